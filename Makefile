@@ -1,0 +1,31 @@
+# Two commands for a newcomer: `make run` and `make test`. Both create .venv when missing and
+# install the pinned CPU torch wheel first (constraints.txt), then the project.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.hwneutral-installed
+ARGS   ?=
+
+.PHONY: run test bench docs clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -c constraints.txt torch==2.13.0
+	$(PY) -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[test]'
+	@touch $(STAMP)
+
+# The main job on its embedded default: audit the installed PyTorch's own source tree.
+run: $(STAMP)
+	$(PY) -m audits.scan $(ARGS)
+
+test: $(STAMP)
+	$(PY) -m pytest -q $(ARGS)
+
+bench: $(STAMP)
+	@for b in tests/benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+docs: $(STAMP)
+	$(PY) -m audits.docs_gen
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache
