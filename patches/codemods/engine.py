@@ -1,0 +1,110 @@
+"""The one libcst pass that applies every fix for a file, and the import bookkeeping around it.
+
+One pass (not one per family) so positions from the scan stay valid for every family; the
+``CodemodCommand`` machinery then adds the imports the new names need and removes the ones that
+became unused, after the pass, so lines do not shift under the gates.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
+from libcst.metadata import PositionProvider, QualifiedNameProvider, ScopeProvider
+
+
+@dataclass(frozen=True)
+class FixSpec:
+    """How to fix one rule: the family that rewrites it, the old and the new qualified names."""
+
+    rule: str
+    family: str          # key into FAMILIES
+    old: str             # e.g. "torch.cuda.synchronize" (or the method name for "to-device")
+    new: str             # e.g. "torch.accelerator.synchronize"
+    safety: str
+
+
+@dataclass
+class Outcome:
+    applied: list[tuple[str, int]] = field(default_factory=list)           # (rule, line)
+    failed: list[tuple[str, int, str]] = field(default_factory=list)       # (rule, line, why)
+
+
+class Engine(VisitorBasedCodemodCommand):
+    """Dispatches Call / Name / Attribute nodes at finding lines to the family handlers."""
+
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
+
+    def __init__(self, context: CodemodContext, gated: list[tuple[FixSpec, frozenset[int]]],
+                 families: dict) -> None:
+        super().__init__(context)
+        self.gated = gated
+        self.families = families
+        self.outcome = Outcome()
+
+    # -- helpers the families use ---------------------------------------------------------
+    def qualnames(self, node: cst.CSTNode) -> set[str]:
+        return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
+
+    def in_scope(self, node: cst.CSTNode, name: str) -> bool:
+        scope = self.get_metadata(ScopeProvider, node, None)
+        return scope is not None and bool(scope[name]) and not all(
+            type(a).__name__ == "BuiltinAssignment" for a in scope[name])
+
+    def specs_for(self, family: str, node: cst.CSTNode):
+        """(spec) for each spec of ``family`` whose finding lines include ``node``'s line."""
+        line = self.line(node)
+        return [s for s, lines in self.gated if s.family == family and line in lines]
+
+    def reference(self, original: cst.BaseExpression, old: str, new: str) -> cst.BaseExpression:
+        """An expression naming ``new`` written where ``original`` named ``old``; schedules imports.
+
+        Same module (``TEST_CUDA`` -> ``TEST_ACCELERATOR``): keep the reference's style, only
+        the last name changes. Otherwise the full dotted ``new`` with ``import <root>``.
+        """
+        old_mod, _ = old.rsplit(".", 1)
+        new_mod, new_attr = new.rsplit(".", 1)
+        if old_mod == new_mod and isinstance(original, cst.Attribute):
+            return original.with_changes(attr=cst.Name(new_attr))
+        self.remove_unused_import_by_node(original)
+        if old_mod == new_mod and isinstance(original, cst.Name):
+            self.add_needed_import(new_mod, new_attr)
+            return cst.Name(new_attr)
+        self.add_needed_import(new.split(".")[0])
+        return cst.parse_expression(new)
+
+    def done(self, spec: FixSpec, node: cst.CSTNode) -> None:
+        self.outcome.applied.append((spec.rule, self.line(node)))
+
+    def fail(self, spec: FixSpec, node: cst.CSTNode, why: str) -> None:
+        self.outcome.failed.append((spec.rule, self.line(node), why))
+
+    # -- dispatch ---------------------------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False  # import statements are handled by the import bookkeeping, not renamed
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        for fam in self.families.values():
+            new = fam.on_call(self, original, updated)
+            if new is not None:
+                return new
+        return updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        return self._ref(original, updated)
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        return self._ref(original, updated)
+
+    def _ref(self, original, updated):
+        for fam in self.families.values():
+            new = fam.on_ref(self, original, updated)
+            if new is not None:
+                return new
+        return updated
