@@ -113,8 +113,8 @@ def remap(args: tuple[cst.Arg, ...], old: inspect.Signature | None,
     ``lead`` are extra leading positional arguments for the new API (``torch.amp.autocast``'s
     ``device_type``); the old call's arguments then map onto the new parameters after them.
     A parameter keeps its name where the new API has it (passed by keyword unless it stays at the
-    same position); a renamed parameter maps by position onto a positional-only one
-    (``device`` -> ``device_index``). Anything else raises Unsupported.
+    same position); a renamed parameter maps by position and is passed positionally
+    (``device`` -> ``device_index``, which is positional-only). Anything else raises Unsupported.
     """
     if not args:
         return list(lead)
@@ -129,7 +129,8 @@ def remap(args: tuple[cst.Arg, ...], old: inspect.Signature | None,
         target = new.parameters.get(b.name)
         if target is None:
             i = b.index + len(lead)
-            if (i < len(new_params) and new_params[i].kind == P.POSITIONAL_ONLY
+            if (i < len(new_params)
+                    and new_params[i].kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)
                     and new_params[i].name not in old_names):
                 positional[i] = _positional(b.arg)
                 continue

@@ -1,0 +1,38 @@
+"""Commit messages for the series: subject, why (the catalogue rationale), rule ids, call sites,
+and a ``Test Plan:`` with the exact validation command."""
+from __future__ import annotations
+
+import textwrap
+
+from audits.model import Finding, Rule
+
+MAX_SITES = 25
+
+
+def short_name(qualname: str) -> str:
+    """What the subject names: ``torch.accelerator.synchronize`` stays dotted, a test symbol
+    (``...common_utils.TEST_ACCELERATOR``) is named by its last component."""
+    if qualname.startswith("torch.testing."):
+        return qualname.rsplit(".", 1)[-1]
+    return qualname
+
+
+def subject(new: str, subsystem: str, part: int, parts: int) -> str:
+    s = f"[hw-neutral] Use {short_name(new)} in {subsystem}"
+    return s + (f" (part {part}/{parts})" if parts > 1 else "")
+
+
+def body(rule: Rule, old: str, new: str, sites: list[Finding], tree: str, series: str,
+         devices: str) -> str:
+    why = textwrap.fill(" ".join(rule.rationale.split()), 72) if rule.rationale else ""
+    lines = [f"Replace {old} with {new} ({rule.safety} fix).", ""]
+    if why:
+        lines += [why, ""]
+    lines += [f"Rule: {rule.id} ({rule.name}), see {rule.url()}", "", "Call sites:"]
+    for f in sites[:MAX_SITES]:
+        lines.append(f"  {f.path}:{f.line}: {f.source}")
+    if len(sites) > MAX_SITES:
+        lines.append(f"  ... and {len(sites) - MAX_SITES} more")
+    lines += ["", "Test Plan:",
+              f"python -m patches.validate --tree {tree} --series {series} --devices {devices}"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,111 @@
+"""From a scan report to a patch series: one patch per (subsystem, rule), at most N files each.
+
+Patches are built in series order on an in-memory copy of the tree, so each diff is against the
+state its predecessors leave; each step rescans the file's current text for its rule, so lines
+shifted by earlier patches (an added import) never misplace a fix.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from audits.model import FileError, Finding, Report, Rule
+
+from . import message
+from .codemods import FixSpec, rewrite
+from .series import FileChange, Patch
+
+ScanFn = Callable[[bytes, str, Sequence[Rule]], tuple[list[Finding], list[FileError]]]
+
+
+@dataclass
+class Left:
+    finding: Finding
+    reason: str
+
+
+@dataclass
+class Plan:
+    patches: list[Patch] = field(default_factory=list)
+    originals: dict[str, str] = field(default_factory=dict)   # path -> text before the series
+    finals: dict[str, str] = field(default_factory=dict)      # path -> text after the series
+    fixed: list[Finding] = field(default_factory=list)
+    left: list[Left] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    modes: dict[str, str] = field(default_factory=dict)       # path -> git file mode
+
+    def changes(self) -> list[FileChange]:
+        return [FileChange(p, self.originals[p], self.finals[p], self.modes[p])
+                for p in sorted(self.finals) if self.finals[p] != self.originals[p]]
+
+
+def _read(root: Path, rel: str) -> tuple[str, str]:
+    p = root / rel
+    if p.is_symlink() or not p.is_file():
+        raise OSError("not a regular file")
+    mode = "100755" if p.stat().st_mode & 0o111 else "100644"
+    # newline="" semantics: bytes decoded as-is, so CRLF files round-trip untouched.
+    return p.read_bytes().decode("utf-8"), mode
+
+
+def build(root: Path, report: Report, rules: dict[str, Rule], specs: dict[str, FixSpec],
+          skipped: dict[str, str], scan: ScanFn, max_files: int, tree: str, series: str,
+          devices: str) -> Plan:
+    """Plan the series for ``report`` (a scan of ``root``).
+
+    ``specs``: the rules this run may fix (already filtered by safety and target);
+    ``skipped``: rule id -> why it is not fixed (manual, review without --unsafe-fixes, ...).
+    """
+    plan = Plan(errors=list(report.errors))
+    todo: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for f in sorted(report.findings, key=Finding.sort_key):
+        if f.rule in specs:
+            todo[(f.subsystem, f.rule)].add(f.path)
+        else:
+            plan.left.append(Left(f, skipped.get(f.rule, "no codemod for this rule")))
+    text: dict[str, str] = {}
+    unreadable: set[str] = set()
+    for (subsystem, rule_id), paths in sorted(todo.items()):
+        rule, spec = rules[rule_id], specs[rule_id]
+        changes: list[tuple[FileChange, list[Finding]]] = []
+        for path in sorted(paths):
+            if path in unreadable:
+                continue
+            if path not in text:
+                try:
+                    text[path], plan.modes[path] = _read(root, path)
+                    plan.originals[path] = text[path]
+                except (OSError, UnicodeDecodeError) as e:
+                    unreadable.add(path)
+                    plan.errors.append(FileError(path, "read", str(e)))
+                    continue
+            current = text[path]
+            found, errs = scan(current.encode("utf-8"), path, [rule])
+            found = [f for f in found if f.rule == rule_id]
+            if errs or not found:
+                continue
+            result = rewrite(current, path, [(spec, frozenset(f.line for f in found))])
+            if result.error:
+                plan.errors.append(FileError(path, "codemod", result.error))
+                plan.left += [Left(f, result.error) for f in found]
+                continue
+            done = {line for _, line in result.outcome.applied}
+            why = {line: reason for _, line, reason in result.outcome.failed}
+            sites = [f for f in found if f.line in done]
+            plan.left += [Left(f, why.get(f.line, "no rewrite matched this site"))
+                          for f in found if f.line not in done]
+            if result.changed:
+                text[path] = result.after
+                plan.fixed += sites
+                changes.append((FileChange(path, current, result.after, plan.modes[path]), sites))
+        chunks = [changes[i:i + max_files] for i in range(0, len(changes), max_files)]
+        for n, chunk in enumerate(chunks, 1):
+            sites = [s for _, ss in chunk for s in ss]
+            plan.patches.append(Patch(
+                message.subject(spec.new, subsystem, n, len(chunks)),
+                message.body(rule, spec.old, spec.new, sites, tree, series, devices),
+                [c for c, _ in chunk]))
+    plan.finals = dict(text)
+    return plan
