@@ -1,0 +1,111 @@
+"""Subprocess bootstrap: make DEVICE available, then hand over to a module (pytest, a worker).
+
+    python patches/device_boot.py DEVICE [--plugin MODULE] --probe
+    python patches/device_boot.py DEVICE [--plugin MODULE] -m MODULE [ARGS...]
+
+Upstream's ``common_device_type`` computes its device list when it is imported, so a PrivateUse1
+plugin must be registered *before* the test harness is imported; this script guarantees the order
+(and refuses to run if the harness is already loaded). It is run by file path, not ``-m``, so a
+``patches`` package in the tree under test cannot shadow it; it imports only the stdlib, torch and
+the plugin.
+
+Exit codes: 0/the module's own code; 3 = device unavailable (reason on stderr, first line
+``DEVICE-UNAVAILABLE: ...``); 2 = usage error.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import runpy
+import sys
+
+# Out-of-tree PrivateUse1 backends we know how to register; others via --plugin.
+DEVICE_PLUGINS = {"trn": "kernels.trn"}
+NATIVE = ("cpu", "cuda", "meta")
+HARNESS = ("torch.testing._internal.common_device_type", "torch.testing._internal.common_utils")
+UNAVAILABLE_RC = 3
+
+
+class DeviceUnavailable(RuntimeError):
+    pass
+
+
+def boot(device: str, plugin: str | None = None) -> str:
+    """Make ``device`` usable in this process; return a one-line description of it."""
+    loaded = [m for m in HARNESS if m in sys.modules]
+    if loaded:
+        raise RuntimeError(f"{loaded[0]} was imported before the device was registered")
+    import torch
+
+    if device == "cpu":
+        return f"cpu (torch {torch.__version__})"
+    if device == "cuda":
+        if not torch.cuda.is_available():
+            raise DeviceUnavailable("torch.cuda.is_available() is False "
+                                    f"(torch {torch.__version__}, cuda {torch.version.cuda})")
+        return f"cuda {torch.cuda.get_device_name(0)} x{torch.cuda.device_count()}"
+    if device == "meta":
+        return "meta"
+    module = plugin or DEVICE_PLUGINS.get(device)
+    if not module:
+        raise DeviceUnavailable(f"no plugin known for device {device!r} (pass --plugin MODULE)")
+    try:
+        mod = importlib.import_module(module)
+        if torch._C._get_privateuse1_backend_name() != device:
+            register = getattr(mod, "register", None)
+            if callable(register):
+                register()
+    except Exception as e:  # noqa: BLE001 - any plugin failure means "absent", with its reason
+        raise DeviceUnavailable(f"import {module} failed: {type(e).__name__}: {e}") from e
+    name = torch._C._get_privateuse1_backend_name()
+    if name != device:
+        raise DeviceUnavailable(f"{module} registered PrivateUse1 as {name!r}, not {device!r}")
+    try:
+        torch.ones(2, device=device).add_(1).cpu()
+    except Exception as e:  # noqa: BLE001
+        raise DeviceUnavailable(f"{device} registered but a tensor op failed: "
+                                f"{type(e).__name__}: {e}") from e
+    count = getattr(getattr(torch, device, None), "device_count", lambda: "?")()
+    return f"{device} via {module} ({count} devices)"
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0].startswith("-"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    device, rest = argv[0], argv[1:]
+    plugin = None
+    if rest[:1] == ["--plugin"] and len(rest) >= 2:
+        plugin, rest = rest[1], rest[2:]
+    try:
+        desc = boot(device, plugin)
+    except DeviceUnavailable as e:
+        print(f"DEVICE-UNAVAILABLE: {e}", file=sys.stderr)
+        return UNAVAILABLE_RC
+    if rest == ["--probe"]:
+        print(desc)
+        return 0
+    if len(rest) < 2 or rest[0] != "-m":
+        print(__doc__, file=sys.stderr)
+        return 2
+    os.environ["HWNEUTRAL_TEST_DEVICE"] = device
+    sys.argv = [rest[1], *rest[2:]]
+    # sys.path[0] is this script's folder; the module's tree comes from the cwd, as with -m.
+    sys.path[0] = os.getcwd()
+    try:
+        runpy.run_module(rest[1], run_name="__main__", alter_sys=True)
+    except SystemExit as e:
+        code = e.code
+        if code is None:
+            return 0
+        return code if isinstance(code, int) else 1
+    return 0
+
+
+if __name__ == "__main__":
+    rc = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter teardown: exiting right after a backward can abort in the autograd
+    # device threads (device.md pitfall 6); the results are already written by then.
+    os._exit(rc)
