@@ -56,11 +56,12 @@ def init_copy(src: Path, dst: Path, ignore=None) -> Path:
 def am(repo: Path, patches: list[Path]) -> None:
     """Apply ``patches`` in order with ``git am``; no fuzz (git am never fuzzes) and no 3-way.
 
-    ``--keep-non-patch`` keeps the ``[hw-neutral]`` tag in the subject.
+    ``--keep-non-patch`` keeps the ``[hw-neutral]`` tag in the subject; ``--keep-cr`` keeps the
+    CRs of CRLF files (mailsplit strips them otherwise, exactly as for real format-patch output).
     """
     if not patches:
         return
-    proc = git("am", "--keep-non-patch", "--whitespace=nowarn", *map(str, patches),
+    proc = git("am", "--keep-non-patch", "--keep-cr", "--whitespace=nowarn", *map(str, patches),
                cwd=repo, check=False)
     if proc.returncode:
         git("am", "--abort", cwd=repo, check=False)
