@@ -1,0 +1,331 @@
+"""C++/CUDA detectors over a tree-sitter parse.
+
+The plan's token regex proposes byte positions (cheap); the parse tree decides what each one is:
+code or comment/string, the condition of which `#if`, a comparison or a plain use, a call or a
+definition. Tokens inside macro bodies (`#define`) are raw text to tree-sitter and are not reported.
+"""
+from __future__ import annotations
+
+import re
+
+import tree_sitter_cpp
+from tree_sitter import Language, Node, Parser, Tree
+
+from audits.cpp.hits import Hit
+from audits.cpp.plan import Plan, macro_rule
+
+_LANGUAGE = Language(tree_sitter_cpp.language())
+_PARSER = Parser(_LANGUAGE)
+
+COND_ARMS = {"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef"}
+ARMS = COND_ARMS | {"preproc_else"}
+STOP_MACRO = COND_ARMS | {"ERROR", "translation_unit", "preproc_def", "preproc_function_def"}
+DIRECTIVES = {"#if", "#ifdef", "#ifndef", "#elif", "#elifdef", "#elifndef"}
+NOT_CODE = {"comment", "string_literal", "raw_string_literal", "char_literal",
+            "concatenated_string", "system_lib_string", "preproc_arg"}
+IGNORE_RE = re.compile(rb"hn:\s*ignore\[([A-Za-z0-9_,\s]*)\]")
+TEMPLATE_ARGS_RE = re.compile(r"<[^<>]*>")
+CUDA_KEY_RE = re.compile(r"^\w*CUDA$")
+
+
+def parse(data: bytes) -> Tree:
+    return _PARSER.parse(data)
+
+
+def _in(node: Node, types: set[str], limit: int = 64) -> Node | None:
+    """The nearest ancestor-or-self of ``node`` whose type is in ``types``."""
+    n: Node | None = node
+    while n is not None and limit:
+        if n.type in types:
+            return n
+        n = n.parent
+        limit -= 1
+    return None
+
+
+def _outer_qualified(node: Node) -> Node:
+    while node.parent is not None and node.parent.type == "qualified_identifier":
+        node = node.parent
+    return node
+
+
+def _text(node: Node) -> str:
+    return node.text.decode("utf-8", "replace")
+
+
+def _first_line(node: Node) -> str:
+    return _text(node).split("\n", 1)[0].strip()
+
+
+def _directive(arm: Node) -> str:
+    """`#ifdef USE_CUDA` without its trailing comment."""
+    cond = arm.child_by_field_name("condition") or arm.child_by_field_name("name")
+    head = _text(arm.children[0]).strip()
+    return f"{head} {' '.join(_text(cond).split())}" if cond is not None else head
+
+
+class _Scan:
+    def __init__(self, data: bytes, tree: Tree, plan: Plan):
+        self.data, self.tree, self.plan = data, tree, plan
+        self.root = tree.root_node
+        self.hits: list[Hit] = []
+        self.ignores: dict[int, set[str]] = {}          # row -> suppressed codes/prefixes
+        self.arms: dict[int, tuple[Node, str]] = {}     # matched #if arm id -> (node, rule)
+        self._lines: list[bytes] | None = None
+        self.loose: list[tuple[Node, Node, str]] = []  # (directive token, condition, rule)
+
+    # -- per-token dispatch -------------------------------------------------------------------
+    def token(self, m: re.Match[bytes]) -> None:
+        group = m.lastgroup
+        node = self.root.descendant_for_byte_range(m.start(), m.end())
+        if node is None:
+            return
+        if group == "ignore":
+            if node.type == "comment":
+                codes = IGNORE_RE.match(self.data, m.start())
+                if codes:
+                    row = self.data.count(b"\n", 0, m.start())
+                    self.ignores.setdefault(row, set()).update(
+                        c.strip() for c in codes.group(1).decode().split(",") if c.strip())
+            return
+        if _in(node, NOT_CODE, limit=4) is not None:
+            return
+        getattr(self, "_" + group)(m, node)
+
+    def _macro(self, m: re.Match[bytes], node: Node) -> None:
+        rid = macro_rule(self.plan, m.group().decode())
+        if rid is None:
+            return
+        n = node
+        while n.parent is not None and n.parent.type not in STOP_MACRO:
+            n = n.parent
+        arm = n.parent
+        if arm is None or arm.type in ("translation_unit", "preproc_def", "preproc_function_def"):
+            return
+        if arm.type == "ERROR":
+            # An #if tree-sitter could not structure (e.g. inside a ctor initializer list): the
+            # directive is still recognisable, its extent is not.
+            prev = n.prev_sibling
+            if prev is not None and prev.type in DIRECTIVES:
+                self.loose.append((prev, n, rid))
+            return
+        cond = arm.child_by_field_name("condition") or arm.child_by_field_name("name")
+        if cond is None or not (cond.start_byte <= m.start() and m.end() <= cond.end_byte):
+            return                      # the macro is used in the arm's body, not its condition
+        prev = self.arms.get(arm.id)
+        if prev is None or rid < prev[1]:
+            self.arms[arm.id] = (arm, rid)
+
+    def _devtype(self, m: re.Match[bytes], node: Node) -> None:
+        e = _outer_qualified(node)
+        parent = e.parent
+        if parent is None or parent.type in ("using_declaration", "enumerator"):
+            return
+        if parent.type == "init_declarator" and parent.child_by_field_name("declarator") == e:
+            return                      # `constexpr DeviceType kCUDA = ...`: the alias itself
+        text = " ".join(_text(e).split())
+        if parent.type == "binary_expression" and _text(parent.child_by_field_name("operator")) in ("==", "!="):
+            rule = self._enabled("devicetype", "comparison")
+            if rule:
+                self.add(rule, "comparison", parent, f"device-type comparison with `{text}`")
+        elif parent.type == "case_statement" and parent.child_by_field_name("value") == e:
+            rule = self._enabled("devicetype", "comparison")
+            if rule:
+                self.add(rule, "comparison", e, f"`case {text}:` device-type switch arm")
+        else:
+            rule = self._enabled("devicetype", "other")
+            if rule:
+                self.add(rule, "literal", e, f"hard-coded `{text}` device type")
+
+    def _iscuda(self, m: re.Match[bytes], node: Node) -> None:
+        rule = self._enabled("is-cuda")
+        parent = node.parent
+        if rule is None or parent is None:
+            return
+        if parent.type == "field_expression" and parent.child_by_field_name("field") == node:
+            call = parent.parent
+            target = parent
+        elif parent.type == "call_expression" and parent.child_by_field_name("function") == node:
+            call, target = parent, node
+        else:
+            return                      # a declaration/definition of is_cuda(), not a check
+        if call is None or call.type != "call_expression" or call.child_by_field_name("function") != target:
+            return
+        self.add(rule, "call", call, f"`{' '.join(_text(call).split())}` CUDA-only device check")
+
+    def _ns(self, m: re.Match[bytes], node: Node) -> None:
+        e = _outer_qualified(node)
+        if e.type != "qualified_identifier" or _in(e, {"using_declaration", "namespace_definition"}, 3):
+            return
+        full = re.sub(r"\s+", "", _text(e)).lstrip(":")
+        ns = next((n for n in self.plan.namespaces if full.startswith(n + "::")), None)
+        if ns is None:
+            return
+        rid = self.plan.namespaces[ns]
+        rest = full[len(ns) + 2:]
+        plain = TEMPLATE_ARGS_RE.sub("", TEMPLATE_ARGS_RE.sub("", rest))
+        table = self.plan.suggest.get(rid, {})
+        repl = table.get(plain) or table.get(plain.split("::")[0])
+        parent = e.parent
+        if parent is not None and parent.type == "call_expression" and parent.child_by_field_name("function") == e:
+            kind, target = "call", parent
+        else:
+            name = e
+            while name.type == "qualified_identifier" and name.child_by_field_name("name") is not None:
+                name = name.child_by_field_name("name")
+            kind = "type" if name.type in ("type_identifier", "template_type") else "reference"
+            target = e
+        msg = f"`{ns}::{plain}` {kind}" + (f": use `{repl}`" if repl else ": no device-generic equivalent")
+        self.add(self.plan.rules[rid], kind, target, msg, replacement=repl,
+                 safety="review" if repl else "manual")
+
+    def _dkey(self, m: re.Match[bytes], node: Node) -> None:
+        rule = self._enabled("dispatch-key")
+        e = _outer_qualified(node)
+        if rule is None or (e.parent is not None and e.parent.type == "using_declaration"):
+            return
+        self.add(rule, "literal", e, f"hard-coded `{' '.join(_text(e).split())}` dispatch key")
+
+    def _reg(self, m: re.Match[bytes], node: Node) -> None:
+        rule = self._enabled("registration")
+        parent = node.parent
+        if rule is None or node.type != "identifier" or parent is None:
+            return
+        name = _text(node)
+        if name in self.plan.library_macros:
+            if parent.type == "function_declarator" and parent.child_by_field_name("declarator") == node:
+                args = [c for c in parent.child_by_field_name("parameters").named_children]
+                block = parent.parent if parent.parent is not None else parent
+            elif parent.type == "call_expression" and parent.child_by_field_name("function") == node:
+                args = list(parent.child_by_field_name("arguments").named_children)
+                block = parent
+            else:
+                return
+            if len(args) >= 2 and CUDA_KEY_RE.match(_text(args[1]).strip()):
+                self.add(rule, "registration", block,
+                         f"`{name}(..., {_text(args[1]).strip()}, ...)` registers kernels for CUDA only")
+        elif name in self.plan.stub_macros:
+            if parent.type == "call_expression" and parent.child_by_field_name("function") == node:
+                self.add(rule, "registration", parent, f"`{name}` registers a CUDA/HIP-only stub kernel")
+
+    # -- preprocessor chains and whole-file guards --------------------------------------------
+    def branches(self) -> None:
+        br_else = self._enabled("preproc-else")
+        heads: dict[int, Node] = {}
+        for arm, _ in self.arms.values():
+            head = arm
+            while head.parent is not None and head.parent.type in COND_ARMS and \
+                    head.parent.child_by_field_name("alternative") == head:
+                head = head.parent
+            heads[head.id] = head
+        for head in heads.values():
+            chain = [head]
+            while (alt := chain[-1].child_by_field_name("alternative")) is not None:
+                chain.append(alt)
+            matched_at: Node | None = None
+            for i, arm in enumerate(chain):
+                end = self._arm_end(chain, i, head)
+                directive = _directive(arm)
+                hit = self.arms.get(arm.id)
+                if hit is not None:
+                    matched_at = matched_at or arm
+                    self.add(self.plan.rules[hit[1]], "branch", arm,
+                             f"`{directive}` branch, lines {arm.start_point[0] + 1}-{end[0] + 1}", end=end)
+                elif matched_at is not None and br_else is not None:
+                    self.add(br_else, "branch", arm,
+                             f"`{directive}` arm of `{_directive(matched_at)}` "
+                             f"(line {matched_at.start_point[0] + 1}), lines {arm.start_point[0] + 1}-{end[0] + 1}",
+                             end=end)
+
+        seen: set[int] = set()
+        for tok, cond, rid in self.loose:
+            if tok.id in seen:
+                continue
+            seen.add(tok.id)
+            text = f"{_text(tok)} {' '.join(_text(cond).split())}"
+            self.hits.append(Hit(rid, "branch", tuple(tok.start_point), tuple(cond.end_point),
+                                 f"`{text}` branch (extent unknown: tree-sitter could not structure "
+                                 f"this region)"))
+
+    def _arm_end(self, chain: list[Node], i: int, head: Node) -> tuple[int, int]:
+        if i + 1 < len(chain):
+            row = max(chain[i + 1].start_point[0] - 1, chain[i].start_point[0])
+            return row, len(self._line(row))
+        return head.end_point
+
+    def whole_file_guard(self) -> Node | None:
+        """The CUDA arm that holds every declaration of the file, if there is one."""
+        kids = self.root.named_children
+        while True:
+            sig = [k for k in kids if k.type not in ("comment", "preproc_include", "preproc_call", "preproc_def")]
+            if len(sig) != 1 or sig[0].type not in ("preproc_if", "preproc_ifdef"):
+                return None
+            arm = sig[0]
+            if arm.child_by_field_name("alternative") is not None:
+                return None
+            if arm.id in self.arms:
+                negated = arm.children[0].type == "#ifndef" or _text(
+                    arm.child_by_field_name("condition") or arm).lstrip().startswith("!")
+                return None if negated else arm
+            cond = arm.child_by_field_name("condition") or arm.child_by_field_name("name")
+            kids = [k for k in arm.named_children if k != cond]
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _enabled(self, detector: str, context: str | None = None):
+        for r in self.plan.by_detector.get(detector, ()):
+            if context is None or r.match.get("context") == context:
+                return r
+        return None
+
+    def _line(self, row: int) -> bytes:
+        if self._lines is None:
+            self._lines = self.data.split(b"\n")
+        return self._lines[row] if row < len(self._lines) else b""
+
+    def add(self, rule, kind: str, node: Node, message: str, *, end=None,
+            replacement: str | None = None, safety: str | None = None) -> None:
+        self.hits.append(Hit(rule.id, kind, tuple(node.start_point), tuple(end or node.end_point),
+                             message, replacement, safety))
+
+
+def _tokens(data: bytes, plan: Plan) -> list[re.Match[bytes]]:
+    """Token matches, searched only on lines holding an anchor (memmem is ~10x a regex scan)."""
+    spans: dict[int, int] = {}
+    for a in plan.anchors:
+        i = data.find(a)
+        while i >= 0:
+            start = data.rfind(b"\n", 0, i) + 1
+            end = data.find(b"\n", i)
+            end = len(data) if end < 0 else end
+            spans[start] = end
+            i = data.find(a, end)
+    out: list[re.Match[bytes]] = []
+    for start in sorted(spans):
+        if data.startswith(b"//", start) or data[start:start + 200].lstrip().startswith(b"//"):
+            continue                    # a line comment (or inside a string/comment): never code
+        out.extend(plan.token_re.finditer(data, start, spans[start]))
+    return out
+
+
+def scan_cxx(data: bytes, plan: Plan, suffix: str) -> tuple[list[Hit], dict[int, set[str]], bool]:
+    """Hits, suppression comments by row and whether the parse had errors, for one C++ file."""
+    is_cuda_file = suffix in plan.cuda_suffixes and plan.rule("cuda-file") is not None
+    if not is_cuda_file and not any(g in data for g in plan.gate):
+        return [], {}, False
+    tokens = _tokens(data, plan)
+    if not is_cuda_file and all(m.lastgroup == "ignore" for m in tokens):
+        return [], {}, False
+    tree = parse(data)
+    scan = _Scan(data, tree, plan)
+    for m in tokens:
+        scan.token(m)
+    scan.branches()
+    file_rule = plan.rule("cuda-file")
+    if file_rule is not None:
+        last = (tree.root_node.end_point[0], tree.root_node.end_point[1])
+        if is_cuda_file:
+            scan.hits.append(Hit(file_rule.id, "file", (0, 0), last, f"CUDA-only file ({suffix})"))
+        elif (guard := scan.whole_file_guard()) is not None:
+            scan.hits.append(Hit(file_rule.id, "file", (0, 0), last,
+                                 f"whole file is under `{_directive(guard)}` (line {guard.start_point[0] + 1})"))
+    return scan.hits, scan.ignores, tree.root_node.has_error
