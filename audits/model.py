@@ -31,6 +31,8 @@ class Rule:
     example_before: str = ""
     example_after: str = ""
     verify: tuple[str, ...] = ()  # dotted names that must exist in the installed torch
+    # How a codemod rewrites a match (style, argument handling, guard, notes); schema in catalog.yaml.
+    fix: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def url(self) -> str:
         return f"docs/rules.md#{self.id.lower()}-{self.name}"
