@@ -32,6 +32,7 @@ KINDS = ("call", "reference", "attribute", "literal", "gate", "branch", "include
 _ID = re.compile(r"^HN\d{3}$")
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_{][A-Za-z0-9_{}]*)*$")
+_CPP_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*$")
 _REQUIRED = ("id", "name", "title", "category", "language", "kind", "match", "replacement",
              "safety", "rationale")
 _OPTIONAL = ("fix", "before", "after", "verify")
@@ -155,7 +156,8 @@ def _validate_entry(e: Any) -> list[str]:
         if not isinstance(e[k], str) or not e[k].strip():
             errs.append(f"'{k}' must be a non-empty string")
     rep = e["replacement"]
-    if rep is not None and (not isinstance(rep, str) or not _DOTTED.match(rep)):
+    name_re = _CPP_NAME if e["language"] in ("cpp", "cmake") else _DOTTED  # C++: at::x::y
+    if rep is not None and (not isinstance(rep, str) or not name_re.match(rep)):
         errs.append(f"replacement {rep!r} is not a dotted name or null")
     if not isinstance(e["match"], dict):
         errs.append("'match' must be a mapping")
@@ -209,6 +211,8 @@ def _validate_fix(f: Any) -> list[str]:
 
 def _to_rule(e: dict) -> Rule:
     verify = e.get("verify")
+    if verify is None and e["language"] != "python":
+        verify = []                   # C++ names are checked against torch's headers instead
     if verify is None:
         rep = e["replacement"]
         verify = [rep] if rep and "{" not in rep else []

@@ -179,11 +179,11 @@ def scan_cmake(data: bytes, plan: Plan) -> tuple[list[Hit], dict[int, set[str]]]
             continue
         var = cmd.args[0]
         if var in plan.cmake_options:
-            hits.append(Hit(opt_rule.id, "option", cmd.start, cmd.end, f"`{cmd.name}({var} ...)` build switch"))
+            hits.append(Hit(opt_rule.id, "build", cmd.start, cmd.end, f"`{cmd.name}({var} ...)` build switch"))
         elif cmd.name == "cmake_dependent_option" and len(cmd.args) >= 4:
             dep = sorted(_vars([cmd.args[3]]) & plan.cmake_options)
             if dep:
-                hits.append(Hit(opt_rule.id, "option", cmd.start, cmd.end,
+                hits.append(Hit(opt_rule.id, "build", cmd.start, cmd.end,
                                 f"`{var}` is only available when {' / '.join(dep)} is on"))
 
     if br_rule is None:

@@ -127,11 +127,11 @@ class _Scan:
         if parent.type == "binary_expression" and _text(parent.child_by_field_name("operator")) in ("==", "!="):
             rule = self._enabled("devicetype", "comparison")
             if rule:
-                self.add(rule, "comparison", parent, f"device-type comparison with `{text}`")
+                self.add(rule, "gate", parent, f"device-type comparison with `{text}`")
         elif parent.type == "case_statement" and parent.child_by_field_name("value") == e:
             rule = self._enabled("devicetype", "comparison")
             if rule:
-                self.add(rule, "comparison", e, f"`case {text}:` device-type switch arm")
+                self.add(rule, "gate", e, f"`case {text}:` device-type switch arm")
         else:
             rule = self._enabled("devicetype", "other")
             if rule:
@@ -170,11 +170,7 @@ class _Scan:
         if parent is not None and parent.type == "call_expression" and parent.child_by_field_name("function") == e:
             kind, target = "call", parent
         else:
-            name = e
-            while name.type == "qualified_identifier" and name.child_by_field_name("name") is not None:
-                name = name.child_by_field_name("name")
-            kind = "type" if name.type in ("type_identifier", "template_type") else "reference"
-            target = e
+            kind, target = "reference", e      # a type, a function pointer, a template argument
         msg = f"`{ns}::{plain}` {kind}" + (f": use `{repl}`" if repl else ": no device-generic equivalent")
         self.add(self.plan.rules[rid], kind, target, msg, replacement=repl,
                  safety="review" if repl else "manual")
@@ -202,11 +198,11 @@ class _Scan:
             else:
                 return
             if len(args) >= 2 and CUDA_KEY_RE.match(_text(args[1]).strip()):
-                self.add(rule, "registration", block,
+                self.add(rule, "macro", block,
                          f"`{name}(..., {_text(args[1]).strip()}, ...)` registers kernels for CUDA only")
         elif name in self.plan.stub_macros:
             if parent.type == "call_expression" and parent.child_by_field_name("function") == node:
-                self.add(rule, "registration", parent, f"`{name}` registers a CUDA/HIP-only stub kernel")
+                self.add(rule, "macro", parent, f"`{name}` registers a CUDA/HIP-only stub kernel")
 
     # -- preprocessor chains and whole-file guards --------------------------------------------
     def branches(self) -> None:
@@ -324,8 +320,8 @@ def scan_cxx(data: bytes, plan: Plan, suffix: str) -> tuple[list[Hit], dict[int,
     if file_rule is not None:
         last = (tree.root_node.end_point[0], tree.root_node.end_point[1])
         if is_cuda_file:
-            scan.hits.append(Hit(file_rule.id, "file", (0, 0), last, f"CUDA-only file ({suffix})"))
+            scan.hits.append(Hit(file_rule.id, "build", (0, 0), last, f"CUDA-only file ({suffix})"))
         elif (guard := scan.whole_file_guard()) is not None:
-            scan.hits.append(Hit(file_rule.id, "file", (0, 0), last,
+            scan.hits.append(Hit(file_rule.id, "build", (0, 0), last,
                                  f"whole file is under `{_directive(guard)}` (line {guard.start_point[0] + 1})"))
     return scan.hits, scan.ignores, tree.root_node.has_error
