@@ -157,6 +157,7 @@ def select_tests(roots: Iterable[Path], touched: Iterable[str],
     if not targets:
         return sel
     for root in roots:
+        reexports: dict[str, dict[str, str]] = {}
         for rel in iter_test_files(Path(root)):
             if rel in sel.reasons or rel in sel.unreadable:
                 continue
@@ -168,4 +169,37 @@ def select_tests(roots: Iterable[Path], touched: Iterable[str],
             hit = sorted(m for m in mods if m in targets)
             if hit:
                 add(rel, f"imports {hit[0]} ({targets[hit[0]]})")
+                continue
+            for m in sorted(mods):
+                src = _reexported_from(Path(root), m, reexports)
+                if src and src in targets:
+                    add(rel, f"imports {m}, re-exported from {src} ({targets[src]})")
+                    break
     return sel
+
+
+def _reexported_from(root: Path, dotted: str, cache: dict) -> str | None:
+    """For ``pkg.name`` where ``pkg/__init__.py`` does ``from pkg.mod import name``: ``pkg.mod``.
+
+    One level of package re-export is followed (``from devlib import scale`` reaches
+    ``devlib/ops.py``); attribute use after ``import pkg`` is not analysed.
+    """
+    pkg, _, name = dotted.rpartition(".")
+    if not pkg:
+        return None
+    if pkg not in cache:
+        init = root.joinpath(*pkg.split("."), "__init__.py")
+        names: dict[str, str] = {}
+        try:
+            tree = ast.parse(init.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            tree = None
+        for node in ast.walk(tree) if tree else ():
+            if isinstance(node, ast.ImportFrom):
+                base = ".".join(pkg.split(".")[:len(pkg.split(".")) - node.level + 1]
+                                + ([node.module] if node.module else [])) \
+                    if node.level else (node.module or "")
+                for a in node.names:
+                    names[a.asname or a.name] = base
+        cache[pkg] = names
+    return cache[pkg].get(name)
