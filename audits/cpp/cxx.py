@@ -61,7 +61,7 @@ def _directive(arm: Node) -> str:
     """`#ifdef USE_CUDA` without its trailing comment."""
     cond = arm.child_by_field_name("condition") or arm.child_by_field_name("name")
     head = _text(arm.children[0]).strip()
-    return f"{head} {' '.join(_text(cond).split())}" if cond is not None else head
+    return f"{head} {' '.join(_text(cond).replace(chr(92) + chr(10), ' ').split())}" if cond is not None else head
 
 
 class _Scan:
@@ -318,7 +318,9 @@ def scan_cxx(data: bytes, plan: Plan, suffix: str) -> tuple[list[Hit], dict[int,
     scan.branches()
     file_rule = plan.rule("cuda-file")
     if file_rule is not None:
-        last = (tree.root_node.end_point[0], tree.root_node.end_point[1])
+        last = tuple(tree.root_node.end_point)
+        if last[1] == 0 and last[0] > 0:          # end at the last line's end, not past the final \n
+            last = (last[0] - 1, len(scan._line(last[0] - 1)))
         if is_cuda_file:
             scan.hits.append(Hit(file_rule.id, "build", (0, 0), last, f"CUDA-only file ({suffix})"))
         elif (guard := scan.whole_file_guard()) is not None:
