@@ -1,0 +1,50 @@
+"""The one-line port: run an unmodified CUDA-only app on the current accelerator (or CPU).
+
+    import accelerator_api.autoport            # first line of the app
+    python -m accelerator_api.autoport [--report FILE.json] [--quiet] app.py args...
+    HN_AUTOPORT=1 (checked when anything imports accelerator_api)
+
+At exit a report lists every redirected call site (file:line, API, what it became, count) on
+stderr, and as JSON when HN_AUTOPORT_REPORT or --report names a file. On CUDA nothing changes.
+Guarantees and limits: docs/accelerator_api.md.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+
+from ._port import RECORDER, install, installed, uninstall
+
+__all__ = ["install", "installed", "uninstall", "RECORDER", "main"]
+
+install()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m accelerator_api.autoport",
+                                 description="Run a CUDA-only script on the current accelerator.")
+    ap.add_argument("--report", metavar="FILE.json", help="also write the redirection report as JSON")
+    ap.add_argument("--quiet", action="store_true", help="no report on stderr")
+    ap.add_argument("-m", dest="module", help="run a module instead of a script")
+    ap.add_argument("script", nargs="?", help="the app's script")
+    ap.add_argument("args", nargs=argparse.REMAINDER, help="the app's arguments")
+    ns = ap.parse_args(argv)
+    if not ns.module and not ns.script:
+        ap.error("give a script to run, or -m MODULE")
+    install(report_json=ns.report, quiet=ns.quiet or None)
+    if ns.module:
+        sys.argv = [ns.module] + ([ns.script] if ns.script else []) + ns.args
+        runpy.run_module(ns.module, run_name="__main__", alter_sys=True)
+        return 0
+    if not os.path.isfile(ns.script):
+        ap.error(f"no such script: {ns.script}")
+    sys.argv = [ns.script] + ns.args
+    sys.path.insert(0, os.path.dirname(os.path.abspath(ns.script)))
+    runpy.run_path(ns.script, run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
