@@ -1,0 +1,224 @@
+// Extension point: c10::DeviceAllocator (device memory with per-device statistics, capacity and
+// getMemoryInfo) and the pinned host allocator handed out by the hooks.
+// Device memory is host RAM; every byte handed to a trn storage is counted on its device.
+#include "trn.h"
+
+#include <c10/core/CPUAllocator.h>
+#include <c10/core/impl/alloc_cpu.h>
+
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <unistd.h>
+
+namespace trn {
+
+namespace {
+using c10::CachingDeviceAllocator::DeviceStats;
+constexpr auto kAgg = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+
+struct DeviceState {
+  std::mutex mu;
+  DeviceStats stats;
+  int64_t capacity = 0;  // bytes; 0 means "not yet set" (physical RAM)
+  std::unordered_map<const void*, size_t> live;  // base pointer -> bytes
+};
+DeviceState g_state[kMaxDevices];
+
+int64_t physical_ram() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : (int64_t{1} << 34);
+}
+
+// Books `n` bytes on device `d` or throws OutOfMemoryError when over its capacity.
+void book(c10::DeviceIndex d, const void* p, size_t n) {
+  auto& s = g_state[d];
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto cap = s.capacity ? s.capacity : physical_ram();
+  if (s.stats.allocated_bytes[kAgg].current + static_cast<int64_t>(n) > cap) {
+    s.stats.num_ooms++;
+    TORCH_CHECK_WITH(OutOfMemoryError, false, "trn:", static_cast<int>(d),
+                     " out of memory: tried to allocate ", n, " bytes with ",
+                     s.stats.allocated_bytes[kAgg].current, " of ", cap,
+                     " bytes in use (capacity set by kernels.trn.memory.set_capacity)");
+  }
+  for (auto* st : {&s.stats.allocation, &s.stats.segment, &s.stats.active}) (*st)[kAgg].increase(1);
+  for (auto* st : {&s.stats.allocated_bytes, &s.stats.reserved_bytes, &s.stats.active_bytes,
+                   &s.stats.requested_bytes})
+    (*st)[kAgg].increase(n);
+  s.stats.num_device_alloc++;
+  if (p) s.live.emplace(p, n);
+}
+
+void unbook(c10::DeviceIndex d, const void* p, size_t n) {
+  auto& s = g_state[d];
+  std::lock_guard<std::mutex> lock(s.mu);
+  for (auto* st : {&s.stats.allocation, &s.stats.segment, &s.stats.active}) (*st)[kAgg].decrease(1);
+  for (auto* st : {&s.stats.allocated_bytes, &s.stats.reserved_bytes, &s.stats.active_bytes,
+                   &s.stats.requested_bytes})
+    (*st)[kAgg].decrease(n);
+  s.stats.num_device_free++;
+  if (p) s.live.erase(p);
+}
+
+struct Owned {  // deleter context of memory this allocator obtained itself
+  void* ptr;
+  size_t bytes;
+  c10::DeviceIndex device;
+};
+void free_owned(void* ctx) {
+  auto* o = static_cast<Owned*>(ctx);
+  unbook(o->device, o->ptr, o->bytes);
+  c10::free_cpu(o->ptr);
+  delete o;
+}
+
+struct Adopted {  // deleter context of CPU-kernel output memory now owned by a device storage
+  c10::Storage cpu;
+  size_t bytes;
+  c10::DeviceIndex device;
+};
+void free_adopted(void* ctx) {
+  auto* a = static_cast<Adopted*>(ctx);
+  unbook(a->device, a->cpu.data(), a->bytes);
+  delete a;
+}
+
+c10::DataPtr allocate_on(c10::DeviceIndex d, size_t n) {
+  void* p = n ? c10::alloc_cpu(n) : nullptr;
+  try {
+    book(d, p, n);
+  } catch (...) {
+    c10::free_cpu(p);
+    throw;
+  }
+  return {p, new Owned{p, n, d}, &free_owned, c10::Device(c10::DeviceType::PrivateUse1, d)};
+}
+
+// One instance per device so that a storage's allocator (used by resize) keeps its device.
+struct PerDevice final : public c10::Allocator {
+  c10::DeviceIndex index = 0;
+  c10::DataPtr allocate(size_t n) override { return allocate_on(index, n); }
+  void copy_data(void* dst, const void* src, size_t n) const override { default_copy_data(dst, src, n); }
+};
+PerDevice g_per_device[kMaxDevices];
+
+struct DeviceAllocator final : public c10::DeviceAllocator {
+  c10::DataPtr allocate(size_t n) override { return allocate_on(current_device(), n); }
+  void copy_data(void* dst, const void* src, size_t n) const override { default_copy_data(dst, src, n); }
+  bool initialized() override { return true; }
+  void emptyCache(c10::MempoolId_t) override {}  // nothing is cached
+  void recordStream(const c10::DataPtr&, c10::Stream) override {}
+  DeviceStats getDeviceStats(c10::DeviceIndex d) override {
+    auto& s = g_state[resolve(d)];
+    std::lock_guard<std::mutex> lock(s.mu);
+    return s.stats;
+  }
+  void resetAccumulatedStats(c10::DeviceIndex d) override {
+    auto& s = g_state[resolve(d)];
+    std::lock_guard<std::mutex> lock(s.mu);
+    for (auto* st : {&s.stats.allocation, &s.stats.segment, &s.stats.active,
+                     &s.stats.allocated_bytes, &s.stats.reserved_bytes, &s.stats.active_bytes,
+                     &s.stats.requested_bytes})
+      for (auto& x : *st) x.reset_accumulated();
+    s.stats.num_alloc_retries = s.stats.num_ooms = 0;
+    s.stats.num_device_alloc = s.stats.num_device_free = 0;
+  }
+  void resetPeakStats(c10::DeviceIndex d) override {
+    auto& s = g_state[resolve(d)];
+    std::lock_guard<std::mutex> lock(s.mu);
+    for (auto* st : {&s.stats.allocation, &s.stats.segment, &s.stats.active,
+                     &s.stats.allocated_bytes, &s.stats.reserved_bytes, &s.stats.active_bytes,
+                     &s.stats.requested_bytes})
+      for (auto& x : *st) x.reset_peak();
+  }
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex d) override {
+    auto i = resolve(d);
+    auto cap = capacity(i);
+    auto& s = g_state[i];
+    std::lock_guard<std::mutex> lock(s.mu);
+    auto used = s.stats.allocated_bytes[kAgg].current;
+    return {static_cast<size_t>(std::max<int64_t>(cap - used, 0)), static_cast<size_t>(cap)};
+  }
+};
+DeviceAllocator g_allocator;
+
+struct Registrar {
+  Registrar() {
+    for (int i = 0; i < kMaxDevices; ++i) g_per_device[i].index = static_cast<c10::DeviceIndex>(i);
+    c10::SetAllocator(c10::DeviceType::PrivateUse1, &g_allocator);
+  }
+} g_registrar;
+
+// ---- pinned host memory: ordinary host memory, remembered so is_pinned() can answer ----
+std::mutex g_pinned_mu;
+std::unordered_set<const void*> g_pinned;
+void free_pinned(void* p) {
+  {
+    std::lock_guard<std::mutex> lock(g_pinned_mu);
+    g_pinned.erase(p);
+  }
+  c10::free_cpu(p);
+}
+struct PinnedAllocator final : public c10::Allocator {
+  c10::DataPtr allocate(size_t n) override {
+    void* p = n ? c10::alloc_cpu(n) : nullptr;
+    if (p) {
+      std::lock_guard<std::mutex> lock(g_pinned_mu);
+      g_pinned.insert(p);
+    }
+    return {p, p, &free_pinned, c10::Device(c10::DeviceType::CPU)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &free_pinned; }
+  void copy_data(void* dst, const void* src, size_t n) const override { default_copy_data(dst, src, n); }
+};
+PinnedAllocator g_pinned_allocator;
+} // namespace
+
+c10::Allocator* device_allocator(c10::DeviceIndex index) { return &g_per_device[resolve(index)]; }
+
+c10::DataPtr adopt(c10::Storage cpu_storage, c10::DeviceIndex d) {
+  auto n = cpu_storage.nbytes();
+  void* p = cpu_storage.mutable_data();
+  book(d, p, n);
+  return {p, new Adopted{std::move(cpu_storage), n, d}, &free_adopted,
+          c10::Device(c10::DeviceType::PrivateUse1, d)};
+}
+
+bool device_of_ptr(const void* ptr, c10::DeviceIndex* out) {
+  for (c10::DeviceIndex d = 0; d < device_count(); ++d) {
+    auto& s = g_state[d];
+    std::lock_guard<std::mutex> lock(s.mu);
+    for (const auto& [base, n] : s.live) {
+      auto b = static_cast<const char*>(base);
+      if (ptr >= base && static_cast<const char*>(ptr) < b + std::max<size_t>(n, 1)) {
+        *out = d;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+c10::Allocator* pinned_allocator() { return &g_pinned_allocator; }
+
+bool is_pinned(const void* ptr) {
+  std::lock_guard<std::mutex> lock(g_pinned_mu);
+  return g_pinned.count(ptr) > 0;
+}
+
+void set_capacity(c10::DeviceIndex index, int64_t bytes) {
+  TORCH_CHECK(bytes >= 0, "trn: capacity must be >= 0 bytes, got ", bytes);
+  auto& s = g_state[resolve(index)];
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.capacity = bytes;
+}
+
+int64_t capacity(c10::DeviceIndex index) {
+  auto& s = g_state[resolve(index)];
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.capacity ? s.capacity : physical_ram();
+}
+
+} // namespace trn

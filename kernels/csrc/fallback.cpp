@@ -1,0 +1,209 @@
+// Extension point: the boxed fallback. Every aten op without a trn kernel runs the CPU kernel on
+// zero-copy CPU aliases of its trn arguments:
+//   in-place / out=   the kernel writes device memory directly; resizes and set_ made by the
+//                     kernel are carried back to the caller's tensor;
+//   views             outputs sharing a device storage come back as device views of it;
+//   fresh outputs     the CPU kernel's memory is adopted as device memory (no copy);
+//   generators        trn generators (or the device default) are swapped for their CPU engine;
+//   devices           mixed trn:i / trn:j or non-scalar cpu arguments raise like CUDA does.
+#include "tensors.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/util/SmallVector.h>
+#include <torch/library.h>
+
+#include <mutex>
+
+namespace trn {
+
+namespace {
+using c10::IValue;
+
+struct Aliased {
+  at::Tensor device;
+  at::Tensor cpu;
+};
+
+bool is_optional_generator(const c10::Argument& a) {
+  const auto& t = a.real_type();
+  if (auto o = t->castRaw<c10::OptionalType>())
+    return o->getElementType()->kind() == c10::TypeKind::GeneratorType;
+  return false;
+}
+
+// Ops that accept cpu index tensors next to device tensors (as CUDA does).
+bool accepts_cpu_tensors(const c10::FunctionSchema& s) {
+  const auto& n = s.name();
+  return n == "aten::index" || n == "aten::index_put_" || n == "aten::index_put" ||
+         n == "aten::_index_put_impl_";
+}
+
+[[noreturn]] void mixed(const c10::FunctionSchema& s, const std::string& a, const std::string& b) {
+  TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two "
+                     "devices, ", a, " and ", b, "! (when running ", s.operator_name(), " on trn)");
+}
+
+struct Call {
+  const c10::FunctionSchema& schema;
+  c10::DeviceIndex device = -1;
+  bool saw_cpu = false;
+  c10::SmallVector<Aliased, 4> aliased;
+  c10::SmallVector<std::pair<c10::StorageImpl*, c10::Storage>, 2> adopted;
+
+  explicit Call(const c10::FunctionSchema& s) : schema(s) {}
+
+  at::Tensor to_cpu(const at::Tensor& t) {
+    if (!t.defined()) return t;
+    if (!is_trn(t)) {
+      if (t.is_cpu() && t.dim() != 0) saw_cpu = true;
+      return t;
+    }
+    auto d = t.device().index();
+    if (device < 0) device = d;
+    else if (d != device)
+      mixed(schema, "trn:" + std::to_string(device), "trn:" + std::to_string(d));
+    auto a = cpu_alias(t);
+    aliased.push_back({t, a});
+    return a;
+  }
+
+  at::Tensor to_device(const at::Tensor& out) {
+    if (!out.defined() || !out.is_cpu()) return out;
+    auto* impl = out.unsafeGetTensorImpl();
+    for (const auto& a : aliased)
+      if (a.cpu.unsafeGetTensorImpl() == impl) return a.device;  // in-place / out= / identity
+    const auto& storage = out.storage();
+    if (storage.device().type() == c10::DeviceType::PrivateUse1)
+      return device_view(out, storage);  // a view of a device argument
+    auto* key = storage.unsafeGetStorageImpl();
+    for (const auto& [k, s] : adopted)
+      if (k == key) return device_view(out, s);
+    auto t = adopt_tensor(out, device);
+    adopted.emplace_back(key, t.storage());
+    return t;
+  }
+
+  // Carries resizes / set_ that the CPU kernel applied to an alias back to the device tensor.
+  void sync_back() {
+    for (auto& a : aliased) {
+      auto* d = a.device.unsafeGetTensorImpl();
+      auto* c = a.cpu.unsafeGetTensorImpl();
+      if (!c->unsafe_storage().is_alias_of(d->unsafe_storage())) {
+        auto s = c->unsafe_storage();
+        if (s.device().type() != c10::DeviceType::PrivateUse1)
+          s = adopt_tensor(a.cpu, device).storage();
+        d->set_storage_keep_dtype(std::move(s));
+      }
+      if (c->sizes() != d->sizes() || c->strides() != d->strides() ||
+          c->storage_offset() != d->storage_offset())
+        d->set_sizes_and_strides(c->sizes(), c->strides(), c->storage_offset());
+    }
+  }
+
+  IValue list_to_device(const IValue& v) {
+    if (v.isTensorList()) {
+      auto in = v.toTensorList();
+      c10::List<at::Tensor> out;
+      out.reserve(in.size());
+      for (const at::Tensor& t : in) out.push_back(to_device(t));
+      return out;
+    }
+    auto in = v.toList();
+    c10::impl::GenericList out(in.elementType());
+    for (const IValue& e : in) out.push_back(e.isTensor() ? IValue(to_device(e.toTensor())) : e);
+    return out;
+  }
+};
+} // namespace
+
+void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& schema = op.schema();
+  const auto& args = schema.arguments();
+  const size_t base = stack->size() - args.size();
+  Call call(schema);
+  c10::SmallVector<size_t, 2> default_gen;
+
+  for (size_t i = 0; i < args.size(); ++i) {
+    IValue& v = (*stack)[base + i];
+    if (v.isTensor()) {
+      v = call.to_cpu(v.toTensor());
+    } else if (v.isTensorList()) {
+      auto in = v.toTensorList();
+      c10::List<at::Tensor> out;
+      out.reserve(in.size());
+      for (const at::Tensor& t : in) out.push_back(call.to_cpu(t));
+      v = out;
+    } else if (v.isList()) {  // Tensor?[] (indices) and other generic lists
+      auto in = v.toList();
+      c10::impl::GenericList out(in.elementType());
+      out.reserve(in.size());
+      for (const IValue& e : in) out.push_back(e.isTensor() ? IValue(call.to_cpu(e.toTensor())) : e);
+      v = out;
+    } else if (v.isDevice()) {
+      auto d = v.toDevice();
+      if (d.type() == c10::DeviceType::PrivateUse1) {
+        call.device = resolve(d.index());
+        v = c10::Device(c10::DeviceType::CPU);
+      }
+    } else if (v.isGenerator()) {
+      const auto& g = v.toGenerator();
+      if (g.device().type() == c10::DeviceType::PrivateUse1) v = cpu_engine(g);
+    } else if (v.isNone() && is_optional_generator(args[i])) {
+      default_gen.push_back(i);
+    }
+  }
+  if (call.device < 0) call.device = current_device();
+  if (call.saw_cpu && !call.aliased.empty() && !accepts_cpu_tensors(schema))
+    mixed(schema, "trn:" + std::to_string(call.device), "cpu");
+  for (auto i : default_gen) (*stack)[base + i] = cpu_engine(default_generator(call.device));
+
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+
+  call.sync_back();
+  const size_t nret = schema.returns().size();
+  for (size_t j = stack->size() - nret; j < stack->size(); ++j) {
+    IValue& r = (*stack)[j];
+    if (r.isTensor()) r = call.to_device(r.toTensor());
+    else if (r.isTensorList() || r.isList()) r = call.list_to_device(r);
+  }
+}
+
+namespace {
+std::once_flag g_claim_once;
+int64_t g_claimed = 0;
+std::unique_ptr<torch::Library> g_claim_lib;
+} // namespace
+
+int64_t claim_composite_ops() {
+  std::call_once(g_claim_once, [] {
+    g_claim_lib = std::make_unique<torch::Library>(
+        torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
+    auto& dispatcher = c10::Dispatcher::singleton();
+    for (const auto& name : dispatcher.getAllOpNames()) {
+      if (name.name.rfind("aten::", 0) != 0) continue;
+      auto op = dispatcher.findOp(name);
+      if (!op || !op->hasSchema()) continue;
+      if (!op->hasKernelForDispatchKey(c10::DispatchKey::CPU)) continue;
+      if (op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1)) continue;
+      if (!op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) &&
+          !op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional))
+        continue;
+      auto qualified = name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
+      g_claim_lib->impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&fallback>());
+      ++g_claimed;
+    }
+  });
+  return g_claimed;
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&fallback>());
+}
+
+// Autocast for trn is decided in Python (kernels/trn/autocast.py); without a fallthrough here the
+// AutocastPrivateUse1 key would have no kernel at all for most ops.
+TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFallthrough());
+}
+
+} // namespace trn

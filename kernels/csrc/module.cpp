@@ -1,0 +1,28 @@
+// The Python surface of the native core: only what kernels/trn/*.py needs; policy lives there.
+#include <torch/csrc/Generator.h>
+#include <torch/extension.h>
+
+#include "tensors.h"
+
+namespace {
+py::object default_generator(int index) {
+  return py::reinterpret_steal<py::object>(
+      THPGenerator_initDefaultGenerator(trn::default_generator(static_cast<c10::DeviceIndex>(index))));
+}
+} // namespace
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.doc() = "Native core of the trn PrivateUse1 device (see docs/device.md).";
+  m.def("max_devices", [] { return trn::kMaxDevices; });
+  m.def("device_count", [] { return static_cast<int>(trn::device_count()); });
+  m.def("set_device_count", &trn::set_device_count);
+  m.def("current_device", [] { return static_cast<int>(trn::current_device()); });
+  m.def("set_device", [](int i) { trn::set_current_device(static_cast<c10::DeviceIndex>(i)); });
+  m.def("default_generator", &default_generator);
+  m.def("set_capacity", [](int i, int64_t bytes) {
+    trn::set_capacity(static_cast<c10::DeviceIndex>(i), bytes);
+  });
+  m.def("capacity", [](int i) { return trn::capacity(static_cast<c10::DeviceIndex>(i)); });
+  m.def("claim_composite_ops", &trn::claim_composite_ops);
+  m.def("is_pinned_ptr", [](uint64_t p) { return trn::is_pinned(reinterpret_cast<void*>(p)); });
+}

@@ -1,0 +1,199 @@
+// Extension point: directly registered operators — the minimal set a backend must own
+// (factories, views, copies, resize, set_) plus the few where the generic route is wrong.
+#include "tensors.h"
+
+#include <ATen/EmptyTensor.h>
+#include <ATen/ops/_copy_from_and_resize_native.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/copy.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/resize_native.h>
+#include <ATen/ops/set_cpu_dispatch.h>
+#include <ATen/ops/set_native.h>
+#include <ATen/ops/view_native.h>
+#include <ATen/ops/zero.h>
+#include <c10/core/TensorImpl.h>
+#include <torch/library.h>
+
+namespace trn {
+
+namespace {
+constexpr c10::DispatchKeySet kTrnKeys(c10::DispatchKey::PrivateUse1);
+constexpr c10::DispatchKeySet kCpuKeys(c10::DispatchKey::CPU);
+
+// A CPU TensorImpl that holds a device StorageImpl. The base class would take its device from
+// the storage; this one keeps "cpu" so CPU kernels accept it.
+struct CpuAliasImpl final : public c10::TensorImpl {
+  CpuAliasImpl(c10::Storage storage, caffe2::TypeMeta dtype)
+      : c10::TensorImpl(kCpuKeys, dtype, c10::Device(c10::DeviceType::CPU)) {
+    storage_ = std::move(storage);
+  }
+  template <typename VC>
+  c10::intrusive_ptr<c10::TensorImpl> detach_impl(VC&& vc, bool allow_change) const {
+    auto impl = c10::make_intrusive<CpuAliasImpl>(storage_, data_type_);
+    copy_tensor_metadata(this, impl.get(), std::forward<VC>(vc), allow_change);
+    impl->refresh_numel();
+    impl->refresh_contiguous();
+    return impl;
+  }
+  c10::intrusive_ptr<c10::TensorImpl> shallow_copy_and_detach(
+      const c10::VariableVersion& vc, bool allow_change) const override {
+    return detach_impl(vc, allow_change);
+  }
+  c10::intrusive_ptr<c10::TensorImpl> shallow_copy_and_detach(
+      c10::VariableVersion&& vc, bool allow_change) const override {
+    return detach_impl(std::move(vc), allow_change);
+  }
+};
+
+c10::DeviceIndex device_of(std::optional<c10::Device> d) {
+  if (!d.has_value()) return current_device();
+  TORCH_CHECK(d->type() == c10::DeviceType::PrivateUse1, "trn kernel got device ", *d);
+  return resolve(d->index());
+}
+
+void check_plain(std::optional<c10::Layout> layout, std::optional<bool> pin) {
+  TORCH_CHECK(c10::layout_or_default(layout) == c10::Layout::Strided,
+              "trn supports only strided tensors, got layout ", c10::layout_or_default(layout));
+  TORCH_CHECK(!c10::pinned_memory_or_default(pin), "Only CPU tensors can be pinned");
+}
+
+at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                               std::optional<bool> pin, std::optional<c10::MemoryFormat> mf) {
+  check_plain(layout, pin);
+  return at::detail::empty_generic(size, device_allocator(device_of(device)), kTrnKeys,
+                                   c10::dtype_or_default(dtype), mf);
+}
+
+at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
+                         std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
+                         std::optional<c10::Device> device, std::optional<bool> pin) {
+  check_plain(layout, pin);
+  return at::detail::empty_strided_generic(size, stride, device_allocator(device_of(device)),
+                                           kTrnKeys, c10::dtype_or_default(dtype));
+}
+
+// The zero tensor autograd hands out has no memory: give it real zeros on the device.
+at::Tensor efficientzerotensor(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                               std::optional<bool> pin) {
+  auto t = empty_memory_format(size, dtype, layout, device, pin, std::nullopt);
+  at::_ops::zero_::call(t);
+  return t;
+}
+
+void check_copy_device(const at::Tensor& t) {
+  TORCH_CHECK(t.is_cpu() || is_trn(t), "trn can copy to and from cpu only, got ", t.device());
+}
+
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  check_copy_device(self);
+  check_copy_device(dst);
+  auto src_cpu = is_trn(self) ? cpu_alias(self) : self;
+  auto dst_cpu = is_trn(dst) ? cpu_alias(dst) : dst;
+  // Straight to the CPU copy kernel, which handles dtype casts, broadcasting and conj/neg bits;
+  // going through the dispatcher again would re-enter this kernel via Conjugate/Negative.
+  at::_ops::copy_::redispatch(kCpuKeys, dst_cpu, src_cpu, non_blocking);
+  return dst;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  at::native::resize_(dst, self.sizes(), std::nullopt);
+  return copy_from(self, dst, false);
+}
+
+const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
+                          std::optional<c10::MemoryFormat> mf) {
+  // The CPU resize grows the storage through its allocator: our per-device one.
+  return at::native::resize_(self, C10_AS_INTARRAYREF_SLOW(size), mf);
+}
+
+at::Tensor as_strided(const at::Tensor& self, c10::IntArrayRef size, c10::IntArrayRef stride,
+                      std::optional<int64_t> offset) {
+  return at::native::as_strided_tensorimpl(self, size, stride, offset);
+}
+
+at::Tensor view(const at::Tensor& self, c10::IntArrayRef size) {
+  return at::native::view(self, size);
+}
+
+at::Tensor reshape_alias(const at::Tensor& self, c10::IntArrayRef size, c10::IntArrayRef stride) {
+  return at::native::_reshape_alias(self, size, stride);
+}
+
+void check_same_device(const at::Tensor& self, const c10::Storage& s) {
+  TORCH_CHECK(s.device() == self.device(), "Attempted to set the storage of a tensor on device \"",
+              self.device(), "\" to a storage on different device \"", s.device(), "\"");
+}
+
+at::Tensor& set_storage(at::Tensor& self, c10::Storage source) {
+  check_same_device(self, source);
+  return at::native::set_(self, source);
+}
+
+at::Tensor& set_storage_offset(at::Tensor& self, c10::Storage source, int64_t offset,
+                               c10::IntArrayRef size, c10::IntArrayRef stride) {
+  check_same_device(self, source);
+  return at::cpu::set_(self, source, offset, size, stride);
+}
+
+at::Tensor& set_tensor(at::Tensor& self, const at::Tensor& source) {
+  check_same_device(self, source.storage());
+  return at::native::set_tensor_(self, source);
+}
+
+at::Tensor& set_empty(at::Tensor& self) {
+  auto fresh = c10::Storage(c10::Storage::use_byte_size_t(), 0,
+                            device_allocator(self.device().index()), /*resizable=*/true);
+  return set_storage_offset(self, fresh, 0, {0}, {});
+}
+
+void record_stream(at::Tensor&, c10::Stream) {
+  // Memory is never reused behind a stream's back (no caching), so nothing to record.
+}
+} // namespace
+
+at::Tensor cpu_alias(const at::Tensor& t) {
+  auto impl = c10::make_intrusive<CpuAliasImpl>(t.storage(), t.dtype());
+  impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+  if (t.is_conj()) impl->_set_conj(true);
+  if (t.is_neg()) impl->_set_neg(true);
+  if (t.unsafeGetTensorImpl()->is_wrapped_number()) impl->set_wrapped_number(true);
+  return at::Tensor(std::move(impl));
+}
+
+at::Tensor device_view(const at::Tensor& like, c10::Storage storage) {
+  auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(storage), kTrnKeys, like.dtype());
+  impl->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());
+  if (like.is_conj()) impl->_set_conj(true);
+  if (like.is_neg()) impl->_set_neg(true);
+  return at::Tensor(std::move(impl));
+}
+
+at::Tensor adopt_tensor(const at::Tensor& cpu, c10::DeviceIndex device) {
+  auto nbytes = cpu.storage().nbytes();
+  c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes, adopt(cpu.storage(), device),
+                       device_allocator(device), /*resizable=*/true);
+  return device_view(cpu, std::move(storage));
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", empty_memory_format);
+  m.impl("empty_strided", empty_strided);
+  m.impl("_efficientzerotensor", efficientzerotensor);
+  m.impl("_copy_from", copy_from);
+  m.impl("_copy_from_and_resize", copy_from_and_resize);
+  m.impl("resize_", resize_);
+  m.impl("as_strided", as_strided);
+  m.impl("view", view);
+  m.impl("_reshape_alias", reshape_alias);
+  m.impl("set_.source_Storage", set_storage);
+  m.impl("set_.source_Storage_storage_offset", set_storage_offset);
+  m.impl("set_.source_Tensor", set_tensor);
+  m.impl("set_", set_empty);
+  m.impl("record_stream", record_stream);
+}
+
+} // namespace trn

@@ -1,0 +1,56 @@
+"""Registers the native core as the PrivateUse1 backend `trn` (name from $HN_TRN_NAME).
+
+Registration makes `trn` the process's torch.accelerator, so it only ever happens on an explicit
+`import kernels.trn`, `kernels.trn.register()` or the HN_TRN=1 autoload entry point.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import torch
+
+from . import _core
+
+DEFAULT_NAME = "trn"
+DEFAULT_DEVICES = 8
+_registered: str | None = None
+
+
+def backend_name() -> str:
+    return os.environ.get("HN_TRN_NAME") or DEFAULT_NAME
+
+
+def is_registered() -> bool:
+    return _registered is not None
+
+
+def register() -> str:
+    """Load the native core and register the backend; idempotent. Returns the backend name."""
+    global _registered
+    if _registered is not None:
+        return _registered
+    name = backend_name()
+    current = torch._C._get_privateuse1_backend_name()
+    if current not in ("privateuseone", name):
+        raise RuntimeError(f"PrivateUse1 is already registered as {current!r}; cannot register {name!r}")
+    devices = int(os.environ.get("HN_TRN_DEVICES", DEFAULT_DEVICES))
+    core = _core.native()
+    core.set_device_count(devices)
+    core.claim_composite_ops()
+    if current == "privateuseone":
+        torch.utils.rename_privateuse1_backend(name)
+    from . import device_module
+
+    torch._register_device_module(name, device_module)
+    sys.modules.setdefault(f"torch.{name}", device_module)
+    torch.utils.generate_methods_for_privateuse1_backend(
+        for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
+    )
+    from . import autocast, dynamo
+
+    autocast.install()
+    dynamo.install(name)
+    _registered = name
+    return name
