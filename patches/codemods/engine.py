@@ -10,18 +10,37 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
-from libcst.metadata import PositionProvider, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import (ExpressionContextProvider, ParentNodeProvider, PositionProvider,
+                             QualifiedNameProvider, ScopeProvider)
+from libcst.metadata.scope_provider import ImportAssignment
 
 
 @dataclass(frozen=True)
 class FixSpec:
-    """How to fix one rule: the family that rewrites it, the old and the new qualified names."""
+    """How to fix one catalogue rule: the family that rewrites it and the names involved.
+
+    ``names`` are what the rule matches (dotted names, identifiers, method or attribute names);
+    ``replacement`` is the catalogue's (``{name}`` = last component of the matched name), already
+    mapped to the chosen target; ``args`` is the catalogue's ``fix.args``.
+    """
 
     rule: str
-    family: str          # key into FAMILIES
-    old: str             # e.g. "torch.cuda.synchronize" (or the method name for "to-device")
-    new: str             # e.g. "torch.accelerator.synchronize"
+    family: str                  # key into FAMILIES
+    names: tuple[str, ...]
+    replacement: str
     safety: str
+    args: tuple[tuple[str, object], ...] = ()
+    ours: frozenset[str] = frozenset()   # --target accelerator_api: names our layer provides
+
+    def new_for(self, matched: str) -> str:
+        new = self.replacement.replace("{name}", matched.rsplit(".", 1)[-1])
+        last = new.rsplit(".", 1)[-1]
+        if last in self.ours and not new.startswith("torch.testing."):
+            return f"accelerator_api.{last}"
+        return new
+
+    def arg(self, key: str, default=None):
+        return dict(self.args).get(key, default)
 
 
 @dataclass
@@ -33,7 +52,8 @@ class Outcome:
 class Engine(VisitorBasedCodemodCommand):
     """Dispatches Call / Name / Attribute nodes at finding lines to the family handlers."""
 
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider,
+                             ParentNodeProvider, ExpressionContextProvider)
 
     def __init__(self, context: CodemodContext, gated: list[tuple[FixSpec, frozenset[int]]],
                  families: dict) -> None:
@@ -54,23 +74,42 @@ class Engine(VisitorBasedCodemodCommand):
         return scope is not None and bool(scope[name]) and not all(
             type(a).__name__ == "BuiltinAssignment" for a in scope[name])
 
+    def is_attr_name(self, node: cst.Name) -> bool:
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        return isinstance(parent, cst.Attribute) and parent.attr is node
+
+    def expr_context(self, node: cst.CSTNode):
+        return self.get_metadata(ExpressionContextProvider, node, None)
+
+    def defined_locally(self, node: cst.Name) -> bool:
+        """Whether ``node``'s name is bound in this file by something other than an import."""
+        scope = self.get_metadata(ScopeProvider, node, None)
+        if scope is None:
+            return False
+        return any(not isinstance(a, ImportAssignment) and type(a).__name__ != "BuiltinAssignment"
+                   for a in scope[node.value])
+
     def specs_for(self, family: str, node: cst.CSTNode):
         """(spec) for each spec of ``family`` whose finding lines include ``node``'s line."""
         line = self.line(node)
         return [s for s, lines in self.gated if s.family == family and line in lines]
 
-    def reference(self, original: cst.BaseExpression, old: str, new: str) -> cst.BaseExpression:
+    def reference(self, original: cst.BaseExpression, old: str, new: str,
+                  bare: bool = False) -> cst.BaseExpression:
         """An expression naming ``new`` written where ``original`` named ``old``; schedules imports.
 
         Same module (``TEST_CUDA`` -> ``TEST_ACCELERATOR``): keep the reference's style, only
-        the last name changes. Otherwise the full dotted ``new`` with ``import <root>``.
+        the last name changes; a bare imported name stays bare (``from m import NEW``).
+        Otherwise the full dotted ``new`` with ``import <root>``: ``torch.accelerator.synchronize``
+        reads unambiguously where a bare ``synchronize`` would not. ``bare``: a bare name stays
+        bare whatever module it came from (test-harness identifiers read best that way).
         """
-        old_mod, _ = old.rsplit(".", 1)
+        old_mod = old.rsplit(".", 1)[0] if "." in old else ""
         new_mod, new_attr = new.rsplit(".", 1)
         if old_mod == new_mod and isinstance(original, cst.Attribute):
             return original.with_changes(attr=cst.Name(new_attr))
         self.remove_unused_import_by_node(original)
-        if old_mod == new_mod and isinstance(original, cst.Name):
+        if isinstance(original, cst.Name) and (old_mod == new_mod or not old_mod or bare):
             self.add_needed_import(new_mod, new_attr)
             return cst.Name(new_attr)
         self.add_needed_import(new.split(".")[0])

@@ -1,14 +1,19 @@
 """Rule families: small handlers the Engine dispatches to, each rewriting one shape of code.
 
-A rule names its family in the catalogue (``fix.family``); the old and new API names come from
-the catalogue too, so adding a rule of an existing shape needs no code here.
+Which family fixes a rule follows from the catalogue (``fix.style`` and the match type, see
+patches/targets.py); the names, the replacement and ``fix.args`` come from the catalogue too, and
+argument shapes from the real signatures, so a new rule of an existing shape needs no code here.
 """
 from __future__ import annotations
 
 import libcst as cst
 import libcst.matchers as m
+from libcst.metadata import ExpressionContext
 
 from .signatures import Unsupported, remap, signature_of
+
+# conventions.md: cuDNN and CUDA-graph checks are CUDA-specific on purpose; keep them guarded.
+CUDA_SPECIFIC_GATES = ("CUDNN", "CUDA_GRAPH")
 
 
 class Family:
@@ -21,11 +26,21 @@ class Family:
         return None
 
 
-class CallRename(Family):
-    """``torch.cuda.synchronize(device=d)`` -> ``torch.accelerator.synchronize(d)``.
+def device_type_expr(eng, node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The device type to thread into an API that needs one: a ``device_type`` in scope, else
+    ``torch.device(device).type`` for a ``device`` in scope (str or torch.device), else None."""
+    if eng.in_scope(node, "device_type"):
+        return cst.Name("device_type")
+    if eng.in_scope(node, "device"):
+        eng.add_needed_import("torch")
+        return cst.parse_expression("torch.device(device).type")
+    return None
 
-    Arguments are reshaped from the two real signatures (positional-only targets, renamed
-    parameters, keyword-only ones such as ``torch.Event(enable_timing=...)``).
+
+class CallRename(Family):
+    """``torch.cuda.synchronize(device=d)`` -> ``torch.accelerator.synchronize(d)``; constructors
+    (``torch.cuda.Event(True)`` -> ``torch.Event(enable_timing=True)``); ``fix.args.prepend``
+    threads a device type (``torch.cuda.amp.autocast()`` -> ``torch.amp.autocast(device_type)``).
     """
 
     name = "call"
@@ -36,22 +51,56 @@ class CallRename(Family):
             return None
         names = eng.qualnames(original.func)
         for spec in specs:
-            if spec.old not in names:
+            matched = sorted(names & set(spec.names))
+            if not matched:
                 continue
+            old, new = matched[0], spec.new_for(matched[0])
+            old_sig, new_sig = signature_of(old), signature_of(new)
+            lead, extra = (), {}
+            need = _device_type_param(old_sig, new_sig)
+            if need is not None:
+                expr = device_type_expr(eng, original)
+                if expr is None:
+                    eng.fail(spec, original, f"{new} needs {need.name}: no device_type or "
+                                             "device in scope to pass")
+                    return updated
+                if need.kind == need.KEYWORD_ONLY:
+                    extra = {need.name: expr}
+                else:
+                    lead = (cst.Arg(expr),)
             try:
-                args = remap(updated.args, signature_of(spec.old), signature_of(spec.new))
+                args = remap(updated.args, old_sig, new_sig, lead=lead, extra=extra,
+                             keywords_always=bool(spec.arg("keywords_always")),
+                             drop=tuple(spec.arg("drop") or ()))
             except Unsupported as e:
                 eng.fail(spec, original, str(e))
                 return updated
             eng.done(spec, original)
-            return updated.with_changes(func=eng.reference(original.func, spec.old, spec.new),
-                                        args=args)
+            return updated.with_changes(func=eng.reference(original.func, old, new), args=args)
         return None
 
 
+def _device_type_param(old, new):
+    """The new API's device-type parameter the old one lacks: ``torch.amp.autocast``'s leading
+    ``device_type``, ``torch.amp.GradScaler``'s ``device`` (which silently defaults to "cuda", so
+    it is always passed), ``torch.amp.custom_fwd``'s keyword-only ``device_type``. Decided from
+    the real signatures (our accelerator_api.autocast has none), not from a list."""
+    if new is None:
+        return None
+    for p in new.parameters.values():
+        if p.name in ("device_type", "device") and (old is None or p.name not in old.parameters):
+            first = p is next(iter(new.parameters.values()))
+            # Needed when required, or when its default is CUDA (the GradScaler trap); an
+            # optional None (torch.Event(device=None)) already means "current accelerator".
+            if (first or p.kind == p.KEYWORD_ONLY) and (p.default is p.empty or p.default == "cuda"):
+                return p
+    return None
+
+
 class Rename(Family):
-    """A symbol for another in any position: ``TEST_CUDA`` -> ``TEST_ACCELERATOR``,
+    """A test-harness identifier for its generic form: ``TEST_CUDA`` -> ``TEST_ACCELERATOR``,
     ``@onlyCUDA`` -> ``@onlyAccelerator``, ``common_utils.TEST_MULTIGPU`` -> ``...MULTIACCELERATOR``.
+    Definitions (``TEST_CUDA = ...`` in the file itself) are left alone.
     """
 
     name = "rename"
@@ -60,44 +109,43 @@ class Rename(Family):
         specs = eng.specs_for(self.name, original)
         if not specs:
             return None
-        names = eng.qualnames(original)
+        if isinstance(original, cst.Name):
+            if eng.is_attr_name(original) or eng.expr_context(original) != ExpressionContext.LOAD:
+                return None
+            ident = original.value
+        elif isinstance(original, cst.Attribute):
+            ident = original.attr.value
+        else:
+            return None
         for spec in specs:
-            if spec.old in names:
-                eng.done(spec, original)
-                return eng.reference(original, spec.old, spec.new)
+            if ident not in spec.names:
+                continue
+            if any(tag in ident for tag in CUDA_SPECIFIC_GATES):
+                eng.fail(spec, original, f"{ident} is a CUDA-specific gate on purpose")
+                return None
+            if isinstance(original, cst.Name) and eng.defined_locally(original):
+                eng.fail(spec, original, f"{ident} is defined in this file")
+                return None
+            quals = sorted(q for q in eng.qualnames(original) if q.endswith("." + ident))
+            new = spec.new_for(ident)
+            eng.done(spec, original)
+            return eng.reference(original, quals[0] if quals else ident, new, bare=True)
         return None
 
 
-class LeadingDeviceType(Family):
-    """``torch.cuda.amp.autocast(...)`` -> ``torch.amp.autocast("cuda", ...)``; same for GradScaler.
+class AttributeRename(Family):
+    """An attribute name for its generic one on any receiver: ``s.cuda_stream`` -> ``s.native_handle``."""
 
-    The generic API needs the device type first. A ``device_type`` variable in scope is threaded
-    through (what reviewers ask for); otherwise the explicit ``"cuda"`` keeps behaviour identical
-    and makes the one remaining CUDA choice visible (``torch.amp.GradScaler()`` alone would
-    silently default to CUDA).
-    """
+    name = "attribute"
 
-    name = "device-type"
-
-    def on_call(self, eng, original, updated):
-        specs = eng.specs_for(self.name, original)
-        if not specs:
+    def on_ref(self, eng, original, updated):
+        if not isinstance(original, cst.Attribute):
             return None
-        names = eng.qualnames(original.func)
-        for spec in specs:
-            if spec.old not in names:
-                continue
-            lead_expr = (cst.Name("device_type") if eng.in_scope(original, "device_type")
-                         else cst.SimpleString('"cuda"'))
-            try:
-                args = remap(updated.args, signature_of(spec.old), signature_of(spec.new),
-                             lead=(cst.Arg(lead_expr),))
-            except Unsupported as e:
-                eng.fail(spec, original, str(e))
-                return updated
-            eng.done(spec, original)
-            return updated.with_changes(func=eng.reference(original.func, spec.old, spec.new),
-                                        args=args)
+        for spec in eng.specs_for(self.name, original):
+            if original.attr.value in spec.names:
+                eng.done(spec, original)
+                new_attr = spec.new_for(original.attr.value).rsplit(".", 1)[-1]
+                return updated.with_changes(attr=cst.Name(new_attr))
         return None
 
 
@@ -105,9 +153,9 @@ _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
 
 
 class MethodToDevice(Family):
-    """``x.cuda()`` -> ``x.to(device)`` where a ``device`` is in scope (device-type tests have
-    one); ``x.cuda(non_blocking=True)`` keeps its keyword. An index argument (``x.cuda(1)``) or
-    no ``device`` in scope leaves the call for a human.
+    """``x.cuda()`` -> ``x.to(device)`` where a ``device`` is in scope (device-type tests and
+    training steps have one); ``x.cuda(non_blocking=True)`` keeps its keyword. An index argument
+    (``x.cuda(1)``) or no ``device`` in scope leaves the call for a human.
     """
 
     name = "to-device"
@@ -133,4 +181,4 @@ class MethodToDevice(Family):
                                     args=(dev, *updated.args))
 
 
-FAMILIES = {f.name: f for f in (CallRename(), Rename(), LeadingDeviceType(), MethodToDevice())}
+FAMILIES = {f.name: f for f in (CallRename(), Rename(), AttributeRename(), MethodToDevice())}

@@ -107,7 +107,9 @@ def _keyword(arg: cst.Arg, name: str) -> cst.Arg:
 
 
 def remap(args: tuple[cst.Arg, ...], old: inspect.Signature | None,
-          new: inspect.Signature | None, lead: tuple[cst.Arg, ...] = ()) -> list[cst.Arg]:
+          new: inspect.Signature | None, lead: tuple[cst.Arg, ...] = (),
+          keywords_always: bool = False, drop: tuple[str, ...] = (),
+          extra: dict[str, cst.BaseExpression] | None = None) -> list[cst.Arg]:
     """Arguments of an old-API call reshaped for the new API.
 
     ``lead`` are extra leading positional arguments for the new API (``torch.amp.autocast``'s
@@ -115,10 +117,14 @@ def remap(args: tuple[cst.Arg, ...], old: inspect.Signature | None,
     A parameter keeps its name where the new API has it (passed by keyword unless it stays at the
     same position); a renamed parameter maps by position and is passed positionally
     (``device`` -> ``device_index``, which is positional-only). Anything else raises Unsupported.
+    ``keywords_always`` (catalogue ``fix.args``) passes every parameter that can be a keyword by
+    keyword; ``drop`` lists old parameters the new API must not receive; ``extra`` supplies
+    keyword arguments the new API needs and the old call cannot have (``device_type=``).
+    Every required parameter of the new API must end up supplied, or Unsupported is raised.
     """
-    if not args:
-        return list(lead)
     if old is None or new is None:
+        if not args and not extra:
+            return list(lead)
         raise Unsupported("signature not introspectable")
     new_params = list(new.parameters.values())
     new_pos = {p.name: i for i, p in enumerate(new_params)}
@@ -126,6 +132,8 @@ def remap(args: tuple[cst.Arg, ...], old: inspect.Signature | None,
     positional: dict[int, cst.Arg] = {i: a for i, a in enumerate(lead)}
     keywords: list[cst.Arg] = []
     for b in _bind(args, old):
+        if b.name in drop:
+            continue
         target = new.parameters.get(b.name)
         if target is None:
             i = b.index + len(lead)
@@ -138,17 +146,24 @@ def remap(args: tuple[cst.Arg, ...], old: inspect.Signature | None,
         i = new_pos[b.name]
         if target.kind == P.POSITIONAL_ONLY:
             positional[i] = _positional(b.arg)
-        elif target.kind == P.KEYWORD_ONLY or b.arg.keyword is not None:
+        elif target.kind == P.KEYWORD_ONLY or b.arg.keyword is not None or keywords_always:
             keywords.append(_keyword(b.arg, b.name))
         elif target.kind == P.POSITIONAL_OR_KEYWORD and b.index + len(lead) == i:
             positional[i] = b.arg
         else:
             keywords.append(_keyword(b.arg, b.name))
+    for name, expr in (extra or {}).items():
+        keywords.append(_keyword(cst.Arg(expr), name))
+    given = {new_params[i].name for i in positional} | {a.keyword.value for a in keywords}
+    missing = [p.name for p in new_params if p.default is P.empty
+               and p.kind not in (P.VAR_POSITIONAL, P.VAR_KEYWORD) and p.name not in given]
+    if missing:
+        raise Unsupported(f"the new API needs {', '.join(missing)}")
     if positional and sorted(positional) != list(range(max(positional) + 1)):
         # A gap would need a placeholder value we do not know; keep the call for a human.
         raise Unsupported("positional arguments would leave a gap")
     out = [positional[i] for i in sorted(positional)] + keywords
-    return _fix_commas(out, args)
+    return _fix_commas(out, args) if out else []
 
 
 def _fix_commas(out: list[cst.Arg], original: tuple[cst.Arg, ...]) -> list[cst.Arg]:

@@ -1,0 +1,70 @@
+"""Which catalogue rules this run fixes, with which family, for which target API.
+
+``--target torch`` (default) emits only PyTorch's own APIs, as a PR into PyTorch must.
+``--target accelerator_api`` emits our layer where it has the same-named API (read from
+``accelerator_api.__all__``) and torch's neutral API elsewhere.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Iterable
+
+from audits.model import Rule
+
+from .codemods import FixSpec
+
+TARGETS = ("torch", "accelerator_api")
+
+
+def family_of(rule: Rule) -> str | None:
+    """The codemod family for a rule, from its catalogue ``fix.style`` and match type."""
+    style = (rule.fix or {}).get("style")
+    mtype = rule.match.get("type")
+    if style in ("rename", "ctor") and mtype == "name":
+        return "call"
+    if style == "rename" and mtype == "identifier":
+        return "rename"
+    if style == "rename" and mtype == "attribute":
+        return "attribute"
+    if style == "method-to" and mtype == "method":
+        return "to-device"
+    return None
+
+
+def _names(rule: Rule) -> tuple[str, ...]:
+    m = rule.match
+    return tuple(m.get("names") or m.get("identifiers") or m.get("methods") or m.get("attributes") or ())
+
+
+def accelerator_api_names() -> frozenset[str]:
+    """``accelerator_api.__all__``, read from the source (no import: registering nothing)."""
+    import accelerator_api
+    tree = ast.parse(Path(accelerator_api.__file__).read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
+            return frozenset(ast.literal_eval(node.value))
+    return frozenset()
+
+
+def fix_specs(rules: Iterable[Rule], target: str, unsafe: bool) -> tuple[dict[str, FixSpec], dict[str, str]]:
+    """(rule id -> spec for the rules this run rewrites, rule id -> why the others are not)."""
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}; choose from {TARGETS}")
+    ours = accelerator_api_names() if target == "accelerator_api" else frozenset()
+    specs: dict[str, FixSpec] = {}
+    skipped: dict[str, str] = {}
+    for r in rules:
+        family = family_of(r)
+        if r.language != "python":
+            skipped[r.id] = f"{r.language} rule: report only"
+        elif r.safety == "manual":
+            skipped[r.id] = "manual rule: no mechanical rewrite"
+        elif family is None or not r.replacement:
+            skipped[r.id] = f"fix style {(r.fix or {}).get('style')!r}: no codemod, report only"
+        elif r.safety == "review" and not unsafe:
+            skipped[r.id] = "review rule: rerun with --unsafe-fixes"
+        else:
+            specs[r.id] = FixSpec(r.id, family, _names(r), r.replacement, r.safety,
+                                  tuple(sorted((r.fix or {}).get("args", {}).items())), ours)
+    return specs, skipped
