@@ -3,8 +3,9 @@
 ``scan_source(data, relpath, rules)`` is the registry's stable interface (see audits/languages.py):
 C++ sources and headers are parsed with tree-sitter (audits/cpp/cxx.py), CMake files with a small
 tokenizer (audits/cpp/cmake.py). A byte gate skips files without CUDA/HIP/ROCm tokens before any
-parse, which is what keeps a 9,000-header tree fast. Suppression: `// hn: ignore[HN812]` (or a
-prefix such as `HN81`) on a finding's first line; `# hn: ignore[...]` in CMake.
+parse, which is what keeps a 9,000-header tree fast. Suppression: `// hn: ignore[HN812]` (an id, an
+id prefix such as `HN81`, or a rule name) on a finding's first line, with the Python scanner's
+semantics (audits/suppress.py); `# hn: ignore[...]` in CMake.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from audits.cpp.hits import Hit
 from audits.cpp.plan import Plan, build_plan
 from audits.cpp.subsystem import subsystem
 from audits.model import FileError, Finding
+from audits.suppress import is_suppressed
 
 __all__ = ["scan_source", "subsystem", "MAX_BYTES", "is_cmake"]
 
@@ -39,10 +41,6 @@ def _plan(rules: Any) -> Plan:
 def is_cmake(relpath: str) -> bool:
     base = posixpath.basename(relpath)
     return base == "CMakeLists.txt" or base.lower().endswith(".cmake")
-
-
-def _suppressed(rule: str, codes: set[str] | None) -> bool:
-    return bool(codes) and any(rule.startswith(c) for c in codes)
 
 
 def scan_source(data: bytes, relpath: str, rules: Any) -> tuple[list[Finding], list[FileError]]:
@@ -84,14 +82,15 @@ def _findings(data: bytes, relpath: str, plan: Plan, hits: list[Hit],
         line = lines[row] if row < len(lines) else b""
         return len(line[:bcol].decode("utf-8", "replace")) + 1 if bcol and not line.isascii() else bcol + 1
 
+    sup = {row + 1: tuple(codes) for row, codes in ignores.items()}   # the Python scanner's form
     out: list[Finding] = []
     seen: set[tuple] = set()
     for h in hits:
         key = (h.rule, h.start, h.end)
-        if key in seen or _suppressed(h.rule, ignores.get(h.start[0])):
+        rule = plan.rules[h.rule]
+        if key in seen or (sup and is_suppressed(sup, h.start[0] + 1, rule)):
             continue
         seen.add(key)
-        rule = plan.rules[h.rule]
         row = h.start[0]
         source = lines[row].decode("utf-8", "replace").strip() if row < len(lines) else ""
         out.append(Finding(

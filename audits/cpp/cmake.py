@@ -28,7 +28,7 @@ class Command:
 
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _BRACKET_OPEN = re.compile(rb"\[(=*)\[")
-_IGNORE_RE = re.compile(rb"hn:\s*ignore\[([A-Za-z0-9_,\s]*)\]")
+_IGNORE_RE = re.compile(rb"hn:\s*ignore\[([^\]\n]*)\]")
 _VAR_WORD = re.compile(r"\$\{([A-Za-z0-9_]+)\}|\b([A-Za-z_][A-Za-z0-9_]*)\b")
 
 

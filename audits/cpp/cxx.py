@@ -23,7 +23,7 @@ STOP_MACRO = COND_ARMS | {"ERROR", "translation_unit", "preproc_def", "preproc_f
 DIRECTIVES = {"#if", "#ifdef", "#ifndef", "#elif", "#elifdef", "#elifndef"}
 NOT_CODE = {"comment", "string_literal", "raw_string_literal", "char_literal",
             "concatenated_string", "system_lib_string", "preproc_arg"}
-IGNORE_RE = re.compile(rb"hn:\s*ignore\[([A-Za-z0-9_,\s]*)\]")
+IGNORE_RE = re.compile(rb"hn:\s*ignore\[([^\]\n]*)\]")
 TEMPLATE_ARGS_RE = re.compile(r"<[^<>]*>")
 CUDA_KEY_RE = re.compile(r"^\w*CUDA$")
 

@@ -88,3 +88,19 @@ HN851 branch 8:1-9:33 `if(USE_CUDA)` branch on USE_CUDA, lines 8-9 -> - [manual]
 HN851 branch 10:1-11:33 `elseif(USE_ROCM)` branch on USE_ROCM, lines 10-11 -> - [manual]
 HN852 branch 12:1-14:8 `else()` arm of `if(USE_CUDA)` (line 8), lines 12-14 -> - [manual]
 HN851 branch 21:3-23:10 `if(USE_NCCL AND BUILD_DIST)` branch on USE_NCCL, lines 21-23 -> - [manual]""")
+
+
+def test_suppression_semantics_match_the_python_scanner():
+    """Ids, id prefixes and rule names suppress on the finding's first line; a bare `hn: ignore`
+    and a suppression text inside a string literal do not."""
+    from audits.cpp_scan import scan_source
+
+    from .conftest import CPP_RULES
+    src = (b'bool a = t.is_cuda();  // hn: ignore[HN812]\n'
+           b'bool b = t.is_cuda();  // hn: ignore[HN8]\n'
+           b'bool c = t.is_cuda();  /* hn: ignore[is-cuda-check] */\n'
+           b'bool d = t.is_cuda();  // hn: ignore\n'
+           b'bool e = t.is_cuda(); const char* s = "// hn: ignore[HN812]";\n'
+           b'bool f = t.is_cuda();  // hn: ignore[HN801]\n')
+    findings, _ = scan_source(src, "s.cpp", CPP_RULES)
+    assert [f.line for f in findings] == [4, 5, 6]
