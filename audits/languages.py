@@ -41,12 +41,14 @@ class Language:
 # Every Python/C++ rule names something containing one of these (a catalogue test checks it).
 # `multigpu` is for TEST_MULTIGPU, the one CUDA test flag whose name lacks "cuda".
 _CUDA_TOKENS = (b"cuda", b"cudnn", b"nccl", b"multigpu")
+# C++/CMake also branch on ROCm/HIP/NVCC macros that contain no "cuda" (`#ifdef USE_ROCM`).
+_CPP_TOKENS = _CUDA_TOKENS + (b"rocm", b"hip", b"nvcc")
 
 LANGUAGES: tuple[Language, ...] = (
     Language("python", (".py", ".pyi"), (), "audits.python_scan", ("python",), _CUDA_TOKENS),
     Language("cpp", (".cpp", ".cc", ".cxx", ".h", ".hpp", ".cu", ".cuh"), (),
-             "audits.cpp_scan", ("cpp",), _CUDA_TOKENS),
-    Language("cmake", (".cmake",), ("CMakeLists.txt",), "audits.cpp_scan", ("cmake",), _CUDA_TOKENS),
+             "audits.cpp_scan", ("cpp",), _CPP_TOKENS),
+    Language("cmake", (".cmake",), ("CMakeLists.txt",), "audits.cpp_scan", ("cmake",), _CPP_TOKENS),
 )
 BY_NAME = {lang.name: lang for lang in LANGUAGES}
 
