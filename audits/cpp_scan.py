@@ -43,8 +43,11 @@ def is_cmake(relpath: str) -> bool:
     return base == "CMakeLists.txt" or base.lower().endswith(".cmake")
 
 
-def scan_source(data: bytes, relpath: str, rules: Any) -> tuple[list[Finding], list[FileError]]:
-    """Findings and per-file errors for one C++/CUDA or CMake file; never raises for bad input."""
+def scan_source(data: bytes, relpath: str, rules: Any, **_options: Any) -> tuple[list[Finding], list[FileError]]:
+    """Findings and per-file errors for one C++/CUDA or CMake file; never raises for bad input.
+
+    Keyword options meant for other languages' scanners (e.g. ``package_prefix``) are accepted and
+    have no meaning here."""
     if len(data) > MAX_BYTES:
         return [], [FileError(relpath, "too-large", f"{len(data)} bytes > {MAX_BYTES}")]
     nul = data.find(b"\0")
