@@ -11,6 +11,7 @@ Guarantees and limits: docs/accelerator_api.md.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import runpy
 import sys
@@ -19,7 +20,8 @@ from ._port import RECORDER, install, installed, uninstall
 
 __all__ = ["install", "installed", "uninstall", "RECORDER", "main"]
 
-install()
+if __name__ != "__main__":
+    install()  # the import form; the module runner installs after its --import plugins load
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,12 +29,20 @@ def main(argv: list[str] | None = None) -> int:
                                  description="Run a CUDA-only script on the current accelerator.")
     ap.add_argument("--report", metavar="FILE.json", help="also write the redirection report as JSON")
     ap.add_argument("--quiet", action="store_true", help="no report on stderr")
+    ap.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                    help="import MODULE first (e.g. a device plugin that registers the accelerator)")
     ap.add_argument("-m", dest="module", help="run a module instead of a script")
     ap.add_argument("script", nargs="?", help="the app's script")
     ap.add_argument("args", nargs=argparse.REMAINDER, help="the app's arguments")
     ns = ap.parse_args(argv)
     if not ns.module and not ns.script:
         ap.error("give a script to run, or -m MODULE")
+    for mod in ns.imports:
+        try:
+            importlib.import_module(mod)
+        except Exception as err:  # the plugin's own failure, reported as such and not as the app's
+            print(f"autoport: --import {mod} failed: {type(err).__name__}: {err}", file=sys.stderr)
+            return 3
     install(report_json=ns.report, quiet=ns.quiet or None)
     if ns.module:
         sys.argv = [ns.module] + ([ns.script] if ns.script else []) + ns.args

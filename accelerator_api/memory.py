@@ -89,11 +89,12 @@ def get_memory_info(dev=None) -> tuple[int, int]:
     if not _dev.is_available():
         page = os.sysconf("SC_PAGE_SIZE")
         return os.sysconf("SC_AVPHYS_PAGES") * page, os.sysconf("SC_PHYS_PAGES") * page
-    acc = getattr(torch, "accelerator", None)
-    idx = _dev._index_of(dev)
-    if hasattr(acc, "get_memory_info"):
-        return tuple(acc.get_memory_info(idx))
+    if hasattr(getattr(torch, "accelerator", None), "get_memory_info"):
+        try:
+            return tuple(_call("get_memory_info", dev, None))
+        except Unsupported:
+            pass
     fn = getattr(_dev.device_module(), "mem_get_info", None)
     if fn is None:
         raise Unsupported("get_memory_info", _dev.device_type(), "the backend reports no memory info")
-    return tuple(fn(idx))
+    return tuple(fn(_dev._index_of(dev)))

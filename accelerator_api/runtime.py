@@ -46,7 +46,7 @@ def is_available() -> bool:
 
 
 def device_type() -> str:
-    """The current accelerator's type ("cuda", "xpu", "trn", ...) or "cpu"."""
+    """The current accelerator's type ("cuda", "xpu", "mps", a PrivateUse1 name...) or "cpu"."""
     acc = accelerator()
     return acc.type if acc is not None else "cpu"
 

@@ -60,5 +60,7 @@ def uninstall() -> None:
 
 
 def _report_at_exit() -> None:
+    if not installed() and RECORDER.changed:
+        return  # uninstalled before exit: the port is over and its caller has RECORDER
     quiet = os.environ.get(ENV_QUIET, "0").strip().lower() in ("1", "true", "yes", "on")
     RECORDER.write(os.environ.get(ENV_REPORT) or None, quiet)
