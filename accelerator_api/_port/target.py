@@ -7,7 +7,7 @@ from .. import runtime
 
 
 class Target:
-    """Filled in by `install()`: `type` is "xpu", "mps", a PrivateUse1 name, or "cpu""""
+    """Filled in by `install()`: `type` is "xpu", "mps", a PrivateUse1 name, or "cpu"."""
 
     type: str = "cpu"
     is_cpu: bool = True
