@@ -5,6 +5,7 @@ Kept in one place so ``patches`` depends on a handful of audit entry points, not
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Sequence
 
@@ -32,7 +33,38 @@ def scan_source(data: bytes, relpath: str, rules: Sequence[Rule]) -> tuple[list[
 
 
 def scan_tree(root: Path, rules: Sequence[Rule]) -> Report:
-    """The audit of ``root`` restricted to Python (the only language the codemods rewrite)."""
-    from audits import scan as audit_scan
-    return audit_scan.scan(root, rules=[r for r in rules if r.language == "python"],
-                           languages=("python",))
+    """The audit of ``root``'s Python files, with the audit's own scanner, file by file.
+
+    Symlinks are not followed out of the tree and hidden or virtualenv directories are skipped;
+    unreadable and unparseable files become FileErrors (reported, never rewritten).
+    """
+    report = Report(root=str(root))
+    py_rules = [r for r in rules if r.language == "python"]
+    for path in sorted(_python_files(root)):
+        rel = path.relative_to(root).as_posix()
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            report.errors.append(FileError(rel, "read", str(e)))
+            continue
+        report.files_scanned += 1
+        found, errs = scan_source(data, rel, py_rules)
+        report.findings += found
+        report.errors += errs
+    report.findings.sort(key=Finding.sort_key)
+    report.files_with_findings = len({f.path for f in report.findings})
+    report.languages = {"python": report.files_scanned}
+    return report
+
+
+_SKIP_DIRS = {".git", ".hg", ".venv", "venv", "__pycache__", "node_modules", ".tox", ".eggs"}
+
+
+def _python_files(root: Path):
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")
+                             and not os.path.islink(os.path.join(dirpath, d)))
+        for name in filenames:
+            p = Path(dirpath, name)
+            if name.endswith(".py") and not p.is_symlink():
+                yield p

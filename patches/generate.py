@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     rules = audit_io.load_rules()
     selected = audit_io.select(rules, _split(args.select), _split(args.ignore))
-    specs, skipped = fix_specs(selected, args.target, args.unsafe_fixes)
+    specs, skipped = fix_specs(selected.values(), args.target, args.unsafe_fixes)
     if args.report:
         report = audit_io.read_report(args.report)
     else:

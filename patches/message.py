@@ -17,6 +17,18 @@ def short_name(qualname: str) -> str:
     return qualname
 
 
+def display_new(spec) -> str:
+    """The replacement as a reader sees it: ``torch.accelerator.synchronize``; a family template
+    (``torch.accelerator.{name}``) reads ``torch.accelerator APIs``."""
+    new = spec.new_for(spec.names[0]) if "{name}" not in spec.replacement else spec.replacement
+    return new.replace(".{name}", " APIs")
+
+
+def display_old(spec) -> str:
+    shown = ", ".join(spec.names[:3])
+    return shown + (f" (and {len(spec.names) - 3} more)" if len(spec.names) > 3 else "")
+
+
 def subject(new: str, subsystem: str, part: int, parts: int) -> str:
     s = f"[hw-neutral] Use {short_name(new)} in {subsystem}"
     return s + (f" (part {part}/{parts})" if parts > 1 else "")

@@ -104,8 +104,9 @@ def build(root: Path, report: Report, rules: dict[str, Rule], specs: dict[str, F
         for n, chunk in enumerate(chunks, 1):
             sites = [s for _, ss in chunk for s in ss]
             plan.patches.append(Patch(
-                message.subject(spec.new, subsystem, n, len(chunks)),
-                message.body(rule, spec.old, spec.new, sites, tree, series, devices),
+                message.subject(message.display_new(spec), subsystem, n, len(chunks)),
+                message.body(rule, message.display_old(spec), message.display_new(spec), sites,
+                             tree, series, devices),
                 [c for c, _ in chunk]))
     plan.finals = dict(text)
     return plan

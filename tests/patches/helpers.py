@@ -1,0 +1,38 @@
+"""Shared test helpers: run the catalogue-driven codemod on one source text, as generate does."""
+from __future__ import annotations
+
+import difflib
+import functools
+from pathlib import Path
+
+from audits import catalog, python_scan
+from patches.codemods import rewrite
+from patches.targets import fix_specs
+
+FIXTURES = Path(__file__).with_name("fixtures")
+
+
+@functools.lru_cache(maxsize=None)
+def rules():
+    return tuple(catalog.load().rules)
+
+
+@functools.lru_cache(maxsize=None)
+def specs(target: str = "torch", unsafe: bool = True):
+    return fix_specs(rules(), target, unsafe)[0]
+
+
+def fix(source: str, path: str = "x.py", target: str = "torch", unsafe: bool = True):
+    """(Rewrite, findings before) for ``source`` with every fixable rule the scan reports."""
+    found, errs = python_scan.scan_source(source.encode(), path, rules())
+    gated: dict[str, set[int]] = {}
+    for f in found:
+        if f.rule in specs(target, unsafe):
+            gated.setdefault(f.rule, set()).add(f.line)
+    sp = specs(target, unsafe)
+    return rewrite(source, path, [(sp[r], frozenset(ls)) for r, ls in sorted(gated.items())]), found
+
+
+def diff(before: str, after: str) -> str:
+    lines = difflib.unified_diff(before.splitlines(True), after.splitlines(True), n=0)
+    return "".join(ln for ln in lines if not ln.startswith(("--- ", "+++ ")))

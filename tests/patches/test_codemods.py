@@ -1,0 +1,237 @@
+"""Per-rule before/after snapshots (expecttest: EXPECTTEST_ACCEPT=1 rewrites them) over the
+fixture corpus, run exactly as generate runs them: scan, then the catalogue-driven codemod."""
+import expecttest
+
+from helpers import FIXTURES, diff, fix, specs
+
+
+def _fixed(name: str, target: str = "torch") -> str:
+    src = (FIXTURES / name).read_text()
+    result, _ = fix(src, name, target)
+    assert not result.error, result.error
+    failed = "".join(f"# left {r}:{ln}: {why}\n" for r, ln, why in result.outcome.failed)
+    return failed + diff(src, result.after)
+
+
+class TestRuleFixtures(expecttest.TestCase):
+    def test_every_fixable_rule_has_a_fixture(self):
+        have = {p.name[:5].upper() for p in FIXTURES.glob("hn*.py")}
+        self.assertEqual(sorted(set(specs()) - have), [])
+
+    def test_hn101(self):
+        self.assertExpectedInline(_fixed("hn101_cuda_is_available.py"), """\
+@@ -6 +6 @@
+-    return "gpu" if torch.cuda.is_available() else "cpu"
++    return "gpu" if torch.accelerator.is_available() else "cpu"
+""")
+
+    def test_hn102(self):
+        self.assertExpectedInline(_fixed("hn102_cuda_device_count.py"), """\
+@@ -1 +1 @@
+-import torch.cuda as tc
++import torch
+@@ -3 +3 @@
+-WORLD = tc.device_count()  # one rank per device
++WORLD = torch.accelerator.device_count()  # one rank per device
+""")
+
+    def test_hn103(self):
+        self.assertExpectedInline(_fixed("hn103_cuda_current_device.py"), """\
+@@ -1 +1 @@
+-from torch import cuda
++import torch
+@@ -6 +6 @@
+-    return cuda.current_device()
++    return torch.accelerator.current_device_index()
+""")
+
+    def test_hn104(self):
+        self.assertExpectedInline(_fixed("hn104_cuda_set_device.py"), """\
+@@ -5 +5 @@
+-    torch.cuda.set_device(device=rank)
++    torch.accelerator.set_device_index(rank)
+""")
+
+    def test_hn105(self):
+        self.assertExpectedInline(_fixed("hn105_cuda_synchronize.py"), """\
+@@ -2 +1,0 @@
+-from torch.cuda import synchronize
+@@ -6,3 +5,3 @@
+-    synchronize()
+-    torch.cuda.synchronize(device=dev)
+-    torch.cuda.synchronize(
++    torch.accelerator.synchronize()
++    torch.accelerator.synchronize(dev)
++    torch.accelerator.synchronize(
+""")
+
+    def test_hn201(self):
+        self.assertExpectedInline(_fixed("hn201_cuda_stream_class.py"), """\
+@@ -5 +5 @@
+-    return torch.cuda.Stream(dev, -1)
++    return torch.Stream(dev, priority=-1)
+""")
+
+    def test_hn202(self):
+        self.assertExpectedInline(_fixed("hn202_cuda_event_class.py"), """\
+@@ -3,2 +3,2 @@
+-start = torch.cuda.Event(True)
+-end = torch.cuda.Event(enable_timing=True, blocking=False)
++start = torch.Event(enable_timing=True)
++end = torch.Event(enable_timing=True, blocking=False)
+""")
+
+    def test_hn204(self):
+        self.assertExpectedInline(_fixed("hn204_cuda_current_stream.py"), """\
+@@ -5 +5 @@
+-    return torch.cuda.current_stream(device=dev)
++    return torch.accelerator.current_stream(dev)
+""")
+
+    def test_hn206(self):
+        self.assertExpectedInline(_fixed("hn206_cuda_stream_handle.py"), """\
+@@ -2 +2 @@
+-    return stream.cuda_stream
++    return stream.native_handle
+""")
+
+    def test_hn207(self):
+        self.assertExpectedInline(_fixed("hn207_cuda_set_stream.py"), """\
+@@ -5 +5 @@
+-    torch.cuda.set_stream(stream=s)
++    torch.accelerator.set_stream(stream=s)
+""")
+
+    def test_hn301(self):
+        self.assertExpectedInline(_fixed("hn301_cuda_memory_stats.py"), """\
+@@ -5,2 +5,2 @@
+-    torch.cuda.reset_peak_memory_stats(device=dev)
+-    return torch.cuda.max_memory_allocated(dev), torch.cuda.memory_reserved()
++    torch.accelerator.reset_peak_memory_stats(dev)
++    return torch.accelerator.max_memory_allocated(dev), torch.accelerator.memory_reserved()
+""")
+
+    def test_hn302(self):
+        self.assertExpectedInline(_fixed("hn302_cuda_empty_cache.py"), """\
+@@ -8 +8 @@
+-    torch.cuda.empty_cache()
++    torch.accelerator.empty_cache()
+""")
+
+    def test_hn303(self):
+        self.assertExpectedInline(_fixed("hn303_cuda_mem_get_info.py"), """\
+@@ -3 +3 @@
+-free, total = torch.cuda.mem_get_info(device=0)
++free, total = torch.accelerator.get_memory_info(0)
+""")
+
+    def test_hn310(self):
+        self.assertExpectedInline(_fixed("hn310_cuda_manual_seed.py"), """\
+@@ -5 +5 @@
+-    torch.cuda.manual_seed_all(seed)
++    torch.manual_seed(seed)
+""")
+
+    def test_hn311(self):
+        self.assertExpectedInline(_fixed("hn311_cuda_seed.py"), """\
+@@ -3 +3 @@
+-torch.cuda.seed()
++torch.seed()
+""")
+
+    def test_hn401(self):
+        self.assertExpectedInline(_fixed("hn401_cuda_amp_autocast.py"), """\
+# left HN401:10: torch.amp.autocast needs device_type: no device_type or device in scope to pass
+@@ -5 +5 @@
+-    with torch.cuda.amp.autocast(dtype=torch.bfloat16):
++    with torch.amp.autocast(device_type, dtype=torch.bfloat16):
+""")
+
+    def test_hn402(self):
+        self.assertExpectedInline(_fixed("hn402_cuda_amp_grad_scaler.py"), """\
+@@ -5 +5 @@
+-    return torch.cuda.amp.GradScaler(init_scale=2.0**12)
++    return torch.amp.GradScaler(torch.device(device).type, init_scale=2.0**12)
+""")
+
+    def test_hn403(self):
+        self.assertExpectedInline(_fixed("hn403_cuda_amp_custom_fwd_bwd.py"), """\
+@@ -5 +5 @@
+-    @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)
++    @torch.amp.custom_fwd(cast_inputs=torch.float32, device_type=device_type)
+""")
+
+    def test_hn501(self):
+        self.assertExpectedInline(_fixed("hn501_tensor_cuda_method.py"), """\
+# left HN501:4: device index argument
+@@ -2,2 +2,2 @@
+-    x = make().cuda()
+-    y = make().cuda(non_blocking=True)
++    x = make().to(device)
++    y = make().to(device, non_blocking=True)
+""")
+
+    def test_hn701(self):
+        self.assertExpectedInline(_fixed("hn701_only_cuda_decorator.py"), """\
+@@ -1 +1 @@
+-from torch.testing._internal.common_device_type import dtypes, onlyCUDA
++from torch.testing._internal.common_device_type import onlyAccelerator, dtypes
+@@ -5 +5 @@
+-    @onlyCUDA
++    @onlyAccelerator
+""")
+
+    def test_hn704(self):
+        self.assertExpectedInline(_fixed("hn704_test_cuda_flag.py"), """\
+# left HN704:12: TEST_CUDNN is a CUDA-specific gate on purpose
+@@ -4 +4 @@
+-from torch.testing._internal.common_utils import TEST_CUDA, TEST_CUDNN
++from torch.testing._internal.common_utils import TEST_ACCELERATOR, TEST_CUDNN
+@@ -7 +7 @@
+-@unittest.skipIf(not TEST_CUDA, "CUDA not available")
++@unittest.skipIf(not TEST_ACCELERATOR, "CUDA not available")
+@@ -12 +12 @@
+-@unittest.skipIf(not common_utils.TEST_CUDA or not TEST_CUDNN, "cuDNN stays CUDA-only")
++@unittest.skipIf(not common_utils.TEST_ACCELERATOR or not TEST_CUDNN, "cuDNN stays CUDA-only")
+""")
+
+    def test_hn705(self):
+        self.assertExpectedInline(_fixed("hn705_test_multigpu_flag.py"), """\
+@@ -3 +3 @@
+-from torch.testing._internal.common_utils import TEST_MULTIGPU
++from torch.testing._internal.common_utils import TEST_MULTIACCELERATOR
+@@ -6 +6 @@
+-@unittest.skipIf(not TEST_MULTIGPU, "needs 2 GPUs")
++@unittest.skipIf(not TEST_MULTIACCELERATOR, "needs 2 GPUs")
+""")
+
+    def test_accelerator_api_target(self):
+        self.assertExpectedInline(_fixed("hn105_cuda_synchronize.py", "accelerator_api"), """\
+@@ -1,2 +1 @@
+-import torch
+-from torch.cuda import synchronize
++import accelerator_api
+@@ -6,3 +5,3 @@
+-    synchronize()
+-    torch.cuda.synchronize(device=dev)
+-    torch.cuda.synchronize(
++    accelerator_api.synchronize()
++    accelerator_api.synchronize(dev)
++    accelerator_api.synchronize(
+""")
+        self.assertExpectedInline(_fixed("hn401_cuda_amp_autocast.py", "accelerator_api"), """\
+@@ -1,0 +2 @@
++import accelerator_api
+@@ -5 +6 @@
+-    with torch.cuda.amp.autocast(dtype=torch.bfloat16):
++    with accelerator_api.autocast(dtype=torch.bfloat16):
+@@ -10 +11 @@
+-    with torch.cuda.amp.autocast():
++    with accelerator_api.autocast():
+""")
+
+    def test_safe_only_by_default_leaves_review_rules(self):
+        src = (FIXTURES / "hn302_cuda_empty_cache.py").read_text()
+        result, found = fix(src, unsafe=False)
+        self.assertEqual([f.rule for f in found], ["HN302"])
+        self.assertEqual(result.after, src)
