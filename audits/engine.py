@@ -1,0 +1,178 @@
+"""The scan driver: walk, cache, byte prefilter, process pool, merge into one Report."""
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from . import __version__
+from .cache import Cache, default_dir, digest
+from .catalog import Catalog, load
+from .languages import BY_NAME, available, load_scanner
+from .model import FileError, Finding, Report, Rule
+from .walk import DEFAULT_MAX_BYTES, Entry, package_prefix, walk
+
+INPROCESS_BELOW = 48        # fewer files to parse than this: no pool (its start-up costs more)
+
+
+@dataclass
+class Options:
+    root: str
+    select: Sequence[str] = ()
+    ignore: Sequence[str] = ()
+    excludes: Sequence[str] = ()
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    languages: Sequence[str] | None = None      # None = every language with a scanner
+    jobs: int = 0                                # 0 = os.cpu_count()
+    use_cache: bool = True
+    cache_dir: str | None = None
+    max_bytes: int = DEFAULT_MAX_BYTES
+    catalog_path: str | None = None
+
+
+# ----------------------------------------------------------------------------- worker side
+_W: dict = {}
+
+
+def _init_worker(catalog_path: str | None, rule_ids: list[str], prefix: str) -> None:
+    cat = load(catalog_path)
+    chosen = [cat.by_id[i] for i in rule_ids]
+    _W.clear()
+    _W["prefix"] = prefix
+    _W["rules"] = {lang.name: [r for r in chosen if r.language in lang.rule_languages]
+                   for lang in available()}
+    _W["scanners"] = {name: load_scanner(BY_NAME[name]) for name in _W["rules"]}
+
+
+def _scan_one(e: Entry) -> tuple[list[Finding], list[FileError], str | None]:
+    try:
+        with open(e.abspath, "rb") as f:
+            data = f.read()
+    except OSError as ex:
+        return [], [FileError(e.relpath, "unreadable", ex.strerror or str(ex))], None
+    dig = digest(data)
+    lang = BY_NAME[e.language]
+    if not lang.may_match(data):
+        return [], [], dig
+    nul = data.find(b"\0")
+    if nul >= 0:
+        return [], [FileError(e.relpath, "binary", f"NUL byte at offset {nul}")], dig
+    scanner = _W["scanners"][e.language]
+    rules = _W["rules"][e.language]
+    try:
+        if e.language == "python":
+            fs, errs = scanner.scan_source(data, e.relpath, rules, package_prefix=_W["prefix"])
+        else:
+            fs, errs = scanner.scan_source(data, e.relpath, rules)
+    except Exception as ex:   # a scanner bug must not lose the rest of the run
+        return [], [FileError(e.relpath, "internal", f"{type(ex).__name__}: {ex}")], None
+    return fs, errs, dig
+
+
+def _scan_batch(batch: list[Entry]) -> list[tuple[str, list[Finding], list[FileError], str | None]]:
+    return [(e.relpath, *_scan_one(e)) for e in batch]
+
+
+# ----------------------------------------------------------------------------- driver side
+def select_rules(cat: Catalog, opts: Options) -> list[Rule]:
+    return cat.select(opts.select, opts.ignore)
+
+
+def run_scan(opts: Options, progress: Callable[[int, int], None] | None = None,
+             catalog: Catalog | None = None) -> Report:
+    t0 = time.perf_counter()
+    cat = catalog or load(opts.catalog_path)
+    rules = select_rules(cat, opts)
+    langs = [lang for lang in available()
+             if opts.languages is None or lang.name in opts.languages]
+    entries, errors = walk(opts.root, excludes=opts.excludes, max_bytes=opts.max_bytes, languages=langs)
+    prefix = package_prefix(opts.root)
+    rule_ids = [r.id for r in rules]
+
+    cache = None
+    if opts.use_cache:
+        key = f"{__version__}\0{cat.version}\0{','.join(rule_ids)}\0{prefix}\0{opts.max_bytes}"
+        cache = Cache(opts.cache_dir or default_dir(), opts.root, key)
+        cache.load()
+
+    results: dict[str, tuple[list[Finding], list[FileError]]] = {}
+    todo: list[Entry] = []
+    for e in entries:
+        hit = cache.lookup_stat(e.relpath, [e.size, e.mtime_ns, e.inode]) if cache else None
+        if hit is not None:
+            results[e.relpath] = hit
+        else:
+            todo.append(e)
+
+    def record(rel, fs, errs, dig, e):
+        results[rel] = (fs, errs)
+        if cache is not None and dig is not None:
+            cache.store(rel, [e.size, e.mtime_ns, e.inode], dig, fs, errs)
+
+    by_rel = {e.relpath: e for e in todo}
+    jobs = opts.jobs or os.cpu_count() or 1
+    if todo:
+        args = (opts.catalog_path, rule_ids, prefix)
+        if jobs <= 1 or len(todo) < INPROCESS_BELOW:
+            _init_worker(*args)
+            for i, e in enumerate(todo):
+                record(e.relpath, *_scan_one(e), e)
+                if progress:
+                    progress(i + 1, len(todo))
+        else:
+            batches = _batches(todo, jobs)
+            done = 0
+            with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=args) as pool:
+                for out in pool.map(_scan_batch, batches):
+                    for rel, fs, errs, dig in out:
+                        record(rel, fs, errs, dig, by_rel[rel])
+                    done += len(out)
+                    if progress:
+                        progress(done, len(todo))
+    if cache is not None:
+        cache.prune({e.relpath for e in entries})
+        try:
+            cache.save()
+        except OSError as ex:
+            errors.append(FileError(cache.path, "cache", f"not saved: {ex.strerror or ex}"))
+
+    findings: list[Finding] = []
+    langs_count: dict[str, int] = {}
+    pfi = opts.per_file_ignores
+    for e in entries:
+        fs, errs = results[e.relpath]
+        if pfi and fs:
+            fs = _apply_per_file_ignores(fs, e.relpath, pfi, cat)
+        findings.extend(fs)
+        errors.extend(errs)
+        if not errs:
+            langs_count[e.language] = langs_count.get(e.language, 0) + 1
+    findings.sort(key=Finding.sort_key)
+    errors.sort(key=lambda x: (x.path, x.reason))
+    return Report(root=os.path.realpath(opts.root), findings=findings, errors=errors,
+                  files_scanned=sum(langs_count.values()),
+                  files_with_findings=len({f.path for f in findings}),
+                  tool_version=__version__, catalog_version=cat.version,
+                  duration_s=time.perf_counter() - t0, languages=langs_count)
+
+
+def _batches(todo: list[Entry], jobs: int) -> list[list[Entry]]:
+    """Largest files first, dealt into many small batches so the pool stays balanced."""
+    order = sorted(todo, key=lambda e: -e.size)
+    n = max(jobs * 8, 1)
+    out: list[list[Entry]] = [[] for _ in range(min(n, len(order)))]
+    for i, e in enumerate(order):
+        out[i % len(out)].append(e)
+    return out
+
+
+def _apply_per_file_ignores(fs: list[Finding], rel: str, pfi: dict[str, list[str]],
+                            cat: Catalog) -> list[Finding]:
+    import fnmatch
+    codes = [c for pat, cs in pfi.items() if fnmatch.fnmatchcase(rel, pat) for c in cs]
+    if not codes:
+        return fs
+    dropped = {r.id for r in cat.select(codes)}
+    return [f for f in fs if f.rule not in dropped]

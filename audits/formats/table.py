@@ -1,0 +1,68 @@
+"""The terminal view (default): counts grouped by subsystem, category and rule, then a summary.
+
+Individual findings are listed when there are few (<= 60) or with --show-findings.
+"""
+from __future__ import annotations
+
+import io
+from collections import Counter
+from typing import Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from ..model import Report, Rule
+from . import summary_line
+
+LIST_UP_TO = 60
+
+
+def render(report: Report, rules: Sequence[Rule], *, color: bool = False,
+           show_findings: bool | None = None) -> str:
+    buf = io.StringIO()
+    con = Console(file=buf, force_terminal=color, no_color=not color, width=120, highlight=False)
+    by_id = {r.id: r for r in rules}
+    if show_findings or (show_findings is None and len(report.findings) <= LIST_UP_TO):
+        t = Table(title="Findings", show_lines=False, expand=False)
+        for col in ("location", "rule", "source", "replacement"):
+            t.add_column(col, overflow="fold")
+        for f in report.findings:
+            t.add_row(f"{f.path}:{f.line}:{f.col}", f"{f.rule} {f.name}", f.source[:70],
+                      f.replacement or "-")
+        con.print(t)
+    subs = report.counts("subsystem")
+    cats_by_sub: dict[str, Counter] = {}
+    for f in report.findings:
+        cats_by_sub.setdefault(f.subsystem, Counter())[f.category] += 1
+    t = Table(title="By subsystem")
+    t.add_column("subsystem")
+    t.add_column("findings", justify="right")
+    t.add_column("top categories")
+    for s, n in subs.most_common(25):
+        t.add_row(s, str(n), ", ".join(f"{c} {k}" for c, k in cats_by_sub[s].most_common(4)))
+    if len(subs) > 25:
+        t.add_row(f"... {len(subs) - 25} more", str(sum(n for _, n in subs.most_common()[25:])), "")
+    con.print(t)
+    t = Table(title="By category and rule")
+    for col in ("category", "rule", "name", "safety", "count"):
+        t.add_column(col, justify="right" if col == "count" else "left")
+    rule_counts = report.counts("rule")
+    for cat, _ in report.counts("category").most_common():
+        for rid, n in sorted(((r, n) for r, n in rule_counts.items()
+                              if (by_id[r].category if r in by_id else "") == cat),
+                             key=lambda x: -x[1]):
+            r = by_id[rid]
+            t.add_row(cat, rid, r.name, r.safety, str(n))
+    con.print(t)
+    if report.errors:
+        t = Table(title="Files not scanned")
+        t.add_column("reason")
+        t.add_column("count", justify="right")
+        t.add_column("e.g.")
+        by_reason = Counter(e.reason for e in report.errors)
+        for reason, n in by_reason.most_common():
+            ex = next(e for e in report.errors if e.reason == reason)
+            t.add_row(reason, str(n), f"{ex.path} {ex.detail}"[:80])
+        con.print(t)
+    con.print(summary_line(report))
+    return buf.getvalue()

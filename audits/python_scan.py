@@ -1,0 +1,635 @@
+"""The Python scanner: ``ast`` with import/alias resolution, driven by the catalogue's match specs.
+
+``scan_source(data, relpath, rules, *, package_prefix="")`` is the registry interface (see
+audits/languages.py). ``package_prefix`` is prepended to ``relpath`` for the subsystem and for
+resolving relative imports when the scanned root is itself a package (e.g. ``torch/``).
+
+What is (not) a finding follows from the AST: comments are not in it, and string constants only
+count in the contexts a literal rule names (device keywords, ``torch.device(...)``, comparisons
+with device-ish expressions, ...), so docstrings and log/error messages never match. Names only
+match through import resolution, so a local ``cuda_ok`` or ``self.cuda_graph`` is not a finding.
+
+Speed: only statements whose line span contains a CUDA token (or an alias bound to a CUDA name)
+are visited; large files are parsed piecewise (top-level statements holding such lines plus the
+imports), falling back to a whole-file parse whenever a piece does not parse on its own.
+"""
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
+
+from .model import FileError, Finding, Rule
+from .suppress import is_suppressed, suppressed_lines
+
+__all__ = ["scan_source", "subsystem"]
+
+# Lower-cased tokens; every Python rule names something containing one (a catalogue test checks it).
+TOKENS = (b"cuda", b"cudnn", b"nccl", b"multigpu")
+_TOKEN_RE = re.compile(rb"cuda|cudnn|nccl|multigpu")
+SEGMENT_MIN_BYTES = 16 * 1024      # below this a whole-file parse is cheaper than segmenting
+
+
+def subsystem(path: str) -> str:
+    """First two directory components (``torch/_dynamo``, ``test/distributed``); ``.`` at top."""
+    dirs = path.split("/")[:-1]
+    return "/".join(dirs[:2]) if dirs else "."
+
+
+# ----------------------------------------------------------------------------------------- plan
+@dataclass
+class _LiteralRule:
+    rule: Rule
+    values: tuple[str, ...]
+    keywords: frozenset[str]
+    calls: frozenset[str]
+    methods: frozenset[str]
+    targets: re.Pattern | None
+    compare: re.Pattern | None
+    contains: re.Pattern | None
+
+
+@dataclass
+class _Plan:
+    exact: dict[str, Rule] = field(default_factory=dict)
+    wildcard: dict[str, Rule] = field(default_factory=dict)   # "torch.cuda" for "torch.cuda.*"
+    methods: dict[str, Rule] = field(default_factory=dict)
+    attributes: dict[str, Rule] = field(default_factory=dict)
+    identifiers: dict[str, Rule] = field(default_factory=dict)
+    prefixes: list[tuple[str, Rule]] = field(default_factory=list)
+    literals: list[_LiteralRule] = field(default_factory=list)
+    lit_keywords: set[str] = field(default_factory=set)
+    lit_calls: set[str] = field(default_factory=set)
+    lit_methods: set[str] = field(default_factory=set)
+    has_targets: bool = False
+    has_compare: bool = False
+    branches: dict[str, Rule] = field(default_factory=dict)   # node kind -> rule
+    predicates: set[str] = field(default_factory=set)         # rule ids
+
+
+_PLANS: dict[tuple[str, ...], _Plan] = {}
+
+
+def _plan(rules: Sequence[Rule]) -> _Plan:
+    key = tuple(r.id for r in rules)
+    if key in _PLANS:
+        return _PLANS[key]
+    p = _Plan()
+    for r in rules:
+        if r.language != "python":
+            continue
+        m = r.match
+        t = m["type"]
+        if m.get("predicate"):
+            p.predicates.add(r.id)
+        if t == "name":
+            for n in m["names"]:
+                if n.endswith(".*"):
+                    p.wildcard.setdefault(n[:-2], r)
+                else:
+                    p.exact.setdefault(n, r)
+        elif t == "method":
+            for n in m["methods"]:
+                p.methods.setdefault(n, r)
+        elif t == "attribute":
+            for n in m["attributes"]:
+                p.attributes.setdefault(n, r)
+        elif t == "identifier":
+            for n in m.get("identifiers", []):
+                p.identifiers.setdefault(n, r)
+            p.prefixes += [(n, r) for n in m.get("prefixes", [])]
+        elif t == "literal":
+            lr = _LiteralRule(r, tuple(m["values"]), frozenset(m.get("keywords", ())),
+                              frozenset(m.get("calls", ())), frozenset(m.get("methods", ())),
+                              *(re.compile(m[k]) if k in m else None
+                                for k in ("targets", "compare", "contains")))
+            p.literals.append(lr)
+            p.lit_keywords |= lr.keywords
+            p.lit_calls |= lr.calls
+            p.lit_methods |= lr.methods
+            p.has_targets |= lr.targets is not None
+            p.has_compare |= lr.compare is not None or lr.contains is not None
+        elif t == "branch":
+            for n in m["nodes"]:
+                p.branches.setdefault(n, r)
+    _PLANS[key] = p
+    return p
+
+
+# ---------------------------------------------------------------------------------- utilities
+def _dotted(node: ast.AST) -> list[str] | None:
+    """['a', 'b', 'c'] for a pure Name/Attribute chain a.b.c, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    parts.reverse()
+    return parts
+
+
+def _text(node: ast.AST, depth: int = 0) -> str:
+    """A cheap textual rendering of an operand, for the compare/targets regexes."""
+    if depth > 8:
+        return ""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_text(node.value, depth + 1)}.{node.attr}"
+    if isinstance(node, ast.Call):
+        return f"{_text(node.func, depth + 1)}({','.join(_text(a, depth + 1) for a in node.args)})"
+    if isinstance(node, ast.Subscript):
+        return f"{_text(node.value, depth + 1)}[]"
+    return ""
+
+
+def _literal_text(node: ast.AST) -> tuple[str, bool] | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value, False
+    if isinstance(node, ast.JoinedStr):
+        head = node.values[0] if node.values else None
+        if isinstance(head, ast.Constant) and isinstance(head.value, str):
+            return head.value, True
+    return None
+
+
+def _value_matches(text: str, is_fstring: bool, values: tuple[str, ...]) -> bool:
+    for v in values:
+        if text == v or (text.startswith(v + ":") and (is_fstring or text[len(v) + 1:].isdigit())):
+            return True
+    return False
+
+
+def _candidates(node: ast.AST) -> Iterator[ast.AST]:
+    """String literal nodes an expression may evaluate to (ternaries, `or`, sequences)."""
+    if isinstance(node, (ast.Constant, ast.JoinedStr)):
+        yield node
+    elif isinstance(node, ast.IfExp):
+        yield from _candidates(node.body)
+        yield from _candidates(node.orelse)
+    elif isinstance(node, ast.BoolOp):
+        for v in node.values:
+            yield from _candidates(v)
+    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        for v in node.elts:
+            yield from _candidates(v)
+
+
+_STMT_CONTAINERS = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+# ------------------------------------------------------------------------------------ visitor
+class _Scan:
+    def __init__(self, plan: _Plan, lines: list[str], hits: list[int], package: str) -> None:
+        self.p = plan
+        self.lines = lines
+        self.hits = hits
+        self.package = package
+        self.imports: dict[str, str] = {}
+        self.out: list[tuple[Rule, ast.AST, str, str]] = []  # rule, node, matched name, kind
+        self.spans: list[tuple[Rule, int, int, int, int, str]] = []  # explicit spans
+        self.done_literals: set[int] = set()
+        self.branch_cands: list[tuple[str, ast.AST, list[ast.AST], ast.AST]] = []
+
+    # -- imports
+    def add_import(self, node: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    self.imports[a.asname] = a.name
+                else:
+                    head = a.name.split(".")[0]
+                    self.imports[head] = head
+            return
+        mod = node.module or ""
+        if node.level:
+            base = self.package.split(".") if self.package else []
+            if node.level > 1:
+                base = base[: len(base) - (node.level - 1)]
+            if not base:
+                return
+            mod = ".".join(base + ([mod] if mod else []))
+        for a in node.names:
+            if a.name != "*":
+                self.imports[a.asname or a.name] = f"{mod}.{a.name}"
+
+    def resolve(self, parts: list[str]) -> str | None:
+        head = self.imports.get(parts[0])
+        if head is None:
+            if parts[0] != "torch":       # `torch` without a visible import is still torch
+                return None
+            head = "torch"
+        return ".".join([head, *parts[1:]])
+
+    def match_name(self, full: str) -> tuple[Rule, str] | None:
+        p = self.p
+        parts = full.split(".")
+        for k in range(len(parts), 0, -1):
+            pre = ".".join(parts[:k])
+            r = p.exact.get(pre)
+            if r is not None:
+                return r, pre
+            if k > 1:
+                r = p.wildcard.get(".".join(parts[: k - 1]))
+                if r is not None:
+                    return r, pre
+        return None
+
+    # -- traversal
+    def in_hits(self, node: ast.AST) -> bool:
+        h = self.hits
+        decos = getattr(node, "decorator_list", None)
+        i = bisect.bisect_left(h, decos[0].lineno if decos else node.lineno)
+        return i < len(h) and h[i] <= node.end_lineno
+
+    def run(self, roots: Sequence[ast.AST]) -> None:
+        stack = list(reversed(roots))
+        pop, push = stack.pop, stack.extend
+        handlers = self.HANDLERS
+        while stack:
+            node = pop()
+            if isinstance(node, ast.stmt) and not self.in_hits(node):
+                continue
+            h = handlers.get(type(node))
+            kids = h(self, node) if h else None
+            push(reversed(list(ast.iter_child_nodes(node))) if kids is None else kids)
+
+    def emit(self, rule: Rule, node: ast.AST, matched: str = "", kind: str = "") -> None:
+        self.out.append((rule, node, matched, kind or rule.kind))
+
+    def h_import(self, node):
+        self.add_import(node)
+        return ()
+
+    def h_chain(self, node):
+        """Attribute / Name: resolve the maximal chain once, then descend to its base only."""
+        p = self.p
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            return ()
+        parts = _dotted(node)
+        if parts is not None:
+            full = self.resolve(parts)
+            if full is not None:
+                hit = self.match_name(full)
+                if hit is not None:
+                    self.emit(hit[0], node, hit[1], "reference")
+                    return ()
+            last = parts[-1]
+            if not isinstance(node.ctx, ast.Store):
+                r = p.identifiers.get(last)
+                if r is None and p.prefixes:
+                    r = next((rr for pre, rr in p.prefixes if last.startswith(pre)), None)
+                if r is not None:
+                    self.emit(r, node, last)
+                    return ()
+            if isinstance(node, ast.Attribute) and last in p.attributes:
+                self.emit(p.attributes[last], node, last)
+            return ()
+        # an Attribute on a non-chain base (call, subscript, ...)
+        if node.attr in p.attributes:
+            self.emit(p.attributes[node.attr], node, node.attr)
+        base = node.value
+        while isinstance(base, ast.Attribute) and _dotted(base) is None:
+            if base.attr in p.attributes:
+                self.emit(p.attributes[base.attr], base, base.attr)
+            base = base.value
+        return (base,)
+
+    def h_call(self, node: ast.Call):
+        p = self.p
+        func = node.func
+        fname = None
+        parts = _dotted(func)
+        if parts is not None:
+            fname = self.resolve(parts)
+        hit = self.match_name(fname) if fname is not None else None
+        if hit is not None:
+            self.emit(hit[0], func, hit[1], "call")
+        elif isinstance(func, ast.Attribute) and func.attr in p.methods:
+            self.emit(p.methods[func.attr], node, func.attr, "call")
+        if p.literals:
+            if node.keywords and p.lit_keywords:
+                for kw in node.keywords:
+                    if kw.arg in p.lit_keywords:
+                        self.literal_ctx(kw.value, lambda lr, a=kw.arg: a in lr.keywords)
+            if node.args:
+                if fname in p.lit_calls:
+                    self.literal_ctx(node.args[0], lambda lr: fname in lr.calls)
+                elif isinstance(func, ast.Attribute) and func.attr in p.lit_methods:
+                    self.literal_ctx(node.args[0], lambda lr, a=func.attr: a in lr.methods)
+        if hit is not None:   # the callee is reported; visit only the arguments
+            return [*reversed(node.keywords), *reversed(node.args)]
+        return None
+
+    def literal_ctx(self, expr: ast.AST, ok) -> None:
+        for c in _candidates(expr):
+            if id(c) in self.done_literals:
+                continue
+            lt = _literal_text(c)
+            if lt is None:
+                continue
+            for lr in self.p.literals:
+                if ok(lr) and _value_matches(lt[0], lt[1], lr.values):
+                    self.done_literals.add(id(c))
+                    self.emit(lr.rule, c, lt[0])
+                    break
+
+    def h_assign(self, node):
+        if self.p.has_targets and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                txt = _text(t)
+                if txt:
+                    self.literal_ctx(node.value, lambda lr, s=txt: lr.targets is not None
+                                     and lr.targets.search(s) is not None)
+        return None
+
+    def h_def(self, node):
+        if self.p.has_targets and not isinstance(node, ast.ClassDef):
+            a = node.args
+            pos = a.posonlyargs + a.args
+            pairs = list(zip(pos[len(pos) - len(a.defaults):], a.defaults))
+            pairs += [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+            for arg, default in pairs:
+                self.literal_ctx(default, lambda lr, s=arg.arg: lr.targets is not None
+                                 and lr.targets.search(s) is not None)
+        if "decorator" in self.p.branches and node.decorator_list:
+            self.branch_cands.append(("decorator", node, list(node.decorator_list),
+                                      node.decorator_list[0]))
+        return None
+
+    def h_compare(self, node: ast.Compare):
+        if not self.p.has_compare:
+            return None
+        left = node.left
+        for op, right in zip(node.ops, node.comparators):
+            if isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)):
+                self.compare_pair(left, op, right)
+            left = right
+        return None
+
+    def compare_pair(self, left, op, right) -> None:
+        seqs = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set)
+        if isinstance(op, (ast.In, ast.NotIn)) and not isinstance(right, seqs):
+            lt = _literal_text(left)   # `"cuda" in <expr>`: the substring rules come first
+            for lr in self.p.literals:
+                if (lt and lr.contains is not None and _value_matches(lt[0], lt[1], lr.values)
+                        and lr.contains.search(_text(right))):
+                    self.add_span(lr.rule, left, right, lt[0])
+                    return
+        for lr in self.p.literals:
+            if lr.compare is not None:
+                for lit_side, other in ((left, right), (right, left)):
+                    if isinstance(other, seqs):
+                        continue
+                    for c in _candidates(lit_side):
+                        lt = _literal_text(c)
+                        if lt and _value_matches(lt[0], lt[1], lr.values) \
+                                and lr.compare.search(_text(other)):
+                            self.add_span(lr.rule, left, right, lt[0])
+                            return
+
+    def add_span(self, rule: Rule, a: ast.AST, b: ast.AST, matched: str) -> None:
+        self.spans.append((rule, a.lineno, a.col_offset, b.end_lineno, b.end_col_offset, matched))
+
+    def h_if(self, node: ast.If):
+        br = self.p.branches
+        if br:
+            line = self.lines[node.lineno - 1] if node.lineno <= len(self.lines) else ""
+            kind = "elif" if line[node.col_offset:node.col_offset + 4] == "elif" else "if"
+            if kind in br:
+                self.branch_cands.append((kind, node, [node.test], node))
+        return None
+
+    def h_ifexp(self, node):
+        if "ifexp" in self.p.branches:
+            self.branch_cands.append(("ifexp", node, [node.test], node))
+        return None
+
+    def h_assert(self, node):
+        if "assert" in self.p.branches:
+            self.branch_cands.append(("assert", node, [node.test], node))
+        return None
+
+    HANDLERS: dict[type, Any] = {}
+
+
+_Scan.HANDLERS = {
+    ast.Import: _Scan.h_import, ast.ImportFrom: _Scan.h_import,
+    ast.Attribute: _Scan.h_chain, ast.Name: _Scan.h_chain, ast.Call: _Scan.h_call,
+    ast.Assign: _Scan.h_assign, ast.AnnAssign: _Scan.h_assign,
+    ast.FunctionDef: _Scan.h_def, ast.AsyncFunctionDef: _Scan.h_def,
+    ast.ClassDef: _Scan.h_def, ast.Compare: _Scan.h_compare, ast.If: _Scan.h_if,
+    ast.IfExp: _Scan.h_ifexp, ast.Assert: _Scan.h_assert,
+}
+
+
+# ------------------------------------------------------------------------- parsing strategies
+# A top-level statement starts at column 0 with something that can begin a statement and is not a
+# continuation keyword; starts inside triple-quoted strings are dropped, decorators stay with
+# their definition. Any piece that does not parse on its own makes the caller parse the file.
+_STARTS = re.compile(rb"^(?=[A-Za-z_@\[({'\"0-9.\-~])(?!(?:else|elif|except|finally)\b)", re.M)
+_TRIPLE = re.compile(rb'"""|\'\'\'')
+_IMPORT = re.compile(rb"(?:import|from)\s")
+
+
+def _segments(data: bytes) -> list[tuple[int, int, int]] | None:
+    """Top-level statements as (first_line, last_line, byte offset), 1-based; None when unsure."""
+    strings: list[tuple[int, int]] = []
+    open_at, quote = -1, b""
+    for m in _TRIPLE.finditer(data):
+        if open_at < 0:
+            open_at, quote = m.start(), m.group()
+        elif m.group() == quote:
+            strings.append((open_at, m.end()))
+            open_at = -1
+    if open_at >= 0:
+        return None
+    segs: list[tuple[int, int, int]] = []
+    line, last, si, prev_deco = 1, 0, 0, False
+    for m in _STARTS.finditer(data):
+        pos = m.start()
+        while si < len(strings) and strings[si][1] <= pos:
+            si += 1
+        if si < len(strings) and strings[si][0] < pos:
+            continue                               # inside a triple-quoted string
+        line += data.count(b"\n", last, pos)
+        last = pos
+        if not prev_deco:
+            segs.append((line, 0, pos))
+        prev_deco = data.startswith(b"@", pos)
+    if not segs:
+        return None
+    total = data.count(b"\n", last) + line
+    first = [(1, 0, 0)] + segs[1:] if segs[0][0] != 1 else segs
+    return [(a, (first[i + 1][0] - 1 if i + 1 < len(first) else total), off)
+            for i, (a, _, off) in enumerate(first)]
+
+
+def _parse_segments(data: bytes, segs, lines: list[str], want) -> list[ast.stmt] | None:
+    """Parse the segments for which ``want(first, last, offset)`` holds; None if one fails."""
+    roots: list[ast.stmt] = []
+    for first, last, off in segs:
+        if not want(first, last, off):
+            continue
+        chunk = "\n" * (first - 1) + "\n".join(lines[first - 1:last])
+        try:
+            roots.extend(ast.parse(chunk).body)
+        except SyntaxError:
+            return None
+    return roots
+
+
+def _hit_lines(data: bytes, low: bytes, aliases: Sequence[str] = ()) -> list[int]:
+    """Sorted 1-based line numbers holding a CUDA token or an alias name."""
+    found: list[int] = []
+    line, last = 1, 0
+    for m in _TOKEN_RE.finditer(low):
+        line += low.count(b"\n", last, m.start())
+        last = m.start()
+        found.append(line)
+    if aliases:
+        line, last = 1, 0
+        rx = re.compile(rb"\b(?:" + b"|".join(re.escape(a.encode()) for a in aliases) + rb")\b")
+        for m in rx.finditer(data):
+            line += data.count(b"\n", last, m.start())
+            last = m.start()
+            found.append(line)
+    return sorted(set(found))
+
+
+def _decode(data: bytes) -> str:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        head = b"\n".join(data.split(b"\n", 2)[:2])
+        m = re.search(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", head, re.M)
+        if m is None:
+            raise
+        try:
+            return data.decode(m.group(1).decode("ascii"))
+        except (LookupError, UnicodeDecodeError):
+            raise UnicodeDecodeError("utf-8", data, 0, 1, "undecodable with its coding cookie") from None
+
+
+# --------------------------------------------------------------------------------- entry point
+def scan_source(data: bytes, relpath: str, rules: Sequence[Rule], *, package_prefix: str = "",
+                segments: bool = True) -> tuple[list[Finding], list[FileError]]:
+    """Findings and per-file errors for one Python file; never raises for bad input.
+
+    ``segments=False`` forces a whole-file parse (tests compare both strategies).
+    """
+    plan = _plan(rules)
+    low = data.lower()
+    if not any(t in low for t in TOKENS):
+        return [], []
+    if b"\r" in data:   # ast counts \r\n and lone \r as line breaks; so do we
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        low = data.lower()
+    try:
+        text = _decode(data)
+    except UnicodeDecodeError as e:
+        return [], [FileError(relpath, "encoding", f"not UTF-8 (byte {e.start}) and no usable coding cookie")]
+    if "\0" in text:
+        return [], [FileError(relpath, "binary", "NUL byte in source")]
+    lines = text.split("\n")
+    qual = package_prefix + relpath
+    package = ".".join(qual.split("/")[:-1])
+    hits = _hit_lines(data, low)
+    segs = _segments(data) if segments and len(data) >= SEGMENT_MIN_BYTES else None
+    scan = _Scan(plan, lines, hits, package)
+    try:
+        roots = None
+        if segs is not None:   # imports first: aliases decide which other pieces matter
+            roots = _parse_segments(data, segs, lines,
+                                    lambda a, b, off: _IMPORT.match(data, off) is not None)
+        if roots is None:
+            segs = None
+            roots = ast.parse(text).body
+        _top_imports(scan, roots)
+        aliases = _cuda_aliases(scan.imports)
+        if aliases:
+            scan.hits = hits = _hit_lines(data, low, aliases)
+        if segs is not None:
+            def wanted(a, b, off, h=hits):
+                i = bisect.bisect_left(h, a)
+                return i < len(h) and h[i] <= b and _IMPORT.match(data, off) is None
+            more = _parse_segments(data, segs, lines, wanted)
+            roots = ast.parse(text).body if more is None else more
+    except SyntaxError as e:
+        return [], [FileError(relpath, "syntax", f"line {e.lineno}: {e.msg}")]
+    except (RecursionError, MemoryError, ValueError) as e:
+        return [], [FileError(relpath, "syntax", f"cannot parse: {type(e).__name__}")]
+    try:
+        scan.run(roots)
+    except RecursionError:
+        return [], [FileError(relpath, "syntax", "nesting too deep")]
+    return _findings(scan, relpath, qual, lines, text), []
+
+
+def _top_imports(scan: _Scan, roots: Sequence[ast.stmt]) -> None:
+    for n in roots:
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            scan.add_import(n)
+        elif isinstance(n, (ast.Try, ast.If)):
+            for b in n.body:
+                if isinstance(b, (ast.Import, ast.ImportFrom)):
+                    scan.add_import(b)
+
+
+def _cuda_aliases(imports: dict[str, str]) -> list[str]:
+    """Local names bound to CUDA things whose own spelling carries no CUDA token."""
+    return [k for k, v in imports.items()
+            if k != v and any(t in v.lower() for t in ("cuda", "cudnn", "nccl"))
+            and not any(t in k.lower() for t in ("cuda", "cudnn", "nccl", "multigpu"))]
+
+
+def _col(lines: list[str], line: int, off: int) -> int:
+    """1-based character column from ast's UTF-8 byte offset."""
+    s = lines[line - 1] if 0 < line <= len(lines) else ""
+    if s.isascii():
+        return off + 1
+    return len(s.encode()[:off].decode("utf-8", "ignore")) + 1
+
+
+def _findings(scan: _Scan, relpath: str, qual: str, lines: list[str], text: str) -> list[Finding]:
+    sub = subsystem(qual)
+    items: list[tuple[Rule, int, int, int, int, str, str]] = []
+    for rule, node, matched, kind in scan.out:
+        items.append((rule, node.lineno, node.col_offset, node.end_lineno, node.end_col_offset,
+                      matched, kind))
+    for rule, l1, c1, l2, c2, matched in scan.spans:
+        items.append((rule, l1, c1, l2, c2, matched, rule.kind))
+    # Branches: a candidate whose test holds a predicate match.
+    preds = sorted((l1, c1, l2, c2) for r, l1, c1, l2, c2, _, _ in items if r.id in scan.p.predicates)
+    if preds and scan.branch_cands:
+        for kind, node, tests, start in scan.branch_cands:
+            for t in tests:
+                i = bisect.bisect_left(preds, (t.lineno, t.col_offset, 0, 0))
+                if i < len(preds) and (preds[i][0], preds[i][1]) <= (t.end_lineno, t.end_col_offset):
+                    line, col = (t.lineno, t.col_offset) if kind == "decorator" else (start.lineno, start.col_offset)
+                    items.append((scan.p.branches[kind], line, col, node.end_lineno,
+                                  node.end_col_offset, kind, "branch"))
+                    break
+    sup = suppressed_lines(text)
+    out = []
+    seen = set()
+    for rule, l1, c1, l2, c2, matched, kind in items:
+        key = (rule.id, l1, c1)
+        if key in seen or (sup and is_suppressed(sup, l1, rule)):
+            continue
+        seen.add(key)
+        rep = rule.replacement
+        if rep and "{name}" in rep:
+            rep = rep.replace("{name}", matched.rsplit(".", 1)[-1])
+        msg = f"{rule.title}: " + (f"use {rep}" if rep else "no neutral equivalent, review by hand")
+        out.append(Finding(rule.id, rule.name, rule.category, kind, relpath, l1, _col(lines, l1, c1),
+                           l2, _col(lines, l2, c2), lines[l1 - 1].strip() if l1 <= len(lines) else "",
+                           sub, msg, rep, rule.safety))
+    return out
