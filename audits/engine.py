@@ -54,7 +54,7 @@ def _scan_one(e: Entry) -> tuple[list[Finding], list[FileError], str | None]:
         return [], [FileError(e.relpath, "unreadable", ex.strerror or str(ex))], None
     dig = digest(data)
     lang = BY_NAME[e.language]
-    if not lang.may_match(data):
+    if not lang.may_match(data, e.relpath):
         return [], [], dig
     nul = data.find(b"\0")
     if nul >= 0:

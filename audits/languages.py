@@ -31,9 +31,12 @@ class Language:
     module: str                     # scanner module exposing scan_source()
     rule_languages: tuple[str, ...]  # catalogue `language:` values this scanner consumes
     prefilter: tuple[bytes, ...]    # lower-case byte tokens; a file containing none has no findings
+    match_suffixes: tuple[str, ...] = ()  # always scanned, tokens or not (.cu/.cuh are CUDA-only)
 
-    def may_match(self, data: bytes) -> bool:
+    def may_match(self, data: bytes, relpath: str = "") -> bool:
         """The byte-level prefilter: does the (case-folded) file contain any token?"""
+        if self.match_suffixes and relpath.lower().endswith(self.match_suffixes):
+            return True
         low = data.lower()
         return any(tok in low for tok in self.prefilter)
 
@@ -47,7 +50,7 @@ _CPP_TOKENS = _CUDA_TOKENS + (b"rocm", b"hip", b"nvcc")
 LANGUAGES: tuple[Language, ...] = (
     Language("python", (".py", ".pyi"), (), "audits.python_scan", ("python",), _CUDA_TOKENS),
     Language("cpp", (".cpp", ".cc", ".cxx", ".h", ".hpp", ".cu", ".cuh"), (),
-             "audits.cpp_scan", ("cpp",), _CPP_TOKENS),
+             "audits.cpp_scan", ("cpp",), _CPP_TOKENS, (".cu", ".cuh")),
     Language("cmake", (".cmake",), ("CMakeLists.txt",), "audits.cpp_scan", ("cmake",), _CPP_TOKENS),
 )
 BY_NAME = {lang.name: lang for lang in LANGUAGES}
