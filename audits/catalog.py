@@ -25,6 +25,7 @@ import yaml
 from .model import SAFETY_LEVELS, Rule
 
 CATALOG_PATH = Path(__file__).with_name("catalog.yaml")
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)   # the C loader is ~10x faster
 SCHEMA = 1
 LANGUAGES = ("python", "cpp", "cmake")
 KINDS = ("call", "reference", "attribute", "literal", "gate", "branch", "include", "macro",
@@ -104,8 +105,19 @@ def load(path: str | Path | None = None) -> Catalog:
     """Parse and validate the catalogue (structure only; no torch needed)."""
     p = Path(path) if path else CATALOG_PATH
     raw = p.read_bytes()
+    key = (str(p), hashlib.sha256(raw).hexdigest())
+    if key not in _LOADED:
+        _LOADED[key] = _load(p, raw)
+    cat = _LOADED[key]
+    return Catalog(list(cat.rules), cat.version, cat.path)
+
+
+_LOADED: dict[tuple[str, str], Catalog] = {}
+
+
+def _load(p: Path, raw: bytes) -> Catalog:
     try:
-        doc = yaml.safe_load(raw)
+        doc = yaml.load(raw, Loader=_Loader)
     except yaml.YAMLError as e:
         raise CatalogError(f"{p}: not valid YAML: {e}") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("rules"), list):

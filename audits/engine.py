@@ -36,12 +36,13 @@ class Options:
 _W: dict = {}
 
 
-def _init_worker(catalog_path: str | None, rule_ids: list[str], prefix: str) -> None:
+def _init_worker(catalog_path: str | None, prefix: str) -> None:
+    # Scanners get every rule of their language: precedence between rules (a specific rule over
+    # a catch-all) must not change with the selection, which is applied to the results instead.
     cat = load(catalog_path)
-    chosen = [cat.by_id[i] for i in rule_ids]
     _W.clear()
     _W["prefix"] = prefix
-    _W["rules"] = {lang.name: [r for r in chosen if r.language in lang.rule_languages]
+    _W["rules"] = {lang.name: [r for r in cat.rules if r.language in lang.rule_languages]
                    for lang in available()}
     _W["scanners"] = {name: load_scanner(BY_NAME[name]) for name in _W["rules"]}
 
@@ -89,11 +90,11 @@ def run_scan(opts: Options, progress: Callable[[int, int], None] | None = None,
              if opts.languages is None or lang.name in opts.languages]
     entries, errors = walk(opts.root, excludes=opts.excludes, max_bytes=opts.max_bytes, languages=langs)
     prefix = package_prefix(opts.root)
-    rule_ids = [r.id for r in rules]
+    selected = {r.id for r in rules}
 
     cache = None
     if opts.use_cache:
-        key = f"{__version__}\0{cat.version}\0{','.join(rule_ids)}\0{prefix}\0{opts.max_bytes}"
+        key = f"{__version__}\0{cat.version}\0{prefix}\0{opts.max_bytes}"
         cache = Cache(opts.cache_dir or default_dir(), opts.root, key)
         cache.load()
 
@@ -114,7 +115,7 @@ def run_scan(opts: Options, progress: Callable[[int, int], None] | None = None,
     by_rel = {e.relpath: e for e in todo}
     jobs = opts.jobs or os.cpu_count() or 1
     if todo:
-        args = (opts.catalog_path, rule_ids, prefix)
+        args = (opts.catalog_path, prefix)
         if jobs <= 1 or len(todo) < INPROCESS_BELOW:
             _init_worker(*args)
             for i, e in enumerate(todo):
@@ -143,6 +144,7 @@ def run_scan(opts: Options, progress: Callable[[int, int], None] | None = None,
     pfi = opts.per_file_ignores
     for e in entries:
         fs, errs = results[e.relpath]
+        fs = [f for f in fs if f.rule in selected]
         if pfi and fs:
             fs = _apply_per_file_ignores(fs, e.relpath, pfi, cat)
         findings.extend(fs)
