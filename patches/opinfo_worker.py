@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import traceback
@@ -182,6 +183,8 @@ def main(argv=None) -> int:
                 if (op_id(op), dname) in done:
                     continue
                 out.write(json.dumps({"event": "start", "op": op_id(op), "dtype": dname}) + "\n")
+                if os.environ.get("HN_MATRIX_CRASH_AT") == op_id(op):
+                    os.abort()  # fault injection: proves the parent resumes past a dead worker
                 t0 = time.perf_counter()
                 try:
                     cell = run_cell(op, device, dtype, a.max_samples)

@@ -92,7 +92,7 @@ def generic_id(test: str, device: str) -> str:
     cls, sep, name = test.rpartition("::")
     if not sep:
         return test
-    cls, n = re.subn(rf"(?<=[a-z0-9_])({cls_sfx})$", "", cls)
+    cls, n = re.subn(rf"(?<=\w)({cls_sfx})$", "", cls)
     if not n:
         return test
     # the device suffix is the last one, before any dtype/param suffix: test_x_cpu_float32

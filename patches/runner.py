@@ -103,6 +103,8 @@ def tail(path: Path, lines: int = 15) -> str:
 def probe(device: str, *, cwd: Path, pythonpath: Sequence = (), python: str = sys.executable,
           plugin: str | None = None, timeout: float = 600, log: Path | None = None) -> DeviceInfo:
     """Can ``device`` be booted here? Runs the bootstrap's ``--probe`` in a subprocess."""
+    if device == "cpu":
+        return DeviceInfo("cpu", True, "cpu")  # always there; saves a torch import
     log = log or Path(cwd) / f".probe-{device}.log"
     rc, _ = _run(boot_command(device, python, plugin) + ["--probe"], Path(cwd),
                  device_env(device, pythonpath), timeout, log)
