@@ -38,10 +38,11 @@ void book(c10::DeviceIndex d, const void* p, size_t n) {
   auto cap = s.capacity ? s.capacity : physical_ram();
   if (s.stats.allocated_bytes[kAgg].current + static_cast<int64_t>(n) > cap) {
     s.stats.num_ooms++;
+    auto used = s.stats.allocated_bytes[kAgg].current;
     TORCH_CHECK_WITH(OutOfMemoryError, false, "trn:", static_cast<int>(d),
-                     " out of memory: tried to allocate ", n, " bytes with ",
-                     s.stats.allocated_bytes[kAgg].current, " of ", cap,
-                     " bytes in use (capacity set by kernels.trn.memory.set_capacity)");
+                     " out of memory: tried to allocate ", n, " bytes; ", std::max<int64_t>(cap - used, 0),
+                     " bytes free of ", cap, " total (", used,
+                     " in use; capacity set by kernels.trn.memory.set_capacity)");
   }
   for (auto* st : {&s.stats.allocation, &s.stats.segment, &s.stats.active}) (*st)[kAgg].increase(1);
   for (auto* st : {&s.stats.allocated_bytes, &s.stats.reserved_bytes, &s.stats.active_bytes,

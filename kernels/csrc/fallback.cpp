@@ -19,9 +19,17 @@ namespace trn {
 namespace {
 using c10::IValue;
 
+struct StorageAlias {
+  c10::Storage device;
+  c10::Storage cpu;
+  const void* data;  // what the CPU storage pointed at before the kernel ran
+  size_t nbytes;
+};
+
 struct Aliased {
   at::Tensor device;
   at::Tensor cpu;
+  size_t storage;  // index into Call::storages
 };
 
 bool is_optional_generator(const c10::Argument& a) {
@@ -52,6 +60,19 @@ struct Call {
 
   explicit Call(const c10::FunctionSchema& s) : schema(s) {}
 
+  c10::SmallVector<StorageAlias, 4> storages;
+
+  // One CPU storage per device storage, so aliasing between arguments stays visible to the
+  // CPU kernel's overlap checks.
+  size_t storage_index(const c10::Storage& device) {
+    auto* impl = device.unsafeGetStorageImpl();
+    for (size_t i = 0; i < storages.size(); ++i)
+      if (storages[i].device.unsafeGetStorageImpl() == impl) return i;
+    auto cpu = cpu_storage_alias(device);
+    storages.push_back({device, cpu, cpu.data(), cpu.nbytes()});
+    return storages.size() - 1;
+  }
+
   at::Tensor to_cpu(const at::Tensor& t) {
     if (!t.defined()) return t;
     if (!is_trn(t)) {
@@ -62,38 +83,54 @@ struct Call {
     if (device < 0) device = d;
     else if (d != device)
       mixed(schema, "trn:" + std::to_string(device), "trn:" + std::to_string(d));
-    auto a = cpu_alias(t);
-    aliased.push_back({t, a});
+    auto si = storage_index(t.storage());
+    auto a = cpu_alias(t, storages[si].cpu);
+    aliased.push_back({t, a, si});
     return a;
   }
 
+  // The device storage for a CPU storage seen after the kernel: an alias maps back to its
+  // device storage; anything else is fresh CPU memory and is adopted.
+  c10::Storage device_storage(const c10::Storage& cpu) {
+    auto* key = cpu.unsafeGetStorageImpl();
+    for (const auto& s : storages)
+      if (s.cpu.unsafeGetStorageImpl() == key) return s.device;
+    for (const auto& [k, s] : adopted)
+      if (k == key) return s;
+    c10::Storage s(c10::Storage::use_byte_size_t(), cpu.nbytes(), adopt(cpu, device),
+                   device_allocator(device), /*resizable=*/true);
+    adopted.emplace_back(key, s);
+    return s;
+  }
+
   at::Tensor to_device(const at::Tensor& out) {
-    if (!out.defined() || !out.is_cpu()) return out;
+    if (!out.defined() || !out.is_cpu() || out.layout() != c10::kStrided) return out;
     auto* impl = out.unsafeGetTensorImpl();
     for (const auto& a : aliased)
       if (a.cpu.unsafeGetTensorImpl() == impl) return a.device;  // in-place / out= / identity
-    const auto& storage = out.storage();
-    if (storage.device().type() == c10::DeviceType::PrivateUse1)
-      return device_view(out, storage);  // a view of a device argument
-    auto* key = storage.unsafeGetStorageImpl();
-    for (const auto& [k, s] : adopted)
-      if (k == key) return device_view(out, s);
-    auto t = adopt_tensor(out, device);
-    adopted.emplace_back(key, t.storage());
-    return t;
+    return device_view(out, device_storage(out.storage()));
   }
 
-  // Carries resizes / set_ that the CPU kernel applied to an alias back to the device tensor.
+  // Carries what the CPU kernel did to the aliases back to the device tensors: storages it grew
+  // (resize of an out= argument), storages it swapped (set_), and new sizes/strides/offsets.
   void sync_back() {
+    for (auto& s : storages) {
+      auto* cpu = s.cpu.unsafeGetStorageImpl();
+      if (cpu->data() == s.data && cpu->nbytes() == s.nbytes) continue;
+      auto* dev = s.device.unsafeGetStorageImpl();
+      if (cpu->data() != s.data) {
+        // The CPU storage now owns fresh CPU memory: hand it to the device storage. The alias
+        // keeps that memory alive; the old device memory is released here.
+        dev->set_data_ptr_noswap(adopt(s.cpu, device));
+      }
+      dev->set_nbytes(cpu->nbytes());
+    }
     for (auto& a : aliased) {
       auto* d = a.device.unsafeGetTensorImpl();
       auto* c = a.cpu.unsafeGetTensorImpl();
-      if (!c->unsafe_storage().is_alias_of(d->unsafe_storage())) {
-        auto s = c->unsafe_storage();
-        if (s.device().type() != c10::DeviceType::PrivateUse1)
-          s = adopt_tensor(a.cpu, device).storage();
-        d->set_storage_keep_dtype(std::move(s));
-      }
+      if (c->unsafe_storage().unsafeGetStorageImpl() !=
+          storages[a.storage].cpu.unsafeGetStorageImpl())
+        d->set_storage_keep_dtype(device_storage(c->unsafe_storage()));
       if (c->sizes() != d->sizes() || c->strides() != d->strides() ||
           c->storage_offset() != d->storage_offset())
         d->set_sizes_and_strides(c->sizes(), c->strides(), c->storage_offset());

@@ -108,8 +108,12 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
     return old;
   }
   bool queryStream(const c10::Stream&) const override { return true; }
-  void synchronizeStream(const c10::Stream&) const override {}
-  void synchronizeDevice(const c10::DeviceIndex index) const override { resolve(index); }
+  void synchronizeStream(const c10::Stream& s) const override {
+    notify_stream("stream_sync", s.device_index(), s.id(), nullptr);
+  }
+  void synchronizeDevice(const c10::DeviceIndex index) const override {
+    notify_stream("device_sync", resolve(index), 0, nullptr);
+  }
 
   void record(void** event, const c10::Stream& stream, const c10::DeviceIndex device_index,
               const c10::EventFlag flag) const override {
@@ -127,12 +131,14 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
     e->stream = stream.id();
     e->recorded = true;
     e->time_ms = now_ms();
+    notify_stream("record", stream.device_index(), stream.id(), e);
   }
-  void block(void* /*event*/, const c10::Stream& /*stream*/) const override {
+  void block(void* event, const c10::Stream& stream) const override {
     // Everything recorded so far has already run: waiting is complete by construction.
+    notify_stream("block", stream.device_index(), stream.id(), event);
   }
   bool queryEvent(void* /*event*/) const override { return true; }
-  void synchronizeEvent(void* /*event*/) const override {}
+  void synchronizeEvent(void* event) const override { notify_stream("event_sync", -1, 0, event); }
   void destroyEvent(void* event, const c10::DeviceIndex) const noexcept override {
     delete static_cast<Event*>(event);
   }

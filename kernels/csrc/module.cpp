@@ -4,6 +4,10 @@
 
 #include "tensors.h"
 
+namespace trn {
+void set_stream_observer(pybind11::object fn);  // policy.cpp
+}
+
 namespace {
 py::object default_generator(int index) {
   return py::reinterpret_steal<py::object>(
@@ -24,5 +28,14 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   });
   m.def("capacity", [](int i) { return trn::capacity(static_cast<c10::DeviceIndex>(i)); });
   m.def("claim_composite_ops", &trn::claim_composite_ops);
+  m.def("set_dtype_policy", [](const std::vector<at::ScalarType>& dtypes,
+                               const std::vector<at::ScalarType>& fallbacks,
+                               const std::vector<std::string>& messages, bool strict) {
+    std::vector<int> d, f;
+    for (auto t : dtypes) d.push_back(static_cast<int>(t));
+    for (auto t : fallbacks) f.push_back(static_cast<int>(t));
+    trn::set_dtype_policy(d, f, messages, strict);
+  });
+  m.def("set_stream_observer", &trn::set_stream_observer);
   m.def("is_pinned_ptr", [](uint64_t p) { return trn::is_pinned(reinterpret_cast<void*>(p)); });
 }

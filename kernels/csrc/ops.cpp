@@ -13,6 +13,7 @@
 #include <ATen/ops/set_native.h>
 #include <ATen/ops/view_native.h>
 #include <ATen/ops/zero.h>
+#include <c10/core/CPUAllocator.h>
 #include <c10/core/TensorImpl.h>
 #include <torch/library.h>
 
@@ -21,31 +22,6 @@ namespace trn {
 namespace {
 constexpr c10::DispatchKeySet kTrnKeys(c10::DispatchKey::PrivateUse1);
 constexpr c10::DispatchKeySet kCpuKeys(c10::DispatchKey::CPU);
-
-// A CPU TensorImpl that holds a device StorageImpl. The base class would take its device from
-// the storage; this one keeps "cpu" so CPU kernels accept it.
-struct CpuAliasImpl final : public c10::TensorImpl {
-  CpuAliasImpl(c10::Storage storage, caffe2::TypeMeta dtype)
-      : c10::TensorImpl(kCpuKeys, dtype, c10::Device(c10::DeviceType::CPU)) {
-    storage_ = std::move(storage);
-  }
-  template <typename VC>
-  c10::intrusive_ptr<c10::TensorImpl> detach_impl(VC&& vc, bool allow_change) const {
-    auto impl = c10::make_intrusive<CpuAliasImpl>(storage_, data_type_);
-    copy_tensor_metadata(this, impl.get(), std::forward<VC>(vc), allow_change);
-    impl->refresh_numel();
-    impl->refresh_contiguous();
-    return impl;
-  }
-  c10::intrusive_ptr<c10::TensorImpl> shallow_copy_and_detach(
-      const c10::VariableVersion& vc, bool allow_change) const override {
-    return detach_impl(vc, allow_change);
-  }
-  c10::intrusive_ptr<c10::TensorImpl> shallow_copy_and_detach(
-      c10::VariableVersion&& vc, bool allow_change) const override {
-    return detach_impl(std::move(vc), allow_change);
-  }
-};
 
 c10::DeviceIndex device_of(std::optional<c10::Device> d) {
   if (!d.has_value()) return current_device();
@@ -64,7 +40,7 @@ at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarT
                                std::optional<bool> pin, std::optional<c10::MemoryFormat> mf) {
   check_plain(layout, pin);
   return at::detail::empty_generic(size, device_allocator(device_of(device)), kTrnKeys,
-                                   c10::dtype_or_default(dtype), mf);
+                                   check_dtype(c10::dtype_or_default(dtype), "aten::empty"), mf);
 }
 
 at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
@@ -72,7 +48,8 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
                          std::optional<c10::Device> device, std::optional<bool> pin) {
   check_plain(layout, pin);
   return at::detail::empty_strided_generic(size, stride, device_allocator(device_of(device)),
-                                           kTrnKeys, c10::dtype_or_default(dtype));
+                                           kTrnKeys, check_dtype(c10::dtype_or_default(dtype),
+                                                                 "aten::empty_strided"));
 }
 
 // The zero tensor autograd hands out has no memory: give it real zeros on the device.
@@ -155,8 +132,23 @@ void record_stream(at::Tensor&, c10::Stream) {
 }
 } // namespace
 
-at::Tensor cpu_alias(const at::Tensor& t) {
-  auto impl = c10::make_intrusive<CpuAliasImpl>(t.storage(), t.dtype());
+namespace {
+void release_device_storage(void* ctx) {
+  c10::raw::intrusive_ptr::decref(static_cast<c10::StorageImpl*>(ctx));
+}
+} // namespace
+
+c10::Storage cpu_storage_alias(const c10::Storage& device) {
+  auto* impl = device.unsafeGetStorageImpl();
+  c10::raw::intrusive_ptr::incref(impl);
+  c10::DataPtr ptr(impl->mutable_data(), impl, &release_device_storage,
+                   c10::Device(c10::DeviceType::CPU));
+  return c10::Storage(c10::Storage::use_byte_size_t(), impl->nbytes(), std::move(ptr),
+                      c10::GetCPUAllocator(), /*resizable=*/true);
+}
+
+at::Tensor cpu_alias(const at::Tensor& t, const c10::Storage& cpu_storage) {
+  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::Storage(cpu_storage), kCpuKeys, t.dtype());
   impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
   if (t.is_conj()) impl->_set_conj(true);
   if (t.is_neg()) impl->_set_neg(true);
@@ -164,19 +156,14 @@ at::Tensor cpu_alias(const at::Tensor& t) {
   return at::Tensor(std::move(impl));
 }
 
+at::Tensor cpu_alias(const at::Tensor& t) { return cpu_alias(t, cpu_storage_alias(t.storage())); }
+
 at::Tensor device_view(const at::Tensor& like, c10::Storage storage) {
   auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(storage), kTrnKeys, like.dtype());
   impl->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());
   if (like.is_conj()) impl->_set_conj(true);
   if (like.is_neg()) impl->_set_neg(true);
   return at::Tensor(std::move(impl));
-}
-
-at::Tensor adopt_tensor(const at::Tensor& cpu, c10::DeviceIndex device) {
-  auto nbytes = cpu.storage().nbytes();
-  c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes, adopt(cpu.storage(), device),
-                       device_allocator(device), /*resizable=*/true);
-  return device_view(cpu, std::move(storage));
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -196,4 +183,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("record_stream", record_stream);
 }
 
+} // namespace trn
+
+namespace trn {
+// _copy_from reads conj/neg bits itself (the CPU copy kernel resolves them); without these
+// fallthroughs the Conjugate/Negative fallbacks would materialise the source with a copy,
+// which calls _copy_from again — forever.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
 } // namespace trn

@@ -11,16 +11,18 @@ inline bool is_trn(const at::Tensor& t) {
   return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1;
 }
 
-// A CPU tensor over the same StorageImpl as `t`: same bytes, sizes, strides, conj/neg bits.
-// Views of it share the device storage (so they keep it alive), and a resize made by a CPU
-// kernel goes through the storage's own allocator, i.e. stays device memory.
+// A CPU storage over the bytes of a device storage. It holds a reference to the device storage,
+// so CPU views made from it keep the device memory alive. A CPU kernel that grows it gets fresh
+// CPU memory, which the caller then adopts back into the device storage.
+c10::Storage cpu_storage_alias(const c10::Storage& device);
+
+// A CPU tensor with t's sizes, strides, offset and conj/neg bits over `cpu_storage`
+// (by default a fresh alias of t's storage).
+at::Tensor cpu_alias(const at::Tensor& t, const c10::Storage& cpu_storage);
 at::Tensor cpu_alias(const at::Tensor& t);
 
 // A device tensor with the metadata of `like` over `storage` (a device storage).
 at::Tensor device_view(const at::Tensor& like, c10::Storage storage);
-
-// A device tensor for a CPU kernel's fresh output, taking over its memory without a copy.
-at::Tensor adopt_tensor(const at::Tensor& cpu, c10::DeviceIndex device);
 
 // Registers the boxed fallback for every aten op whose PrivateUse1 slot would otherwise be
 // filled by a CompositeExplicitAutograd(NonFunctional) kernel although CPU has a real one.

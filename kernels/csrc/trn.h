@@ -39,4 +39,13 @@ at::Generator new_generator(c10::DeviceIndex index);
 // The CPU generator a CPU kernel must draw from for a trn generator.
 at::Generator cpu_engine(const at::Generator& trn_gen);
 
+// ---- policy.cpp (Trainium policies decided in kernels/trn/trainium.py) ----
+// The dtype the device stores for `dtype` requested by `op`: raises TypeError (strict) or returns
+// the fallback with a one-time warning (permissive) for dtypes the preset lacks.
+c10::ScalarType check_dtype(c10::ScalarType dtype, const char* op);
+void set_dtype_policy(const std::vector<int>& dtypes, const std::vector<int>& fallbacks,
+                      const std::vector<std::string>& messages, bool strict);
+// Tells the stream observer (the opt-in sanitizer) about record/block/synchronize.
+void notify_stream(const char* what, c10::DeviceIndex device, int64_t stream, const void* event);
+
 } // namespace trn
