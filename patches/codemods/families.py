@@ -126,10 +126,19 @@ class Rename(Family):
             if isinstance(original, cst.Name) and eng.defined_locally(original):
                 eng.fail(spec, original, f"{ident} is defined in this file")
                 return None
-            quals = sorted(q for q in eng.qualnames(original) if q.endswith("." + ident))
             new = spec.new_for(ident)
+            if isinstance(original, cst.Attribute):
+                # `mod.TEST_CUDA`: only a receiver we can resolve says where the new name lives.
+                receiver = eng.qualnames(original.value)
+                if not receiver:
+                    eng.fail(spec, original, "cannot resolve the module it is read from")
+                    return None
+                old = f"{sorted(receiver)[0]}.{ident}"
+            else:
+                quals = sorted(q for q in eng.qualnames(original) if q.endswith("." + ident))
+                old = quals[0] if quals else ident
             eng.done(spec, original)
-            return eng.reference(original, quals[0] if quals else ident, new, bare=True)
+            return eng.reference(original, old, new, bare=True)
         return None
 
 

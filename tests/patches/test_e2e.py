@@ -1,0 +1,118 @@
+"""End to end on the minitrain project: scan -> generate -> git am -> rescan, plus the CLI's
+--diff/--apply contracts, determinism and bad input. Real git, real scanner, real torch."""
+import shutil
+from pathlib import Path
+
+import pytest
+
+from patches import audit_io, gitutil
+from patches.generate import main
+
+PROJECT = Path(__file__).with_name("project")
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    """A git copy of the project and the series generated for it (review rules included)."""
+    tmp = tmp_path_factory.mktemp("e2e")
+    repo = gitutil.init_copy(PROJECT, tmp / "minitrain")
+    rc = main([str(repo), "--out", str(tmp / "series"), "--unsafe-fixes", "--max-files", "1"])
+    assert rc == 0
+    return tmp, repo
+
+
+def test_series_applies_with_git_am_and_rescan_is_clean(generated, tmp_path):
+    tmp, repo = generated
+    rules = audit_io.load_rules()
+    before = audit_io.scan_tree(repo, list(rules.values()))
+    names = (tmp / "series" / "series").read_text().split()
+    assert names and all((tmp / "series" / n).is_file() for n in names)
+    work = gitutil.init_copy(repo, tmp_path / "work", ignore=shutil.ignore_patterns(".git"))
+    gitutil.am(work, [tmp / "series" / n for n in names])
+    subjects = gitutil.log_subjects(work, len(names))
+    assert all(s.startswith("[hw-neutral] Use ") for s in subjects)
+    assert "[hw-neutral] Use torch.accelerator.synchronize in minitrain (part 1/2)" in subjects
+    after = audit_io.scan_tree(work, list(rules.values()))
+    fixed = {"HN101", "HN102", "HN103", "HN104", "HN105", "HN202", "HN301", "HN302",
+             "HN401", "HN501", "HN704"}
+    assert fixed <= set(before.counts("rule"))
+    assert not fixed & set(after.counts("rule")), after.counts("rule")
+    # What has no mechanical fix is still reported.
+    assert {"HN402", "HN502", "HN503"} <= set(after.counts("rule"))
+    for p in work.rglob("*.py"):
+        compile(p.read_text(), str(p), "exec")
+    # Idempotent: the rewritten tree yields an empty series.
+    assert main([str(work), "--out", str(tmp_path / "again"), "--unsafe-fixes"]) == 0
+    assert (tmp_path / "again" / "series").read_text() == ""
+
+
+def test_commit_message_carries_why_rules_sites_and_test_plan(generated):
+    tmp, _ = generated
+    sync = sorted((tmp / "series").glob("*synchronize-in-mini*.patch"))[0].read_text()
+    assert "Rule: HN105 (cuda-synchronize)" in sync
+    assert "  minitrain/runtime.py:20: torch.cuda.synchronize(device=device)" in sync
+    assert f"Test Plan:\npython -m patches.validate --tree {tmp / 'minitrain'} " \
+           f"--series {tmp / 'series'} --devices cpu,trn\n" in sync
+
+
+def test_rerun_is_byte_identical_and_max_files_caps(generated):
+    tmp, repo = generated
+    first = {p.name: p.read_bytes() for p in (tmp / "series").iterdir()}
+    rerun = tmp / "rerun"
+    (tmp / "series").rename(rerun)  # same --out path again: the Test Plan names it
+    try:
+        assert main([str(repo), "--out", str(tmp / "series"), "--unsafe-fixes", "--max-files", "1"]) == 0
+        second = {p.name: p.read_bytes() for p in (tmp / "series").iterdir()}
+    finally:
+        shutil.rmtree(tmp / "series", ignore_errors=True)
+        rerun.rename(tmp / "series")
+    assert first == second
+    assert all(b.count(b"\ndiff --git ") <= 1 for n, b in first.items() if n.endswith(".patch"))
+
+
+def test_safe_only_by_default(tmp_path, capsys):
+    repo = gitutil.init_copy(PROJECT, tmp_path / "p")
+    assert main([str(repo), "--out", str(tmp_path / "s")]) == 0
+    text = "".join(p.read_text() for p in sorted((tmp_path / "s").glob("*.patch")))
+    assert "+    torch.accelerator.synchronize(device)" in text
+    assert "+    torch.accelerator.empty_cache()" not in text
+    assert "review rule: rerun with --unsafe-fixes" in capsys.readouterr().err
+
+
+def test_diff_exit_code_and_apply_refuses_dirty_tree(tmp_path, capsys):
+    repo = gitutil.init_copy(PROJECT, tmp_path / "p")
+    assert main([str(repo), "--diff"]) == 1
+    out = capsys.readouterr().out
+    assert "-    torch.cuda.synchronize(device=device)\n+    torch.accelerator.synchronize(device)\n" in out
+    (repo / "minitrain" / "runtime.py").write_text((repo / "minitrain" / "runtime.py").read_text() + "\n")
+    orig = (repo / "minitrain" / "timing.py").read_text()
+    assert main([str(repo), "--apply"]) == 2
+    assert "refusing --apply on a dirty git tree" in capsys.readouterr().err
+    assert (repo / "minitrain" / "timing.py").read_text() == orig
+    assert main([str(repo), "--apply", "--force"]) == 0
+    assert "torch.accelerator.synchronize()" in (repo / "minitrain" / "timing.py").read_text()
+    assert main([str(repo), "--diff"]) == 0
+
+
+def test_unparseable_and_undecodable_files_are_reported_and_skipped(tmp_path, capsys):
+    root = tmp_path / "t"
+    root.mkdir()
+    (root / "bad.py").write_text("import torch\ntorch.cuda.synchronize(\n")
+    (root / "latin.py").write_bytes(b"import torch\nx = '\xe9'\ntorch.cuda.synchronize()\n")
+    (root / "good.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    assert main([str(root), "--out", str(tmp_path / "s")]) == 0
+    err = capsys.readouterr().err
+    assert "error bad.py: syntax" in err and "error latin.py: encoding" in err
+    patch = "".join(p.read_text() for p in (tmp_path / "s").glob("*.patch"))
+    assert "good.py" in patch and "bad.py" not in patch and "latin.py" not in patch
+    assert (root / "bad.py").read_text() == "import torch\ntorch.cuda.synchronize(\n"
+
+
+def test_bad_arguments_exit_2(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        main([str(tmp_path)])                          # no --out/--diff/--apply
+    assert e.value.code == 2
+    with pytest.raises(SystemExit) as e:
+        main([str(tmp_path), "--diff", "--author", "nobody"])
+    assert e.value.code == 2
+    assert main([str(tmp_path / "missing"), "--diff"]) == 2
