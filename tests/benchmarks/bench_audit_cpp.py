@@ -46,6 +46,40 @@ def best(fn, repeat: int) -> tuple[float, float, object]:
     return wall, cpu, out
 
 
+def funnel(rules) -> tuple[int, int, int]:
+    """(files, files past the registry prefilter, files tree-sitter parses), counted in-process."""
+    from audits.cpp import cxx
+    from audits.cpp_scan import scan_source
+    from audits.languages import language_for
+
+    parsed = 0
+    real_parse = cxx.parse
+
+    def counting_parse(data):
+        nonlocal parsed
+        parsed += 1
+        return real_parse(data)
+
+    cxx.parse = counting_parse
+    total = passed = 0
+    try:
+        for dirpath, _, names in os.walk(INCLUDE):
+            for n in names:
+                lang = language_for(n)
+                if lang is None:
+                    continue
+                total += 1
+                rel = os.path.relpath(os.path.join(dirpath, n), INCLUDE)
+                with open(os.path.join(dirpath, n), "rb") as fh:
+                    data = fh.read()
+                if lang.may_match(data, rel):
+                    passed += 1
+                    scan_source(data, rel, [r for r in rules if r.language in lang.rule_languages])
+    finally:
+        cxx.parse = real_parse
+    return total, passed, parsed
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--jobs", type=int, default=2)
@@ -69,6 +103,9 @@ def main() -> int:
 
     print(f"tree: {INCLUDE} ({rep.files_scanned} files: {rep.languages})")
     print(f"findings: {len(rep.findings)} in {rep.files_with_findings} files, {len(rep.errors)} errors")
+    from audits.catalog import load
+    total, passed, parsed = funnel(load().rules)
+    print(f"funnel: {total} files -> {passed} past the registry prefilter -> {parsed} parsed by tree-sitter")
     print(f"jobs={a.jobs}, best of {a.repeat}, load average {os.getloadavg()[0]:.1f}")
     print(f"{'':<20}{'wall s':>8}{'x grep':>8}{'cpu s':>8}{'x grep':>8}")
     print(f"{'grep -rn baseline':<20}{grep_s:8.3f}{1:8.2f}{grep_cpu:8.3f}{1:8.2f}")
