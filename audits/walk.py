@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 from dataclasses import dataclass
 from typing import Iterable
@@ -31,20 +32,23 @@ class Entry:
     inode: int
 
 
-def _excluded(rel: str, patterns: Iterable[str]) -> bool:
-    """Glob match on the relative path, on any leading directory, or on the base name."""
-    for pat in patterns:
-        pat = pat.rstrip("/")
-        if fnmatch.fnmatchcase(rel, pat) or fnmatch.fnmatchcase(rel, pat + "/*") \
-                or fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], pat):
-            return True
-    return False
+def exclude_matcher(patterns: Iterable[str]):
+    """A predicate on relative paths: glob match on the path, any leading directory, or the base name."""
+    pats = [p.rstrip("/") for p in patterns if p.strip("/")]
+    if not pats:
+        return None
+    rx = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in pats))
+    rx_dir = re.compile("|".join(f"(?:{fnmatch.translate(p + '/*')})" for p in pats))
+
+    def excluded(rel: str) -> bool:
+        return bool(rx.match(rel) or rx_dir.match(rel) or rx.match(rel.rsplit("/", 1)[-1]))
+    return excluded
 
 
 def walk(root: str, *, excludes: Iterable[str] = (), max_bytes: int = DEFAULT_MAX_BYTES,
          languages: Iterable[Language] = LANGUAGES) -> tuple[list[Entry], list[FileError]]:
     """Scannable files under ``root`` (sorted) and the per-path problems met on the way."""
-    excludes = tuple(excludes)
+    excluded = exclude_matcher(excludes)
     langs = {lang.name for lang in languages}
     real_root = os.path.realpath(root)
     entries: list[Entry] = []
@@ -64,7 +68,7 @@ def walk(root: str, *, excludes: Iterable[str] = (), max_bytes: int = DEFAULT_MA
             continue
         for d in it:
             rel = f"{drel}/{d.name}" if drel else d.name
-            if excludes and _excluded(rel, excludes):
+            if excluded is not None and excluded(rel):
                 continue
             try:
                 is_link = d.is_symlink()
