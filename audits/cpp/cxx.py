@@ -153,11 +153,22 @@ class _Scan:
             return
         self.add(rule, "call", call, f"`{' '.join(_text(call).split())}` CUDA-only device check")
 
-    def _ns(self, m: re.Match[bytes], node: Node) -> None:
+    def _nsrel(self, m: re.Match[bytes], node: Node) -> None:
+        e = _outer_qualified(node)
+        outer = None                      # the outermost enclosing namespace's first component
+        n = e.parent
+        while n is not None:
+            if n.type == "namespace_definition" and n.child_by_field_name("name") is not None:
+                outer = _text(n.child_by_field_name("name")).split("::")[0].strip()
+            n = n.parent
+        if outer in ("at", "c10"):
+            self._ns(m, node, prefix=outer + "::")
+
+    def _ns(self, m: re.Match[bytes], node: Node, prefix: str = "") -> None:
         e = _outer_qualified(node)
         if e.type != "qualified_identifier" or _in(e, {"using_declaration", "namespace_definition"}, 3):
             return
-        full = re.sub(r"\s+", "", _text(e)).lstrip(":")
+        full = prefix + re.sub(r"\s+", "", _text(e)).lstrip(":")
         ns = next((n for n in self.plan.namespaces if full.startswith(n + "::")), None)
         if ns is None:
             return
@@ -171,7 +182,8 @@ class _Scan:
             kind, target = "call", parent
         else:
             kind, target = "reference", e      # a type, a function pointer, a template argument
-        msg = f"`{ns}::{plain}` {kind}" + (f": use `{repl}`" if repl else ": no device-generic equivalent")
+        msg = f"`{ns}::{plain}` {kind}" + (f" (written `cuda::` inside namespace {prefix[:-2]})" if prefix else "") \
+            + (f": use `{repl}`" if repl else ": no device-generic equivalent")
         self.add(self.plan.rules[rid], kind, target, msg, replacement=repl,
                  safety="review" if repl else "manual")
 

@@ -83,6 +83,8 @@ def build_plan(rules: Any) -> Plan:
     if plan.namespaces:
         heads = "|".join(re.escape(ns.split("::")[0]) for ns in plan.namespaces)
         alts.append(r"(?P<ns>\b(?:%s)\s*::\s*cuda\s*::)" % heads)
+        # `cuda::x` written inside `namespace at {...}` / `namespace c10 {...}` means at::cuda::x.
+        alts.append(r"(?P<nsrel>(?<![\w:])cuda\s*::)")
     if "dispatch-key" in plan.by_detector:
         alts.append(r"(?P<dkey>\bDispatchKey\s*::\s*\w*CUDA\b)")
     if plan.library_macros or plan.stub_macros:

@@ -72,8 +72,8 @@ CHECKS = {
     "HN810": re.compile(r"(==|!=|^case\b).*(kCUDA|DeviceType\s*::\s*CUDA)|(kCUDA|DeviceType\s*::\s*CUDA).*(==|!=)", re.S),
     "HN811": re.compile(r"^(::)?(\w+::)*(kCUDA|DeviceType::CUDA)$"),
     "HN812": re.compile(r"is_cuda\(\s*\)$"),
-    "HN820": re.compile(r"^(::)?c10::cuda::"),
-    "HN821": re.compile(r"^(::)?at::cuda::"),
+    "HN820": re.compile(r"^(::)?(c10::)?cuda::"),   # bare `cuda::` inside namespace c10
+    "HN821": re.compile(r"^(::)?(at::)?cuda::"),    # bare `cuda::` inside namespace at
     "HN830": re.compile(r"DispatchKey::\w*CUDA$"),
     "HN831": re.compile(r"^(TORCH_LIBRARY_IMPL|REGISTER_(CUDA|HIP)_DISPATCH)\b"),
 }
