@@ -26,6 +26,7 @@ NOT_CODE = {"comment", "string_literal", "raw_string_literal", "char_literal",
 IGNORE_RE = re.compile(rb"hn:\s*ignore\[([^\]\n]*)\]")
 TEMPLATE_ARGS_RE = re.compile(r"<[^<>]*>")
 CUDA_KEY_RE = re.compile(r"^\w*CUDA$")
+BACKSLASH_NEWLINE = "\\\n"          # a directive continued on the next line
 
 
 def parse(data: bytes) -> Tree:
@@ -61,7 +62,9 @@ def _directive(arm: Node) -> str:
     """`#ifdef USE_CUDA` without its trailing comment."""
     cond = arm.child_by_field_name("condition") or arm.child_by_field_name("name")
     head = _text(arm.children[0]).strip()
-    return f"{head} {' '.join(_text(cond).replace(chr(92) + chr(10), ' ').split())}" if cond is not None else head
+    if cond is None:
+        return head
+    return f"{head} {' '.join(_text(cond).replace(BACKSLASH_NEWLINE, ' ').split())}"
 
 
 class _Scan:
