@@ -1,0 +1,74 @@
+"""Audit benchmark on the installed torch tree (Python files), all numbers from one run.
+
+    .venv/bin/python tests/benchmarks/bench_audit.py [--jobs N]
+
+Prints: `grep -rn` time, a plain ast.parse-all time (same files, one process), our cold time
+(no cache, a fresh cache dir), our warm time (cache filled), peak RSS of the scan processes, and
+the ratios against those baselines. Each scan runs as its own `python -m audits.scan` process.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+from audits.scan import torch_source_root  # noqa: E402
+from audits.walk import walk  # noqa: E402
+from audits.languages import BY_NAME  # noqa: E402
+
+
+def timed(cmd: list[str], env=None) -> tuple[float, int, str]:
+    t = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    dt = time.perf_counter() - t
+    if p.returncode not in (0, 1):
+        raise SystemExit(f"{cmd} failed: {p.stderr}")
+    return dt, p.returncode, p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", type=int, default=0)
+    args = ap.parse_args()
+    root = torch_source_root()
+    entries, _ = walk(root, languages=[BY_NAME["python"]])
+    print(f"tree: {root} ({len(entries)} Python files), cores: {os.cpu_count()}")
+
+    t_grep, _, _ = timed(["grep", "-rn", "--include=*.py", "--include=*.pyi", "-i", "-E",
+                          "cuda|cudnn|nccl|multigpu", root])
+    t = time.perf_counter()
+    for e in entries:
+        with open(e.abspath, "rb") as f:
+            try:
+                ast.parse(f.read())
+            except (SyntaxError, ValueError):
+                pass
+    t_ast = time.perf_counter() - t
+
+    cache = tempfile.mkdtemp(prefix="hn-bench-")
+    scan = [sys.executable, "-m", "audits.scan", root, "--language", "python", "-f", "json",
+            "-o", os.devnull, "--cache-dir", cache, "--no-progress", "--jobs", str(args.jobs)]
+    t_cold, _, summary = timed(scan)
+    t_warm, _, _ = timed(scan)
+    t_nocache, _, _ = timed(scan + ["--no-cache"])
+    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    subprocess.run(["rm", "-rf", cache])
+
+    print(f"scan summary: {summary}")
+    print(f"{'grep -rn (text only)':28s} {t_grep:7.2f} s")
+    print(f"{'ast.parse all files (1 proc)':28s} {t_ast:7.2f} s")
+    print(f"{'hwneutral cold':28s} {t_cold:7.2f} s   x{t_cold / t_grep:.2f} of grep, x{t_cold / t_ast:.2f} of ast.parse-all   (target <= 3 s)")
+    print(f"{'hwneutral --no-cache':28s} {t_nocache:7.2f} s")
+    print(f"{'hwneutral warm (cached)':28s} {t_warm:7.2f} s   x{t_warm / t_grep:.2f} of grep, cold/warm x{t_cold / t_warm:.1f}   (target <= 0.5 s)")
+    print(f"{'peak RSS (largest process)':28s} {rss_mb:7.0f} MB   (target <= 600 MB)")
+    print(f"load average during run: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
