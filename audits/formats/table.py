@@ -25,7 +25,10 @@ def render(report: Report, rules: Sequence[Rule], *, color: bool = False,
     if show_findings or (show_findings is None and len(report.findings) <= LIST_UP_TO):
         t = Table(title="Findings", show_lines=False, expand=False)
         for col in ("location", "rule", "source", "replacement"):
-            t.add_column(col, overflow="fold")
+            if col == "location":
+                t.add_column(col, overflow="fold", min_width=24)
+            else:
+                t.add_column(col, overflow="ellipsis", no_wrap=True, max_width=44 if col == "source" else 30)
         for f in report.findings:
             t.add_row(f"{f.path}:{f.line}:{f.col}", f"{f.rule} {f.name}", f.source[:70],
                       f.replacement or "-")
