@@ -108,6 +108,18 @@ struct Call {
     auto* impl = out.unsafeGetTensorImpl();
     for (const auto& a : aliased)
       if (a.cpu.unsafeGetTensorImpl() == impl) return a.device;  // in-place / out= / identity
+    // Trainium dtype policy (policy.cpp): raise for e.g. sum(dtype=float64), or downcast a fresh
+    // output in permissive mode (views of device storages keep their bytes).
+    auto dtype = check_dtype(out.scalar_type(), schema.name().c_str());
+    if (dtype != out.scalar_type()) {
+      bool fresh = true;
+      for (const auto& s : storages)
+        if (s.cpu.unsafeGetStorageImpl() == out.storage().unsafeGetStorageImpl()) fresh = false;
+      if (fresh) {
+        auto cast = out.to(dtype);
+        return device_view(cast, device_storage(cast.storage()));
+      }
+    }
     return device_view(out, device_storage(out.storage()));
   }
 
@@ -220,11 +232,14 @@ int64_t claim_composite_ops() {
       if (name.name.rfind("aten::", 0) != 0) continue;
       auto op = dispatcher.findOp(name);
       if (!op || !op->hasSchema()) continue;
-      if (!op->hasKernelForDispatchKey(c10::DispatchKey::CPU)) continue;
       if (op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1)) continue;
-      if (!op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) &&
-          !op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional))
-        continue;
+      bool composite =
+          op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) ||
+          op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional);
+      // convolution's composite routes every non-CPU/CUDA backend to convolution_overrideable,
+      // which throws; the CPU entry of the same composite picks the CPU algorithms.
+      bool overrideable = name.name == "aten::convolution" || name.name == "aten::convolution_backward";
+      if (!overrideable && !(composite && op->hasKernelForDispatchKey(c10::DispatchKey::CPU))) continue;
       auto qualified = name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
       g_claim_lib->impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&fallback>());
       ++g_claimed;
