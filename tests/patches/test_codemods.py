@@ -2,7 +2,7 @@
 fixture corpus, run exactly as generate runs them: scan, then the catalogue-driven codemod."""
 import expecttest
 
-from helpers import FIXTURES, diff, fix, specs
+from codemod_helpers import FIXTURES, diff, fix, specs
 
 
 def _fixed(name: str, target: str = "torch") -> str:

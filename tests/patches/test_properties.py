@@ -5,7 +5,7 @@ from collections import Counter
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from helpers import FIXTURES, fix
+from codemod_helpers import FIXTURES, fix
 
 
 def _statements() -> list[str]:
