@@ -43,9 +43,37 @@ def autocast(dtype: torch.dtype | None = None, enabled: bool = True, cache_enabl
     return torch.autocast(dt, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
 
+class NeutralGradScaler(torch.amp.GradScaler):
+    """`torch.amp.GradScaler` that also works on devices without float64.
+
+    Gap filled: torch's `unscale_` takes the reciprocal of the scale in float64 on the device
+    (mps excepted), which fails where float64 does not exist. There it is taken in float32, which
+    is exact for the power-of-two scales GradScaler produces from a power-of-two init_scale.
+    """
+
+    def __init__(self, device: str = "cuda", *args, **kwargs):
+        super().__init__(device, *args, **kwargs)
+        from .properties import supports_dtype
+        self._fp32_inverse = self._enabled and device != "cpu" and not supports_dtype(torch.float64, device)
+
+    def unscale_(self, optimizer) -> None:
+        if not getattr(self, "_fp32_inverse", False):
+            return super().unscale_(optimizer)
+        from torch.amp.grad_scaler import OptState
+        self._check_scale_growth_tracker("unscale_")
+        state = self._per_optimizer_states[id(optimizer)]
+        if state["stage"] is OptState.UNSCALED:
+            raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
+        if state["stage"] is OptState.STEPPED:
+            raise RuntimeError("unscale_() is being called after step().")
+        inv_scale = self._scale.reciprocal()
+        found_inf = torch.full((), 0.0, dtype=torch.float32, device=self._scale.device)
+        state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale, found_inf, False)
+        state["stage"] = OptState.UNSCALED
+
+
 def GradScaler(init_scale: float = 2.0**16, growth_factor: float = 2.0, backoff_factor: float = 0.5,
                growth_interval: int = 2000, enabled: bool = True) -> torch.amp.GradScaler:
-    """`torch.amp.GradScaler` for the current device (torch's default device is still "cuda")."""
-    return torch.amp.GradScaler(_dev.device_type(), init_scale=init_scale, growth_factor=growth_factor,
-                                backoff_factor=backoff_factor, growth_interval=growth_interval,
-                                enabled=enabled)
+    """A GradScaler for the current device (torch's default device is still "cuda")."""
+    return NeutralGradScaler(_dev.device_type(), init_scale=init_scale, growth_factor=growth_factor,
+                             backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)

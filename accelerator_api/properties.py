@@ -17,15 +17,20 @@ def supported_dtypes(dev=None) -> frozenset[torch.dtype] | None:
     """The device's own dtype list from `torch.accelerator.get_device_capability`, if it has one."""
     if not _dev.is_available():
         return None
-    acc = getattr(torch, "accelerator", None)
-    if acc is None or not hasattr(acc, "get_device_capability"):
-        return None
-    try:
-        cap = acc.get_device_capability(dev)
-    except (RuntimeError, NotImplementedError):
-        return None
-    dtypes = cap.get("supported_dtypes") if isinstance(cap, dict) else None
-    return frozenset(dtypes) if dtypes else None
+    # torch.accelerator's answer comes from the C++ device guard; a backend may answer from its
+    # Python module instead, so ask both.
+    for owner in (getattr(torch, "accelerator", None), _dev.device_module()):
+        fn = getattr(owner, "get_device_capability", None)
+        if fn is None:
+            continue
+        try:
+            cap = fn(dev)
+        except (RuntimeError, NotImplementedError, TypeError):
+            continue
+        dtypes = cap.get("supported_dtypes") if isinstance(cap, dict) else None
+        if dtypes:
+            return frozenset(dtypes)
+    return None
 
 
 def supports_dtype(dtype: torch.dtype, dev=None) -> bool:

@@ -351,7 +351,7 @@ def _install_amp(p: Patcher) -> None:
     real_scaler = camp.GradScaler
 
     def ported_scaler(*args, **kwargs):
-        return torch.amp.GradScaler(Target.type, *args, **kwargs)
+        return _amp.NeutralGradScaler(Target.type, *args, **kwargs)
 
     p.set(camp, "GradScaler", _scoped_class("GradScaler", real_scaler, ported_scaler, "torch.cuda.amp.GradScaler",
                                             f"torch.amp.GradScaler({Target.type!r})"))

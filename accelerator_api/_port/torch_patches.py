@@ -232,10 +232,10 @@ def _install_amp(p: Patcher) -> None:
     p.set(torch, "autocast", autocast)
     p.set(torch.amp, "autocast", autocast)
 
-    real_scaler = torch.amp.GradScaler
+    from ..amp import NeutralGradScaler
 
-    class GradScaler(real_scaler):
-        __doc__ = real_scaler.__doc__
+    class GradScaler(NeutralGradScaler):
+        __doc__ = torch.amp.GradScaler.__doc__
 
         def __init__(self, device="cuda", *args, **kwargs):
             if needs_port(device):
