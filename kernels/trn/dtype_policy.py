@@ -4,7 +4,7 @@ Strict mode (default) raises a TypeError naming the op and the fix; permissive m
 data in the nearest supported dtype and warns once per (dtype, op). Pure Python; the device
 runtime calls :func:`resolve` from its allocation and copy seams.
 
-Env var: HWN_TRN_DTYPE_POLICY = strict | permissive.
+Env var: HN_TRN_DTYPE_POLICY = strict | permissive.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Mapping
 
 import torch
 
-ENV_POLICY = "HWN_TRN_DTYPE_POLICY"
+ENV_POLICY = "HN_TRN_DTYPE_POLICY"
 MODES = ("strict", "permissive")
 
 # No Neuron data-type table lists a 64-bit float (docs/device.md); complex128 is a pair of them.

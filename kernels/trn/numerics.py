@@ -9,7 +9,7 @@
   discarded fraction, so the expectation equals the input.
 
 Env vars: NEURON_RT_STOCHASTIC_ROUNDING_EN, NEURON_RT_STOCHASTIC_ROUNDING_SEED,
-HWN_TRN_MATMUL_BF16 (1 = compute fp32 matmuls through bf16 inputs; default 0).
+HN_TRN_MATMUL_BF16 (1 = compute fp32 matmuls through bf16 inputs; default 0).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import torch
 
 ENV_SR = "NEURON_RT_STOCHASTIC_ROUNDING_EN"
 ENV_SR_SEED = "NEURON_RT_STOCHASTIC_ROUNDING_SEED"
-ENV_MATMUL_BF16 = "HWN_TRN_MATMUL_BF16"
+ENV_MATMUL_BF16 = "HN_TRN_MATMUL_BF16"
 
 LOW_PRECISION = (torch.bfloat16, torch.float16)
 

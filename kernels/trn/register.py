@@ -48,8 +48,9 @@ def register() -> str:
     torch.utils.generate_methods_for_privateuse1_backend(
         for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
     )
-    from . import autocast, dynamo
+    from . import autocast, dynamo, trainium
 
+    trainium.install(core, name)
     autocast.install()
     dynamo.install(name)
     _registered = name

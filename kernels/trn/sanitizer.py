@@ -8,7 +8,7 @@ tick, stack). An access races with a previous one on another stream unless the a
 has waited for it, or ``record_stream(tensor, stream)`` declared the stream's use after it.
 
 Pure Python over opaque keys (stream ids, event ids, storage keys); the device runtime feeds it.
-Env var: HWN_TRN_SANITIZER=1 turns it on for the device (see kernels/trn/sanitizer_mode.py).
+Env var: HN_TRN_SANITIZER=1 turns it on for the device (see kernels/trn/sanitizer_mode.py).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Hashable
 
-ENV_SANITIZER = "HWN_TRN_SANITIZER"
+ENV_SANITIZER = "HN_TRN_SANITIZER"
 
 Clock = dict  # stream -> tick
 
@@ -99,6 +99,10 @@ class StreamSanitizer:
     def stream_synchronize(self, stream: Hashable) -> None:
         """Host waited for ``stream``: work issued afterwards on any stream is ordered after it."""
         _merge(self.host, self._clock(stream))
+
+    def event_synchronize(self, event: Hashable) -> None:
+        """Host waited for ``event``: later work on any stream follows what it recorded."""
+        _merge(self.host, self.events.get(event, {}))
 
     # -- storages ----------------------------------------------------------------------------
     def record_stream(self, storage: Hashable, stream: Hashable) -> None:

@@ -5,12 +5,12 @@ NeuronCore, as the Neuron runtime and torch-neuronx expose them: physical cores 
 the logical-core size (LNC) and the chip's HBM is split evenly between its logical cores.
 
 Env vars (read by :func:`from_env`):
-  HWN_TRN_PRESET            trn1 | trn2 | trn3 (default trn2)
-  HWN_TRN_CHIPS             chips in the emulated instance (default 1)
+  HN_TRN_PRESET            trn1 | trn2 | trn3 (default trn2)
+  HN_TRN_CHIPS             chips in the emulated instance (default: 8 logical cores' worth)
   NEURON_LOGICAL_NC_CONFIG  physical cores per logical core: 1 or 2 (trn1 allows only 1)
   NEURON_RT_VISIBLE_CORES   logical core ids this process reserves: "0-3", "1,5", "0-1,6"
   NEURON_RT_NUM_CORES       how many logical cores to reserve (0 = all)
-  HWN_TRN_HBM_BYTES         per-device HBM capacity override (tests); accepts 4096, 64MiB, 2GiB
+  HN_TRN_HBM_BYTES         per-device HBM capacity override (tests); accepts 4096, 64MiB, 2GiB
 """
 from __future__ import annotations
 
@@ -23,16 +23,19 @@ from typing import Mapping
 GiB = 1 << 30
 MiB = 1 << 20
 
-ENV_PRESET = "HWN_TRN_PRESET"
-ENV_CHIPS = "HWN_TRN_CHIPS"
-ENV_HBM = "HWN_TRN_HBM_BYTES"
+ENV_PRESET = "HN_TRN_PRESET"
+ENV_CHIPS = "HN_TRN_CHIPS"
+ENV_HBM = "HN_TRN_HBM_BYTES"
 ENV_LNC = "NEURON_LOGICAL_NC_CONFIG"
 ENV_VISIBLE = "NEURON_RT_VISIBLE_CORES"
 ENV_NUM = "NEURON_RT_NUM_CORES"
 DEFAULT_PRESET = "trn2"
+# Chips emulated by default: enough for 8 devices at the default LNC (the core's historic count,
+# which multi-device tests expect); a real trn1.32xlarge/trn2.48xlarge has 16 chips.
+DEFAULT_CHIPS = {"trn1": 4, "trn2": 2, "trn3": 2}
 
-# The native device guard holds at most this many devices (kernels/csrc).
-MAX_DEVICES = 8
+# The native core addresses at most this many devices (kMaxDevices in kernels/csrc/trn.h).
+MAX_DEVICES = 64
 
 
 class TopologyError(ValueError):
@@ -183,7 +186,7 @@ def from_env(env: Mapping[str, str] | None = None) -> Topology:
         raise TopologyError(f"{ENV_PRESET}={name!r}: unknown preset; choose one of {', '.join(PRESETS)}")
     preset = PRESETS[name]
 
-    chips = _int_env(env, ENV_CHIPS) or 1
+    chips = _int_env(env, ENV_CHIPS) or DEFAULT_CHIPS[name]
     if chips < 1:
         raise TopologyError(f"{ENV_CHIPS}={chips}: need at least one chip")
 

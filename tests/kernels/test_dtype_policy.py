@@ -23,7 +23,7 @@ def test_strict_error_names_op_dtype_and_fix():
         DtypePolicy("trn2", "strict").resolve(torch.float64, "aten::_to_copy")
     msg = str(info.value)
     assert "aten::_to_copy: float64 is not supported on trn" in msg
-    assert "tensor.float()" in msg and "HWN_TRN_DTYPE_POLICY=permissive" in msg
+    assert "tensor.float()" in msg and "HN_TRN_DTYPE_POLICY=permissive" in msg
 
 
 def test_permissive_downcasts_and_warns_once_per_op():
@@ -54,5 +54,5 @@ def test_bad_config_is_rejected(preset, mode, message):
 
 
 def test_from_env_reads_the_mode():
-    assert DtypePolicy.from_env("trn2", {"HWN_TRN_DTYPE_POLICY": "permissive"}).mode == "permissive"
+    assert DtypePolicy.from_env("trn2", {"HN_TRN_DTYPE_POLICY": "permissive"}).mode == "permissive"
     assert DtypePolicy.from_env("trn2", {}).mode == "strict"
