@@ -1,4 +1,8 @@
-"""Dynamo device interface for trn, so torch.compile can trace programs that use the device."""
+"""Dynamo device interface for trn, so torch.compile can trace programs that use the device.
+
+Importing torch._dynamo costs ~3 s, so this module is only imported (by the hook in
+dynamo_hook.py) once something else imports torch._dynamo.device_interface.
+"""
 
 from __future__ import annotations
 

@@ -48,10 +48,10 @@ def register() -> str:
     torch.utils.generate_methods_for_privateuse1_backend(
         for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
     )
-    from . import autocast, dynamo, trainium
+    from . import autocast, dynamo_hook, trainium
 
     trainium.install(core, name)
     autocast.install()
-    dynamo.install(name)
+    dynamo_hook.install(name)
     _registered = name
     return name
