@@ -16,6 +16,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--import", dest="imports", action="append", default=[])
 ap.add_argument("--python-backend")
 ap.add_argument("--hide", action="append", default=[])
+ap.add_argument("--cuda-queries", action="store_true", help="also ask torch.cuda (run under autoport)")
 ns = ap.parse_args()
 for mod in ns.imports:
     importlib.import_module(mod)
@@ -108,4 +109,8 @@ def graph_eager():
 
 ask("capture", graph_eager)
 ask("stream", lambda: str(A.Stream().device))
+if ns.cuda_queries:
+    s = torch.cuda.Stream()
+    out["cuda"] = [torch.cuda.device_count(), torch.cuda.current_device(), torch.cuda.get_device_name(0),
+                   str(s.device), isinstance(s, torch.cuda.Stream)]
 print(json.dumps(out))
