@@ -51,14 +51,8 @@ def _to_copy_kernel(state):
         src = self
         if state.rounding.enabled and self.dtype == torch.float32 and dtype == torch.bfloat16:
             src = state.rounding.to_bf16(self.cpu()).view(self.shape)
-        mf = memory_format or torch.preserve_format
-        if mf == torch.preserve_format and self.is_non_overlapping_and_dense():
-            out = torch.empty_strided(self.size(), self.stride(), dtype=dtype, device=device,
-                                      pin_memory=bool(pin_memory))
-        else:
-            mf = torch.contiguous_format if mf == torch.preserve_format else mf
-            out = torch.empty(self.size(), dtype=dtype, device=device, memory_format=mf,
-                              pin_memory=bool(pin_memory))
+        out = torch.empty_like(self, dtype=dtype, device=device, pin_memory=bool(pin_memory),
+                               memory_format=memory_format or torch.preserve_format)
         return out.copy_(src, non_blocking)
     return run
 

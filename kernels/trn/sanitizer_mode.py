@@ -40,7 +40,7 @@ class _Mode(TorchDispatchMode):
             san.record_stream(_storage_key(tensor), _stream_key(stream.device_index, stream.stream_id))
             return func(*args, **kwargs)
         schema = func._schema
-        op = str(schema.name)
+        op = schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
         inputs = []
         for arg, value in zip(schema.arguments, list(args) + [kwargs.get(a.name) for a in schema.arguments[len(args):]]):
             is_write = arg.alias_info is not None and arg.alias_info.is_write

@@ -36,6 +36,11 @@ def state() -> State:
     return _state
 
 
+def reseed_stochastic_rounding(seed: int | None = None) -> None:
+    """Restart the SR stream (at NEURON_RT_STOCHASTIC_ROUNDING_SEED, or ``seed``)."""
+    state().rounding.reseed(seed)
+
+
 def _env_for_topology() -> dict[str, str]:
     env = dict(os.environ)
     # The core's own device-count knob acts as NEURON_RT_NUM_CORES when no Neuron var is set.

@@ -111,3 +111,52 @@ def test_stream_order_after_wait_sees_the_write():
         y = x * 2
     b.synchronize()
     assert y.cpu().unique().tolist() == [6.0]
+
+
+def test_rounding_is_rne_and_fp32_matmul_plain_by_default():
+    x = torch.full((1000,), 1.0 + 2.0 ** -9)
+    assert x.to(DEV).to(torch.bfloat16).float().unique().tolist() == [1.0]
+    f, g = torch.randn(8, 16), torch.randn(16, 4)
+    assert torch.equal((f.to(DEV) @ g.to(DEV)).cpu(), f @ g)
+
+
+@pytest.fixture
+def sanitizer():
+    from kernels.trn import sanitizer_mode
+
+    san = sanitizer_mode.enable()
+    yield san
+    sanitizer_mode.disable()
+
+
+def test_sanitizer_reports_races_and_accepts_each_sync(sanitizer):
+    from kernels.trn.sanitizer import SynchronizationError
+
+    a, b = torch.Stream(device=DEV), torch.Stream(device=DEV)
+
+    def race(sync):
+        x = torch.zeros(8, device=DEV)                 # written on the default stream
+        a.wait_stream(torch.trn.current_stream())
+        with torch.trn.stream(a):
+            x.add_(1)
+        sync(x)
+        with torch.trn.stream(b):
+            try:
+                (x * 2).sum()
+            except SynchronizationError as e:
+                return str(e)
+        return ""
+
+    ev = torch.Event(device=DEV)
+
+    def by_event(x):
+        ev.record(a)
+        b.wait_event(ev)
+
+    msg = race(lambda x: None)
+    assert "data race on storage" in msg and "read by aten::mul.Tensor on stream (0, " in msg
+    assert "is not ordered after the write by aten::add_.Tensor" in msg
+    assert "Current access" in msg and "Previous access" in msg and msg.count("in race") == 2
+    for sync in (lambda x: b.wait_stream(a), by_event, lambda x: x.record_stream(b),
+                 lambda x: torch.accelerator.synchronize()):
+        assert race(sync) == ""
