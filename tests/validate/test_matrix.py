@@ -30,8 +30,8 @@ def _cells(data, device):
 def test_cpu_column_runs_every_smoke_op(smoke):
     _, data = smoke
     cpu = _cells(data, "cpu")
-    names = {op.split(".")[0] for op, _ in cpu}
-    assert names == set(SMOKE_OPS)
+    for name in SMOKE_OPS:  # every smoke op ran (variants are "name.variant")
+        assert any(op == name or op.startswith(name + ".") for op, _ in cpu), name
     assert cpu[("add", "float32")]["status"] == "pass" and cpu[("add", "float32")]["samples"] > 5
     # upstream's own skip for test_compare_cpu is honoured, with its reason
     b = cpu[("bernoulli", "float32")]
