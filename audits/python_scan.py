@@ -10,8 +10,10 @@ with device-ish expressions, ...), so docstrings and log/error messages never ma
 match through import resolution, so a local ``cuda_ok`` or ``self.cuda_graph`` is not a finding.
 
 Speed: only statements whose line span contains a CUDA token (or an alias bound to a CUDA name)
-are visited; large files are parsed piecewise (top-level statements holding such lines plus the
-imports), falling back to a whole-file parse whenever a piece does not parse on its own.
+are visited; large files are parsed partially: one parse of the file with all other lines blanked,
+keeping the imports, then the top-level statements holding such lines, and of a large class/def
+only its header and the body statements holding them. Whenever the kept pieces do not parse, or
+do not begin statements where expected, the whole file is parsed instead.
 """
 from __future__ import annotations
 
@@ -470,18 +472,192 @@ def _segments(data: bytes) -> list[tuple[int, int, int]] | None:
             for i, (a, _, off) in enumerate(first)]
 
 
-def _parse_segments(data: bytes, segs, lines: list[str], want) -> list[ast.stmt] | None:
-    """Parse the segments for which ``want(first, last, offset)`` holds; None if one fails."""
-    roots: list[ast.stmt] = []
+def _parse_segments(data: bytes, segs, lines: list[str], want,
+                    hits: Sequence[int] | None = None) -> list[ast.stmt] | None:
+    """Parse the segments for which ``want(first, last, offset)`` holds; None if that fails.
+
+    One ``ast.parse`` of the file with every other line blanked, so nodes keep their true lines
+    and columns. With ``hits``, a large class/def is kept as its header plus only the body
+    statements that hold a hit line and its last one (see ``_plan_def``): the visitor skips
+    every statement without a hit line anyway. The result is checked: each kept piece must begin
+    a statement of its body, else None (the caller then parses the whole file).
+    """
+    regions: list[tuple[int, int]] = []
+    top = _Check(0, 0, [], [])
     for first, last, off in segs:
         if not want(first, last, off):
             continue
-        chunk = "\n" * (first - 1) + "\n".join(lines[first - 1:last])
-        try:
-            roots.extend(ast.parse(chunk).body)
-        except SyntaxError:
+        top.starts.append(first)
+        if hits is not None and last - first >= SPLIT_MIN_LINES and _DEF_START.match(data, off):
+            sub = _plan_def(lines, first, last, "", hits, regions)
+            if sub is not None:
+                top.children.append(sub)
+                continue
+        regions.append((first, last))
+    if not regions:
+        return []
+    parts: list[str] = []
+    at = 1                                   # the line the next part starts on
+    for a, b in regions:
+        parts.append("\n" * (a - at))
+        parts.append("\n".join(lines[a - 1:b]))
+        at = b
+    try:
+        body = ast.parse("".join(parts)).body
+    except SyntaxError:
+        return None
+    return body if _verify(body, top) else None
+
+
+# Splitting a class/def: its body statements start at the body's indentation. As for top-level
+# segments a wrong boundary is possible in odd layouts (a continuation line at exactly the body
+# indentation); a boundary after a line that ends open is not taken, and a kept piece that does
+# not begin a statement of its body after parsing sends the caller to a whole-file parse.
+SPLIT_MIN_LINES = 40              # smaller statements are kept whole
+_DEF_START = re.compile(rb"(?:class|def|async[ \t]+def)\b|@")
+_DEF_START_STR = re.compile(_DEF_START.pattern.decode())
+_INDENTED = re.compile(r"^([ \t]+)(?=[A-Za-z_@\[({'\"0-9.\-~])", re.M)
+_OPEN_END = re.compile(r"[(\[{,\\:=+\-*/%&|^<>@.]\s*$")
+_MEMBER: dict[str, re.Pattern] = {}
+_HEADER_TRIES = 8
+_DEFS = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass
+class _Check:
+    """Expected shape: kept pieces start at ``starts`` (indentation ``col``) in this body."""
+    line: int
+    col: int
+    starts: list[int]
+    children: list["_Check"]
+
+
+def _start(n: ast.stmt) -> tuple[int, int]:
+    d = getattr(n, "decorator_list", None)
+    return (d[0].lineno, d[0].col_offset - 1) if d else (n.lineno, n.col_offset)
+
+
+def _verify(body: list[ast.stmt], chk: _Check) -> bool:
+    by_line = {}
+    for n in body:
+        by_line.setdefault(_start(n)[0], n)
+    for s in chk.starts:
+        n = by_line.get(s)
+        if n is None or _start(n) != (s, chk.col):
+            return False
+    for c in chk.children:
+        n = by_line.get(c.line)
+        if not isinstance(n, _DEFS) or not _verify(n.body, c):
+            return False
+    return True
+
+
+def _triple_spans(text: str) -> list[tuple[int, int]] | None:
+    spans: list[tuple[int, int]] = []
+    open_at, quote = -1, ""
+    for m in re.finditer(r'"""|\'\'\'', text):
+        if open_at < 0:
+            open_at, quote = m.start(), m.group()
+        elif m.group() == quote:
+            spans.append((open_at, m.end()))
+            open_at = -1
+    return None if open_at >= 0 else spans
+
+
+def _in_spans(spans: list[tuple[int, int]], pos: int) -> bool:
+    i = bisect.bisect_right(spans, (pos, 1 << 62)) - 1
+    return i >= 0 and spans[i][0] < pos < spans[i][1]
+
+
+def _plan_def(lines: list[str], first: int, last: int, indent: str, hits: Sequence[int],
+              regions: list[tuple[int, int]]) -> _Check | None:
+    """Append to ``regions`` the lines to keep of the class/def spanning first..last: its header,
+    the body statements holding a hit line and the last one (which fixes the node's end). Returns
+    the shape to verify after parsing; None (``regions`` untouched) when the layout is unclear."""
+    text = "\n".join(lines[first - 1:last])
+    strings = _triple_spans(text)
+    if strings is None:
+        return None
+    # The header ends before the first indented line under which `pass` completes it.
+    wrap = "if 1:\n" if indent else ""
+    body_indent, body_start, tries = "", -1, 0
+    for m in _INDENTED.finditer(text):
+        if len(m.group(1)) <= len(indent) or _in_spans(strings, m.start()):
+            continue
+        tries += 1
+        if tries > _HEADER_TRIES:
             return None
-    return roots
+        try:
+            got = ast.parse(f"{wrap}{text[:m.start()]}{m.group(1)}pass").body
+        except SyntaxError:
+            continue
+        if wrap and len(got) == 1 and isinstance(got[0], ast.If):
+            got = got[0].body
+        if not (len(got) == 1 and isinstance(got[0], _DEFS) and len(got[0].body) == 1
+                and isinstance(got[0].body[0], ast.Pass)):
+            return None
+        body_indent, body_start = m.group(1), m.start()
+        break
+    if body_start < 0:
+        return None
+    rx = _MEMBER.get(body_indent)
+    if rx is None:
+        rx = _MEMBER[body_indent] = re.compile(
+            "^" + re.escape(body_indent)
+            + r"(?=[A-Za-z_@\[({'\"0-9.\-~])(?!(?:else|elif|except|finally)\b)", re.M)
+    starts: list[int] = []
+    line, last_pos, prev_deco, depth = first + text.count("\n", 0, body_start), body_start, False, 0
+    for m in rx.finditer(text, body_start):
+        pos = m.start()
+        if _in_spans(strings, pos):
+            continue
+        line += text.count("\n", last_pos, pos)
+        depth += _depth(text[last_pos:pos])
+        last_pos = pos
+        deco = prev_deco
+        prev_deco = text.startswith("@", m.end())
+        # inside open brackets (as counted, strings and comments included: an unbalanced one
+        # only merges pieces) or after a line that ends open, this line continues a statement
+        if deco or depth or (starts and _open_before(lines, line, starts[-1])):
+            continue
+        starts.append(line)
+    if not starts:
+        return None
+    mark = len(regions)
+    regions.append((first, starts[0] - 1))
+    chk = _Check(first, len(body_indent), [], [])
+    for i, a in enumerate(starts):
+        b = starts[i + 1] - 1 if i + 1 < len(starts) else last
+        j = bisect.bisect_left(hits, a)
+        if i + 1 < len(starts) and not (j < len(hits) and hits[j] <= b):
+            continue
+        chk.starts.append(a)
+        if b - a >= SPLIT_MIN_LINES and _DEF_START_STR.match(lines[a - 1], len(body_indent)):
+            sub = _plan_def(lines, a, b, body_indent, hits, regions)
+            if sub is not None:
+                chk.children.append(sub)
+                continue
+        regions.append((a, b))
+    if len(regions) == mark + 1:
+        del regions[mark:]
+        return None
+    return chk
+
+
+def _depth(s: str) -> int:
+    return (s.count("(") + s.count("[") + s.count("{")
+            - s.count(")") - s.count("]") - s.count("}"))
+
+
+def _open_before(lines: list[str], line: int, floor: int) -> bool:
+    """Does the last code line before ``line`` (not before ``floor``) end open (a backslash, a
+    bracket, a comma, an operator) or carry a comment (which could hide an open end)? A boundary
+    not taken merely keeps two statements together."""
+    for k in range(line - 2, floor - 2, -1):
+        s = lines[k].strip()
+        if s and not s.startswith("#"):
+            return "#" in s or _OPEN_END.search(s) is not None
+    return False
 
 
 def _hit_lines(data: bytes, low: bytes, aliases: Sequence[str] = ()) -> list[int]:
@@ -560,7 +736,7 @@ def scan_source(data: bytes, relpath: str, rules: Sequence[Rule], *, package_pre
             def wanted(a, b, off, h=hits):
                 i = bisect.bisect_left(h, a)
                 return i < len(h) and h[i] <= b and _IMPORT.match(data, off) is None
-            more = _parse_segments(data, segs, lines, wanted)
+            more = _parse_segments(data, segs, lines, wanted, hits)
             roots = ast.parse(text).body if more is None else more
     except SyntaxError as e:
         return [], [FileError(relpath, "syntax", f"line {e.lineno}: {e.msg}")]

@@ -1,0 +1,126 @@
+"""Partial parsing (top-level pieces, class/def bodies cut to their hit statements) must give the
+same findings as a whole-file parse, including on layouts that defeat the line-based splitter."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import audits.python_scan as ps
+from audits.catalog import load
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PY_RULES = load().for_languages(["python"])
+
+TRICKY = '''\
+import torch
+from torch.cuda import synchronize as sync
+
+
+@unittest.skipIf(not torch.cuda.is_available(), "needs a GPU")
+class Big(Base,
+          metaclass=Meta):
+    """Docstring with a fake statement at body indentation:
+    def not_a_member(): torch.cuda.synchronize()
+    """
+    x = foo(
+    device="cuda",
+    other=1)
+
+    # a comment that ends open,
+    def uses(self, dev="cuda"):
+        sync()
+        if torch.cuda.is_available():
+            y = 1
+        else:
+            y = 2
+        return y
+
+    y = [1,
+    2]
+    v = f(  # an open bracket hidden behind a comment
+    g,
+    device="cuda",
+    b=1)
+
+    def plain(self):
+        return "PLAIN_BODY"
+
+    @staticmethod
+    def deco(
+        a,
+        b="cuda:0",
+    ):
+        class Inner:
+            def m(self):
+                return torch.cuda.current_device()
+
+            def n(self):
+                return 0
+        return Inner
+
+    z = "cuda" if torch.cuda.is_available() else "cpu"
+    if torch.cuda.device_count() > 1: w = 2
+    elif x: w = 3
+    def last(self): return torch.cuda.is_available()
+
+
+async def coro():
+    await torch.cuda.synchronize()
+    for i in range(3):
+        pass
+    return 0
+'''
+
+
+def _scan(data: bytes, name: str, **kw):
+    findings, errors = ps.scan_source(data, name, PY_RULES, **kw)
+    assert errors == []
+    return sorted(findings, key=lambda f: f.sort_key())
+
+
+@pytest.fixture
+def split_everything(monkeypatch):
+    monkeypatch.setattr(ps, "SEGMENT_MIN_BYTES", 0)
+    monkeypatch.setattr(ps, "SPLIT_MIN_LINES", 1)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.py")))
+def test_fixtures_split_equals_whole(name, split_everything):
+    data = (FIXTURES / name).read_bytes()
+    assert _scan(data, name) == _scan(data, name, segments=False)
+
+
+def test_tricky_layouts_split_equals_whole(split_everything, monkeypatch):
+    data = TRICKY.encode()
+    whole = _scan(data, "t.py", segments=False)
+    parsed: list[str] = []
+    real = ast.parse
+    monkeypatch.setattr(ps.ast, "parse", lambda src, *a, **k: (parsed.append(src), real(src, *a, **k))[1])
+    assert _scan(data, "t.py") == whole
+    assert {"branch", "call"} <= {f.kind for f in whole} and len(whole) > 10
+    # the body really was cut: a statement without a CUDA token is not in the parsed text
+    assert any("class Big" in s for s in parsed)
+    assert not any("PLAIN_BODY" in s for s in parsed if "class Big" in s)
+
+
+def test_split_keeps_true_positions_of_a_decorated_class(split_everything):
+    data = TRICKY.encode()
+    branch = [f for f in _scan(data, "t.py") if f.kind == "branch" and f.line == 5]
+    assert branch and branch[0].end_line == TRICKY.splitlines().index(
+        "    def last(self): return torch.cuda.is_available()") + 1
+
+
+def test_continuation_at_body_indentation_is_not_a_boundary(split_everything):
+    # cut at `"cuda",` the pieces still parse (a bare tuple) and the `.to(...)` finding is lost
+    src = b'class W:\n    y = x.to(  # note\n    "cuda",\n    non_blocking=True)\n    def last(self): return 0\n'
+    whole = _scan(src, "w.py", segments=False)
+    assert [f.rule for f in whole] == ["HN502"]
+    assert _scan(src, "w.py") == whole
+
+
+def test_unsplittable_layout_falls_back_to_a_whole_parse(split_everything):
+    # a continuation line at the body indentation right after a hit: pieces alone would mislead
+    src = b"class A:\n    x = f(\n    1,\n    device='cuda')\n    def g(self):\n        return torch.cuda.current_device()\n"
+    assert _scan(src, "u.py") == _scan(src, "u.py", segments=False)
