@@ -56,8 +56,13 @@ class Engine(VisitorBasedCodemodCommand):
                              ParentNodeProvider, ExpressionContextProvider)
 
     def __init__(self, context: CodemodContext, gated: list[tuple[FixSpec, frozenset[int]]],
-                 families: dict) -> None:
+                 families: dict, hidden_names: frozenset[str] = frozenset()) -> None:
         super().__init__(context)
+        self.hidden_names = hidden_names
+        # The file's own module ("torch/testing/_internal/common_utils.py" -> dotted), so a
+        # rename never makes a module import from itself.
+        self.module_name = (context.filename or "").removesuffix(".py").removesuffix("/__init__") \
+            .replace("/", ".")
         self.gated = gated
         self.families = families
         self.outcome = Outcome()
@@ -78,11 +83,26 @@ class Engine(VisitorBasedCodemodCommand):
         parent = self.get_metadata(ParentNodeProvider, node, None)
         return isinstance(parent, cst.Attribute) and parent.attr is node
 
+    def assigned_name(self, node: cst.CSTNode) -> str:
+        """The name ``node`` is directly assigned to (``X = node``, ``X: T = node``), else ""."""
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            t = parent.targets[0].target
+        elif isinstance(parent, cst.AnnAssign):
+            t = parent.target
+        else:
+            return ""
+        if isinstance(t, cst.Name):
+            return t.value
+        return t.attr.value if isinstance(t, cst.Attribute) else ""
+
     def expr_context(self, node: cst.CSTNode):
         return self.get_metadata(ExpressionContextProvider, node, None)
 
     def defined_locally(self, node: cst.Name) -> bool:
         """Whether ``node``'s name is bound in this file by something other than an import."""
+        if node.value in self.hidden_names:
+            return True
         scope = self.get_metadata(ScopeProvider, node, None)
         if scope is None:
             return False

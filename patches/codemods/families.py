@@ -55,6 +55,11 @@ class CallRename(Family):
             if not matched:
                 continue
             old, new = matched[0], spec.new_for(matched[0])
+            target = eng.assigned_name(original)
+            if target and "cuda" in target.lower():
+                # `TEST_CUDA = torch.cuda.is_available()`: the intent is "is CUDA", keep it.
+                eng.fail(spec, original, f"assigned to {target}: the intent is CUDA itself")
+                return updated
             old_sig, new_sig = signature_of(old), signature_of(new)
             lead, extra = (), {}
             need = _device_type_param(old_sig, new_sig)
@@ -127,6 +132,9 @@ class Rename(Family):
                 eng.fail(spec, original, f"{ident} is defined in this file")
                 return None
             new = spec.new_for(ident)
+            if new.rsplit(".", 1)[0] == eng.module_name:
+                eng.fail(spec, original, f"this module defines {new.rsplit('.', 1)[1]}")
+                return None
             if isinstance(original, cst.Attribute):
                 # `mod.TEST_CUDA`: only a receiver we can resolve says where the new name lives.
                 receiver = eng.qualnames(original.value)

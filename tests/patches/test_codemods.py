@@ -235,3 +235,18 @@ class TestRuleFixtures(expecttest.TestCase):
         result, found = fix(src, unsafe=False)
         self.assertEqual([f.rule for f in found], ["HN302"])
         self.assertEqual(result.after, src)
+
+
+def test_focused_rewrite_of_a_big_file_equals_the_whole_file_rewrite(monkeypatch):
+    import patches.codemods as codemods
+    monkeypatch.setattr(codemods, "FOCUS_MIN_CHARS", 2000)  # "big" without a slow whole-file pass
+    pad = "".join(f"\n\ndef pad{i}(x):\n    \"\"\"keep me\"\"\"\n    return x + {i}  # {i}\n"
+                  for i in range(60))
+    src = (FIXTURES / "hn105_cuda_synchronize.py").read_text() + pad + \
+        "\n\nTEST_CUDA_LOCAL = 1\n\n\ndef late(dev):\n    torch.cuda.synchronize(device=dev)\n"
+    assert len(src) > codemods.FOCUS_MIN_CHARS
+    gated = [(specs()["HN105"], frozenset({6, 7, 8, len(src.splitlines())}))]
+    focused = codemods.rewrite(src, "big.py", gated)
+    whole = codemods.rewrite_whole(src, "big.py", gated)
+    assert not focused.error and focused.after == whole.after != src
+    assert focused.after.count("torch.accelerator.synchronize(") == 4
