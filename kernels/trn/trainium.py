@@ -67,6 +67,18 @@ def apply_dtype_policy(core, policy: DtypePolicy) -> None:
     core.set_dtype_policy(dtypes, [FALLBACK[d] for d in dtypes], messages, policy.mode == "strict")
 
 
+def _print_without_float64(name: str) -> None:
+    """Tensor printing measures floats in float64; like MPS/MAIA upstream, use float32 on trn."""
+    import torch._tensor_str as tensor_str
+
+    upstream = tensor_str.tensor_totype
+
+    def tensor_totype(t):
+        return t.to(dtype=torch.float) if t.device.type == name else upstream(t)
+
+    tensor_str.tensor_totype = tensor_totype
+
+
 def install(core, name: str) -> State:
     """Apply the Trainium behaviour to the freshly registered backend ``name``."""
     global _state
@@ -74,6 +86,8 @@ def install(core, name: str) -> State:
     apply_topology(core, topo)
     policy = DtypePolicy.from_env(topo.preset.name)
     apply_dtype_policy(core, policy)
+    if torch.float64 in policy.unsupported:
+        _print_without_float64(name)
     torch.set_autocast_dtype(name, torch.bfloat16)
     rounding = StochasticRounding.from_env()
     matmul_bf16 = env_flag(os.environ, ENV_MATMUL_BF16)

@@ -160,3 +160,7 @@ def test_sanitizer_reports_races_and_accepts_each_sync(sanitizer):
     for sync in (lambda x: b.wait_stream(a), by_event, lambda x: x.record_stream(b),
                  lambda x: torch.accelerator.synchronize()):
         assert race(sync) == ""
+
+
+def test_printing_works_without_float64():
+    assert repr(torch.tensor([1.0, 2.5], device="trn:2")) == "tensor([1.0000, 2.5000], device='trn:2')"
