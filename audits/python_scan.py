@@ -487,7 +487,8 @@ def _parse_segments(data: bytes, segs, lines: list[str], want,
     for first, last, off in segs:
         if not want(first, last, off):
             continue
-        top.starts.append(first)
+        if _STARTS.match(data, off):        # not the leading comments of the first segment
+            top.starts.append(first)
         if hits is not None and last - first >= SPLIT_MIN_LINES and _DEF_START.match(data, off):
             sub = _plan_def(lines, first, last, "", hits, regions)
             if sub is not None:
@@ -517,8 +518,9 @@ SPLIT_MIN_LINES = 40              # smaller statements are kept whole
 _DEF_START = re.compile(rb"(?:class|def|async[ \t]+def)\b|@")
 _DEF_START_STR = re.compile(_DEF_START.pattern.decode())
 _INDENTED = re.compile(r"^([ \t]+)(?=[A-Za-z_@\[({'\"0-9.\-~])", re.M)
-_OPEN_END = re.compile(r"[(\[{,\\:=+\-*/%&|^<>@.]\s*$")
+_OPEN_END = re.compile(r"[(\[{,\\]\s*$")   # without brackets only a backslash continues a line
 _MEMBER: dict[str, re.Pattern] = {}
+_OUTER: dict[int, re.Pattern] = {}
 _HEADER_TRIES = 8
 _DEFS = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -600,6 +602,14 @@ def _plan_def(lines: list[str], first: int, last: int, indent: str, hits: Sequen
         break
     if body_start < 0:
         return None
+    # a start at or left of the statement's own indentation: the range holds more than it
+    out = _OUTER.get(len(indent))
+    if out is None:
+        out = _OUTER[len(indent)] = re.compile(
+            r"^[ \t]{0,%d}(?=[A-Za-z_@\[({'\"0-9.\-~])" % len(indent), re.M)
+    for m in out.finditer(text, body_start):
+        if not _in_spans(strings, m.start()):
+            return None
     rx = _MEMBER.get(body_indent)
     if rx is None:
         rx = _MEMBER[body_indent] = re.compile(
@@ -656,7 +666,12 @@ def _open_before(lines: list[str], line: int, floor: int) -> bool:
     for k in range(line - 2, floor - 2, -1):
         s = lines[k].strip()
         if s and not s.startswith("#"):
-            return "#" in s or _OPEN_END.search(s) is not None
+            if "#" in s:
+                code, _, _ = s.partition("#")
+                if "'" in code or '"' in code:      # the '#' may sit in a string
+                    return True
+                s = code
+            return _OPEN_END.search(s) is not None
     return False
 
 
