@@ -79,9 +79,14 @@ def _print_without_float64(name: str) -> None:
     tensor_str.tensor_totype = tensor_totype
 
 
-def install(core, name: str) -> State:
-    """Apply the Trainium behaviour to the freshly registered backend ``name``."""
+def install(core, name: str) -> State | None:
+    """Apply the Trainium behaviour to the freshly registered backend ``name``.
+
+    ``HN_TRN_TRAINIUM=0`` skips it all (the plain emulator; tests/benchmarks/bench_device.py
+    compares both)."""
     global _state
+    if os.environ.get("HN_TRN_TRAINIUM", "").strip() == "0":
+        return None   # plain emulator: no topology, dtype or numerics policy (benchmark baseline)
     topo = topo_mod.from_env(_env_for_topology())
     apply_topology(core, topo)
     policy = DtypePolicy.from_env(topo.preset.name)
