@@ -279,8 +279,9 @@ def main(argv: list[str] | None = None) -> int:
               f"or no --devices", file=sys.stderr)
         return 2
     ops = None if a.full else (a.ops.split(",") if a.ops else list(SMOKE_OPS))
-    data = build(devices, dtypes=dtypes, ops=ops, tests=a.tests, max_samples=a.max_samples,
-                 timeout=a.timeout, plugins=plugins, work=Path(a.work) if a.work else None)
+    with tempfile.TemporaryDirectory(prefix="hn-matrix-") as tmp:  # logs: keep with --work
+        data = build(devices, dtypes=dtypes, ops=ops, tests=a.tests, max_samples=a.max_samples,
+                     timeout=a.timeout, plugins=plugins, work=Path(a.work or tmp))
     paths = write_outputs(data, Path(a.out))
     for dev, cnt in data["summary"].items():
         print(f"{dev}: " + ", ".join(f"{k} {v}" for k, v in sorted(cnt.items())),
