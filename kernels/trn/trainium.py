@@ -101,6 +101,9 @@ def install(core, name: str) -> State | None:
         from . import numerics_ops
 
         numerics_ops.install(_state)
+    from . import harness
+
+    harness.install_import_hook()
     if env_flag(os.environ, ENV_SANITIZER):
         from . import sanitizer_mode
 

@@ -32,8 +32,11 @@ def _variants():
     return [n for n in dir(cls) if n.startswith("test_")]
 
 
-def test_policy_is_applied_by_conftest():
-    assert torch.float64 in apply_dtype_policy()
+def test_policy_applied_when_the_harness_was_imported():
+    from kernels.trn import harness
+
+    assert harness._applied is not None and torch.float64 in harness._applied   # by the import hook
+    assert apply_dtype_policy() == harness._applied                             # idempotent
 
 
 def test_no_float64_variants_for_trn():
