@@ -30,7 +30,6 @@ __all__ = ["scan_source", "subsystem"]
 
 # Lower-cased tokens; every Python rule names something containing one (a catalogue test checks it).
 TOKENS = (b"cuda", b"cudnn", b"nccl", b"multigpu")
-_TOKEN_RE = re.compile(rb"cuda|cudnn|nccl|multigpu")
 SEGMENT_MIN_BYTES = 16 * 1024      # below this a whole-file parse is cheaper than segmenting
 
 
@@ -69,6 +68,7 @@ class _Plan:
     has_compare: bool = False
     branches: dict[str, Rule] = field(default_factory=dict)   # node kind -> rule
     predicates: set[str] = field(default_factory=set)         # rule ids
+    matched: dict[str, Any] = field(default_factory=dict)     # memo of _Scan.match_name
 
 
 _PLANS: dict[tuple[str, ...], _Plan] = {}
@@ -181,7 +181,28 @@ def _candidates(node: ast.AST) -> Iterator[ast.AST]:
             yield from _candidates(v)
 
 
-_STMT_CONTAINERS = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# Child nodes that no handler looks at and that have no children worth a visit: contexts,
+# operators and constants (literal rules read constants from their parent's handler).
+_LEAVES = frozenset([ast.Constant] + [c for base in (ast.expr_context, ast.operator, ast.cmpop,
+                                                      ast.unaryop, ast.boolop)
+                                      for c in base.__subclasses__()])
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.iter_child_nodes(node))`` in the same order, less the ``_LEAVES``."""
+    t = type(node)
+    names = _FIELDS.get(t)
+    if names is None:
+        names = _FIELDS[t] = () if t in _LEAVES else tuple(f for f in t._fields if f != "ctx")
+    out: list[ast.AST] = []
+    for f in names:
+        v = getattr(node, f, None)
+        if isinstance(v, list):
+            out.extend([c for c in v if isinstance(c, ast.AST) and type(c) not in _LEAVES])
+        elif isinstance(v, ast.AST) and type(v) not in _LEAVES:
+            out.append(v)
+    return out
 
 
 # ------------------------------------------------------------------------------------ visitor
@@ -228,6 +249,13 @@ class _Scan:
         return ".".join([head, *parts[1:]])
 
     def match_name(self, full: str) -> tuple[Rule, str] | None:
+        memo = self.p.matched
+        if full in memo:
+            return memo[full]
+        hit = memo[full] = self._match_name(full)
+        return hit
+
+    def _match_name(self, full: str) -> tuple[Rule, str] | None:
         p = self.p
         parts = full.split(".")
         for k in range(len(parts), 0, -1):
@@ -252,13 +280,14 @@ class _Scan:
         stack = list(reversed(roots))
         pop, push = stack.pop, stack.extend
         handlers = self.HANDLERS
+        stmt, in_hits = ast.stmt, self.in_hits
         while stack:
             node = pop()
-            if isinstance(node, ast.stmt) and not self.in_hits(node):
+            if isinstance(node, stmt) and not in_hits(node):
                 continue
             h = handlers.get(type(node))
             kids = h(self, node) if h else None
-            push(reversed(list(ast.iter_child_nodes(node))) if kids is None else kids)
+            push(reversed(_children(node)) if kids is None else kids)
 
     def emit(self, rule: Rule, node: ast.AST, matched: str = "", kind: str = "") -> None:
         self.out.append((rule, node, matched, kind or rule.kind))
@@ -435,26 +464,20 @@ _Scan.HANDLERS = {
 # continuation keyword; starts inside triple-quoted strings are dropped, decorators stay with
 # their definition. Any piece that does not parse on its own makes the caller parse the file.
 _STARTS = re.compile(rb"^(?=[A-Za-z_@\[({'\"0-9.\-~])(?!(?:else|elif|except|finally)\b)", re.M)
-_TRIPLE = re.compile(rb'"""|\'\'\'')
+# the same after a newline: a pattern that begins with a literal is searched for fast
+_NL_STARTS = re.compile(rb"\n(?=[A-Za-z_@\[({'\"0-9.\-~])(?!(?:else|elif|except|finally)\b)")
 _IMPORT = re.compile(rb"(?:import|from)\s")
 
 
 def _segments(data: bytes) -> list[tuple[int, int, int]] | None:
     """Top-level statements as (first_line, last_line, byte offset), 1-based; None when unsure."""
-    strings: list[tuple[int, int]] = []
-    open_at, quote = -1, b""
-    for m in _TRIPLE.finditer(data):
-        if open_at < 0:
-            open_at, quote = m.start(), m.group()
-        elif m.group() == quote:
-            strings.append((open_at, m.end()))
-            open_at = -1
-    if open_at >= 0:
+    strings = _triple_spans(data)
+    if strings is None:
         return None
     segs: list[tuple[int, int, int]] = []
     line, last, si, prev_deco = 1, 0, 0, False
-    for m in _STARTS.finditer(data):
-        pos = m.start()
+    at = [0] if _STARTS.match(data) else []
+    for pos in at + [m.start() + 1 for m in _NL_STARTS.finditer(data)]:
         while si < len(strings) and strings[si][1] <= pos:
             si += 1
         if si < len(strings) and strings[si][0] < pos:
@@ -517,7 +540,7 @@ def _parse_segments(data: bytes, segs, lines: list[str], want,
 SPLIT_MIN_LINES = 40              # smaller statements are kept whole
 _DEF_START = re.compile(rb"(?:class|def|async[ \t]+def)\b|@")
 _DEF_START_STR = re.compile(_DEF_START.pattern.decode())
-_INDENTED = re.compile(r"^([ \t]+)(?=[A-Za-z_@\[({'\"0-9.\-~])", re.M)
+_INDENTED = re.compile(r"\n([ \t]+)(?=[A-Za-z_@\[({'\"0-9.\-~])")
 _OPEN_END = re.compile(r"[(\[{,\\]\s*$")   # without brackets only a backslash continues a line
 _MEMBER: dict[str, re.Pattern] = {}
 _OUTER: dict[int, re.Pattern] = {}
@@ -554,14 +577,25 @@ def _verify(body: list[ast.stmt], chk: _Check) -> bool:
     return True
 
 
-def _triple_spans(text: str) -> list[tuple[int, int]] | None:
+def _triple_spans(text):
+    """(start, end) of the triple-quoted strings in ``text`` (str or bytes), paired naively
+    left to right; None when one is left open."""
+    q2, q1 = ('"""', "'''") if isinstance(text, str) else (b'"""', b"'''")
+    marks: list[tuple[int, bool]] = []
+    for q, dq in ((q2, True), (q1, False)):
+        find = text.find
+        pos = find(q)
+        while pos >= 0:
+            marks.append((pos, dq))
+            pos = find(q, pos + 3)
+    marks.sort()
     spans: list[tuple[int, int]] = []
-    open_at, quote = -1, ""
-    for m in re.finditer(r'"""|\'\'\'', text):
+    open_at, quote = -1, True
+    for pos, dq in marks:
         if open_at < 0:
-            open_at, quote = m.start(), m.group()
-        elif m.group() == quote:
-            spans.append((open_at, m.end()))
+            open_at, quote = pos, dq
+        elif dq == quote:
+            spans.append((open_at, pos + 3))
             open_at = -1
     return None if open_at >= 0 else spans
 
@@ -584,13 +618,13 @@ def _plan_def(lines: list[str], first: int, last: int, indent: str, hits: Sequen
     wrap = "if 1:\n" if indent else ""
     body_indent, body_start, tries = "", -1, 0
     for m in _INDENTED.finditer(text):
-        if len(m.group(1)) <= len(indent) or _in_spans(strings, m.start()):
+        if len(m.group(1)) <= len(indent) or _in_spans(strings, m.start(1)):
             continue
         tries += 1
         if tries > _HEADER_TRIES:
             return None
         try:
-            got = ast.parse(f"{wrap}{text[:m.start()]}{m.group(1)}pass").body
+            got = ast.parse(f"{wrap}{text[:m.start(1)]}{m.group(1)}pass").body
         except SyntaxError:
             continue
         if wrap and len(got) == 1 and isinstance(got[0], ast.If):
@@ -598,7 +632,7 @@ def _plan_def(lines: list[str], first: int, last: int, indent: str, hits: Sequen
         if not (len(got) == 1 and isinstance(got[0], _DEFS) and len(got[0].body) == 1
                 and isinstance(got[0].body[0], ast.Pass)):
             return None
-        body_indent, body_start = m.group(1), m.start()
+        body_indent, body_start = m.group(1), m.start(1)
         break
     if body_start < 0:
         return None
@@ -606,19 +640,19 @@ def _plan_def(lines: list[str], first: int, last: int, indent: str, hits: Sequen
     out = _OUTER.get(len(indent))
     if out is None:
         out = _OUTER[len(indent)] = re.compile(
-            r"^[ \t]{0,%d}(?=[A-Za-z_@\[({'\"0-9.\-~])" % len(indent), re.M)
+            r"\n[ \t]{0,%d}(?=[A-Za-z_@\[({'\"0-9.\-~])" % len(indent))
     for m in out.finditer(text, body_start):
-        if not _in_spans(strings, m.start()):
+        if not _in_spans(strings, m.start() + 1):
             return None
     rx = _MEMBER.get(body_indent)
     if rx is None:
         rx = _MEMBER[body_indent] = re.compile(
-            "^" + re.escape(body_indent)
-            + r"(?=[A-Za-z_@\[({'\"0-9.\-~])(?!(?:else|elif|except|finally)\b)", re.M)
+            "\n" + re.escape(body_indent)
+            + r"(?=[A-Za-z_@\[({'\"0-9.\-~])(?!(?:else|elif|except|finally)\b)")
     starts: list[int] = []
     line, last_pos, prev_deco, depth = first + text.count("\n", 0, body_start), body_start, False, 0
-    for m in rx.finditer(text, body_start):
-        pos = m.start()
+    for m in rx.finditer(text, body_start - 1):
+        pos = m.start() + 1
         if _in_spans(strings, pos):
             continue
         line += text.count("\n", last_pos, pos)
@@ -677,20 +711,55 @@ def _open_before(lines: list[str], line: int, floor: int) -> bool:
 
 def _hit_lines(data: bytes, low: bytes, aliases: Sequence[str] = ()) -> list[int]:
     """Sorted 1-based line numbers holding a CUDA token or an alias name."""
+    found = _token_lines(low)
+    if aliases:
+        rx = re.compile(rb"\b(?:" + b"|".join(re.escape(a.encode()) for a in aliases) + rb")\b")
+        found += _lines_matching(rx, data)
+        return sorted(set(found))
+    return found
+
+
+def _token_lines(low: bytes) -> list[int]:
+    """Sorted 1-based numbers of the lines holding a token: ``bytes.find`` per token and hit
+    line (a C substring search; a regex alternation scans the bytes several times slower)."""
+    starts: list[int] = []
+    find = low.find
+    for tok in TOKENS:
+        pos = find(tok)
+        while pos >= 0:
+            starts.append(pos)
+            eol = find(b"\n", pos)
+            if eol < 0:
+                break
+            pos = find(tok, eol)
+    if not starts:
+        return []
+    starts.sort()
+    found: list[int] = []
+    line, last, count = 1, 0, low.count
+    for pos in starts:
+        line += count(b"\n", last, pos)
+        last = pos
+        if not found or found[-1] != line:
+            found.append(line)
+    return found
+
+
+def _lines_matching(rx: re.Pattern, data: bytes) -> list[int]:
+    """Sorted 1-based numbers of the lines where ``rx`` matches; one search per such line."""
     found: list[int] = []
     line, last = 1, 0
-    for m in _TOKEN_RE.finditer(low):
-        line += low.count(b"\n", last, m.start())
-        last = m.start()
+    search, count, find = rx.search, data.count, data.find
+    m = search(data)
+    while m is not None:
+        pos = m.start()
+        line += count(b"\n", last, pos)
         found.append(line)
-    if aliases:
-        line, last = 1, 0
-        rx = re.compile(rb"\b(?:" + b"|".join(re.escape(a.encode()) for a in aliases) + rb")\b")
-        for m in rx.finditer(data):
-            line += data.count(b"\n", last, m.start())
-            last = m.start()
-            found.append(line)
-    return sorted(set(found))
+        last = find(b"\n", pos)
+        if last < 0:
+            break
+        m = search(data, last)
+    return found
 
 
 def _decode(data: bytes) -> str:
