@@ -62,9 +62,11 @@ class SynchronizationError(RuntimeError):
 class StreamSanitizer:
     """Vector-clock race detector over streams, events and storages."""
 
-    def __init__(self, *, raise_on_race: bool = True, capture_stacks: bool = True) -> None:
+    def __init__(self, *, raise_on_race: bool = True, capture_stacks: bool = True,
+                 hide: tuple[str, ...] = ()) -> None:
         self.raise_on_race = raise_on_race
         self.capture_stacks = capture_stacks
+        self.hide = hide    # path prefixes of frames left out of reported stacks (framework code)
         self.clocks: dict[Hashable, Clock] = {}
         self.events: dict[Hashable, Clock] = {}
         self.storages: dict[Hashable, _StorageState] = {}
@@ -123,7 +125,7 @@ class StreamSanitizer:
     def access(self, storage: Hashable, stream: Hashable, *, is_write: bool, op: str) -> None:
         """Record a read or write of ``storage`` on ``stream``; report any race it makes."""
         tick = self._tick(stream)
-        stack = tuple(traceback.format_stack()[:-2]) if self.capture_stacks else ()
+        stack = self._stack() if self.capture_stacks else ()
         current = Access(stream, tick, op, is_write, stack)
         state = self.storages.setdefault(storage, _StorageState())
         clock = self._clock(stream)
@@ -142,6 +144,10 @@ class StreamSanitizer:
             state.reads = {}
         else:
             state.reads[stream] = current
+
+    def _stack(self) -> tuple[str, ...]:
+        frames = [f for f in traceback.extract_stack()[:-2] if not f.filename.startswith(self.hide or "\0")]
+        return tuple(traceback.format_list(frames))
 
     def _report(self, err: SynchronizationError) -> None:
         self.races.append(err)

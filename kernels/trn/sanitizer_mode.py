@@ -7,6 +7,8 @@ so ops run by autograd's device threads are not checked.
 """
 from __future__ import annotations
 
+import os
+
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -88,7 +90,9 @@ def enable(core=None, *, raise_on_race: bool = True) -> StreamSanitizer:
     from . import _core
 
     core = core or _core.native()
-    san = StreamSanitizer(raise_on_race=raise_on_race)
+    # Reported stacks show the user's code, not torch's or this package's dispatch plumbing.
+    hide = (os.path.dirname(torch.__file__) + os.sep, os.path.dirname(__file__) + os.sep)
+    san = StreamSanitizer(raise_on_race=raise_on_race, hide=hide)
     core.set_stream_observer(_observer(san))
     _active = _Mode(san)
     _active.__enter__()

@@ -18,7 +18,7 @@ def test_read_on_other_stream_without_sync_is_reported_with_both_stacks():
     msg = str(info.value)
     assert "read by aten::add on stream B is not ordered after the write by aten::fill_ on stream A" in msg
     assert "wait_stream" in msg and "record_stream" in msg
-    assert msg.count("write_on_a_then") == 1          # previous access stack
+    assert "in write_on_a_then" in msg                # previous access stack
     assert "test_read_on_other_stream" in msg          # current access stack (both present)
 
 
