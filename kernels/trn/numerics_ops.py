@@ -6,8 +6,8 @@ device already accumulate in fp32 and round once; tests/kernels/test_trainium_de
 
 * matmul-class ops: computed by numerics.fp32_accumulate on host copies, result rounded once
   (stochastically for bf16 with SR) or fp32 computed through bf16 inputs.
-* Tensor.to(bfloat16) of fp32 data on trn: stochastic rounding with the seeded generator.
-  (In-place ``copy_`` into a bf16 tensor keeps round-to-nearest-even: see docs/device.md.)
+* Tensor.to(bfloat16) and ``copy_`` of fp32 data into bf16 on trn: stochastic rounding with the
+  seeded generator.
 """
 from __future__ import annotations
 
@@ -57,6 +57,16 @@ def _to_copy_kernel(state):
     return run
 
 
+def _copy_kernel(state):
+    def run(self, src, non_blocking=False):
+        if self.dtype == torch.bfloat16 and src.dtype == torch.float32 and _is_dev(self) and self.numel():
+            src = state.rounding.to_bf16(src.cpu().contiguous()).view(src.shape)
+        # what at::native::copy_ does for a PrivateUse1 tensor: the backend's _copy_from
+        torch.ops.aten._copy_from(src, self, non_blocking)
+        return self
+    return run
+
+
 def install(state) -> None:
     """Register the kernels on PrivateUse1 (once)."""
     global _lib
@@ -69,3 +79,4 @@ def install(state) -> None:
             _lib.impl(name, _matmul_kernel(getattr(torch.ops.aten, name).default, state), "PrivateUse1")
         if state.rounding.enabled:
             _lib.impl("_to_copy", _to_copy_kernel(state), "PrivateUse1")
+            _lib.impl("copy_", _copy_kernel(state), "PrivateUse1")

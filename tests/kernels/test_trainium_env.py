@@ -74,11 +74,16 @@ def test_stochastic_rounding_is_unbiased_and_reproducible():
         f = torch.randn(8, 16, generator=torch.Generator().manual_seed(0))
         g = torch.randn(16, 4, generator=torch.Generator().manual_seed(1))
         via = (f.to("trn") @ g.to("trn")).cpu()
+        dst = torch.empty(100_000, dtype=torch.bfloat16, device="trn")
+        dst.copy_(torch.full((100_000,), 1.0 + 2.0 ** -9, device="trn"))     # in-place downcast
+        same = torch.ones(4, dtype=torch.bfloat16, device="trn").copy_(torch.arange(4.0, device="trn"))
         print(json.dumps([first, again, other, m.float().mean().item(), len(m.unique()),
-                          torch.equal(via, f.bfloat16().float() @ g.bfloat16().float()), torch.equal(via, f @ g)]))
+                          torch.equal(via, f.bfloat16().float() @ g.bfloat16().float()), torch.equal(via, f @ g),
+                          dst.float().mean().item(), same.cpu().tolist()]))
     """, NEURON_RT_STOCHASTIC_ROUNDING_EN="1", NEURON_RT_STOCHASTIC_ROUNDING_SEED="7", HN_TRN_MATMUL_BF16="1")
-    first, again, other, mean, distinct, via_bf16, plain = out
+    first, again, other, mean, distinct, via_bf16, plain, copied, exact = out
     assert abs(first[0] - (1.0 + 2.0 ** -9)) < 1e-4             # RNE would give exactly 1.0
     assert first[1] == again[1] and first[1] != other[1]          # same seed, same bits
     assert abs(mean - (1.0 + 2.0 ** -7 + 2.0 ** -9)) < 1e-3 and distinct == 2   # matmul output SR
     assert via_bf16 and not plain                                 # fp32 matmul went through bf16
+    assert abs(copied - (1.0 + 2.0 ** -9)) < 1e-4 and exact == [0.0, 1.0, 2.0, 3.0]   # copy_ too
