@@ -5,12 +5,12 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from . import __version__
 from .cache import Cache, default_dir, digest
 from .catalog import Catalog, load
-from .languages import BY_NAME, available, load_scanner
+from .languages import BY_NAME, LANGUAGES, load_scanner
 from .model import FileError, Finding, Report, Rule
 from .walk import DEFAULT_MAX_BYTES, Entry, package_prefix, walk
 
@@ -36,15 +36,30 @@ class Options:
 _W: dict = {}
 
 
-def _init_worker(catalog_path: str | None, prefix: str) -> None:
+def _init_worker(catalog_path: str | None, prefix: str, languages: Sequence[str]) -> None:
     # Scanners get every rule of their language: precedence between rules (a specific rule over
     # a catch-all) must not change with the selection, which is applied to the results instead.
     cat = load(catalog_path)
     _W.clear()
     _W["prefix"] = prefix
-    _W["rules"] = {lang.name: [r for r in cat.rules if r.language in lang.rule_languages]
-                   for lang in available()}
-    _W["scanners"] = {name: load_scanner(BY_NAME[name]) for name in _W["rules"]}
+    _W["rules"] = {name: [r for r in cat.rules if r.language in BY_NAME[name].rule_languages]
+                   for name in languages}
+    _W["scanners"] = {name: load_scanner(BY_NAME[name]) for name in languages}
+
+
+SAME = "same"   # _check_one: the content equals the cached digest, the cached results stand
+
+
+def _check_one(e: Entry, old_digest: str | None):
+    """``SAME`` when the file still hashes to ``old_digest``, else ``_scan_one(e)``."""
+    if old_digest is not None:
+        try:
+            with open(e.abspath, "rb") as f:
+                if digest(f.read()) == old_digest:
+                    return SAME
+        except OSError:
+            pass                     # _scan_one reports it
+    return _scan_one(e)
 
 
 def _scan_one(e: Entry) -> tuple[list[Finding], list[FileError], str | None]:
@@ -72,8 +87,8 @@ def _scan_one(e: Entry) -> tuple[list[Finding], list[FileError], str | None]:
     return fs, errs, dig
 
 
-def _scan_batch(batch: list[Entry]) -> list[tuple[str, list[Finding], list[FileError], str | None]]:
-    return [(e.relpath, *_scan_one(e)) for e in batch]
+def _scan_batch(batch: list[tuple[Entry, str | None]]) -> list[tuple[str, Any]]:
+    return [(e.relpath, _check_one(e, old)) for e, old in batch]
 
 
 # ----------------------------------------------------------------------------- driver side
@@ -84,10 +99,11 @@ def select_rules(cat: Catalog, opts: Options) -> list[Rule]:
 def run_scan(opts: Options, progress: Callable[[int, int], None] | None = None,
              catalog: Catalog | None = None) -> Report:
     t0 = time.perf_counter()
+    verified_ns = time.time_ns()     # before any file is read: the cache's racy-clean reference
     cat = catalog or load(opts.catalog_path)
     rules = select_rules(cat, opts)
-    langs = [lang for lang in available()
-             if opts.languages is None or lang.name in opts.languages]
+    langs = [lang for lang in LANGUAGES                 # only the scanners asked for are imported
+             if (opts.languages is None or lang.name in opts.languages) and load_scanner(lang)]
     entries, errors = walk(opts.root, excludes=opts.excludes, max_bytes=opts.max_bytes, languages=langs)
     prefix = package_prefix(opts.root)
     selected = {r.id for r in rules}
@@ -99,27 +115,32 @@ def run_scan(opts: Options, progress: Callable[[int, int], None] | None = None,
         cache.load()
 
     results: dict[str, tuple[list[Finding], list[FileError]]] = {}
-    todo: list[Entry] = []
+    todo: list[tuple[Entry, str | None]] = []
     for e in entries:
         hit = cache.lookup_stat(e.relpath, [e.size, e.mtime_ns, e.inode]) if cache else None
         if hit is not None:
             results[e.relpath] = hit
         else:
-            todo.append(e)
+            todo.append((e, cache.digest_of(e.relpath) if cache else None))
 
-    def record(rel, fs, errs, dig, e):
-        results[rel] = (fs, errs)
+    def record(e: Entry, out) -> None:
+        key = [e.size, e.mtime_ns, e.inode]
+        if out == SAME:
+            hit = cache.reuse(e.relpath, key, verified_ns)
+            out = _scan_one(e) if hit is None else (*hit, None)
+        fs, errs, dig = out
+        results[e.relpath] = (fs, errs)
         if cache is not None and dig is not None:
-            cache.store(rel, [e.size, e.mtime_ns, e.inode], dig, fs, errs)
+            cache.store(e.relpath, key, dig, fs, errs, verified_ns)
 
-    by_rel = {e.relpath: e for e in todo}
+    by_rel = {e.relpath: e for e, _ in todo}
     jobs = opts.jobs or os.cpu_count() or 1
     if todo:
-        args = (opts.catalog_path, prefix)
+        args = (opts.catalog_path, prefix, [lang.name for lang in langs])
         if jobs <= 1 or len(todo) < INPROCESS_BELOW:
             _init_worker(*args)
-            for i, e in enumerate(todo):
-                record(e.relpath, *_scan_one(e), e)
+            for i, (e, old) in enumerate(todo):
+                record(e, _check_one(e, old))
                 if progress:
                     progress(i + 1, len(todo))
         else:
@@ -127,8 +148,8 @@ def run_scan(opts: Options, progress: Callable[[int, int], None] | None = None,
             done = 0
             with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=args) as pool:
                 for out in pool.map(_scan_batch, batches):
-                    for rel, fs, errs, dig in out:
-                        record(rel, fs, errs, dig, by_rel[rel])
+                    for rel, res in out:
+                        record(by_rel[rel], res)
                     done += len(out)
                     if progress:
                         progress(done, len(todo))
@@ -160,11 +181,11 @@ def run_scan(opts: Options, progress: Callable[[int, int], None] | None = None,
                   duration_s=time.perf_counter() - t0, languages=langs_count)
 
 
-def _batches(todo: list[Entry], jobs: int) -> list[list[Entry]]:
+def _batches(todo: list[tuple[Entry, str | None]], jobs: int) -> list[list[tuple[Entry, str | None]]]:
     """Largest files first, dealt into many small batches so the pool stays balanced."""
-    order = sorted(todo, key=lambda e: -e.size)
+    order = sorted(todo, key=lambda t: -t[0].size)
     n = max(jobs * 8, 1)
-    out: list[list[Entry]] = [[] for _ in range(min(n, len(order)))]
+    out: list[list[tuple[Entry, str | None]]] = [[] for _ in range(min(n, len(order)))]
     for i, e in enumerate(order):
         out[i % len(out)].append(e)
     return out
