@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -144,6 +143,7 @@ def run_scan(opts: Options, progress: Callable[[int, int], None] | None = None,
                 if progress:
                     progress(i + 1, len(todo))
         else:
+            from concurrent.futures import ProcessPoolExecutor   # not on the warm path (~25 ms)
             batches = _batches(todo, jobs)
             done = 0
             with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=args) as pool:

@@ -71,6 +71,11 @@ def walk(root: str, *, excludes: Iterable[str] = (), max_bytes: int = DEFAULT_MA
             if excluded is not None and excluded(rel):
                 continue
             try:
+                # a plain file of no language asked for is skipped without a stat (d_type only)
+                if d.is_file(follow_symlinks=False):
+                    lang = language_for(d.name)
+                    if lang is None or lang.name not in langs:
+                        continue
                 is_link = d.is_symlink()
                 if is_link:
                     target = os.path.realpath(d.path)
