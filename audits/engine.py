@@ -14,6 +14,9 @@ from .model import FileError, Finding, Report, Rule
 from .walk import DEFAULT_MAX_BYTES, Entry, package_prefix, walk
 
 INPROCESS_BELOW = 48        # fewer files to parse than this: no pool (its start-up costs more)
+# Part of the cache key: bump it when a scanner finds something else in the same bytes, so that
+# results cached by the older scanner are not served (2: imports nested in module-level blocks).
+RESULTS_REVISION = 2
 
 
 @dataclass
@@ -109,7 +112,7 @@ def run_scan(opts: Options, progress: Callable[[int, int], None] | None = None,
 
     cache = None
     if opts.use_cache:
-        key = f"{__version__}\0{cat.version}\0{prefix}\0{opts.max_bytes}"
+        key = f"{__version__}\0{RESULTS_REVISION}\0{cat.version}\0{prefix}\0{opts.max_bytes}"
         cache = Cache(opts.cache_dir or default_dir(), opts.root, key)
         cache.load()
 

@@ -466,15 +466,16 @@ _Scan.HANDLERS = {
 _STARTS = re.compile(rb"^(?=[A-Za-z_@\[({'\"0-9.\-~])(?!(?:else|elif|except|finally)\b)", re.M)
 # the same after a newline: a pattern that begins with a literal is searched for fast
 _NL_STARTS = re.compile(rb"\n(?=[A-Za-z_@\[({'\"0-9.\-~])(?!(?:else|elif|except|finally)\b)")
-_IMPORT = re.compile(rb"(?:import|from)\s")
 
 
-def _segments(data: bytes) -> list[tuple[int, int, int]] | None:
-    """Top-level statements as (first_line, last_line, byte offset), 1-based; None when unsure."""
+def _segments(data: bytes) -> list[tuple[int, int, int, int]] | None:
+    """Top-level statements as (first_line, last_line, stmt_line, stmt_offset), lines 1-based:
+    the piece spans first..last and its statement starts at column 0 of ``stmt_line`` (byte
+    ``stmt_offset``); the first piece also holds the comments before it. None when unsure."""
     strings = _triple_spans(data)
     if strings is None:
         return None
-    segs: list[tuple[int, int, int]] = []
+    segs: list[tuple[int, int]] = []
     line, last, si, prev_deco = 1, 0, 0, False
     at = [0] if _STARTS.match(data) else []
     for pos in at + [m.start() + 1 for m in _NL_STARTS.finditer(data)]:
@@ -485,19 +486,41 @@ def _segments(data: bytes) -> list[tuple[int, int, int]] | None:
         line += data.count(b"\n", last, pos)
         last = pos
         if not prev_deco:
-            segs.append((line, 0, pos))
+            segs.append((line, pos))
         prev_deco = data.startswith(b"@", pos)
     if not segs:
         return None
     total = data.count(b"\n", last) + line
-    first = [(1, 0, 0)] + segs[1:] if segs[0][0] != 1 else segs
-    return [(a, (first[i + 1][0] - 1 if i + 1 < len(first) else total), off)
-            for i, (a, _, off) in enumerate(first)]
+    return [(1 if i == 0 else a, segs[i + 1][0] - 1 if i + 1 < len(segs) else total, a, off)
+            for i, (a, off) in enumerate(segs)]
 
 
-def _parse_segments(data: bytes, segs, lines: list[str], want,
+def _import_segments(data: bytes, segs) -> list[int]:
+    """Indices of the pieces that may hold a module-level import: every piece but a class/def
+    with the word ``import`` in it (a string or comment saying it only costs parse time)."""
+    out: list[int] = []
+    offs = [0] + [s[3] for s in segs[1:]]   # the first piece from the file's start
+    find, n = data.find, len(segs)
+    pos = find(b"import")
+    while pos >= 0:
+        end = pos + 6
+        if (pos == 0 or not _WORD.match(data, pos - 1)) and not _WORD.match(data, end):
+            i = bisect.bisect_right(offs, pos) - 1
+            if i >= 0 and not _DEF_START.match(data, segs[i][3]):
+                out.append(i)
+            if i + 1 >= n:
+                break
+            end = offs[i + 1]               # one word is enough: go on with the next piece
+        pos = find(b"import", end)
+    return out
+
+
+_WORD = re.compile(rb"\w")
+
+
+def _parse_segments(data: bytes, segs, lines: list[str],
                     hits: Sequence[int] | None = None) -> list[ast.stmt] | None:
-    """Parse the segments for which ``want(first, last, offset)`` holds; None if that fails.
+    """Parse the pieces ``segs`` (from ``_segments``); None if that fails.
 
     One ``ast.parse`` of the file with every other line blanked, so nodes keep their true lines
     and columns. With ``hits``, a large class/def is kept as its header plus only the body
@@ -507,13 +530,10 @@ def _parse_segments(data: bytes, segs, lines: list[str], want,
     """
     regions: list[tuple[int, int]] = []
     top = _Check(0, 0, [], [])
-    for first, last, off in segs:
-        if not want(first, last, off):
-            continue
-        if _STARTS.match(data, off):        # not the leading comments of the first segment
-            top.starts.append(first)
-        if hits is not None and last - first >= SPLIT_MIN_LINES and _DEF_START.match(data, off):
-            sub = _plan_def(lines, first, last, "", hits, regions)
+    for first, last, line, off in segs:
+        top.starts.append(line)
+        if hits is not None and first == line and last - line >= SPLIT_MIN_LINES                 and _DEF_START.match(data, off):
+            sub = _plan_def(lines, line, last, "", hits, regions)
             if sub is not None:
                 top.children.append(sub)
                 continue
@@ -807,21 +827,22 @@ def scan_source(data: bytes, relpath: str, rules: Sequence[Rule], *, package_pre
     try:
         roots = None
         if segs is not None:   # imports first: aliases decide which other pieces matter
-            roots = _parse_segments(data, segs, lines,
-                                    lambda a, b, off: _IMPORT.match(data, off) is not None)
+            first = _import_segments(data, segs)
+            roots = _parse_segments(data, [segs[i] for i in first], lines)
         if roots is None:
             segs = None
             roots = ast.parse(text).body
-        _top_imports(scan, roots)
+        _module_imports(scan, roots)
         aliases = _cuda_aliases(scan.imports)
         if aliases:
             scan.hits = hits = _hit_lines(data, low, aliases)
         if segs is not None:
-            def wanted(a, b, off, h=hits):
-                i = bisect.bisect_left(h, a)
-                return i < len(h) and h[i] <= b and _IMPORT.match(data, off) is None
-            more = _parse_segments(data, segs, lines, wanted, hits)
-            roots = ast.parse(text).body if more is None else more
+            taken = set(first)
+            rest = [s for i, s in enumerate(segs) if i not in taken
+                    and (j := bisect.bisect_left(hits, s[0])) < len(hits) and hits[j] <= s[1]]
+            more = _parse_segments(data, rest, lines, hits)
+            # the pieces of both parses are disjoint; the visitor wants them in source order
+            roots = ast.parse(text).body if more is None else sorted(roots + more, key=_start)
     except SyntaxError as e:
         return [], [FileError(relpath, "syntax", f"line {e.lineno}: {e.msg}")]
     except (RecursionError, MemoryError, ValueError) as e:
@@ -833,14 +854,21 @@ def scan_source(data: bytes, relpath: str, rules: Sequence[Rule], *, package_pre
     return _findings(scan, relpath, qual, lines, text), []
 
 
-def _top_imports(scan: _Scan, roots: Sequence[ast.stmt]) -> None:
-    for n in roots:
+def _module_imports(scan: _Scan, roots: Sequence[ast.stmt]) -> None:
+    """Record every module-level import, however deep in if/try/with/for/while/match blocks
+    (``if TYPE_CHECKING:``, ``try: ... except ImportError:``); class and def bodies have their
+    own scope and are left out."""
+    stack = list(reversed(roots))
+    while stack:
+        n = stack.pop()
         if isinstance(n, (ast.Import, ast.ImportFrom)):
             scan.add_import(n)
-        elif isinstance(n, (ast.Try, ast.If)):
-            for b in n.body:
-                if isinstance(b, (ast.Import, ast.ImportFrom)):
-                    scan.add_import(b)
+        elif not isinstance(n, _DEFS):
+            kids = [k for f in _BLOCKS for k in getattr(n, f, None) or () if isinstance(k, ast.AST)]
+            stack.extend(reversed(kids))
+
+
+_BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")   # in source order
 
 
 def _cuda_aliases(imports: dict[str, str]) -> list[str]:

@@ -9,6 +9,9 @@ import pytest
 
 import audits.python_scan as ps
 from audits.catalog import load
+from audits.scan import torch_source_root
+
+from split_vs_whole import ANCHOR, large_token_files, scan_both
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PY_RULES = load().for_languages(["python"])
@@ -124,3 +127,83 @@ def test_unsplittable_layout_falls_back_to_a_whole_parse(split_everything):
     # a continuation line at the body indentation right after a hit: pieces alone would mislead
     src = b"class A:\n    x = f(\n    1,\n    device='cuda')\n    def g(self):\n        return torch.cuda.current_device()\n"
     assert _scan(src, "u.py") == _scan(src, "u.py", segments=False)
+
+
+# Aliases bound to CUDA names by imports nested in module-level blocks; their uses carry no CUDA
+# token, so only the alias decides that those lines are visited.
+NESTED_ALIASES = '''\
+# leading comment: the first piece starts before the first statement
+from torch.cuda import synchronize as first_sync
+from typing import TYPE_CHECKING
+import torch
+
+if TYPE_CHECKING:
+    from torch.cuda import _POOL_HANDLE
+try:
+    from torch.cuda import memory_allocated as mem
+except ImportError:
+    from torch.cuda import max_memory_allocated as peak
+else:
+    from torch.cuda import memory_reserved as reserved
+finally:
+    from torch.cuda import empty_cache as flush
+with open(__file__):
+    if True:
+        for _ in ():
+            from torch.cuda import ipc_collect as collect
+x = 1; from torch.cuda import set_sync_debug_mode as dbg
+
+
+def uses(handle: _POOL_HANDLE):
+    first_sync()
+    mem()
+    peak()
+    reserved()
+    flush()
+    collect()
+    dbg(0)
+    return "PLAIN_BODY"
+
+
+def local_scope():
+    from torch.cuda import list_gpu_processes as procs
+    return 0
+
+
+procs()
+'''
+NESTED_NAMES = {"_POOL_HANDLE", "first_sync", "mem", "peak", "reserved", "flush", "collect", "dbg"}
+
+
+def test_aliases_imported_in_nested_blocks_split_equals_whole(split_everything, monkeypatch):
+    data = NESTED_ALIASES.encode()
+    whole = _scan(data, "n.py", segments=False)
+    # every alias use is found (lines without a CUDA token); a def-local alias stays local
+    src = NESTED_ALIASES.splitlines()
+    found = {src[f.line - 1][f.col - 1:f.end_col - 1] for f in whole}
+    assert NESTED_NAMES <= found and "procs" not in found
+    parsed: list[str] = []
+    real = ast.parse
+    monkeypatch.setattr(ps.ast, "parse", lambda src, *a, **k: (parsed.append(src), real(src, *a, **k))[1])
+    assert _scan(data, "n.py") == whole
+    # the imports' parse held the nested blocks but no def; no parse was of the whole file
+    assert "import ipc_collect" in parsed[0] and "def uses" not in parsed[0]
+    assert NESTED_ALIASES not in parsed
+
+
+def test_installed_cuda_graphs_split_equals_whole():
+    # the file where the split parse once missed four `_POOL_HANDLE` uses
+    root = Path(torch_source_root())
+    split, whole = scan_both(root / ANCHOR, root, PY_RULES)
+    assert split == whole
+    assert sum(f.rule == "HN199" and "_POOL_HANDLE" in f.source for f in whole) >= 4
+
+
+def test_installed_large_files_split_equals_whole():
+    """A deterministic sample of the installed torch's large Python files with a CUDA token."""
+    root = Path(torch_source_root())
+    files = large_token_files(root, 40)
+    assert len(files) >= 30
+    bad = [p.relative_to(root).as_posix() for p in files
+           if (lambda s, w: s != w)(*scan_both(p, root, PY_RULES))]
+    assert bad == []
