@@ -1,8 +1,10 @@
 """From a scan report to a patch series: one patch per (subsystem, rule), at most N files each.
 
 Patches are built in series order on an in-memory copy of the tree, so each diff is against the
-state its predecessors leave; each step rescans the file's current text for its rule, so lines
-shifted by earlier patches (an added import) never misplace a fix.
+state its predecessors leave. Each file is rescanned once and analysed once: its rules become
+steps applied on top of each other from that one analysis (``codemods.rewrite_steps``), with
+every step's positions taken from the original text, so an import added by an earlier patch
+never misplaces a later fix.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import Callable, Sequence
 from audits.model import FileError, Finding, Report, Rule
 
 from . import message
-from .codemods import FixSpec, rewrite
+from .codemods import FixSpec, rewrite_steps
 from .series import FileChange, Patch
 
 ScanFn = Callable[[bytes, str, Sequence[Rule]], tuple[list[Finding], list[FileError]]]
@@ -65,28 +67,24 @@ def build(root: Path, report: Report, rules: dict[str, Rule], specs: dict[str, F
             todo[(f.subsystem, f.rule)].add(f.path)
         else:
             plan.left.append(Left(f, skipped.get(f.rule, "no codemod for this rule")))
-    text: dict[str, str] = {}
-    unreadable: set[str] = set()
+    # Per file: one rescan (all rules, as the audit does) and one analysis whose steps are the
+    # file's rules in series order (a file's subsystem is fixed, so that is rule id order).
+    rules_of: dict[str, list[str]] = defaultdict(list)
+    for (subsystem, rule_id), paths in sorted(todo.items()):
+        for path in paths:
+            rules_of[path].append(rule_id)
+    steps: dict[str, dict[str, tuple]] = {}
+    all_rules = list(rules.values())
     for (subsystem, rule_id), paths in sorted(todo.items()):
         rule, spec = rules[rule_id], specs[rule_id]
         changes: list[tuple[FileChange, list[Finding]]] = []
         for path in sorted(paths):
-            if path in unreadable:
+            if path not in steps:
+                steps[path] = _file_steps(root, path, rules_of[path], all_rules, specs, scan, plan)
+            step = steps[path].get(rule_id)
+            if step is None:
                 continue
-            if path not in text:
-                try:
-                    text[path], plan.modes[path] = _read(root, path)
-                    plan.originals[path] = text[path]
-                except (OSError, UnicodeDecodeError) as e:
-                    unreadable.add(path)
-                    plan.errors.append(FileError(path, "read", str(e)))
-                    continue
-            current = text[path]
-            found, errs = scan(current.encode("utf-8"), path, [rule])
-            found = [f for f in found if f.rule == rule_id]
-            if errs or not found:
-                continue
-            result = rewrite(current, path, [(spec, frozenset(f.line for f in found))])
+            result, found = step
             if result.error:
                 plan.errors.append(FileError(path, "codemod", result.error))
                 plan.left += [Left(f, result.error) for f in found]
@@ -97,9 +95,9 @@ def build(root: Path, report: Report, rules: dict[str, Rule], specs: dict[str, F
             plan.left += [Left(f, why.get(f.line, "no rewrite matched this site"))
                           for f in found if f.line not in done]
             if result.changed:
-                text[path] = result.after
+                plan.finals[path] = result.after
                 plan.fixed += sites
-                changes.append((FileChange(path, current, result.after, plan.modes[path]), sites))
+                changes.append((FileChange(path, result.before, result.after, plan.modes[path]), sites))
         chunks = [changes[i:i + max_files] for i in range(0, len(changes), max_files)]
         for n, chunk in enumerate(chunks, 1):
             sites = [s for _, ss in chunk for s in ss]
@@ -108,5 +106,25 @@ def build(root: Path, report: Report, rules: dict[str, Rule], specs: dict[str, F
                 message.body(rule, message.display_old(spec), message.display_new(spec), sites,
                              tree, series, devices),
                 [c for c, _ in chunk]))
-    plan.finals = dict(text)
     return plan
+
+
+def _file_steps(root: Path, path: str, rule_ids: list[str], all_rules: list[Rule],
+                specs: dict[str, FixSpec], scan: ScanFn, plan: Plan) -> dict[str, tuple]:
+    """rule id -> (Rewrite, its findings) for one file, each step on top of the previous."""
+    try:
+        text, plan.modes[path] = _read(root, path)
+    except (OSError, UnicodeDecodeError) as e:
+        plan.errors.append(FileError(path, "read", str(e)))
+        return {}
+    plan.originals[path] = plan.finals[path] = text
+    found, errs = scan(text.encode("utf-8"), path, all_rules)
+    if errs:
+        return {}
+    by_rule: dict[str, list[Finding]] = defaultdict(list)
+    for f in found:
+        by_rule[f.rule].append(f)
+    order = [r for r in rule_ids if by_rule.get(r)]
+    groups = [[(specs[r], frozenset(f.line for f in by_rule[r]))] for r in order]
+    results = rewrite_steps(text, path, groups)
+    return {r: (res, by_rule[r]) for r, res in zip(order, results)}

@@ -1,21 +1,28 @@
 """libcst codemods keyed by rule id, driven by the audit's catalogue and findings.
 
-``rewrite(source, path, gated)`` applies the fixes for one file, restricted to the lines the scan
-reported, and verifies the result parses and ``compile()``s; a rewrite that does not is dropped.
+``rewrite(source, path, gated)`` applies the fixes for one file; ``rewrite_steps`` applies
+groups of rules one after the other (one patch each) from a single analysis of the file: one
+``ast`` parse for scopes and imports, and one libcst parse + metadata resolution per region
+(the statement around a finding), reused by every step. Only the lines the scan reported are
+touched; every result is ``compile()``d, and a step whose result does not compile is dropped.
 """
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.codemod import CodemodContext
 from libcst.metadata import MetadataWrapper
 
+from .context import FileContext
 from .engine import Engine, FixSpec, Outcome
 from .families import FAMILIES
-from .focus import FOCUS_MIN_CHARS, focus  # noqa: F401 (re-exported for tests)
+from .imports import _lines, fix_imports
+from .regions import Piece, Region, regions
 
-__all__ = ["FAMILIES", "FixSpec", "Rewrite", "rewrite"]
+__all__ = ["FAMILIES", "FixSpec", "Rewrite", "rewrite", "rewrite_steps"]
+
+Gated = list[tuple[FixSpec, frozenset[int]]]
 
 
 @dataclass
@@ -31,39 +38,126 @@ class Rewrite:
         return not self.error and self.after != self.before
 
 
-def rewrite(source: str, path: str, gated: list[tuple[FixSpec, frozenset[int]]]) -> Rewrite:
+def rewrite(source: str, path: str, gated: Gated, whole_file: bool = False) -> Rewrite:
     """Apply ``gated`` (spec, finding lines) to ``source``; never returns code that fails to compile."""
-    lines = {ln for _, ls in gated for ln in ls}
-    reduced = focus(source, lines) if len(source) > FOCUS_MIN_CHARS else None
+    return rewrite_steps(source, path, [gated], whole_file)[0]
+
+
+class _Failed(Exception):
+    pass
+
+
+class _File:
+    """One file's analysis, shared by every step: context, regions, parsed pieces."""
+
+    def __init__(self, source: str, path: str, all_lines: set[int], whole_file: bool) -> None:
+        self.source, self.path = source, path
+        self.lines = _lines(source)
+        self.ctx = FileContext(source, ast.parse(source), path)
+        regs = None if whole_file else regions(self.ctx, self.lines, all_lines)
+        self.whole = regs is None
+        if regs is None:
+            regs = [Region(1, max(len(self.lines), 1))]
+        self.pieces = [Piece(self.lines, r, self.whole) for r in regs]
+        self.wrappers: dict[int, MetadataWrapper] = {}
+        self.variants: dict[tuple, tuple[str, Engine]] = {}
+
+    def variant(self, i: int, gated: Gated) -> tuple[str, Engine]:
+        """Piece ``i`` rewritten for ``gated`` (restricted to its lines), cached."""
+        r = self.pieces[i].region
+        mine = [(s, frozenset(ln for ln in ls if r.start <= ln <= r.end)) for s, ls in gated]
+        mine = [(s, ls) for s, ls in mine if ls]
+        key = (i, tuple((s.rule, ls) for s, ls in mine))
+        if key in self.variants:
+            return self.variants[key]
+        piece = self.pieces[i]
+        if not mine:
+            out = (piece.original, None)
+        else:
+            if i not in self.wrappers:
+                try:
+                    module = cst.parse_module(piece.text)
+                except cst.ParserSyntaxError as e:
+                    raise _Failed(f"parse: {str(e).splitlines()[0]}") from None
+                self.wrappers[i] = MetadataWrapper(module, unsafe_skip_copy=True)
+            engine = Engine(self.ctx, mine, FAMILIES, piece.delta)
+            try:
+                new = self.wrappers[i].visit(engine)
+            except Exception as e:  # a codemod bug must cost this file, not the series
+                raise _Failed(f"codemod: {type(e).__name__}: {e}") from None
+            text = piece.restore(new.code)
+            if text is None:
+                raise _Failed(f"codemod: region {r.start}-{r.end} lost its wrapper")
+            try:  # names the new text uses: an import they come from stays
+                engine.uses = {n.id for n in ast.walk(ast.parse(new.code)) if isinstance(n, ast.Name)}
+            except SyntaxError as e:
+                raise _Failed(f"verify: rewritten lines {r.start}-{r.end} do not parse: {e}") from None
+            out = (text, engine)
+        self.variants[key] = out
+        return out
+
+    def state(self, gated: Gated) -> tuple[str, list[Engine]]:
+        out, engines, pos = [], [], 1
+        for i, piece in enumerate(self.pieces):
+            r = piece.region
+            out += self.lines[pos - 1:r.start - 1]
+            text, engine = self.variant(i, gated)
+            out.append(text)
+            if engine is not None:
+                engines.append(engine)
+            pos = r.end + 1
+        out += self.lines[pos - 1:]
+        text = "".join(out)
+        imported = self.ctx.module.imports
+        adds = [(m, n) for e in engines for m, n in e.adds
+                if imported.get(n or m) != (f"{m}.{n}" if n else m)]
+        removes = {n for e in engines for n in e.removes} - {n for e in engines for n in e.uses}
+        if text != self.source and (adds or removes):
+            text = fix_imports(text, self.path, adds, removes)
+        return text, engines
+
+
+def rewrite_steps(source: str, path: str, groups: list[Gated], whole_file: bool = False,
+                  verify_each: bool = False) -> list[Rewrite]:
+    """One Rewrite per group, each applied on top of the previous ones (``before`` is the
+    previous step's ``after``). A group whose result fails is reported and left out; the
+    following groups still apply."""
+    all_lines = {ln for g in groups for _, ls in g for ln in ls}
     try:
-        module = cst.parse_module(reduced.text if reduced else source)
-    except cst.ParserSyntaxError as e:
-        return Rewrite(path, source, source, error=f"parse: {str(e).splitlines()[0]}")
-    engine = Engine(CodemodContext(filename=path), gated, FAMILIES,
-                    hidden_names=reduced.hidden_names if reduced else frozenset())
-    try:
-        new = engine.transform_module(module)
-    except Exception as e:  # a codemod bug must cost this file, not the series
-        return Rewrite(path, source, source, engine.outcome, error=f"codemod: {type(e).__name__}: {e}")
-    after = new.code
-    if reduced:
-        after = reduced.splice(after)
-        if after is None:  # the edit touched a hidden region: redo on the whole file
-            return rewrite_whole(source, path, gated)
-    if after != source:
+        f = _File(source, path, all_lines, whole_file)
+    except (SyntaxError, ValueError, RecursionError) as e:
+        return [Rewrite(path, source, source, error=f"parse: {e}") for _ in groups]
+    out: list[Rewrite] = []
+    active: Gated = []
+    prev = source
+    for group in groups:
+        rules = {s.rule for s, _ in group}
         try:
-            compile(after, path, "exec", dont_inherit=True)
-            cst.parse_module(after)
-        except (SyntaxError, ValueError, cst.ParserSyntaxError) as e:
-            return Rewrite(path, source, source, engine.outcome,
-                           error=f"verify: rewritten file does not compile: {e}")
-    return Rewrite(path, source, after, engine.outcome)
-
-
-def rewrite_whole(source: str, path: str, gated) -> Rewrite:
-    global FOCUS_MIN_CHARS
-    saved, FOCUS_MIN_CHARS = FOCUS_MIN_CHARS, 1 << 62
-    try:
-        return rewrite(source, path, gated)
-    finally:
-        FOCUS_MIN_CHARS = saved
+            text, engines = f.state(active + group)
+        except _Failed as e:
+            out.append(Rewrite(path, prev, prev, error=str(e)))
+            continue
+        except (SyntaxError, ValueError) as e:
+            out.append(Rewrite(path, prev, prev, error=f"imports: {e}"))
+            continue
+        outcome = Outcome(
+            [a for e in engines for a in e.outcome.applied if a[0] in rules],
+            [x for e in engines for x in e.outcome.failed if x[0] in rules])
+        if text != prev and verify_each:
+            try:
+                compile(text, path, "exec", dont_inherit=True)
+            except (SyntaxError, ValueError) as e:
+                out.append(Rewrite(path, prev, prev, outcome,
+                                   error=f"verify: rewritten file does not compile: {e}"))
+                continue
+        out.append(Rewrite(path, prev, text, outcome))
+        active = active + group
+        prev = text
+    if not verify_each and prev != source:
+        # Every region already parsed; one compile() of the result stands for the steps
+        # (compiling each step costs a whole-file compile per rule). On failure, find the step.
+        try:
+            compile(prev, path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            return rewrite_steps(source, path, groups, whole_file, verify_each=True)
+    return out

@@ -1,18 +1,19 @@
-"""The one libcst pass that applies every fix for a file, and the import bookkeeping around it.
+"""The libcst transformer that applies the fixes for one region of a file.
 
-One pass (not one per family) so positions from the scan stay valid for every family; the
-``CodemodCommand`` machinery then adds the imports the new names need and removes the ones that
-became unused, after the pass, so lines do not shift under the gates.
+A region is the statement holding a finding (or a compound statement's header), parsed alone:
+libcst's cost grows with the text it sees, and the file-level facts the families need (scopes,
+import bindings) come from one ``ast`` pass over the file (``context.FileContext``), not from
+libcst's ScopeProvider/QualifiedNameProvider. Import additions and removals are only recorded
+here and applied to the whole file afterwards (``imports.py``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
-from libcst.metadata import (ExpressionContextProvider, ParentNodeProvider, PositionProvider,
-                             QualifiedNameProvider, ScopeProvider)
-from libcst.metadata.scope_provider import ImportAssignment
+from libcst.metadata import ExpressionContextProvider, ParentNodeProvider, PositionProvider
+
+from .context import FileContext
 
 
 @dataclass(frozen=True)
@@ -49,35 +50,45 @@ class Outcome:
     failed: list[tuple[str, int, str]] = field(default_factory=list)       # (rule, line, why)
 
 
-class Engine(VisitorBasedCodemodCommand):
+def module_name(path: str) -> str:
+    """``torch/testing/_internal/common_utils.py`` -> ``torch.testing._internal.common_utils``."""
+    return (path or "").removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+class Engine(cst.CSTTransformer):
     """Dispatches Call / Name / Attribute nodes at finding lines to the family handlers."""
 
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider,
-                             ParentNodeProvider, ExpressionContextProvider)
+    METADATA_DEPENDENCIES = (PositionProvider, ParentNodeProvider, ExpressionContextProvider)
 
-    def __init__(self, context: CodemodContext, gated: list[tuple[FixSpec, frozenset[int]]],
-                 families: dict, hidden_names: frozenset[str] = frozenset()) -> None:
-        super().__init__(context)
-        self.hidden_names = hidden_names
-        # The file's own module ("torch/testing/_internal/common_utils.py" -> dotted), so a
-        # rename never makes a module import from itself.
-        self.module_name = (context.filename or "").removesuffix(".py").removesuffix("/__init__") \
-            .replace("/", ".")
+    def __init__(self, ctx: FileContext, gated: list[tuple[FixSpec, frozenset[int]]],
+                 families: dict, delta: int = 0) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.delta = delta                 # region line + delta = file line
+        # The file's own module, so a rename never makes a module import from itself.
+        self.module_name = module_name(ctx.path)
         self.gated = gated
         self.families = families
         self.outcome = Outcome()
+        self.adds: list[tuple[str, str | None]] = []    # (module, name) or (module, None)
+        self.removes: set[str] = set()                  # local names whose import may now be unused
+        self.uses: set[str] = set()                     # names the rewritten region uses
 
     # -- helpers the families use ---------------------------------------------------------
-    def qualnames(self, node: cst.CSTNode) -> set[str]:
-        return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
-
     def line(self, node: cst.CSTNode) -> int:
-        return self.get_metadata(PositionProvider, node).start.line
+        return self.get_metadata(PositionProvider, node).start.line + self.delta
+
+    def qualnames(self, node: cst.CSTNode) -> set[str]:
+        dotted = _dotted(node)
+        q = self.ctx.qualify(self.line(node), dotted) if dotted else None
+        return {q} if q else set()
 
     def in_scope(self, node: cst.CSTNode, name: str) -> bool:
-        scope = self.get_metadata(ScopeProvider, node, None)
-        return scope is not None and bool(scope[name]) and not all(
-            type(a).__name__ == "BuiltinAssignment" for a in scope[name])
+        return self.ctx.in_scope(self.line(node), name)
+
+    def defined_locally(self, node: cst.Name) -> bool:
+        """Whether ``node``'s name is bound in this file by something other than an import."""
+        return self.ctx.defined_locally(self.line(node), node.value)
 
     def is_attr_name(self, node: cst.Name) -> bool:
         parent = self.get_metadata(ParentNodeProvider, node, None)
@@ -99,20 +110,23 @@ class Engine(VisitorBasedCodemodCommand):
     def expr_context(self, node: cst.CSTNode):
         return self.get_metadata(ExpressionContextProvider, node, None)
 
-    def defined_locally(self, node: cst.Name) -> bool:
-        """Whether ``node``'s name is bound in this file by something other than an import."""
-        if node.value in self.hidden_names:
-            return True
-        scope = self.get_metadata(ScopeProvider, node, None)
-        if scope is None:
-            return False
-        return any(not isinstance(a, ImportAssignment) and type(a).__name__ != "BuiltinAssignment"
-                   for a in scope[node.value])
-
     def specs_for(self, family: str, node: cst.CSTNode):
         """(spec) for each spec of ``family`` whose finding lines include ``node``'s line."""
+        mine = [(s, lines) for s, lines in self.gated if s.family == family]
+        if not mine:
+            return []
         line = self.line(node)
-        return [s for s, lines in self.gated if s.family == family and line in lines]
+        return [s for s, lines in mine if line in lines]
+
+    def add_needed_import(self, module: str, name: str | None = None) -> None:
+        self.adds.append((module, name))
+
+    def remove_unused_import_by_node(self, node: cst.CSTNode) -> None:
+        root = node
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if isinstance(root, cst.Name):
+            self.removes.add(root.value)
 
     def reference(self, original: cst.BaseExpression, old: str, new: str,
                   bare: bool = False) -> cst.BaseExpression:
@@ -167,3 +181,14 @@ class Engine(VisitorBasedCodemodCommand):
             if new is not None:
                 return new
         return updated
+
+
+def _dotted(node: cst.CSTNode) -> str | None:
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))

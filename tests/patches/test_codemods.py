@@ -2,7 +2,10 @@
 fixture corpus, run exactly as generate runs them: scan, then the catalogue-driven codemod."""
 import expecttest
 
-from codemod_helpers import FIXTURES, diff, fix, specs
+from audits import python_scan
+from patches.codemods import rewrite, rewrite_steps
+
+from codemod_helpers import FIXTURES, diff, fix, rules, specs
 
 
 def _fixed(name: str, target: str = "torch") -> str:
@@ -175,7 +178,7 @@ class TestRuleFixtures(expecttest.TestCase):
         self.assertExpectedInline(_fixed("hn701_only_cuda_decorator.py"), """\
 @@ -1 +1 @@
 -from torch.testing._internal.common_device_type import dtypes, onlyCUDA
-+from torch.testing._internal.common_device_type import onlyAccelerator, dtypes
++from torch.testing._internal.common_device_type import dtypes, onlyAccelerator
 @@ -5 +5 @@
 -    @onlyCUDA
 +    @onlyAccelerator
@@ -237,16 +240,38 @@ class TestRuleFixtures(expecttest.TestCase):
         self.assertEqual(result.after, src)
 
 
-def test_focused_rewrite_of_a_big_file_equals_the_whole_file_rewrite(monkeypatch):
-    import patches.codemods as codemods
-    monkeypatch.setattr(codemods, "FOCUS_MIN_CHARS", 2000)  # "big" without a slow whole-file pass
+def test_region_rewrite_equals_the_whole_file_rewrite():
+    """Regions (statements, headers, decorators, elif, `a; b`, a block's only import) give the
+    same file as one libcst pass over the whole file."""
     pad = "".join(f"\n\ndef pad{i}(x):\n    \"\"\"keep me\"\"\"\n    return x + {i}  # {i}\n"
-                  for i in range(60))
-    src = (FIXTURES / "hn105_cuda_synchronize.py").read_text() + pad + \
+                  for i in range(5))
+    src = (FIXTURES / "hn105_cuda_synchronize.py").read_text() + pad + (
         "\n\nTEST_CUDA_LOCAL = 1\n\n\ndef late(dev):\n    torch.cuda.synchronize(device=dev)\n"
-    assert len(src) > codemods.FOCUS_MIN_CHARS
-    gated = [(specs()["HN105"], frozenset({6, 7, 8, len(src.splitlines())}))]
-    focused = codemods.rewrite(src, "big.py", gated)
-    whole = codemods.rewrite_whole(src, "big.py", gated)
-    assert not focused.error and focused.after == whole.after != src
-    assert focused.after.count("torch.accelerator.synchronize(") == 4
+        "    if dev:\n        pass\n    elif torch.cuda.synchronize(dev):  # c\n        pass\n"
+        "    x = 1; torch.cuda.synchronize()\n"
+        "    try:\n        pass\n    except torch.cuda.synchronize():\n        pass\n\n\n"
+        "@deco(torch.cuda.synchronize())\nclass K(\n        Base):\n    pass\n")
+    lines = [i for i, ln in enumerate(src.splitlines(), 1) if "synchronize(" in ln]
+    gated = [(specs()["HN105"], frozenset(lines))]
+    regional = rewrite(src, "big.py", gated)
+    whole = rewrite(src, "big.py", gated, whole_file=True)
+    assert not regional.error and regional.after == whole.after != src
+    assert regional.after.count("torch.accelerator.synchronize(") == len(lines)
+    compile(regional.after, "big.py", "exec")
+
+
+def test_steps_apply_in_order_from_one_analysis():
+    src = (FIXTURES / "hn105_cuda_synchronize.py").read_text() + \
+        "\n\ndef more():\n    torch.cuda.empty_cache()\n"
+    found, _ = python_scan.scan_source(src.encode(), "x.py", rules())
+    by = {}
+    for f in found:
+        by.setdefault(f.rule, set()).add(f.line)
+    sp = specs()
+    groups = [[(sp[r], frozenset(by[r]))] for r in ("HN105", "HN302")]
+    one, two = rewrite_steps(src, "x.py", groups)
+    assert one.before == src and two.before == one.after
+    assert "torch.cuda.empty_cache()" in one.after and "synchronize(" not in one.after.replace(
+        "accelerator.synchronize(", "")
+    assert two.after == rewrite(src, "x.py", [g[0] for g in groups]).after
+    assert [r for r, _ in two.outcome.applied] == ["HN302"]

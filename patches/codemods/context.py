@@ -1,0 +1,153 @@
+"""What the codemod needs to know about a whole file, from one ``ast`` parse (milliseconds, where
+libcst's ScopeProvider/QualifiedNameProvider cost seconds per 100 KB): scopes and the names they
+bind, import bindings (for qualified names), and the statement that holds a given line.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+@dataclass
+class Scope:
+    node: ast.AST
+    start: int
+    end: int
+    is_class: bool
+    parent: "Scope | None"
+    bound: dict[str, set[str]] = field(default_factory=dict)    # name -> {"import", "other"}
+    imports: dict[str, str] = field(default_factory=dict)       # local name -> qualified name
+    globals: set[str] = field(default_factory=set)
+
+    def bind(self, name: str, how: str) -> None:
+        self.bound.setdefault(name, set()).add(how)
+
+
+def stmt_start(node: ast.stmt) -> int:
+    decos = getattr(node, "decorator_list", None)
+    return min([node.lineno] + [d.lineno for d in decos]) if decos else node.lineno
+
+
+class FileContext:
+    """Scopes, imports and statements of one parsed file (``ast`` line numbers, 1-based)."""
+
+    def __init__(self, source: str, tree: ast.Module, path: str = "") -> None:
+        self.source = source
+        self.tree = tree
+        self.path = path
+        self.module = Scope(tree, 1, max(source.count("\n") + 1, 1), False, None)
+        self.scopes: list[Scope] = [self.module]
+        self.stmts: list[ast.stmt] = []
+        self._collect(tree, self.module)
+
+    # -- building --------------------------------------------------------------------------
+    def _collect(self, node: ast.AST, scope: Scope) -> None:
+        for child in ast.iter_child_nodes(node):
+            self._visit(child, scope)
+
+    def _visit(self, node: ast.AST, scope: Scope) -> None:
+        if isinstance(node, ast.stmt):
+            self.stmts.append(node)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            self._import(node, scope)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            scope.globals.update(node.names)
+        elif isinstance(node, _SCOPES):
+            self._scope(node, scope)
+        elif isinstance(node, _COMPS):
+            return  # comprehension variables live in their own scope; no statements inside
+        else:
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                scope.bind(node.id, "other")
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                scope.bind(node.name, "other")
+            self._collect(node, scope)
+
+    def _scope(self, node: ast.AST, scope: Scope) -> None:
+        # Decorators, bases and defaults are evaluated in the enclosing scope.
+        for d in getattr(node, "decorator_list", []):
+            self._visit(d, scope)
+        inner = Scope(node, node.lineno, node.end_lineno, isinstance(node, ast.ClassDef), scope)
+        self.scopes.append(inner)
+        if isinstance(node, ast.ClassDef):
+            scope.bind(node.name, "other")
+            for b in node.bases + [k.value for k in node.keywords]:
+                self._visit(b, scope)
+        else:
+            if not isinstance(node, ast.Lambda):
+                scope.bind(node.name, "other")
+            args = node.args
+            for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+                if a is not None:
+                    inner.bind(a.arg, "other")
+            for d in args.defaults + [d for d in args.kw_defaults if d is not None]:
+                self._visit(d, scope)
+        for b in node.body if isinstance(node.body, list) else [node.body]:
+            self._visit(b, inner)
+
+    def _import(self, node: ast.Import | ast.ImportFrom, scope: Scope) -> None:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                local = a.asname or a.name.split(".")[0]
+                scope.bind(local, "import")
+                scope.imports[local] = a.name if a.asname else local
+            return
+        mod = "." * node.level + (node.module or "")
+        for a in node.names:
+            if a.name != "*":
+                local = a.asname or a.name
+                scope.bind(local, "import")
+                scope.imports[local] = f"{mod}.{a.name}" if not mod.endswith(".") else mod + a.name
+
+    # -- queries ---------------------------------------------------------------------------
+    def scope_at(self, line: int) -> Scope:
+        """The innermost scope whose span holds ``line``."""
+        best = self.module
+        for s in self.scopes:
+            if s.start <= line <= s.end and (s.end - s.start) <= (best.end - best.start):
+                best = s
+        return best
+
+    def chain(self, line: int):
+        """Visible scopes from ``line`` outwards (class scopes only when innermost)."""
+        s = self.scope_at(line)
+        first = True
+        while s is not None:
+            if first or not s.is_class:
+                yield s
+            first = False
+            s = s.parent
+
+    def binding(self, line: int, name: str) -> tuple[Scope, set[str]] | None:
+        for s in self.chain(line):
+            if name in s.globals and s is not self.module:
+                hows = self.module.bound.get(name)
+                return (self.module, hows) if hows else None
+            if name in s.bound:
+                return s, s.bound[name]
+        return None
+
+    def in_scope(self, line: int, name: str) -> bool:
+        return self.binding(line, name) is not None
+
+    def defined_locally(self, line: int, name: str) -> bool:
+        b = self.binding(line, name)
+        return b is not None and "other" in b[1]
+
+    def qualify(self, line: int, dotted: str) -> str | None:
+        """``tc.device_count`` -> ``torch.cuda.device_count`` through the visible imports;
+        a bare name bound only by an assignment qualifies as itself; unbound -> None."""
+        head, _, rest = dotted.partition(".")
+        for s in self.chain(line):
+            if head in s.imports and (head not in s.bound or "import" in s.bound[head]):
+                q = s.imports[head]
+                return f"{q}.{rest}" if rest else q
+            if head in s.bound:
+                return dotted
+        if head == "torch":   # `torch` without a visible import is still torch (as the scan does)
+            return dotted
+        return None
+

@@ -1,0 +1,220 @@
+"""Import bookkeeping for a rewritten file, done on the whole text after the regions are spliced.
+
+- An import a rewrite made unused is removed (only imports binding a name a rewrite replaced, and
+  only when the name is used nowhere else in the file nor listed in ``__all__``); package
+  ``__init__.py`` files keep their module-level imports (they may be re-exports).
+  ``from m import OLD`` whose replacement is ``from m import NEW`` is renamed in place.
+- A needed import is added only when missing: into an existing ``from m import ...``, else as a
+  new statement after the file's leading import block (after the docstring and
+  ``__future__`` imports when there is none).
+Statements are edited through libcst one at a time, so their comments and layout survive.
+"""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from .regions import Piece, Region
+
+
+def _lines(text: str) -> list[str]:
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def _local(alias: ast.alias) -> str:
+    return alias.asname or alias.name.split(".")[0]
+
+
+def _used_names(tree: ast.Module) -> set[str]:
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    for node in tree.body:  # names exported by string in __all__ count as used
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value:
+                used |= {c.value for c in ast.walk(node.value)
+                         if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+    return used
+
+
+def _parents(tree: ast.Module) -> dict[int, list]:
+    """id(statement) -> the body list holding it."""
+    out: dict[int, list] = {}
+    for node in ast.walk(tree):
+        for fld in ("body", "orelse", "finalbody", "handlers"):
+            seq = getattr(node, fld, None)
+            if isinstance(seq, list):
+                for s in seq:
+                    out[id(s)] = seq
+    return out
+
+
+def _owns(lines: list[str], node: ast.stmt) -> bool:
+    first = lines[node.lineno - 1]
+    lead = len(first) - len(first.lstrip(" \t"))
+    rest = lines[node.end_lineno - 1].encode()[node.end_col_offset:].decode("utf-8", "replace").strip()
+    return len(first[:lead].encode()) == node.col_offset and (not rest or rest.startswith("#"))
+
+
+def _edit_stmt(lines: list[str], node: ast.stmt, drop: set[str], rename: dict[str, str],
+               append: list[str]) -> str | None:
+    """The statement's new text: aliases in ``drop`` removed, ``rename``d, ``append`` added."""
+    piece = Piece(lines, Region(node.lineno, node.end_lineno), whole_file=False)
+    try:
+        module = cst.parse_module(piece.text)
+    except cst.ParserSyntaxError:
+        return None
+
+    class Edit(cst.CSTTransformer):
+        def leave_ImportFrom(self, orig, upd):
+            return self._names(upd)
+
+        def leave_Import(self, orig, upd):
+            return self._names(upd)
+
+        def _names(self, upd):
+            if isinstance(upd.names, cst.ImportStar):
+                return upd
+            names = []
+            for a in upd.names:
+                dotted = cst.helpers.get_full_name_for_node(a.name) or ""
+                local = a.asname.name.value if a.asname else dotted.split(".")[0]
+                if local in drop and local not in rename:
+                    continue
+                if local in rename and not a.asname:
+                    a = a.with_changes(name=cst.Name(rename[local]))
+                names.append(a)
+            names += [cst.ImportAlias(cst.Name(n)) for n in append]
+            if not names:
+                return cst.RemovalSentinel.REMOVE
+            fixed = [n.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                     if isinstance(n.comma, cst.MaybeSentinel) else n for n in names[:-1]]
+            last = upd.names[-1].comma if upd.names else cst.MaybeSentinel.DEFAULT
+            return upd.with_changes(names=fixed + [names[-1].with_changes(comma=last)])
+
+    new = module.visit(Edit())
+    code = new.code
+    if not new.body or (len(new.body) == 1 and isinstance(new.body[0], cst.If) and not
+                        new.body[0].body.body):
+        return ""
+    return piece.restore(code)
+
+
+def fix_imports(text: str, path: str, adds: list[tuple[str, str | None]], removes: set[str]) -> str:
+    """``text`` with ``adds`` ((module, name) or (module, None)) present and the imports of
+    ``removes`` (local names a rewrite replaced) gone where nothing uses them any more."""
+    dead: set[str] = set()
+    renames: dict[str, dict[str, str]] = {}
+    if removes:
+        tree = ast.parse(text)
+        dead = removes - _used_names(tree)
+        init = path.endswith("__init__.py")
+        left = [(m, n) for m, n in adds if n]
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and not node.level and not init:
+                for a in node.names:
+                    new = next((n for m, n in left if m == node.module), None)
+                    if a.asname is None and a.name in dead and new and \
+                            a.name not in renames.get(node.module, {}):
+                        renames.setdefault(node.module, {})[a.name] = new
+                        left.remove((node.module, new))
+    done = {(m, n) for m, r in renames.items() for n in r.values()}
+    # Add first, while the imports to remove still anchor the leading import block, so a
+    # replaced import's successor lands where it was.
+    text = _add(text, [x for x in adds if x not in done])
+    return _remove(text, path, dead, renames) if dead else text
+
+
+def _remove(text: str, path: str, dead: set[str], renames: dict[str, dict[str, str]]) -> str:
+    tree = ast.parse(text)
+    lines = _lines(text)
+    parents = _parents(tree)
+    top = {id(s) for s in tree.body}
+    init = path.endswith("__init__.py")
+    edits: list[tuple[int, int, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Import, ast.ImportFrom)) or (init and id(node) in top):
+            continue
+        drop = {_local(a) for a in node.names if _local(a) in dead}
+        if not drop or not _owns(lines, node):
+            continue
+        rename = {}
+        if isinstance(node, ast.ImportFrom) and not node.level and id(node) in top:
+            rename = {k: v for k, v in renames.get(node.module, {}).items() if k in drop}
+        new = _edit_stmt(lines, node, drop, rename, [])
+        if new is None:
+            continue
+        if new == "":
+            siblings = parents.get(id(node), [])
+            if len(siblings) == 1:   # the block's only statement: keep the block valid
+                first = lines[node.lineno - 1]
+                new = first[:len(first) - len(first.lstrip(" \t"))] + "pass\n"
+        edits.append((node.lineno, node.end_lineno, new))
+    for start, end, new in sorted(edits, reverse=True):
+        lines[start - 1:end] = [new] if new else []
+    return "".join(lines)
+
+
+def _add(text: str, adds: list[tuple[str, str | None]]) -> str:
+    if not adds:
+        return text
+    tree = ast.parse(text)
+    lines = _lines(text)
+    have_mod = set()
+    have_from: dict[str, ast.ImportFrom] = {}
+    have_names = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname is None:
+                    have_mod.add(a.name.split(".")[0])
+                    have_mod.add(a.name)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for a in node.names:
+                if a.asname is None:
+                    have_names.add((node.module, a.name))
+            if node.module not in have_from and not any(a.name == "*" for a in node.names) \
+                    and _owns(lines, node):
+                have_from[node.module] = node
+    plain = sorted({m for m, n in adds if n is None and m not in have_mod})
+    froms: dict[str, list[str]] = {}
+    for m, n in adds:
+        if n and (m, n) not in have_names and n not in froms.setdefault(m, []):
+            froms[m].append(n)
+    edits: list[tuple[int, int, str]] = []
+    new_stmts = [f"import {m}\n" for m in plain]
+    for m in sorted(froms):
+        if not froms[m]:
+            continue
+        node = have_from.get(m)
+        new = _edit_stmt(lines, node, set(), {}, froms[m]) if node is not None else None
+        if new:
+            edits.append((node.lineno, node.end_lineno, new))
+        else:
+            new_stmts.append(f"from {m} import {', '.join(froms[m])}\n")
+    if new_stmts:
+        at = _insert_line(tree)
+        if at > 0 and at <= len(lines) and not lines[at - 1].endswith("\n"):
+            lines[at - 1] += "\n"
+        edits.append((at + 1, at, "".join(new_stmts)))
+    for start, end, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        lines[start - 1:end] = [new]
+    return "".join(lines)
+
+
+def _insert_line(tree: ast.Module) -> int:
+    """The line after which new imports go (0: before everything)."""
+    body = tree.body
+    i, after = 0, 0
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        after, i = body[0].end_lineno, 1
+    while i < len(body) and isinstance(body[i], ast.ImportFrom) and body[i].module == "__future__":
+        after, i = body[i].end_lineno, i + 1
+    while i < len(body) and isinstance(body[i], (ast.Import, ast.ImportFrom)):
+        after, i = body[i].end_lineno, i + 1
+    if after == 0 and body:
+        from .context import stmt_start
+        return stmt_start(body[0]) - 1
+    return after

@@ -1,0 +1,126 @@
+"""Regions: the smallest statement-aligned pieces of a file that hold the findings.
+
+Each finding line maps to the innermost statement holding it: a simple statement whole, or a
+compound statement's header (decorators through the line before its body, given a ``pass``
+body), else the whole compound statement. The region is parsed alone, wrapped in ``if 1:`` when
+indented, so libcst sees a few lines instead of the file. Where a statement does not own its
+lines (``a; b``) the next enclosing statement is used, and at the top the whole file.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .context import FileContext, stmt_start
+
+_WRAP = "if 1:\n"
+
+
+@dataclass(frozen=True)
+class Region:
+    start: int          # 1-based first line
+    end: int            # 1-based last line (inclusive)
+    header: bool = False  # a compound header: parsed with a `pass` body appended
+
+    def contains(self, other: "Region") -> bool:
+        return self.start <= other.start and other.end <= self.end
+
+
+class Piece:
+    """The text libcst parses for a region, and how to put its rewrite back."""
+
+    def __init__(self, lines: list[str], region: Region, whole_file: bool) -> None:
+        self.region = region
+        text = "".join(lines[region.start - 1:region.end])
+        self.original = text
+        self.prefix = self.suffix = ""
+        self.elif_ = False
+        if whole_file:
+            self.text, self.delta = text, 0
+            return
+        first = lines[region.start - 1]
+        indent = first[:len(first) - len(first.lstrip(" \t"))]
+        if first.lstrip(" \t").startswith("elif"):
+            # An `elif` header alone is not a statement; parse it as `if` and restore it.
+            self.elif_ = True
+            text = indent + first.lstrip(" \t")[2:] + text[len(first):]
+        if region.header:
+            if not text.endswith("\n"):
+                text += "\n"
+            self.suffix = indent + ("\t" if "\t" in indent else "    ") + "pass\n"
+        if indent:
+            self.prefix = _WRAP
+        self.text = self.prefix + text + self.suffix
+        self.delta = region.start - 1 - self.prefix.count("\n")
+
+    def restore(self, code: str) -> str | None:
+        """The region's new text from the rewritten piece; None if the wrapper did not survive."""
+        if not (code.startswith(self.prefix) and code.endswith(self.suffix)):
+            return None
+        body = code[len(self.prefix):len(code) - len(self.suffix)]
+        if self.region.header and not self.original.endswith("\n"):
+            body = body[:-1] if body.endswith("\n") else body
+        if self.elif_:
+            stripped = body.lstrip(" \t")
+            if not stripped.startswith("if"):
+                return None
+            body = body[:len(body) - len(stripped)] + "el" + stripped
+        return body
+
+
+def _owns_lines(lines: list[str], node: ast.stmt, start: int) -> bool:
+    """The statement begins its first line and nothing but a comment follows it on its last."""
+    first = lines[start - 1]
+    lead = len(first) - len(first.lstrip(" \t"))
+    if start == node.lineno:
+        if len(first[:lead].encode()) != node.col_offset:
+            return False
+    elif not first.lstrip(" \t").startswith("@"):
+        return False
+    last = lines[node.end_lineno - 1].encode()
+    rest = last[node.end_col_offset:].decode("utf-8", "replace").strip()
+    return not rest or rest.startswith("#")
+
+
+def _region_of(ctx: FileContext, lines: list[str], chain: list[ast.stmt], line: int) -> Region | None:
+    """``chain``: statements holding ``line``, innermost first. None: the whole file."""
+    for i, node in enumerate(chain):
+        start = stmt_start(node)
+        if not _owns_lines(lines, node, start):
+            continue
+        body = getattr(node, "body", None)
+        if not isinstance(body, list) or not body:
+            return Region(start, node.end_lineno)
+        if i == 0:
+            b0 = stmt_start(body[0])
+            b0_line = lines[b0 - 1]
+            body_col = body[0].col_offset if b0 == body[0].lineno else None
+            fresh = body_col is None or len(b0_line[:body_col].encode()) == body_col and \
+                not b0_line[:body_col].strip()
+            if fresh and start <= line < b0 and b0 > node.lineno:
+                return Region(start, b0 - 1, header=True)
+        return Region(start, node.end_lineno)
+    return None
+
+
+def regions(ctx: FileContext, lines: list[str], finding_lines) -> list[Region] | None:
+    """Disjoint regions covering ``finding_lines``, in file order; None: use the whole file."""
+    stmts = sorted(ctx.stmts, key=lambda s: (stmt_start(s), -s.end_lineno))
+    found: list[Region] = []
+    for line in sorted(set(finding_lines)):
+        chain = [s for s in stmts if stmt_start(s) <= line <= s.end_lineno]
+        chain.sort(key=lambda s: s.end_lineno - stmt_start(s))
+        if not chain:
+            return None
+        r = _region_of(ctx, lines, chain, line)
+        if r is None:
+            return None
+        found.append(r)
+    out: list[Region] = []
+    for r in sorted(set(found), key=lambda r: (r.start, -r.end)):
+        if out and out[-1].contains(r):
+            continue
+        if out and r.start <= out[-1].end:
+            return None  # overlapping, not nested: cannot happen for statements, but be safe
+        out.append(r)
+    return out
