@@ -92,7 +92,10 @@ def install(core, name: str) -> State | None:
     policy = DtypePolicy.from_env(topo.preset.name)
     apply_dtype_policy(core, policy)
     if torch.float64 in policy.unsupported:
+        from . import grad_scaler
+
         _print_without_float64(name)
+        grad_scaler.install(name)   # unscale_ in float32, like upstream does for MPS
     torch.set_autocast_dtype(name, torch.bfloat16)
     rounding = StochasticRounding.from_env()
     matmul_bf16 = env_flag(os.environ, ENV_MATMUL_BF16)

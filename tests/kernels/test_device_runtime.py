@@ -164,31 +164,49 @@ def _scaler_step(bad: bool):
     return before, after, scaler.get_scale()
 
 
-def _fp64_refused() -> bool:
-    try:
-        torch.zeros(1, device="trn").double()
-    except TypeError:
-        return True
-    return False
-
-
-# GradScaler computes its inverse scale as scale.double().reciprocal().float() on the device.
-_fp64_xfail = pytest.mark.xfail(_fp64_refused(), raises=TypeError, reason="GradScaler goes through float64, "
-                                "which the Trainium dtype policy (kernels/trn/dtype_policy.py) refuses on trn")
-
-
-@_fp64_xfail
 def test_grad_scaler_steps_on_finite_grads():
     before, after, scale = _scaler_step(bad=False)
     assert any(not torch.equal(b, a) for b, a in zip(before, after))
     assert scale == 1024.0
 
 
-@_fp64_xfail
 def test_grad_scaler_skips_step_on_inf_and_backs_off():
     before, after, scale = _scaler_step(bad=True)
     assert all(torch.equal(b, a) for b, a in zip(before, after))
     assert scale == 512.0
+
+
+def test_grad_scaler_unscales_like_cpu_and_float64_stays_refused():
+    # strict policy (the default): unscale_ must not need float64 on trn, user float64 still fails
+    torch.manual_seed(0)
+    grads = [torch.randn(5, 3), torch.randn(7)]
+    results = {}
+    for dev in ("cpu", "trn"):
+        params = [torch.nn.Parameter(torch.zeros_like(g, device=dev)) for g in grads]
+        for p, g in zip(params, grads):
+            p.grad = g.to(dev) * 4096.0
+        opt = torch.optim.SGD(params, lr=1.0)
+        scaler = torch.amp.GradScaler(dev, init_scale=4096.0)
+        scaler.scale(torch.ones((), device=dev))   # creates the scale tensor on the device
+        scaler.unscale_(opt)
+        with pytest.raises(RuntimeError, match="already been called"):
+            scaler.unscale_(opt)
+        results[dev] = [p.grad.cpu() for p in params]
+    for a, b in zip(results["trn"], results["cpu"]):
+        assert torch.equal(a, b)
+    with pytest.raises(TypeError, match="float64 is not supported on trn"):
+        torch.ones(2, device="trn").double()
+
+
+def test_grad_scaler_inverse_scale_is_bitwise_the_float64_route():
+    # kernels/trn/grad_scaler.py: float32 reciprocal == float64 reciprocal rounded to float32
+    g = torch.Generator().manual_seed(0)
+    bits = torch.randint(0x01000000, 0x7E800000, (200_000,), generator=g, dtype=torch.int64).to(torch.int32)
+    scales = bits.view(torch.float32)
+    on_trn = scales.to("trn").reciprocal().cpu()
+    upstream = scales.double().reciprocal().float()
+    assert torch.equal(on_trn.view(torch.int32), upstream.view(torch.int32))
+    assert torch.equal(torch.tensor(2.0 ** 16, device="trn").reciprocal().cpu(), torch.tensor(2.0 ** -16))
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])

@@ -89,21 +89,11 @@ def test_conj_and_neg_views():
     torch.testing.assert_close(n.cpu().resolve_neg(), -z)
 
 
-def _fp64_refused() -> bool:
-    try:
-        torch.zeros(1, device="trn").double()
-    except TypeError:
-        return True
-    return False
-
-
 def test_printing_integer_tensors():
     assert repr(torch.tensor([1, 2], device="trn:2")) == "tensor([1, 2], device='trn:2')"
     assert "device='trn:0'" in str(torch.zeros(2, 2, dtype=torch.int64, device="trn"))
 
 
-@pytest.mark.xfail(_fp64_refused(), reason="torch._tensor_str formats floats via float64, which the "
-                   "Trainium dtype policy (kernels/trn/dtype_policy.py) refuses on trn", raises=TypeError)
 def test_printing_float_tensors():
     assert repr(torch.tensor([1.0, 2.5], device="trn:2")) == "tensor([1.0000, 2.5000], device='trn:2')"
 
