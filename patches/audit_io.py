@@ -5,7 +5,6 @@ Kept in one place so ``patches`` depends on a handful of audit entry points, not
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Sequence
 
@@ -32,39 +31,24 @@ def scan_source(data: bytes, relpath: str, rules: Sequence[Rule]) -> tuple[list[
     return python_scan.scan_source(data, relpath, [r for r in rules if r.language == "python"])
 
 
-def scan_tree(root: Path, rules: Sequence[Rule]) -> Report:
-    """The audit of ``root``'s Python files, with the audit's own scanner, file by file.
+def scan_tree(root: Path, rules: Sequence[Rule], *, use_cache: bool = True,
+              jobs: int = 0) -> Report:
+    """The audit of ``root``'s Python files by the audit's own driver (``audits.engine``): the
+    same walk and exclusions (``[tool.hwneutral]`` config: ``exclude``, ``per-file-ignores``,
+    ``max-file-size``), the same result cache and process pool as ``python -m audits.scan``.
+    Unreadable, oversized and unparseable files are FileErrors (reported, never rewritten).
 
-    Symlinks are not followed out of the tree and hidden or virtualenv directories are skipped;
-    unreadable and unparseable files become FileErrors (reported, never rewritten).
+    A config error (bad TOML) is raised as ``ValueError`` with the audit's message.
     """
-    report = Report(root=str(root))
-    py_rules = [r for r in rules if r.language == "python"]
-    for path in sorted(_python_files(root)):
-        rel = path.relative_to(root).as_posix()
-        try:
-            data = path.read_bytes()
-        except OSError as e:
-            report.errors.append(FileError(rel, "read", str(e)))
-            continue
-        report.files_scanned += 1
-        found, errs = scan_source(data, rel, py_rules)
-        report.findings += found
-        report.errors += errs
-    report.findings.sort(key=Finding.sort_key)
-    report.files_with_findings = len({f.path for f in report.findings})
-    report.languages = {"python": report.files_scanned}
+    from audits.config import load_config
+    from audits.engine import Options, run_scan
+    from audits.walk import DEFAULT_MAX_BYTES
+    if not rules:
+        return Report(root=str(root))
+    cfg = load_config(str(root))
+    opts = Options(root=str(root), select=[r.id for r in rules], excludes=cfg.exclude,
+                   per_file_ignores=cfg.per_file_ignores, languages=["python"], jobs=jobs,
+                   use_cache=use_cache, max_bytes=cfg.max_file_size or DEFAULT_MAX_BYTES)
+    report = run_scan(opts)
+    report.root = str(root)
     return report
-
-
-_SKIP_DIRS = {".git", ".hg", ".venv", "venv", "__pycache__", "node_modules", ".tox", ".eggs"}
-
-
-def _python_files(root: Path):
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")
-                             and not os.path.islink(os.path.join(dirpath, d)))
-        for name in filenames:
-            p = Path(dirpath, name)
-            if name.endswith(".py") and not p.is_symlink():
-                yield p

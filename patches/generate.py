@@ -79,7 +79,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.report:
         report = audit_io.read_report(args.report)
     else:
-        report = audit_io.scan_tree(root, list(selected.values()))
+        try:
+            report = audit_io.scan_tree(root, list(selected.values()))
+        except ValueError as e:   # the audit's config error ([tool.hwneutral] in pyproject.toml)
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     report.findings = [f for f in report.findings if f.rule in selected]
     plan = planner.build(root, report, rules, specs, skipped, audit_io.scan_source,
                          args.max_files, tree=_label(args.path), series=_label(args.out or Path("DIR")),

@@ -116,3 +116,19 @@ def test_bad_arguments_exit_2(tmp_path, capsys):
         main([str(tmp_path), "--diff", "--author", "nobody"])
     assert e.value.code == 2
     assert main([str(tmp_path / "missing"), "--diff"]) == 2
+
+
+def test_scan_is_the_audits_own_driver_with_its_config_excludes(tmp_path, capsys):
+    root = tmp_path / "t"
+    (root / "vendored").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[tool.hwneutral]\nexclude = ["vendored"]\n')
+    for rel in ("a.py", "vendored/b.py"):
+        (root / rel).write_text("import torch\ntorch.cuda.synchronize()\n")
+    report = audit_io.scan_tree(root, list(audit_io.load_rules().values()))
+    assert {f.path for f in report.findings} == {"a.py"}
+    assert main([str(root), "--diff"]) == 1
+    out = capsys.readouterr().out
+    assert "a/a.py" in out and "vendored" not in out
+    (root / "pyproject.toml").write_text("[tool.hwneutral\n")
+    assert main([str(root), "--diff"]) == 2
+    assert "error:" in capsys.readouterr().err
