@@ -10,10 +10,12 @@ with device-ish expressions, ...), so docstrings and log/error messages never ma
 match through import resolution, so a local ``cuda_ok`` or ``self.cuda_graph`` is not a finding.
 
 Speed: only statements whose line span contains a CUDA token (or an alias bound to a CUDA name)
-are visited; large files are parsed partially: one parse of the file with all other lines blanked,
-keeping the imports, then the top-level statements holding such lines, and of a large class/def
-only its header and the body statements holding them. Whenever the kept pieces do not parse, or
-do not begin statements where expected, the whole file is parsed instead.
+are visited; files from ``SEGMENT_MIN_BYTES`` up are parsed partially, each time as one parse of
+the file with all other lines blanked: first every top-level statement that may hold a
+module-level import (imports nested in if/try/with/... blocks bind aliases too), then the other
+top-level statements holding such lines, and of a large class/def only its header and the body
+statements holding them. Whenever the kept pieces do not parse, or do not begin statements where
+expected, the whole file is parsed instead.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ __all__ = ["scan_source", "subsystem"]
 
 # Lower-cased tokens; every Python rule names something containing one (a catalogue test checks it).
 TOKENS = (b"cuda", b"cudnn", b"nccl", b"multigpu")
-SEGMENT_MIN_BYTES = 16 * 1024      # below this a whole-file parse is cheaper than segmenting
+SEGMENT_MIN_BYTES = 4 * 1024       # below this a whole-file parse costs about the same (performance.md)
 
 
 def subsystem(path: str) -> str:
