@@ -8,6 +8,9 @@ never misplaces a later fix.
 """
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import functools
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,8 +92,11 @@ def build(root: Path, report: Report, rules: dict[str, Rule], specs: dict[str, F
                 plan.errors.append(FileError(path, "codemod", result.error))
                 plan.left += [Left(f, result.error) for f in found]
                 continue
-            done = {line for _, line in result.outcome.applied}
-            why = {line: reason for _, line, reason in result.outcome.failed}
+            found = _remap(found, plan.originals[path], result.before)
+            done = {_map_line(plan.originals[path], result.before, line)
+                    for _, line in result.outcome.applied}
+            why = {_map_line(plan.originals[path], result.before, line): reason
+                   for _, line, reason in result.outcome.failed}
             sites = [f for f in found if f.line in done]
             plan.left += [Left(f, why.get(f.line, "no rewrite matched this site"))
                           for f in found if f.line not in done]
@@ -107,6 +113,35 @@ def build(root: Path, report: Report, rules: dict[str, Rule], specs: dict[str, F
                              tree, series, devices),
                 [c for c, _ in chunk]))
     return plan
+
+
+@functools.lru_cache(maxsize=64)
+def _line_map(original: str, before: str) -> dict[int, int]:
+    """1-based line in ``original`` -> the same line in ``before`` (earlier steps may have
+    added or removed import lines); lines that changed map to where they are now."""
+    a, b = original.split("\n"), before.split("\n")
+    out: dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        for k in range(i2 - i1):
+            out[i1 + k + 1] = min(j1 + k, max(j2 - 1, j1)) + 1
+    return out
+
+
+def _map_line(original: str, before: str, line: int) -> int:
+    return line if original is before else _line_map(original, before).get(line, line)
+
+
+def _remap(found: list[Finding], original: str, before: str) -> list[Finding]:
+    """The step's findings as they read in the text the step's patch applies to."""
+    if original is before:
+        return found
+    lines = before.split("\n")
+    out = []
+    for f in found:
+        line = _map_line(original, before, f.line)
+        out.append(dataclasses.replace(f, line=line, end_line=f.end_line + line - f.line,
+                                       source=lines[line - 1].strip() if line <= len(lines) else f.source))
+    return out
 
 
 def _file_steps(root: Path, path: str, rule_ids: list[str], all_rules: list[Rule],
