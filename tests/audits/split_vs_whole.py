@@ -1,10 +1,13 @@
 """Split parse vs whole-file parse of the Python scanner on the installed torch tree.
 
-    .venv/bin/python tests/audits/split_vs_whole.py [--sample N]
+    .venv/bin/python tests/audits/split_vs_whole.py [--sample N] [--min-bytes B] [--time]
 
 Scans every ``.py``/``.pyi`` file that has a CUDA token (or a deterministic sample of N of the
 files at least ``SEGMENT_MIN_BYTES`` long, plus ``torch/cuda/graphs.py``) both ways and prints
-the files where the findings differ and the per-rule finding counts of each strategy.
+the files where the findings differ and the per-rule finding counts of each strategy (with
+``--min-bytes``, the split column counts files under B bytes parsed whole, as the scanner does).
+``--time`` instead prints, per size class of the files under 16 KiB, the scanner's CPU time
+with either strategy (best of 5), which is how ``SEGMENT_MIN_BYTES`` was chosen.
 ``test_python_split.py`` imports ``large_token_files`` and ``scan_both`` from here.
 """
 from __future__ import annotations
@@ -13,6 +16,7 @@ import argparse
 import hashlib
 import os
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -69,14 +73,34 @@ def package_prefix(root: Path) -> str:
     return root.name + "/" if (root / "__init__.py").is_file() else ""
 
 
+def time_by_size(root: Path, rules, bounds=(0, 2048, 4096, 8192, 16384)) -> None:
+    prefix = package_prefix(root)
+    files = [(p.relative_to(root).as_posix(), p.read_bytes()) for p in token_files(root)]
+    ps.SEGMENT_MIN_BYTES = 0
+    for lo, hi in zip(bounds, bounds[1:]):
+        group = [(rel, d) for rel, d in files if lo <= len(d) < hi]
+        best = {True: float("inf"), False: float("inf")}
+        for _ in range(5):
+            for seg in best:
+                c = time.process_time()
+                for rel, d in group:
+                    ps.scan_source(d, rel, rules, package_prefix=prefix, segments=seg)
+                best[seg] = min(best[seg], time.process_time() - c)
+        print(f"{lo:6d}-{hi:6d} B: {len(group):4d} files  split {best[True] * 1e3:7.1f} ms  "
+              f"whole {best[False] * 1e3:7.1f} ms  (x{best[True] / best[False]:.2f})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sample", type=int, default=0, help="only N large files (0: every token file)")
     ap.add_argument("--min-bytes", type=int, default=None,
                     help="split files from this size up, as the scanner would (default: all)")
+    ap.add_argument("--time", action="store_true", help="CPU time per size class, split vs whole")
     args = ap.parse_args()
     root = Path(torch_source_root())
     rules = load().for_languages(["python"])
+    if args.time:
+        return time_by_size(root, rules)
     files = large_token_files(root, args.sample) if args.sample else token_files(root)
     counts = {"split": Counter(), "whole": Counter()}
     differ = 0
