@@ -1,6 +1,5 @@
 """The CLI end to end, in-process via audits.scan.main (real files, real cache, real formats)."""
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -104,30 +103,33 @@ def test_baseline_and_diff(tree, tmp_path, capsys):
 
 
 def test_cache_warm_equals_cold_and_edit_invalidates_only_that_file(tree, tmp_path, capsys):
+    import audits.engine as engine
+
     for i in range(60):
         (tree / "pkg" / f"m{i}.py").write_text(SRC.replace("synchronize()", f"synchronize()  # {i}"))
     cache = tmp_path / "cache"
-    t = time.perf_counter()
     _, cold, _ = run(capsys, tree, "-f", "json", "--cache-dir", cache, "-j", "2")
-    t_cold = time.perf_counter() - t
-    t = time.perf_counter()
-    _, warm, _ = run(capsys, tree, "-f", "json", "--cache-dir", cache, "-j", "2")
-    t_warm = time.perf_counter() - t
+
+    def scanned_by(*args):
+        """Run a single-process scan and return (paths actually scanned, JSON output)."""
+        scanned = []
+        orig = engine._scan_one
+        engine._scan_one = lambda e: (scanned.append(e.relpath), orig(e))[1]
+        try:
+            _, out, _ = run(capsys, tree, "-f", "json", "--cache-dir", cache, "-j", "1", *args)
+        finally:
+            engine._scan_one = orig
+        return scanned, out
+
+    # Speed is the benchmark's business; here: the warm run rescans nothing and says the same.
+    scanned, warm = scanned_by()
     strip = lambda s: {k: v for k, v in json.loads(s).items() if k != "duration_s"}  # noqa: E731
-    assert strip(cold) == strip(warm)
-    assert t_warm < t_cold
+    assert scanned == [] and strip(cold) == strip(warm)
     assert not any(p.is_relative_to(tree) for p in cache.rglob("*"))        # stored outside
     assert len(list(cache.glob("*.json"))) == 1 and not list(tree.rglob("*.json"))
 
-    import audits.engine as engine
-    scanned = []
-    orig = engine._scan_one
-    engine._scan_one = lambda e: (scanned.append(e.relpath), orig(e))[1]
-    try:
-        (tree / "pkg" / "m3.py").write_text("import torch\ntorch.cuda.manual_seed(1)\n")
-        _, out, _ = run(capsys, tree, "-f", "json", "--cache-dir", cache, "-j", "1")
-    finally:
-        engine._scan_one = orig
+    (tree / "pkg" / "m3.py").write_text("import torch\ntorch.cuda.manual_seed(1)\n")
+    scanned, out = scanned_by()
     assert scanned == ["pkg/m3.py"]
     rules = [f["rule"] for f in json.loads(out)["findings"] if f["path"] == "pkg/m3.py"]
     assert rules == ["HN310"]
