@@ -26,9 +26,13 @@ struct DeviceState {
 };
 DeviceState g_state[kMaxDevices];
 
-int64_t physical_ram() {
+int64_t physical_ram_uncached() {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : (int64_t{1} << 34);
+}
+int64_t physical_ram() {
+  static const int64_t ram = physical_ram_uncached();  // sysconf on every allocation is not free
+  return ram;
 }
 
 // Books `n` bytes on device `d` or throws OutOfMemoryError when over its capacity.

@@ -5,7 +5,9 @@
 //   views             outputs sharing a device storage come back as device views of it;
 //   fresh outputs     the CPU kernel's memory is adopted as device memory (no copy);
 //   generators        trn generators (or the device default) are swapped for their CPU engine;
-//   devices           mixed trn:i / trn:j or non-scalar cpu arguments raise like CUDA does.
+//   devices           mixed trn:i / trn:j or non-scalar cpu arguments raise like CUDA does; 0-dim
+//                     cpu tensors are scalar operands (also as on CUDA).
+// fast.cpp has unboxed versions of this path for the hottest elementwise ops.
 #include "tensors.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -57,6 +59,9 @@ struct Call {
   bool saw_cpu = false;
   c10::SmallVector<Aliased, 4> aliased;
   c10::SmallVector<std::pair<c10::StorageImpl*, c10::Storage>, 2> adopted;
+  // Storages of 0-dim cpu arguments: an output viewing one stays a cpu tensor (as on CUDA)
+  // instead of having the caller's host memory adopted as device memory.
+  c10::SmallVector<c10::StorageImpl*, 2> cpu_scalars;
 
   explicit Call(const c10::FunctionSchema& s) : schema(s) {}
 
@@ -76,7 +81,10 @@ struct Call {
   at::Tensor to_cpu(const at::Tensor& t) {
     if (!t.defined()) return t;
     if (!is_trn(t)) {
-      if (t.is_cpu() && t.dim() != 0) saw_cpu = true;
+      if (t.is_cpu()) {
+        if (t.dim() != 0) saw_cpu = true;
+        else cpu_scalars.push_back(t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl());
+      }
       return t;
     }
     auto d = t.device().index();
@@ -108,6 +116,8 @@ struct Call {
     auto* impl = out.unsafeGetTensorImpl();
     for (const auto& a : aliased)
       if (a.cpu.unsafeGetTensorImpl() == impl) return a.device;  // in-place / out= / identity
+    for (auto* s : cpu_scalars)
+      if (out.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl() == s) return out;
     // Trainium dtype policy (policy.cpp): raise for e.g. sum(dtype=float64), or downcast a fresh
     // output in permissive mode (views of device storages keep their bytes).
     auto dtype = check_dtype(out.scalar_type(), schema.name().c_str());

@@ -2,6 +2,11 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <ATen/core/stack.h>
+
+namespace c10 {
+class OperatorHandle;
+}
 
 #include "trn.h"
 
@@ -23,6 +28,9 @@ at::Tensor cpu_alias(const at::Tensor& t);
 
 // A device tensor with the metadata of `like` over `storage` (a device storage).
 at::Tensor device_view(const at::Tensor& like, c10::Storage storage);
+
+// The boxed fallback (fallback.cpp): runs `op`'s CPU kernel on CPU aliases of the trn arguments.
+void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
 // Registers the boxed fallback for every aten op whose PrivateUse1 slot would otherwise be
 // filled by a CompositeExplicitAutograd(NonFunctional) kernel although CPU has a real one.

@@ -1,0 +1,133 @@
+// Extension point: unboxed kernels for the hottest elementwise ops (add/sub/mul/div, functional
+// and in-place). They do what the boxed fallback does for these signatures, minus its generic
+// work: no IValue stack, no walk over the schema, no output search. Anything unusual (mixed
+// devices, a non-scalar cpu tensor, an in-place op on a cpu tensor) goes to the boxed fallback,
+// which owns the error messages, so behaviour is the fallback's by construction.
+#include "tensors.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/add_ops.h>
+#include <ATen/ops/div_ops.h>
+#include <ATen/ops/mul_ops.h>
+#include <ATen/ops/sub_ops.h>
+#include <torch/library.h>
+
+namespace trn {
+
+namespace {
+constexpr c10::DispatchKeySet kCpuKeys(c10::DispatchKey::CPU);
+
+bool cpu_scalar(const at::Tensor& t) { return t.is_cpu() && t.dim() == 0; }
+
+c10::StorageImpl* storage_of(const at::Tensor& t) {
+  return t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl();
+}
+
+// CPU operands of a binary op: trn tensors on one device become aliases (sharing one alias storage
+// when they share a device storage, so the CPU kernel's overlap checks see it); 0-dim cpu tensors
+// pass as they are, as CUDA allows. `ok` is false for anything else.
+struct Operands {
+  at::Tensor self, other;
+  c10::DeviceIndex device = -1;
+  bool ok = true;
+
+  Operands(const at::Tensor& a, const at::Tensor& b, bool self_on_device) {
+    bool ta = is_trn(a), tb = is_trn(b);
+    if (ta && tb) {
+      device = a.device().index();
+      if (b.device().index() != device) {
+        ok = false;
+      } else if (storage_of(a) == storage_of(b)) {
+        auto s = cpu_storage_alias(a.unsafeGetTensorImpl()->unsafe_storage());
+        self = cpu_alias(a, s);
+        other = cpu_alias(b, s);
+      } else {
+        self = cpu_alias(a);
+        other = cpu_alias(b);
+      }
+    } else if (ta && cpu_scalar(b)) {
+      device = a.device().index();
+      self = cpu_alias(a);
+      other = b;
+    } else if (tb && cpu_scalar(a) && !self_on_device) {
+      device = b.device().index();
+      self = a;
+      other = cpu_alias(b);
+    } else {
+      ok = false;
+    }
+  }
+};
+
+// A fresh CPU kernel output becomes device memory without a copy (the fallback's to_device for
+// a result that views no argument), after the Trainium dtype check.
+at::Tensor adopt_output(at::Tensor out, c10::DeviceIndex device, const char* op) {
+  auto dtype = check_dtype(out.scalar_type(), op);
+  if (dtype != out.scalar_type()) out = out.to(dtype);
+  const auto& cpu = out.unsafeGetTensorImpl()->unsafe_storage();
+  c10::Storage s(c10::Storage::use_byte_size_t(), cpu.nbytes(), adopt(cpu, device),
+                 device_allocator(device), /*resizable=*/true);
+  return device_view(out, std::move(s));
+}
+
+template <class Op, class... Args>
+torch::jit::Stack boxed_fallback(Args&&... args) {
+  static const c10::OperatorHandle handle =
+      c10::Dispatcher::singleton().findSchemaOrThrow(Op::name, Op::overload_name);
+  torch::jit::Stack stack;
+  stack.reserve(sizeof...(Args));
+  (stack.emplace_back(std::forward<Args>(args)), ...);
+  fallback(handle, &stack);
+  return stack;
+}
+
+// op(self, other, extra...) -> fresh tensor
+template <class Op, class... Extra>
+at::Tensor functional(const at::Tensor& self, const at::Tensor& other, Extra... extra) {
+  Operands o(self, other, /*self_on_device=*/false);
+  if (!o.ok) return boxed_fallback<Op>(self, other, extra...)[0].toTensor();
+  return adopt_output(Op::redispatch(kCpuKeys, o.self, o.other, extra...), o.device, Op::name);
+}
+
+// op_(self, other, extra...) -> self, written in place on the device
+template <class Op, class... Extra>
+at::Tensor& inplace(at::Tensor& self, const at::Tensor& other, Extra... extra) {
+  Operands o(self, other, /*self_on_device=*/true);
+  if (!o.ok) {
+    boxed_fallback<Op>(self, other, extra...);
+    return self;
+  }
+  Op::redispatch(kCpuKeys, o.self, o.other, extra...);
+  return self;
+}
+
+at::Tensor add(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {
+  return functional<at::_ops::add_Tensor>(a, b, alpha);
+}
+at::Tensor& add_(at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {
+  return inplace<at::_ops::add__Tensor>(a, b, alpha);
+}
+at::Tensor sub(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {
+  return functional<at::_ops::sub_Tensor>(a, b, alpha);
+}
+at::Tensor& sub_(at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {
+  return inplace<at::_ops::sub__Tensor>(a, b, alpha);
+}
+at::Tensor mul(const at::Tensor& a, const at::Tensor& b) { return functional<at::_ops::mul_Tensor>(a, b); }
+at::Tensor& mul_(at::Tensor& a, const at::Tensor& b) { return inplace<at::_ops::mul__Tensor>(a, b); }
+at::Tensor div(const at::Tensor& a, const at::Tensor& b) { return functional<at::_ops::div_Tensor>(a, b); }
+at::Tensor& div_(at::Tensor& a, const at::Tensor& b) { return inplace<at::_ops::div__Tensor>(a, b); }
+} // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("add.Tensor", TORCH_FN(add));
+  m.impl("add_.Tensor", TORCH_FN(add_));
+  m.impl("sub.Tensor", TORCH_FN(sub));
+  m.impl("sub_.Tensor", TORCH_FN(sub_));
+  m.impl("mul.Tensor", TORCH_FN(mul));
+  m.impl("mul_.Tensor", TORCH_FN(mul_));
+  m.impl("div.Tensor", TORCH_FN(div));
+  m.impl("div_.Tensor", TORCH_FN(div_));
+}
+
+} // namespace trn
