@@ -9,7 +9,6 @@ never misplaces a later fix.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from typing import Callable, Sequence
 from audits.model import FileError, Finding, Report, Rule
 
 from . import message
+from .linediff import opcodes
 from .codemods import FixSpec, rewrite_steps
 from .series import FileChange, Patch
 
@@ -121,7 +121,7 @@ def _line_map(original: str, before: str) -> dict[int, int]:
     added or removed import lines); lines that changed map to where they are now."""
     a, b = original.split("\n"), before.split("\n")
     out: dict[int, int] = {}
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes(a, b):
         for k in range(i2 - i1):
             out[i1 + k + 1] = min(j1 + k, max(j2 - 1, j1)) + 1
     return out

@@ -6,7 +6,6 @@ so a series applies with no fuzz on the tree it was generated from.
 """
 from __future__ import annotations
 
-import difflib
 import email.utils
 import hashlib
 import os
@@ -14,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+
+from .linediff import Matcher
 
 DEFAULT_AUTHOR = "hwneutral <hwneutral@users.noreply.github.com>"
 # Fixed default date: reruns must be byte-identical. SOURCE_DATE_EPOCH overrides it.
@@ -87,7 +88,7 @@ def unified_diff(change: FileChange, context: int = 3) -> str:
     out = [f"diff --git a/{change.path} b/{change.path}\n",
            f"index {blob_id(change.before)[:7]}..{blob_id(change.after)[:7]} {change.mode}\n",
            f"--- a/{change.path}\n", f"+++ b/{change.path}\n"]
-    for group in difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(context):
+    for group in Matcher(a, b).get_grouped_opcodes(context):
         i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
         out.append(f"@@ -{_range(i1, i2)} +{_range(j1, j2)} @@\n")
         for tag, x1, x2, y1, y2 in group:
