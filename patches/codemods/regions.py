@@ -9,6 +9,7 @@ lines (``a; b``) the next enclosing statement is used, and at the top the whole 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from .context import FileContext, stmt_start
@@ -16,11 +17,17 @@ from .context import FileContext, stmt_start
 _WRAP = "if 1:\n"
 
 
+BIG = 200   # a statement longer than this (lines) is narrowed to the element holding a finding
+_TAIL = re.compile(r"[\s,)\]}]*(#.*)?")
+
+
 @dataclass(frozen=True)
 class Region:
     start: int          # 1-based first line
     end: int            # 1-based last line (inclusive)
     header: bool = False  # a compound header: parsed with a `pass` body appended
+    col: int = -1       # >= 0: an expression (a container element) from this column of `start`
+    end_col: int = -1   # ... to this column of `end` (characters)
 
     def contains(self, other: "Region") -> bool:
         return self.start <= other.start and other.end <= self.end
@@ -37,6 +44,14 @@ class Piece:
         self.elif_ = False
         if whole_file:
             self.text, self.delta = text, 0
+            return
+        if region.col >= 0:
+            # A container element that owns its lines: parsed as a parenthesized expression.
+            self.head = lines[region.start - 1][:region.col]
+            self.tail = lines[region.end - 1][region.end_col:]
+            span = text[len(self.head):len(text) - len(self.tail)]
+            self.prefix, self.suffix = "(", ")\n"
+            self.text, self.delta = f"({span})\n", region.start - 1
             return
         first = lines[region.start - 1]
         indent = first[:len(first) - len(first.lstrip(" \t"))]
@@ -58,6 +73,8 @@ class Piece:
         if not (code.startswith(self.prefix) and code.endswith(self.suffix)):
             return None
         body = code[len(self.prefix):len(code) - len(self.suffix)]
+        if self.region.col >= 0:
+            return self.head + body + self.tail
         if self.region.header and not self.original.endswith("\n"):
             body = body[:-1] if body.endswith("\n") else body
         if self.elif_:
@@ -90,6 +107,10 @@ def _region_of(ctx: FileContext, lines: list[str], chain: list[ast.stmt], line: 
             continue
         body = getattr(node, "body", None)
         if not isinstance(body, list) or not body:
+            if node.end_lineno - start > BIG and i == 0:
+                narrow = _element(lines, node, line)
+                if narrow is not None:
+                    return narrow
             return Region(start, node.end_lineno)
         if i == 0:
             b0 = stmt_start(body[0])
@@ -101,6 +122,30 @@ def _region_of(ctx: FileContext, lines: list[str], chain: list[ast.stmt], line: 
                 return Region(start, b0 - 1, header=True)
         return Region(start, node.end_lineno)
     return None
+
+
+_CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Call)
+
+
+def _element(lines: list[str], stmt: ast.stmt, line: int) -> Region | None:
+    """The outermost container element (list/tuple/set/dict item, call argument) of at most BIG
+    lines that holds ``line`` and owns its lines: only indentation before it, only closing
+    brackets, commas or a comment after it (so every finding starting on them is inside)."""
+    node = stmt
+    while True:
+        kids = [k for k in ast.iter_child_nodes(node)
+                if hasattr(k, "end_lineno") and k.lineno <= line <= k.end_lineno]
+        if len(kids) != 1:
+            return None
+        kid = kids[0]
+        if isinstance(node, _CONTAINERS) and isinstance(kid, ast.expr) and \
+                kid.end_lineno - kid.lineno <= BIG:
+            first, last = lines[kid.lineno - 1], lines[kid.end_lineno - 1]
+            col = len(first.encode()[:kid.col_offset].decode("utf-8", "replace"))
+            end_col = len(last.encode()[:kid.end_col_offset].decode("utf-8", "replace"))
+            if not first[:col].strip() and _TAIL.fullmatch(last[end_col:].rstrip("\n")):
+                return Region(kid.lineno, kid.end_lineno, col=col, end_col=end_col)
+        node = kid
 
 
 def regions(ctx: FileContext, lines: list[str], finding_lines) -> list[Region] | None:

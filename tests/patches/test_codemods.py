@@ -275,3 +275,18 @@ def test_steps_apply_in_order_from_one_analysis():
         "accelerator.synchronize(", "")
     assert two.after == rewrite(src, "x.py", [g[0] for g in groups]).after
     assert [r for r, _ in two.outcome.applied] == ["HN302"]
+
+
+def test_long_statements_are_narrowed_to_their_elements(monkeypatch):
+    """A statement over BIG lines (op_db is 20k) is rewritten element by element; same result."""
+    import importlib
+    regions = importlib.import_module("patches.codemods.regions")  # the module, not the function
+    src = ("import torch\n\ndef f(dev):\n    table = [\n        make(1,\n             2),\n"
+           "        torch.cuda.synchronize(\n            dev), torch.cuda.current_device(),\n"
+           "        {\"k\": torch.cuda.synchronize(device=dev)},  # c\n"
+           "        g(torch.cuda.synchronize(),\n          3),\n    ]\n    return table\n")
+    whole, _ = fix(src)
+    monkeypatch.setattr(regions, "BIG", 1)
+    narrowed, _ = fix(src)
+    assert not narrowed.error and narrowed.after == whole.after
+    assert narrowed.after.count("torch.accelerator.") == 4
