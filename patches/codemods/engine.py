@@ -90,6 +90,9 @@ class Engine(cst.CSTTransformer):
         """Whether ``node``'s name is bound in this file by something other than an import."""
         return self.ctx.defined_locally(self.line(node), node.value)
 
+    def parent(self, node: cst.CSTNode):
+        return self.get_metadata(ParentNodeProvider, node, None)
+
     def is_attr_name(self, node: cst.Name) -> bool:
         parent = self.get_metadata(ParentNodeProvider, node, None)
         return isinstance(parent, cst.Attribute) and parent.attr is node

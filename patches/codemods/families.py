@@ -55,6 +55,12 @@ class CallRename(Family):
             if not matched:
                 continue
             old, new = matched[0], spec.new_for(matched[0])
+            if old == "torch.cuda.is_available" and _test_gate(eng, original, updated):
+                # Upstream's form in test files: `@skipIf(not TEST_ACCELERATOR, ...)`.
+                eng.done(spec, original)
+                eng.remove_unused_import_by_node(original.func)
+                eng.add_needed_import(COMMON_UTILS, "TEST_ACCELERATOR")
+                return cst.Name("TEST_ACCELERATOR")
             target = eng.assigned_name(original)
             if target and "cuda" in target.lower():
                 # `TEST_CUDA = torch.cuda.is_available()`: the intent is "is CUDA", keep it.
@@ -83,6 +89,37 @@ class CallRename(Family):
             eng.done(spec, original)
             return updated.with_changes(func=eng.reference(original.func, old, new), args=args)
         return None
+
+
+COMMON_UTILS = "torch.testing._internal.common_utils"
+_SKIPS = ("skipIf", "skipUnless")
+
+
+def is_test_file(path: str) -> bool:
+    """A test module: ``test_*.py``/``*_test.py``, under a ``test``/``tests`` directory, or
+    PyTorch's test harness (``torch/testing/_internal``)."""
+    parts = path.split("/")
+    name = parts[-1]
+    return (name.startswith("test_") or name.endswith("_test.py") or
+            any(d in ("test", "tests") for d in parts[:-1]) or "testing/_internal/" in path)
+
+
+def _test_gate(eng, original: cst.Call, updated: cst.Call) -> bool:
+    """``torch.cuda.is_available()`` as the condition of a ``@skipIf(not ...)`` /
+    ``@skipUnless(...)`` decorator in a test file (not common_utils itself, which defines it)."""
+    if updated.args or not is_test_file(eng.ctx.path) or eng.module_name == COMMON_UTILS:
+        return False
+    node = original
+    parent = eng.parent(node)
+    negated = isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
+    if negated:
+        node, parent = parent, eng.parent(parent)
+    call = eng.parent(parent) if isinstance(parent, cst.Arg) and parent.keyword is None else None
+    if not isinstance(call, cst.Call) or not call.args or call.args[0] is not parent:
+        return False
+    func = call.func.attr.value if isinstance(call.func, cst.Attribute) else getattr(call.func, "value", "")
+    want = "skipIf" if negated else "skipUnless"
+    return func == want and isinstance(eng.parent(call), cst.Decorator)
 
 
 def _device_type_param(old, new):

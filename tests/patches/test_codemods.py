@@ -290,3 +290,32 @@ def test_long_statements_are_narrowed_to_their_elements(monkeypatch):
     narrowed, _ = fix(src)
     assert not narrowed.error and narrowed.after == whole.after
     assert narrowed.after.count("torch.accelerator.") == 4
+
+
+class TestTestGates(expecttest.TestCase):
+    def test_skipif_not_cuda_available_in_a_test_file(self):
+        """Upstream's form; the import joins the existing common_utils import; `skipIf(cuda)`
+        (CPU-only tests) is not a gate and gets the plain rename."""
+        src = (FIXTURES / "hn101_skipif_test_gate.py").read_text()
+        result, _ = fix(src, "test/test_ops.py")
+        assert not result.error, result.error
+        self.assertExpectedInline(diff(src, result.after), """\
+@@ -4 +4 @@
+-from torch.testing._internal.common_utils import TestCase, run_tests
++from torch.testing._internal.common_utils import TestCase, run_tests, TEST_ACCELERATOR
+@@ -8 +8 @@
+-    @unittest.skipIf(not torch.cuda.is_available(), "CUDA not available")
++    @unittest.skipIf(not TEST_ACCELERATOR, "CUDA not available")
+@@ -12 +12 @@
+-    @unittest.skipUnless(torch.cuda.is_available(), "needs CUDA")  # gate
++    @unittest.skipUnless(TEST_ACCELERATOR, "needs CUDA")  # gate
+@@ -16 +16 @@
+-    @unittest.skipIf(torch.cuda.is_available(), "CPU-only behaviour")
++    @unittest.skipIf(torch.accelerator.is_available(), "CPU-only behaviour")
+""")
+
+    def test_outside_test_files_the_plain_rename_applies(self):
+        src = (FIXTURES / "hn101_skipif_test_gate.py").read_text()
+        result, _ = fix(src, "pkg/ops.py")
+        assert "TEST_ACCELERATOR" not in result.after
+        assert result.after.count("torch.accelerator.is_available()") == 3
