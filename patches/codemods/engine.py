@@ -121,7 +121,14 @@ class Engine(cst.CSTTransformer):
         line = self.line(node)
         return [s for s, lines in mine if line in lines]
 
-    def add_needed_import(self, module: str, name: str | None = None) -> None:
+    def add_needed_import(self, module: str, name: str | None = None,
+                          node: cst.CSTNode | None = None) -> None:
+        if name is None and node is not None:
+            # A function that imports torch locally (a lazy import, often on purpose) needs no
+            # new module-level import.
+            found = self.ctx.binding(self.line(node), module)
+            if found and "import" in found[1] and found[0].imports.get(module) == module:
+                return
         self.adds.append((module, name))
 
     def remove_unused_import_by_node(self, node: cst.CSTNode) -> None:
@@ -149,7 +156,7 @@ class Engine(cst.CSTTransformer):
         if isinstance(original, cst.Name) and (old_mod == new_mod or not old_mod or bare):
             self.add_needed_import(new_mod, new_attr)
             return cst.Name(new_attr)
-        self.add_needed_import(new.split(".")[0])
+        self.add_needed_import(new.split(".")[0], node=original)
         return cst.parse_expression(new)
 
     def done(self, spec: FixSpec, node: cst.CSTNode) -> None:

@@ -32,7 +32,7 @@ def device_type_expr(eng, node: cst.CSTNode) -> cst.BaseExpression | None:
     if eng.in_scope(node, "device_type"):
         return cst.Name("device_type")
     if eng.in_scope(node, "device"):
-        eng.add_needed_import("torch")
+        eng.add_needed_import("torch", node=node)
         return cst.parse_expression("torch.device(device).type")
     return None
 

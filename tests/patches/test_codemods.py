@@ -319,3 +319,10 @@ class TestTestGates(expecttest.TestCase):
         result, _ = fix(src, "pkg/ops.py")
         assert "TEST_ACCELERATOR" not in result.after
         assert result.after.count("torch.accelerator.is_available()") == 3
+
+
+def test_a_local_import_of_torch_is_enough():
+    """A module that imports torch lazily inside the function keeps doing so."""
+    src = "import os\n\n\ndef f():\n    import torch\n\n    torch.cuda.synchronize()\n"
+    result, _ = fix(src, "tool.py")
+    assert result.after == src.replace("torch.cuda.synchronize", "torch.accelerator.synchronize")
