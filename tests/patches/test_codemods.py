@@ -326,3 +326,17 @@ def test_a_local_import_of_torch_is_enough():
     src = "import os\n\n\ndef f():\n    import torch\n\n    torch.cuda.synchronize()\n"
     result, _ = fix(src, "tool.py")
     assert result.after == src.replace("torch.cuda.synchronize", "torch.accelerator.synchronize")
+
+
+class TestIndexedCuda(expecttest.TestCase):
+    def test_cuda_index_with_a_device_type_in_scope(self):
+        self.assertExpectedInline(_fixed("hn501_cuda_index_device_type.py"), """\
+# left HN501:8: device index argument
+@@ -0,0 +1 @@
++import torch
+@@ -2,2 +3,2 @@
+-    a = x.cuda(rank)
+-    b = x.cuda(rank, non_blocking=True)
++    a = x.to(torch.device(device_type, rank))
++    b = x.to(torch.device(device_type, rank), non_blocking=True)
+""")
