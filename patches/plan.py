@@ -161,5 +161,5 @@ def _file_steps(root: Path, path: str, rule_ids: list[str], all_rules: list[Rule
         by_rule[f.rule].append(f)
     order = [r for r in rule_ids if by_rule.get(r)]
     groups = [[(specs[r], frozenset(f.line for f in by_rule[r]))] for r in order]
-    results = rewrite_steps(text, path, groups)
+    results = rewrite_steps(text, path, groups, findings=found)
     return {r: (res, by_rule[r]) for r, res in zip(order, results)}

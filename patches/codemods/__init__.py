@@ -17,6 +17,7 @@ from libcst.metadata import MetadataWrapper
 from .context import FileContext
 from .engine import Engine, FixSpec, Outcome
 from .families import FAMILIES
+from . import guards
 from .imports import _lines, fix_imports
 from .regions import Piece, Region, regions
 
@@ -38,9 +39,10 @@ class Rewrite:
         return not self.error and self.after != self.before
 
 
-def rewrite(source: str, path: str, gated: Gated, whole_file: bool = False) -> Rewrite:
+def rewrite(source: str, path: str, gated: Gated, whole_file: bool = False,
+            findings=None) -> Rewrite:
     """Apply ``gated`` (spec, finding lines) to ``source``; never returns code that fails to compile."""
-    return rewrite_steps(source, path, [gated], whole_file)[0]
+    return rewrite_steps(source, path, [gated], whole_file, findings=findings)[0]
 
 
 class _Failed(Exception):
@@ -50,10 +52,16 @@ class _Failed(Exception):
 class _File:
     """One file's analysis, shared by every step: context, regions, parsed pieces."""
 
-    def __init__(self, source: str, path: str, all_lines: set[int], whole_file: bool) -> None:
+    def __init__(self, source: str, path: str, groups: list[Gated], whole_file: bool) -> None:
         self.source, self.path = source, path
         self.lines = _lines(source)
         self.ctx = FileContext(source, ast.parse(source), path)
+        self.sites = {}
+        if any(guards.IS_AVAILABLE in s.names for g in groups for s, _ in g):
+            self.sites = guards.sites(self.ctx)
+            groups = [[(s, self._with_picks(s, ls)) for s, ls in g] for g in groups]
+        self.groups = groups
+        all_lines = {ln for g in groups for _, ls in g for ln in ls}
         regs = None if whole_file else regions(self.ctx, self.lines, all_lines)
         self.whole = regs is None
         if regs is None:
@@ -61,6 +69,33 @@ class _File:
         self.pieces = [Piece(self.lines, r, self.whole) for r in regs]
         self.wrappers: dict[int, MetadataWrapper] = {}
         self.variants: dict[tuple, tuple[str, Engine]] = {}
+
+    def _with_picks(self, spec: FixSpec, lines: frozenset[int]) -> frozenset[int]:
+        """HN101's lines plus the device-pick literals its calls rewrite in the same step."""
+        if guards.IS_AVAILABLE not in spec.names:
+            return lines
+        picks = {lit: ln for ln in lines for site in self.sites.get(ln, ()) for lit in site.picks}
+        self.ctx.guard_picks.update(picks)
+        return lines | frozenset(picks)
+
+    def settle(self, findings) -> None:
+        """Decide which is_available() calls stay: those whose guarded code keeps a finding that
+        this run does not fix. Iterated, since a call kept is itself a finding left unfixed."""
+        everything = [x for g in self.groups for x in g]
+        blocked: dict[int, str] = {}
+        for _ in range(4):
+            self.ctx.guard_blocked, self.variants = blocked, {}
+            try:
+                _, engines = self.state(everything)
+                applied = {a for e in engines for a in e.outcome.applied}
+            except (_Failed, SyntaxError, ValueError):
+                applied = set()      # cannot tell what is fixed: assume nothing is
+            unfixed = [x for x in findings if (x.rule, x.line) not in applied]
+            new = guards.blocked(self.sites, unfixed)
+            if new == blocked:
+                break
+            blocked = new
+        self.ctx.guard_blocked, self.variants = blocked, {}
 
     def variant(self, i: int, gated: Gated) -> tuple[str, Engine]:
         """Piece ``i`` rewritten for ``gated`` (restricted to its lines), cached."""
@@ -118,15 +153,18 @@ class _File:
 
 
 def rewrite_steps(source: str, path: str, groups: list[Gated], whole_file: bool = False,
-                  verify_each: bool = False) -> list[Rewrite]:
+                  verify_each: bool = False, findings=None) -> list[Rewrite]:
     """One Rewrite per group, each applied on top of the previous ones (``before`` is the
     previous step's ``after``). A group whose result fails is reported and left out; the
-    following groups still apply."""
-    all_lines = {ln for g in groups for _, ls in g for ln in ls}
+    following groups still apply. ``findings``: the scan's findings for the file (every rule);
+    an is_available() whose guarded code keeps one that no group fixes is left as it is."""
     try:
-        f = _File(source, path, all_lines, whole_file)
+        f = _File(source, path, groups, whole_file)
     except (SyntaxError, ValueError, RecursionError) as e:
         return [Rewrite(path, source, source, error=f"parse: {e}") for _ in groups]
+    groups = f.groups
+    if f.sites and findings is not None:
+        f.settle(findings)
     out: list[Rewrite] = []
     active: Gated = []
     prev = source
@@ -159,5 +197,6 @@ def rewrite_steps(source: str, path: str, groups: list[Gated], whole_file: bool 
         try:
             compile(prev, path, "exec", dont_inherit=True)
         except (SyntaxError, ValueError):
-            return rewrite_steps(source, path, groups, whole_file, verify_each=True)
+            return rewrite_steps(source, path, groups, whole_file, verify_each=True,
+                                 findings=findings)
     return out

@@ -179,6 +179,14 @@ class Engine(cst.CSTTransformer):
                 return new
         return updated
 
+    def leave_SimpleString(self, original: cst.SimpleString,
+                           updated: cst.SimpleString) -> cst.BaseExpression:
+        for fam in self.families.values():
+            new = fam.on_literal(self, original, updated)
+            if new is not None:
+                return new
+        return updated
+
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         return self._ref(original, updated)
 

@@ -10,6 +10,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ExpressionContext
 
+from .guards import IS_AVAILABLE, _CUDA_STR
 from .signatures import Unsupported, remap, signature_of
 
 # conventions.md: cuDNN and CUDA-graph checks are CUDA-specific on purpose; keep them guarded.
@@ -23,6 +24,9 @@ class Family:
         return None
 
     def on_ref(self, eng, original, updated):
+        return None
+
+    def on_literal(self, eng, original, updated):
         return None
 
 
@@ -45,17 +49,25 @@ class CallRename(Family):
 
     name = "call"
 
+    def on_literal(self, eng, original, updated):
+        return _pick(eng, original, updated)
+
     def on_call(self, eng, original, updated):
         specs = eng.specs_for(self.name, original)
         if not specs:
             return None
         names = eng.qualnames(original.func)
+        if names == {"torch.device"}:
+            return _pick(eng, original, updated)
         for spec in specs:
             matched = sorted(names & set(spec.names))
             if not matched:
                 continue
             old, new = matched[0], spec.new_for(matched[0])
-            if old == "torch.cuda.is_available" and _test_gate(eng, original, updated):
+            if old == IS_AVAILABLE and eng.ctx.guard_blocked.get(eng.line(original)):
+                eng.fail(spec, original, eng.ctx.guard_blocked[eng.line(original)])
+                return updated
+            if old == IS_AVAILABLE and _test_gate(eng, original, updated):
                 # Upstream's form in test files: `@skipIf(not TEST_ACCELERATOR, ...)`.
                 eng.done(spec, original)
                 eng.remove_unused_import_by_node(original.func)
@@ -89,6 +101,49 @@ class CallRename(Family):
             eng.done(spec, original)
             return updated.with_changes(func=eng.reference(original.func, old, new), args=args)
         return None
+
+
+_CURRENT = "torch.accelerator.current_accelerator()"
+
+
+def _pick(eng, original, updated):
+    """The CUDA literal of a device-pick (guards.py) in the form of the current accelerator:
+    ``"cuda"`` -> ``torch.accelerator.current_accelerator().type``, ``torch.device("cuda")`` ->
+    ``torch.accelerator.current_accelerator()``, an index ``N`` (``"cuda:N"``,
+    ``torch.device("cuda", N)``) -> ``torch.device(torch.accelerator.current_accelerator().type, N)``.
+    Only in the IfExp body / assigned value the analysis found, in the step that rewrites the call."""
+    line = eng.line(original)
+    call_line = eng.ctx.guard_picks.get(line)
+    if call_line is None or eng.ctx.guard_blocked.get(call_line):
+        return None
+    if not any(IS_AVAILABLE in s.names for s in eng.specs_for("call", original)):
+        return None
+    parent = eng.parent(original)
+    if not ((isinstance(parent, cst.IfExp) and parent.body is original) or
+            (isinstance(parent, cst.Assign) and parent.value is original)):
+        return None
+    if isinstance(original, cst.SimpleString):
+        text = original.evaluated_value if not original.prefix.lower().strip("ru") else None
+        m_ = _CUDA_STR.fullmatch(text) if isinstance(text, str) else None
+        if m_ is None:
+            return None
+        index, device = m_.group(1), False
+    elif isinstance(original, cst.Call) and original.args and \
+            isinstance(original.args[0].value, cst.SimpleString):
+        m_ = _CUDA_STR.fullmatch(original.args[0].value.evaluated_value or "")
+        if m_ is None or original.args[0].keyword is not None:
+            return None
+        index, device = m_.group(1), True
+        if len(original.args) == 2 and isinstance(original.args[1].value, cst.Integer):
+            index = original.args[1].value.value
+        elif len(original.args) != 1:
+            return None
+    else:
+        return None
+    eng.add_needed_import("torch", node=original)
+    if index is not None:
+        return cst.parse_expression(f"torch.device({_CURRENT}.type, {index})")
+    return cst.parse_expression(_CURRENT if device else f"{_CURRENT}.type")
 
 
 COMMON_UTILS = "torch.testing._internal.common_utils"

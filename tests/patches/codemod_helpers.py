@@ -30,7 +30,8 @@ def fix(source: str, path: str = "x.py", target: str = "torch", unsafe: bool = T
         if f.rule in specs(target, unsafe):
             gated.setdefault(f.rule, set()).add(f.line)
     sp = specs(target, unsafe)
-    return rewrite(source, path, [(sp[r], frozenset(ls)) for r, ls in sorted(gated.items())]), found
+    return rewrite(source, path, [(sp[r], frozenset(ls)) for r, ls in sorted(gated.items())],
+                   findings=found), found
 
 
 def diff(before: str, after: str) -> str:
