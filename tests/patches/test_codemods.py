@@ -1,6 +1,7 @@
 """Per-rule before/after snapshots (expecttest: EXPECTTEST_ACCEPT=1 rewrites them) over the
 fixture corpus, run exactly as generate runs them: scan, then the catalogue-driven codemod."""
 import expecttest
+import torch
 
 from audits import python_scan
 from patches.codemods import rewrite, rewrite_steps
@@ -340,3 +341,53 @@ class TestIndexedCuda(expecttest.TestCase):
 +    a = x.to(torch.device(device_type, rank))
 +    b = x.to(torch.device(device_type, rank), non_blocking=True)
 """)
+
+
+class TestIsAvailableGuards(expecttest.TestCase):
+    """HN101: the neutral predicate only where what it guards is neutral too."""
+
+    def test_device_pick_idiom_takes_the_current_accelerator(self):
+        self.assertExpectedInline(_fixed("hn101_device_pick.py"), """\
+@@ -5 +5 @@
+-    return "cuda" if torch.cuda.is_available() else "cpu"
++    return torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -9 +9 @@
+-    return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
++    return torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+@@ -13,2 +13,2 @@
+-    first = "cuda:0" if torch.cuda.is_available() else "cpu"
+-    return torch.device("cuda", 1) if torch.cuda.is_available() else first
++    first = torch.device(torch.accelerator.current_accelerator().type, 0) if torch.accelerator.is_available() else "cpu"
++    return torch.device(torch.accelerator.current_accelerator().type, 1) if torch.accelerator.is_available() else first
+@@ -18,2 +18,2 @@
+-    if torch.cuda.is_available():
+-        device = "cuda"
++    if torch.accelerator.is_available():
++        device = torch.accelerator.current_accelerator().type
+""")
+
+    def test_gate_stays_where_the_guarded_code_stays_cuda(self):
+        self.assertExpectedInline(_fixed("hn101_guarded_cuda.py"), """\
+# left HN101:7: guarded code is still CUDA-specific: HN501 at line 8: x = x.cuda()  # no device in scope: HN501 stays, so the gate stays
+# left HN501:8: no `device` in scope
+# left HN101:14: guarded code is still CUDA-specific: HN504 at line 14: if torch.cuda.is_available() and x.is_cuda:
+# left HN101:20: guarded code is still CUDA-specific: HN710 at line 21: if torch.cuda.is_available():
+# left HN101:21: guarded code is still CUDA-specific: HN412 at line 22: torch.backends.cudnn.benchmark = True
+# left HN101:26: guarded code is still CUDA-specific: HN501 at line 28: x = torch.ones(3).cuda()
+# left HN501:28: no `device` in scope
+@@ -15,2 +15,2 @@
+-        torch.cuda.synchronize()
+-    return x.cuda() if torch.cuda.is_available() else x
++        torch.accelerator.synchronize()
++    return x.to(device) if torch.accelerator.is_available() else x
+""")
+
+    def test_rewritten_pick_runs_and_names_no_cuda(self):
+        """The regression validate found: the predicate changed, the "cuda" literal stayed."""
+        src = 'import torch\n\nDEV = "cuda" if torch.cuda.is_available() else "cpu"\n'
+        result, _ = fix(src, "pkg/ops.py")
+        assert '"cuda"' not in result.after and "torch.cuda" not in result.after, result.after
+        ns: dict = {}
+        exec(compile(result.after, "ops.py", "exec"), ns)
+        assert ns["DEV"] == (torch.accelerator.current_accelerator().type
+                             if torch.accelerator.is_available() else "cpu")
