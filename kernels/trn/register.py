@@ -6,8 +6,10 @@ Registration makes `trn` the process's torch.accelerator, so it only ever happen
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
+import time
 
 import torch
 
@@ -53,5 +55,19 @@ def register() -> str:
     trainium.install(core, name)
     autocast.install()
     dynamo_hook.install(name)
+    atexit.register(_settle_autograd_device_threads)
     _registered = name
     return name
+
+
+def _settle_autograd_device_threads() -> None:
+    """At interpreter exit, let autograd's device threads finish starting (pytorch#38228).
+
+    The first backward starts one autograd thread per device (8 here, one on a CPU-only build) and
+    each counts itself as started *before* it takes the GIL to create its thread state. A script
+    that exits right after that first backward can finalize Python while such a thread still waits
+    for the GIL; the thread is then killed inside C++ and the process aborts with "terminate called
+    without an active exception". Releasing the GIL for a moment at exit lets them all through.
+    """
+    for _ in range(5):
+        time.sleep(0.01)

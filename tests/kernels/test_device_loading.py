@@ -54,6 +54,6 @@ def test_exit_right_after_backward_is_clean():
             "    w = torch.randn(8, 8, device=f'trn:{i}', requires_grad=True)\n"
             "    (w @ w).sum().backward()\n"
             "print('ok')\n")
-    for _ in range(3):
+    for _ in range(5):  # the race (pytorch#38228) hit ~1 run in 6 before register()'s exit hook
         r = _py(code)
         assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
