@@ -15,8 +15,9 @@ from .walk import DEFAULT_MAX_BYTES, Entry, package_prefix, walk
 
 INPROCESS_BELOW = 48        # fewer files to parse than this: no pool (its start-up costs more)
 # Part of the cache key: bump it when a scanner finds something else in the same bytes, so that
-# results cached by the older scanner are not served (2: imports nested in module-level blocks).
-RESULTS_REVISION = 2
+# results cached by the older scanner are not served (2: imports nested in module-level blocks;
+# 3: CMake configure_file placeholders).
+RESULTS_REVISION = 3
 
 
 @dataclass

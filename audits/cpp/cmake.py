@@ -27,6 +27,8 @@ class Command:
 
 
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+# configure_file() templates (e.g. FindCUDA's run_nvcc.cmake) hold whole-line @VAR@ placeholders.
+_PLACEHOLDER = re.compile(rb"@[A-Za-z_][A-Za-z0-9_]*@")
 _BRACKET_OPEN = re.compile(rb"\[(=*)\[")
 _IGNORE_RE = re.compile(rb"hn:\s*ignore\[([^\]\n]*)\]")
 _VAR_WORD = re.compile(r"\$\{([A-Za-z0-9_]+)\}|\b([A-Za-z_][A-Za-z0-9_]*)\b")
@@ -104,6 +106,8 @@ class _Lexer:
                 self._advance_to(self.i + 1)
             elif c == b"#":
                 self._comment()
+            elif c == b"@" and (p := _PLACEHOLDER.match(data, self.i)):
+                self.i = p.end()
             else:
                 m = _IDENT.match(data, self.i)
                 if not m:

@@ -36,6 +36,14 @@ def test_unbalanced_cmake_is_a_syntax_error_with_the_line():
     assert [e.reason for e in errors] == ["syntax"]
 
 
+def test_configure_file_template_placeholders_are_not_syntax_errors():
+    data = b"set(FLAGS 1)\n@CUDA_NVCC_FLAGS_CONFIG@\nif(USE_CUDA)\n  set(X 1)\nendif()\n"
+    findings, errors = scan_source(data, "run_nvcc.cmake", CPP_RULES)
+    assert errors == [] and [f.line for f in findings] == [3]
+    _, errors = scan_source(b"@ oops\n", "x.cmake", CPP_RULES)
+    assert [e.reason for e in errors] == ["syntax"]
+
+
 def test_broken_cpp_still_reports_what_it_can():
     """tree-sitter recovers from syntax errors: the well-formed parts are still analysed."""
     data = b"int f( {{{ ;\n#ifdef USE_CUDA\nint g();\n#endif\nbool b = t.is_cuda();\n"
