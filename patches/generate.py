@@ -129,6 +129,8 @@ def _summary(report, plan: planner.Plan, seconds: float, args) -> None:
         print(f"  {rule:8} before {before[rule]:5}  fixed {fixed[rule]:5}  left {left[rule]:5}", file=out)
     for reason, n in reasons.most_common(8):
         print(f"  left {n:5}: {reason}", file=out)
+    for path, name, by in plan.kept_imports[:20]:
+        print(f"  kept import {name} in {path}: {by} imports it from there", file=out)
     for e in plan.errors[:20]:
         print(f"  error {e.path}: {e.reason} {e.detail}".rstrip(), file=out)
     if args.out:

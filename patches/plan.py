@@ -19,6 +19,7 @@ from audits.model import FileError, Finding, Report, Rule
 
 from . import message
 from .linediff import opcodes
+from .reexports import Importers
 from .codemods import FixSpec, rewrite_steps
 from .series import FileChange, Patch
 
@@ -40,6 +41,7 @@ class Plan:
     left: list[Left] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     modes: dict[str, str] = field(default_factory=dict)       # path -> git file mode
+    kept_imports: list[tuple[str, str, str]] = field(default_factory=list)  # (path, name, by)
 
     def changes(self) -> list[FileChange]:
         return [FileChange(p, self.originals[p], self.finals[p], self.modes[p])
@@ -78,12 +80,14 @@ def build(root: Path, report: Report, rules: dict[str, Rule], specs: dict[str, F
             rules_of[path].append(rule_id)
     steps: dict[str, dict[str, tuple]] = {}
     all_rules = list(rules.values())
+    importers = Importers(root)
     for (subsystem, rule_id), paths in sorted(todo.items()):
         rule, spec = rules[rule_id], specs[rule_id]
         changes: list[tuple[FileChange, list[Finding]]] = []
         for path in sorted(paths):
             if path not in steps:
-                steps[path] = _file_steps(root, path, rules_of[path], all_rules, specs, scan, plan)
+                steps[path] = _file_steps(root, path, rules_of[path], all_rules, specs, scan, plan,
+                                           importers)
             step = steps[path].get(rule_id)
             if step is None:
                 continue
@@ -101,6 +105,8 @@ def build(root: Path, report: Report, rules: dict[str, Rule], specs: dict[str, F
             plan.left += [Left(f, why.get(f.line, "no rewrite matched this site"))
                           for f in found if f.line not in done]
             if result.changed:
+                plan.kept_imports += [(path, n, by) for n, by in result.kept_imports
+                                      if (path, n, by) not in plan.kept_imports]
                 plan.finals[path] = result.after
                 plan.fixed += sites
                 changes.append((FileChange(path, result.before, result.after, plan.modes[path]), sites))
@@ -145,7 +151,8 @@ def _remap(found: list[Finding], original: str, before: str) -> list[Finding]:
 
 
 def _file_steps(root: Path, path: str, rule_ids: list[str], all_rules: list[Rule],
-                specs: dict[str, FixSpec], scan: ScanFn, plan: Plan) -> dict[str, tuple]:
+                specs: dict[str, FixSpec], scan: ScanFn, plan: Plan,
+                importers: Importers) -> dict[str, tuple]:
     """rule id -> (Rewrite, its findings) for one file, each step on top of the previous."""
     try:
         text, plan.modes[path] = _read(root, path)
@@ -161,5 +168,5 @@ def _file_steps(root: Path, path: str, rule_ids: list[str], all_rules: list[Rule
         by_rule[f.rule].append(f)
     order = [r for r in rule_ids if by_rule.get(r)]
     groups = [[(specs[r], frozenset(f.line for f in by_rule[r]))] for r in order]
-    results = rewrite_steps(text, path, groups, findings=found)
+    results = rewrite_steps(text, path, groups, findings=found, importer=importers.of(path))
     return {r: (res, by_rule[r]) for r, res in zip(order, results)}

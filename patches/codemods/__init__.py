@@ -33,6 +33,7 @@ class Rewrite:
     after: str
     outcome: Outcome = field(default_factory=Outcome)
     error: str = ""          # non-empty: nothing was rewritten (parse failure or failed verify)
+    kept_imports: list[tuple[str, str]] = field(default_factory=list)  # (name, file importing it)
 
     @property
     def changed(self) -> bool:
@@ -52,8 +53,10 @@ class _Failed(Exception):
 class _File:
     """One file's analysis, shared by every step: context, regions, parsed pieces."""
 
-    def __init__(self, source: str, path: str, groups: list[Gated], whole_file: bool) -> None:
-        self.source, self.path = source, path
+    def __init__(self, source: str, path: str, groups: list[Gated], whole_file: bool,
+                 importer=None) -> None:
+        self.source, self.path, self.importer = source, path, importer
+        self.kept: list[tuple[str, str]] = []
         self.lines = _lines(source)
         self.ctx = FileContext(source, ast.parse(source), path)
         self.sites = {}
@@ -132,6 +135,7 @@ class _File:
         return out
 
     def state(self, gated: Gated) -> tuple[str, list[Engine]]:
+        self.kept = []
         out, engines, pos = [], [], 1
         for i, piece in enumerate(self.pieces):
             r = piece.region
@@ -148,18 +152,19 @@ class _File:
                 if imported.get(n or m) != (f"{m}.{n}" if n else m)]
         removes = {n for e in engines for n in e.removes} - {n for e in engines for n in e.uses}
         if text != self.source and (adds or removes):
-            text = fix_imports(text, self.path, adds, removes)
+            text = fix_imports(text, self.path, adds, removes, self.importer, self.kept)
         return text, engines
 
 
 def rewrite_steps(source: str, path: str, groups: list[Gated], whole_file: bool = False,
-                  verify_each: bool = False, findings=None) -> list[Rewrite]:
+                  verify_each: bool = False, findings=None, importer=None) -> list[Rewrite]:
     """One Rewrite per group, each applied on top of the previous ones (``before`` is the
     previous step's ``after``). A group whose result fails is reported and left out; the
     following groups still apply. ``findings``: the scan's findings for the file (every rule);
-    an is_available() whose guarded code keeps one that no group fixes is left as it is."""
+    an is_available() whose guarded code keeps one that no group fixes is left as it is.
+    ``importer(name)``: a file of the tree importing ``name`` from this one (its import stays)."""
     try:
-        f = _File(source, path, groups, whole_file)
+        f = _File(source, path, groups, whole_file, importer)
     except (SyntaxError, ValueError, RecursionError) as e:
         return [Rewrite(path, source, source, error=f"parse: {e}") for _ in groups]
     groups = f.groups
@@ -188,7 +193,7 @@ def rewrite_steps(source: str, path: str, groups: list[Gated], whole_file: bool 
                 out.append(Rewrite(path, prev, prev, outcome,
                                    error=f"verify: rewritten file does not compile: {e}"))
                 continue
-        out.append(Rewrite(path, prev, text, outcome))
+        out.append(Rewrite(path, prev, text, outcome, kept_imports=list(f.kept)))
         active = active + group
         prev = text
     if not verify_each and prev != source:
@@ -198,5 +203,5 @@ def rewrite_steps(source: str, path: str, groups: list[Gated], whole_file: bool 
             compile(prev, path, "exec", dont_inherit=True)
         except (SyntaxError, ValueError):
             return rewrite_steps(source, path, groups, whole_file, verify_each=True,
-                                 findings=findings)
+                                 findings=findings, importer=importer)
     return out

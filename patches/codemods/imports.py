@@ -101,14 +101,23 @@ def _edit_stmt(lines: list[str], node: ast.stmt, drop: set[str], rename: dict[st
     return piece.restore(code)
 
 
-def fix_imports(text: str, path: str, adds: list[tuple[str, str | None]], removes: set[str]) -> str:
+def fix_imports(text: str, path: str, adds: list[tuple[str, str | None]], removes: set[str],
+                importer=None, kept: list | None = None) -> str:
     """``text`` with ``adds`` ((module, name) or (module, None)) present and the imports of
-    ``removes`` (local names a rewrite replaced) gone where nothing uses them any more."""
+    ``removes`` (local names a rewrite replaced) gone where nothing uses them any more.
+    ``importer(name)``: another file that imports ``name`` from this module (a re-export), whose
+    import then stays; ``kept`` receives (name, that file)."""
     dead: set[str] = set()
     renames: dict[str, dict[str, str]] = {}
     if removes:
         tree = ast.parse(text)
         dead = removes - _used_names(tree)
+        for name in sorted(dead) if importer else ():
+            by = importer(name)
+            if by:
+                dead.discard(name)
+                if kept is not None:
+                    kept.append((name, by))
         init = path.endswith("__init__.py")
         left = [(m, n) for m, n in adds if n]
         for node in tree.body:

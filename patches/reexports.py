@@ -1,0 +1,70 @@
+"""Which files of the scanned tree import a name from a given module (re-export safety).
+
+An import a rewrite leaves unused is normally removed (PyTorch's lint flags unused imports), but
+another module may import that name *from* this file (``from ..common_cuda import TEST_CUDA``).
+A cheap byte search for the name picks candidate files; their ``from X import`` statements
+(relative ones resolved against the file's package) decide.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from .codemods.engine import module_name
+
+
+def _package(rel: str) -> list[str]:
+    parts = module_name(rel).split(".")
+    return parts if rel.endswith("__init__.py") else parts[:-1]
+
+
+def _resolve(node: ast.ImportFrom, rel: str) -> str:
+    if not node.level:
+        return node.module or ""
+    base = _package(rel)
+    base = base[:len(base) - (node.level - 1)] if node.level > 1 else base
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+class Importers:
+    """``importers(path)(name)`` -> a file of ``root`` importing ``name`` from ``path``, or ""."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._bytes: dict[str, bytes] | None = None
+        self._trees: dict[str, ast.Module | None] = {}
+
+    def _files(self) -> dict[str, bytes]:
+        if self._bytes is None:
+            self._bytes = {}
+            for p in sorted(self.root.rglob("*.py")):
+                if p.is_file() and not p.is_symlink() and ".git" not in p.parts:
+                    try:
+                        self._bytes[p.relative_to(self.root).as_posix()] = p.read_bytes()
+                    except OSError:
+                        continue
+        return self._bytes
+
+    def _tree(self, rel: str) -> ast.Module | None:
+        if rel not in self._trees:
+            try:
+                self._trees[rel] = ast.parse(self._files()[rel])
+            except (SyntaxError, ValueError):
+                self._trees[rel] = None
+        return self._trees[rel]
+
+    def of(self, path: str):
+        module = module_name(path)
+
+        def importer(name: str) -> str:
+            key = name.encode()
+            for rel, data in self._files().items():
+                if rel == path or key not in data:
+                    continue
+                tree = self._tree(rel)
+                for node in ast.walk(tree) if tree else ():
+                    if isinstance(node, ast.ImportFrom) and _resolve(node, rel) == module and \
+                            any(a.name == name for a in node.names):
+                        return rel
+            return ""
+        return importer
