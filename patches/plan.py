@@ -19,7 +19,7 @@ from audits.model import FileError, Finding, Report, Rule
 
 from . import message
 from .linediff import opcodes
-from .reexports import Importers
+from .codemods.reexports import Importers
 from .codemods import FixSpec, rewrite_steps
 from .series import FileChange, Patch
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from .codemods.engine import module_name
+from .engine import module_name
 
 
 def _package(rel: str) -> list[str]:
