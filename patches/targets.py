@@ -29,11 +29,15 @@ def family_of(rule: Rule) -> str | None:
         return "attribute"
     if style == "method-to" and mtype == "method":
         return "to-device"
+    if style == "literal" and mtype == "literal" and "cuda" in rule.match.get("values", ()):
+        return "device-literal"
     return None
 
 
 def _names(rule: Rule) -> tuple[str, ...]:
     m = rule.match
+    if m.get("type") == "literal":   # torch.device("cuda") (a call rule) or the string itself
+        return tuple(m.get("calls") or ()) if rule.kind == "call" else tuple(m.get("values") or ())
     return tuple(m.get("names") or m.get("identifiers") or m.get("methods") or m.get("attributes") or ())
 
 

@@ -21,9 +21,11 @@ class Scope:
     bound: dict[str, set[str]] = field(default_factory=dict)    # name -> {"import", "other"}
     imports: dict[str, str] = field(default_factory=dict)       # local name -> qualified name
     globals: set[str] = field(default_factory=set)
+    first: dict[str, int] = field(default_factory=dict)         # name -> line first bound (0: a parameter)
 
-    def bind(self, name: str, how: str) -> None:
+    def bind(self, name: str, how: str, line: int = 0) -> None:
         self.bound.setdefault(name, set()).add(how)
+        self.first[name] = min(self.first.get(name, line), line)
 
 
 def stmt_start(node: ast.stmt) -> int:
@@ -65,9 +67,9 @@ class FileContext:
             return  # comprehension variables live in their own scope; no statements inside
         else:
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-                scope.bind(node.id, "other")
+                scope.bind(node.id, "other", node.lineno)
             elif isinstance(node, ast.ExceptHandler) and node.name:
-                scope.bind(node.name, "other")
+                scope.bind(node.name, "other", node.lineno)
             self._collect(node, scope)
 
     def _scope(self, node: ast.AST, scope: Scope) -> None:
@@ -77,12 +79,12 @@ class FileContext:
         inner = Scope(node, node.lineno, node.end_lineno, isinstance(node, ast.ClassDef), scope)
         self.scopes.append(inner)
         if isinstance(node, ast.ClassDef):
-            scope.bind(node.name, "other")
+            scope.bind(node.name, "other", node.lineno)
             for b in node.bases + [k.value for k in node.keywords]:
                 self._visit(b, scope)
         else:
             if not isinstance(node, ast.Lambda):
-                scope.bind(node.name, "other")
+                scope.bind(node.name, "other", node.lineno)
             args = node.args
             for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
                 if a is not None:
@@ -133,6 +135,12 @@ class FileContext:
             if name in s.bound:
                 return s, s.bound[name]
         return None
+
+    def bound_before(self, line: int, name: str) -> bool:
+        """``name`` is a parameter, or assigned (not imported) before ``line``, in the scope that
+        resolves it: ``device = torch.device("cuda")`` does not make its own line a use of it."""
+        b = self.binding(line, name)
+        return b is not None and b[1] == {"other"} and b[0].first.get(name, line) < line
 
     def in_scope(self, line: int, name: str) -> bool:
         return self.binding(line, name) is not None

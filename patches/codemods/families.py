@@ -11,6 +11,7 @@ import libcst.matchers as m
 from libcst.metadata import ExpressionContext
 
 from .guards import IS_AVAILABLE, _CUDA_STR
+from .literals import DeviceLiteral
 from .signatures import Unsupported, remap, signature_of
 
 # conventions.md: cuDNN and CUDA-graph checks are CUDA-specific on purpose; keep them guarded.
@@ -303,4 +304,5 @@ class MethodToDevice(Family):
                                     args=(dev, *updated.args))
 
 
-FAMILIES = {f.name: f for f in (CallRename(), Rename(), AttributeRename(), MethodToDevice())}
+FAMILIES = {f.name: f for f in (CallRename(), Rename(), AttributeRename(), MethodToDevice(),
+                                 DeviceLiteral())}

@@ -175,6 +175,48 @@ class TestRuleFixtures(expecttest.TestCase):
 +    y = make().to(device, non_blocking=True)
 """)
 
+    def test_hn502(self):
+        self.assertExpectedInline(_fixed("hn502_cuda_device_literal.py"), """\
+# left HN502:8: device index
+# left HN502:15: no `device` variable bound before it in scope
+# left HN502:15: no `device` variable bound before it in scope
+# left HN502:19: not a device argument
+@@ -5,3 +5,3 @@
+-    x = torch.zeros(3, device="cuda")
+-    y = x.to("cuda", non_blocking=True)
+-    state = torch.load("ckpt.pt", map_location="cuda")
++    x = torch.zeros(3, device=device)
++    y = x.to(device, non_blocking=True)
++    state = torch.load("ckpt.pt", map_location=device)
+@@ -20 +20 @@
+-    return x.to("cuda")
++    return x.to(device)
+""")
+
+    def test_hn503(self):
+        self.assertExpectedInline(_fixed("hn503_torch_device_cuda.py"), """\
+# left HN503:7: compared with: asks whether it is CUDA, kept
+# left HN503:9: compared with: asks whether it is CUDA, kept
+# left HN503:14: not a device argument
+# left HN503:19: no `device` variable bound before it in scope
+# left HN503:24: no `device` variable bound before it in scope
+@@ -5,2 +5,2 @@
+-    batch = batch.to(torch.device("cuda"))
+-    out = torch.empty(4, device=torch.device("cuda"))
++    batch = batch.to(device)
++    out = torch.empty(4, device=device)
+@@ -15 +15 @@
+-    return model.to(torch.device("cuda")), device
++    return model.to(device), device
+""")
+
+    def test_device_literals_need_unsafe_fixes(self):
+        for name in ("hn502_cuda_device_literal.py", "hn503_torch_device_cuda.py"):
+            src = (FIXTURES / name).read_text()
+            result, found = fix(src, name, unsafe=False)
+            self.assertTrue({"HN502", "HN503"} & {f.rule for f in found})
+            self.assertFalse(result.changed, name)
+
     def test_hn701(self):
         self.assertExpectedInline(_fixed("hn701_only_cuda_decorator.py"), """\
 @@ -1 +1 @@

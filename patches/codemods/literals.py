@@ -1,0 +1,96 @@
+"""Device literals (HN502 ``"cuda"``, HN503 ``torch.device("cuda")``) for the ``device`` in scope.
+
+Only in a device-argument position, and only where a ``device`` (parameter or local, not an
+import) is bound before the site: ``torch.zeros(3, device="cuda")`` -> ``device=device``,
+``x.to("cuda")`` / ``x.to(torch.device("cuda"))`` -> ``x.to(device)``. Everything else stays,
+with a reason: comparisons (``x.device == torch.device("cuda")`` asks "is this CUDA?" on
+purpose), assignments (``device = torch.device("cuda")`` is where a device gets picked), an
+index (``"cuda:1"``), messages, and code with no ``device`` to use.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from .guards import _CUDA_STR
+
+# Keywords whose value may be any device (str or torch.device) and so may be `device` itself.
+DEVICE_KEYWORDS = frozenset({"device", "map_location", "output_device"})
+# Methods whose first positional argument is a device.
+DEVICE_METHODS = frozenset({"to"})
+_STRING = "cuda"
+_CTOR = "torch.device"
+
+
+def _string_value(node) -> str | None:
+    if not isinstance(node, cst.SimpleString) or node.prefix.lower().strip("r"):
+        return None
+    value = node.evaluated_value
+    return value if isinstance(value, str) else None
+
+
+class DeviceLiteral:
+    """HN502/HN503 in a device-argument position -> ``device`` (see the module docstring)."""
+
+    name = "device-literal"
+
+    def on_ref(self, eng, original, updated):
+        return None
+
+    def on_literal(self, eng, original, updated):
+        specs = [s for s in eng.specs_for(self.name, original) if _STRING in s.names]
+        if not specs:
+            return None
+        value = _string_value(original)
+        if value is None or _CUDA_STR.fullmatch(value) is None:
+            return None
+        arg = eng.parent(original)
+        call = eng.parent(arg) if isinstance(arg, cst.Arg) else None
+        if isinstance(call, cst.Call) and eng.qualnames(call.func) == {_CTOR}:
+            return None   # torch.device("cuda"): HN503's, rewritten as a whole or not at all
+        return self._replace(eng, specs[0], original, value == _STRING)
+
+    def on_call(self, eng, original, updated):
+        specs = [s for s in eng.specs_for(self.name, original) if _CTOR in s.names]
+        if not specs or eng.qualnames(original.func) != {_CTOR}:
+            return None
+        args = original.args
+        first = _string_value(args[0].value) if args and args[0].keyword is None else None
+        if first is None or _CUDA_STR.fullmatch(first) is None:
+            return None   # torch.device("cpu"), torch.device(name): not this finding
+        plain = len(args) == 1 and not args[0].star and first == _STRING
+        return self._replace(eng, specs[0], original, plain)
+
+    def _replace(self, eng, spec, original, plain: bool):
+        """``device`` for ``original`` if it is a plain CUDA device in a device argument."""
+        parent = eng.parent(original)
+        if isinstance(parent, cst.ComparisonTarget) or isinstance(parent, cst.Comparison):
+            eng.fail(spec, original, "compared with: asks whether it is CUDA, kept")
+            return None
+        where = _device_argument(eng, original)
+        if where is None:
+            eng.fail(spec, original, "not a device argument")
+            return None
+        if not plain:
+            eng.fail(spec, original, "device index")
+            return None
+        if not eng.ctx.bound_before(eng.line(original), "device"):
+            eng.fail(spec, original, "no `device` variable bound before it in scope")
+            return None
+        if isinstance(original, cst.Call):
+            eng.remove_unused_import_by_node(original.func)
+        eng.done(spec, original)
+        return cst.Name("device")
+
+
+def _device_argument(eng, node) -> str | None:
+    """The keyword or ``.method`` whose device argument ``node`` is, else None."""
+    arg = eng.parent(node)
+    if not isinstance(arg, cst.Arg) or arg.star:
+        return None
+    if arg.keyword is not None:
+        return arg.keyword.value if arg.keyword.value in DEVICE_KEYWORDS else None
+    call = eng.parent(arg)
+    if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value in DEVICE_METHODS and call.args and call.args[0] is arg):
+        return "." + call.func.attr.value
+    return None
