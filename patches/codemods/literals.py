@@ -66,6 +66,9 @@ class DeviceLiteral:
         if isinstance(parent, cst.ComparisonTarget) or isinstance(parent, cst.Comparison):
             eng.fail(spec, original, "compared with: asks whether it is CUDA, kept")
             return None
+        if isinstance(parent, cst.Param):
+            eng.fail(spec, original, "a parameter's default: the API's own choice, kept")
+            return None
         where = _device_argument(eng, original)
         if where is None:
             eng.fail(spec, original, "not a device argument")

@@ -181,6 +181,7 @@ class TestRuleFixtures(expecttest.TestCase):
 # left HN502:15: no `device` variable bound before it in scope
 # left HN502:15: no `device` variable bound before it in scope
 # left HN502:19: not a device argument
+# left HN502:23: a parameter's default: the API's own choice, kept
 @@ -5,3 +5,3 @@
 -    x = torch.zeros(3, device="cuda")
 -    y = x.to("cuda", non_blocking=True)
