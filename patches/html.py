@@ -12,7 +12,7 @@ from html import escape
 from patches.matrix import pivot
 
 COLORS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#6a1b9a", "xfail": "#ef6c00",
-          "skip": "#9e9e9e", "absent": "#e0e0e0"}
+          "refused": "#0277bd", "skip": "#9e9e9e", "absent": "#e0e0e0"}
 
 _CSS = """
 body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}
@@ -50,7 +50,7 @@ def render_html(data: dict) -> str:
             counts = f"{c['passed']}/{c['samples']}" if c["samples"] else ""
             tip = (f"{op} on {k[0]} {k[1]}: {c['status']}; {c['samples']} samples, "
                    f"{c['passed']} passed, {c['failed']} failed, {c['errors']} errors, "
-                   f"{c['skipped']} skipped; {c['duration']:.3f}s. {c['message']}")
+                   f"{c['skipped']} skipped, {c.get('refused', 0)} refused; {c['duration']:.3f}s. {c['message']}")
             tds.append(f'<td class="c s-{escape(c["status"])}" title="{escape(tip)}">'
                        f'{escape(c["status"])}<br><small>{counts}</small></td>')
         body.append(f'<tr data-op="{escape(op)}" data-st="{escape(" ".join(sorted(seen)))}">'

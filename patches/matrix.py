@@ -3,7 +3,8 @@
     python -m patches.matrix [--devices cpu,trn[,cuda]] [--full | --ops a,b] [--dtypes ...]
                              [--tests FILE ...] [--out DIR]
 
-Per (op, device, dtype): a status (pass/fail/error/skip/xfail/absent) and sample counts. Each
+Per (op, device, dtype): a status (pass/fail/error/refused/skip/xfail/absent) and sample counts;
+``refused`` is the device's dtype policy declining the sample's dtype (documented, not an error). Each
 device runs in its own subprocess (patches.opinfo_worker booted by device_boot); a worker that
 crashes is restarted after the op it died in, which is recorded as ``error``. Upstream test files
 given with ``--tests`` run through pytest on every device (patches.runner) and join the matrix as
@@ -31,7 +32,7 @@ SMOKE_OPS = ("abs", "add", "bernoulli", "cat", "clamp", "div", "exp", "matmul", 
              "mul", "nn.functional.layer_norm", "nn.functional.relu", "softmax", "sum", "where")
 FULL_DTYPES = "float32,bfloat16"
 MAX_RESTARTS = 20
-_COUNTS = ("samples", "passed", "failed", "errors", "skipped", "duration", "message")
+_COUNTS = ("samples", "passed", "failed", "errors", "skipped", "refused", "duration", "message")
 
 
 @dataclass
@@ -47,6 +48,7 @@ class Cell:
     failed: int = 0
     errors: int = 0
     skipped: int = 0
+    refused: int = 0        # samples the device's dtype policy refused (status "refused")
     duration: float = 0.0
     message: str = ""
 
@@ -180,6 +182,9 @@ def to_markdown(data: dict) -> str:
              "| device | " + " | ".join(sorted({s for v in data["summary"].values() for s in v}))
              + " |"]
     statuses = sorted({s for v in data["summary"].values() for s in v})
+    if "refused" in statuses:
+        lines[4:4] = ["`refused`: the device's dtype policy declined the sample's dtype "
+                      "(documented behaviour, not a conformance error).", ""]
     lines.append("|---|" + "---|" * len(statuses))
     for dev, cnt in data["summary"].items():
         info = data["devices"][dev]
@@ -212,7 +217,8 @@ def to_junit(data: dict) -> str:
         tests = [o for o in data["tests"] if o["device"] == dev]
         n_fail = sum(c["status"] in ("fail",) for c in cases + tests)
         n_err = sum(c["status"] in ("error",) for c in cases + tests)
-        n_skip = sum(c["status"] in ("skip", "xfail", "absent") for c in cases + tests)
+        n_skip = sum(c["status"] in ("skip", "xfail", "refused", "absent")
+                     for c in cases + tests)
         out.append(f'<testsuite name={quoteattr("matrix." + dev)} tests="{len(cases) + len(tests)}"'
                    f' failures="{n_fail}" errors="{n_err}" skipped="{n_skip}">')
         items = [(f"opinfo.{dev}.{c['dtype']}", c["op"], c["status"], c["duration"], c["message"])
@@ -223,7 +229,7 @@ def to_junit(data: dict) -> str:
             out.append(f"  <testcase classname={quoteattr(cls)} name={quoteattr(name)} "
                        f'time="{dur:.4f}">')
             tag = {"fail": "failure", "error": "error", "skip": "skipped", "xfail": "skipped",
-                   "absent": "skipped"}.get(status)
+                   "refused": "skipped", "absent": "skipped"}.get(status)
             if tag:
                 out.append(f"    <{tag} message={quoteattr(f'{status}: {msg}')}/>")
             out.append("  </testcase>")

@@ -11,7 +11,8 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
-STATUSES = ("pass", "fail", "error", "skip", "xfail", "absent")
+# "refused": the device's dtype policy declined the input (the matrix only; a pytest run has none)
+STATUSES = ("pass", "fail", "error", "refused", "skip", "xfail", "absent")
 PHASES = ("before", "after")
 CHANGES = ("regression", "gain", "unchanged")
 

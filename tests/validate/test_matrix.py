@@ -111,3 +111,38 @@ def test_worker_crash_is_recorded_and_the_rest_still_runs(tmp_path):
     assert cells[("exp", "float32")]["status"] == "error"
     assert "worker died" in cells[("exp", "float32")]["message"]
     assert cells[("abs", "float32")]["status"] == cells[("mul", "float32")]["status"] == "pass"
+
+
+def test_dtype_policy_refusal_is_its_own_status(tmp_path):
+    # Tensor.double asks the device for float64, which trn's strict policy refuses by design
+    proc = subprocess.run([sys.executable, "-m", "patches.matrix", "--devices", "cpu,trn",
+                           "--ops", "double", "--out", str(tmp_path)], cwd=REPO_ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((tmp_path / "matrix.json").read_text())
+    if not data["devices"]["trn"]["available"]:
+        pytest.skip(f"trn cannot boot in this checkout: {data['devices']['trn']['detail']}")
+    assert _cells(data, "cpu")[("double", "float32")]["status"] == "pass"
+    c = _cells(data, "trn")[("double", "float32")]
+    assert c["status"] == "refused" and c["errors"] == 0
+    assert c["refused"] == c["samples"] > 0
+    assert "float64 is not supported on trn" in c["message"]
+    assert data["summary"]["trn"] == {"refused": 1}
+    suites = ET.parse(tmp_path / "matrix.junit.xml").getroot()
+    suite = {s.get("name"): s for s in suites}["matrix.trn"]
+    assert (suite.get("errors"), suite.get("failures"), suite.get("skipped")) == ("0", "0", "1")
+    assert suite.find("testcase/skipped").get("message").startswith("refused: ")
+    assert "| `double` | pass (" in (tmp_path / "matrix.md").read_text()
+    assert "refused (0/" in (tmp_path / "matrix.md").read_text()
+    page = (tmp_path / "matrix.html").read_text()
+    assert 'class="c s-refused"' in page and '<span class="s-refused">refused</span>' in page
+
+
+def test_refusal_matches_the_policy_message_for_any_device():
+    from patches.opinfo_worker import refused
+
+    msg = "aten::empty: float64 is not supported on xpu (no float64 datapath)"
+    assert refused(TypeError(msg), "xpu")
+    assert not refused(TypeError(msg), "trn")          # another device's policy
+    assert not refused(RuntimeError(msg), "xpu")       # only the policy's TypeError
+    assert not refused(TypeError("unsupported operand type(s)"), "xpu")
