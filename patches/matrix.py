@@ -25,7 +25,7 @@ from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 from patches.outcome import Outcome
-from patches.runner import DeviceInfo, boot_command, device_env, probe, run_tests, _run, tail
+from patches.runner import boot_command, device_env, probe_all, run_tests, _run, tail
 
 SCHEMA = 1
 SMOKE_OPS = ("abs", "add", "bernoulli", "cat", "clamp", "div", "exp", "matmul", "mean", "mm",
@@ -123,16 +123,13 @@ def build(devices: list[str], *, dtypes: str = "float32", ops: list[str] | None 
     t0 = time.monotonic()
     work = Path(work or tempfile.mkdtemp(prefix="hn-matrix-"))
     work.mkdir(parents=True, exist_ok=True)
-    infos: dict[str, DeviceInfo] = {}
     cells: list[Cell] = []
     tests_out: list[Outcome] = []
     runs: list[dict] = []
     timings = {}
+    infos = probe_all(devices, work=work, plugins=plugins, log=log)
     for dev in devices:
-        info = probe(dev, cwd=work, plugin=plugins.get(dev), log=work / f"probe-{dev}.log")
-        infos[dev] = info
-        if not info.available:
-            log(f"  {dev}: absent ({info.detail})")
+        if not infos[dev].available:
             continue
         t = time.monotonic()
         dev_cells, dev_runs = run_device(dev, dtypes, ops, work, max_samples=max_samples,

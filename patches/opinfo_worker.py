@@ -107,6 +107,19 @@ def refused(e: BaseException, device_type: str) -> bool:
         rf"\b\w+ is not supported on {re.escape(device_type)}\b", str(e)) is not None
 
 
+def _record_device_error(cell: dict, e: BaseException, device_type: str, where: str,
+                         why_refused: str) -> str:
+    """Count a device-side exception as refused (dtype policy) or error; returns the first
+    refusal's message, kept apart so a real error's message is never hidden by a refusal."""
+    text = f"{where}: {_first_line(e)}"
+    if refused(e, device_type):
+        cell["refused"] += 1
+        return why_refused or text
+    cell["errors"] += 1
+    cell["message"] = cell["message"] or text
+    return why_refused
+
+
 def run_cell(op, device: str, dtype, max_samples: int) -> dict:
     device_type = torch.device(device).type
     cell = {"samples": 0, "passed": 0, "failed": 0, "errors": 0, "skipped": 0, "refused": 0,
@@ -147,20 +160,10 @@ def run_cell(op, device: str, dtype, max_samples: int) -> dict:
                 cell["failed"] += 1
                 cell["message"] = cell["message"] or f"sample {i}: {_first_line(e)}"
             except Exception as e:  # noqa: BLE001 - the device raised where CPU did not
-                if refused(e, device_type):
-                    cell["refused"] += 1
-                    why_refused = why_refused or f"sample {i}: {_first_line(e)}"
-                else:
-                    cell["errors"] += 1
-                    cell["message"] = cell["message"] or f"sample {i}: {_first_line(e)}"
+                why_refused = _record_device_error(cell, e, device_type, f"sample {i}", why_refused)
     except Exception as e:  # noqa: BLE001 - sample generation itself failed on the device
         # building the sample on the device can hit the same dtype policy (e.g. a float64 arg)
-        if refused(e, device_type):
-            cell["refused"] += 1
-            why_refused = why_refused or f"sample_inputs: {_first_line(e)}"
-        else:
-            cell["errors"] += 1
-            cell["message"] = cell["message"] or f"sample_inputs: {_first_line(e)}"
+        why_refused = _record_device_error(cell, e, device_type, "sample_inputs", why_refused)
     if cell["failed"] or cell["errors"]:
         status = "xfail" if xfail else ("fail" if cell["failed"] else "error")
         if xfail:

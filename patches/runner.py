@@ -119,6 +119,17 @@ def probe(device: str, *, cwd: Path, pythonpath: Sequence = (), python: str = sy
     return DeviceInfo(device, False, reason)
 
 
+
+def probe_all(devices: Sequence[str], *, work: Path, plugins: dict, log) -> dict[str, DeviceInfo]:
+    """Probe each device once; an unavailable one is logged and becomes an "absent" column."""
+    infos: dict[str, DeviceInfo] = {}
+    for dev in devices:
+        info = infos[dev] = probe(dev, cwd=work, plugin=plugins.get(dev),
+                                  log=work / f"probe-{dev}.log")
+        if not info.available:
+            log(f"  {dev}: absent ({info.detail})")
+    return infos
+
 def parse_junit(path: Path, device: str, phase: str) -> list[Outcome]:
     """Outcomes from a pytest JUnit XML file (xunit1 or xunit2)."""
     root = ET.parse(path).getroot()

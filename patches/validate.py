@@ -24,7 +24,7 @@ from pathlib import Path
 from patches import selection, shadow
 from patches.gitutil import GitError, dirty_paths, git
 from patches.outcome import CHANGES, Comparison, Outcome, compare, generic_id
-from patches.runner import DeviceInfo, RunResult, probe, run_tests
+from patches.runner import RunResult, probe_all, run_tests
 
 REPORT_SCHEMA = 1
 COPY_IGNORE = shutil.ignore_patterns(".git", "__pycache__", ".venv", "venv", ".pytest_cache",
@@ -156,14 +156,11 @@ def validate(tree: str, series: str, devices: list[str], tests: list[str] | None
             f"devices {','.join(devices)}, scratch {work}")
 
         plugins = plugins or {}
-        infos: dict[str, DeviceInfo] = {}
         runs: list[RunResult] = []
         outcomes: list[Outcome] = []
+        infos = probe_all(devices, work=work, plugins=plugins, log=log)
         for dev in devices:
-            info = probe(dev, cwd=work, plugin=plugins.get(dev), log=work / f"probe-{dev}.log")
-            infos[dev] = info
-            if not info.available:
-                log(f"  {dev}: absent ({info.detail})")
+            if not infos[dev].available:
                 continue
             for ph in ("before", "after"):
                 present = [t for t in sel.tests if (ws[ph] / t).is_file()]
