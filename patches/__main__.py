@@ -1,6 +1,6 @@
 """``python -m patches`` is ``python -m patches.generate``."""
 import sys
 
-from .generate import main
+from patches.generate.cli import main
 
 sys.exit(main())

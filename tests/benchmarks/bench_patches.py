@@ -21,8 +21,9 @@ from pathlib import Path
 
 import torch
 
-from patches import audit_io, gitutil
-from patches.generate import main as generate
+from patches.generate import audit_io
+from patches.common import gitutil
+from patches.generate.cli import main as generate
 
 
 def copy_torch(dst: Path, subset: list[str]) -> Path:

@@ -6,8 +6,8 @@ import functools
 from pathlib import Path
 
 from audits import catalog, python_scan
-from patches.codemods import rewrite
-from patches.targets import fix_specs
+from patches.generate.codemods import rewrite
+from patches.generate.targets import fix_specs
 
 FIXTURES = Path(__file__).with_name("fixtures")
 

@@ -4,7 +4,7 @@ import expecttest
 import torch
 
 from audits import python_scan
-from patches.codemods import rewrite, rewrite_steps
+from patches.generate.codemods import rewrite, rewrite_steps
 
 from codemod_helpers import FIXTURES, diff, fix, rules, specs
 
@@ -324,7 +324,7 @@ def test_steps_apply_in_order_from_one_analysis():
 def test_long_statements_are_narrowed_to_their_elements(monkeypatch):
     """A statement over BIG lines (op_db is 20k) is rewritten element by element; same result."""
     import importlib
-    regions = importlib.import_module("patches.codemods.regions")  # the module, not the function
+    regions = importlib.import_module("patches.generate.codemods.regions")  # the module, not the function
     src = ("import torch\n\ndef f(dev):\n    table = [\n        make(1,\n             2),\n"
            "        torch.cuda.synchronize(\n            dev), torch.cuda.current_device(),\n"
            "        {\"k\": torch.cuda.synchronize(device=dev)},  # c\n"

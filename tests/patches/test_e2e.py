@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from patches import audit_io, gitutil
-from patches.generate import main
+from patches.generate import audit_io
+from patches.common import gitutil
+from patches.generate.cli import main
 
 PROJECT = Path(__file__).with_name("project")
 

@@ -3,7 +3,7 @@ import difflib
 
 from hypothesis import given, settings, strategies as st
 
-import patches.linediff as linediff
+import patches.generate.linediff as linediff
 
 lines = st.lists(st.sampled_from(["a\n", "b\n", "\n", ")\n", "x = 1\n"]), max_size=40)
 

@@ -1,5 +1,5 @@
 """An import a rewrite leaves unused stays when another file of the tree imports it from here."""
-from patches.generate import main
+from patches.generate.cli import main
 
 COMMON = "from torch.testing._internal.common_utils import TEST_CUDA\n\nHAS = TEST_CUDA\n"
 

@@ -3,8 +3,8 @@ import subprocess
 
 import pytest
 
-from patches import gitutil
-from patches.series import FileChange, Patch, blob_id, patch_filename, resolve_date, write_series
+from patches.common import gitutil
+from patches.generate.series import FileChange, Patch, blob_id, patch_filename, resolve_date, write_series
 
 BEFORE = "import torch\n\n\ndef f():\n    torch.cuda.synchronize()\n    return 1\n"
 AFTER = BEFORE.replace("torch.cuda.synchronize", "torch.accelerator.synchronize")

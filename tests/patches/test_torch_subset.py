@@ -8,8 +8,9 @@ from pathlib import Path
 
 import torch
 
-from patches import audit_io, gitutil
-from patches.generate import main
+from patches.generate import audit_io
+from patches.common import gitutil
+from patches.generate.cli import main
 
 SUBSET = ("utils", "cuda")
 

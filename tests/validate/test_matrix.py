@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from patches.matrix import SMOKE_OPS
+from patches.matrix.cli import SMOKE_OPS
 from validate_helpers import REPO_ROOT
 
 
@@ -139,7 +139,7 @@ def test_dtype_policy_refusal_is_its_own_status(tmp_path):
 
 
 def test_refusal_matches_the_policy_message_for_any_device():
-    from patches.opinfo_worker import refused
+    from patches.matrix.opinfo_worker import refused
 
     msg = "aten::empty: float64 is not supported on xpu (no float64 datapath)"
     assert refused(TypeError(msg), "xpu")

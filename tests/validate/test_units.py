@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from patches import selection, shadow
-from patches.outcome import Outcome, classify, compare, generic_id
-from patches.runner import parse_junit
+from patches.validate import selection
+from patches.validate import shadow
+from patches.common.outcome import Outcome, classify, compare, generic_id
+from patches.common.runner import parse_junit
 from validate_helpers import REPO_ROOT, run_validate
 
 

@@ -12,7 +12,7 @@ from typing import Iterable
 
 from audits.model import Rule
 
-from .codemods import FixSpec
+from patches.generate.codemods import FixSpec
 
 TARGETS = ("torch", "accelerator_api")
 

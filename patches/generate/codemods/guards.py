@@ -16,7 +16,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from .context import FileContext
+from patches.generate.codemods.context import FileContext
 
 IS_AVAILABLE = "torch.cuda.is_available"
 _CUDA_STR = re.compile(r"cuda(?::(\d+))?")

@@ -14,9 +14,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from . import audit_io, gitutil, plan as planner
-from .series import DEFAULT_AUTHOR, check_author, resolve_date, unified_diff, write_series
-from .targets import TARGETS, fix_specs
+from patches.generate import audit_io
+from patches.common import gitutil
+from patches.generate import plan as planner
+from patches.generate.series import DEFAULT_AUTHOR, check_author, resolve_date, unified_diff, write_series
+from patches.generate.targets import TARGETS, fix_specs
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

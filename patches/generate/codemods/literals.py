@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .guards import _CUDA_STR
+from patches.generate.codemods.guards import _CUDA_STR
 
 # Keywords whose value may be any device (str or torch.device) and so may be `device` itself.
 DEVICE_KEYWORDS = frozenset({"device", "map_location", "output_device"})

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .linediff import Matcher
+from patches.generate.linediff import Matcher
 
 DEFAULT_AUTHOR = "hwneutral <hwneutral@users.noreply.github.com>"
 # Fixed default date: reruns must be byte-identical. SOURCE_DATE_EPOCH overrides it.

@@ -10,9 +10,9 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ExpressionContext
 
-from .guards import IS_AVAILABLE, _CUDA_STR
-from .literals import DeviceLiteral
-from .signatures import Unsupported, remap, signature_of
+from patches.generate.codemods.guards import IS_AVAILABLE, _CUDA_STR
+from patches.generate.codemods.literals import DeviceLiteral
+from patches.generate.codemods.signatures import Unsupported, remap, signature_of
 
 # conventions.md: cuDNN and CUDA-graph checks are CUDA-specific on purpose; keep them guarded.
 CUDA_SPECIFIC_GATES = ("CUDNN", "CUDA_GRAPH")

@@ -5,9 +5,9 @@
 
 Per (op, device, dtype): a status (pass/fail/error/refused/skip/xfail/absent) and sample counts;
 ``refused`` is the device's dtype policy declining the sample's dtype (documented, not an error). Each
-device runs in its own subprocess (patches.opinfo_worker booted by device_boot); a worker that
+device runs in its own subprocess (patches.matrix.opinfo_worker booted by device_boot); a worker that
 crashes is restarted after the op it died in, which is recorded as ``error``. Upstream test files
-given with ``--tests`` run through pytest on every device (patches.runner) and join the matrix as
+given with ``--tests`` run through pytest on every device (patches.common.runner) and join the matrix as
 rows. Writes matrix.json, matrix.md, matrix.junit.xml and matrix.html (self-contained) to --out.
 
 Without --full/--ops it runs the fixed SMOKE_OPS subset in float32 (what ``make test`` checks).
@@ -24,8 +24,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
-from patches.outcome import Outcome
-from patches.runner import boot_command, device_env, probe_all, run_tests, _run, tail
+from patches.common.outcome import Outcome
+from patches.common.runner import boot_command, device_env, probe_all, run_tests, _run, tail
 
 SCHEMA = 1
 SMOKE_OPS = ("abs", "add", "bernoulli", "cat", "clamp", "div", "exp", "matmul", "mean", "mm",
@@ -80,7 +80,7 @@ def run_device(device: str, dtypes: str, ops: list[str] | None, work: Path, *,
     deadline = time.monotonic() + timeout
     for attempt in range(MAX_RESTARTS + 1):
         cmd = boot_command(device, plugin=plugin) + [
-            "-m", "patches.opinfo_worker", "--device", device, "--dtypes", dtypes,
+            "-m", "patches.matrix.opinfo_worker", "--device", device, "--dtypes", dtypes,
             "--out", str(out), "--skip", str(skip), "--max-samples", str(max_samples)]
         if ops:
             cmd += ["--ops", ",".join(ops)]
@@ -236,7 +236,7 @@ def to_junit(data: dict) -> str:
 
 
 def write_outputs(data: dict, out: Path) -> list[Path]:
-    from patches.html import render_html
+    from patches.matrix.html import render_html
 
     out.mkdir(parents=True, exist_ok=True)
     files = {"matrix.json": json.dumps(data, indent=1) + "\n", "matrix.md": to_markdown(data),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from html import escape
 
-from patches.matrix import pivot
+from patches.matrix.cli import pivot
 
 COLORS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#6a1b9a", "xfail": "#ef6c00",
           "refused": "#0277bd", "skip": "#9e9e9e", "absent": "#e0e0e0"}

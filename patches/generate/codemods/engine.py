@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import ExpressionContextProvider, ParentNodeProvider, PositionProvider
 
-from .context import FileContext
+from patches.generate.codemods.context import FileContext
 
 
 @dataclass(frozen=True)

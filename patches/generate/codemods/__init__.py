@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from .context import FileContext
-from .engine import Engine, FixSpec, Outcome
-from .families import FAMILIES
-from . import guards
-from .imports import _lines, fix_imports
-from .regions import Piece, Region, regions
+from patches.generate.codemods.context import FileContext
+from patches.generate.codemods.engine import Engine, FixSpec, Outcome
+from patches.generate.codemods.families import FAMILIES
+from patches.generate.codemods import guards
+from patches.generate.codemods.imports import _lines, fix_imports
+from patches.generate.codemods.regions import Piece, Region, regions
 
 __all__ = ["FAMILIES", "FixSpec", "Rewrite", "rewrite", "rewrite_steps"]
 

@@ -1,7 +1,7 @@
 """Which files of the scanned tree import a name from a given module (re-export safety).
 
 An import a rewrite leaves unused is normally removed (PyTorch's lint flags unused imports), but
-another module may import that name *from* this file (``from ..common_cuda import TEST_CUDA``).
+another module may import that name *from* this file (``from patches.common_cuda import TEST_CUDA``).
 A cheap byte search for the name picks candidate files; their ``from X import`` statements
 (relative ones resolved against the file's package) decide.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from .engine import module_name
+from patches.generate.codemods.engine import module_name
 
 
 def _package(rel: str) -> list[str]:

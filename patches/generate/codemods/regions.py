@@ -12,7 +12,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from .context import FileContext, stmt_start
+from patches.generate.codemods.context import FileContext, stmt_start
 
 _WRAP = "if 1:\n"
 

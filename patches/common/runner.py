@@ -1,6 +1,6 @@
 """Run tests on one device in a fresh subprocess and read the outcomes from pytest's JUnit XML.
 
-Each run is ``python patches/device_boot.py DEVICE -m pytest ... --junitxml FILE`` so the device
+Each run is ``python patches/common/device_boot.py DEVICE -m pytest ... --junitxml FILE`` so the device
 plugin is registered before upstream's harness is imported, with
 ``PYTORCH_TESTING_DEVICE_ONLY_FOR=DEVICE`` so device-type tests instantiate for that device only.
 Non-CUDA runs hide GPUs (``CUDA_VISIBLE_DEVICES=""``) so a test gated on CUDA cannot silently run
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from patches.outcome import Outcome
+from patches.common.outcome import Outcome
 
 BOOT = Path(__file__).resolve().with_name("device_boot.py")
 UNAVAILABLE_RC = 3

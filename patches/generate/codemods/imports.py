@@ -15,7 +15,7 @@ import ast
 
 import libcst as cst
 
-from .regions import Piece, Region
+from patches.generate.codemods.regions import Piece, Region
 
 
 def _lines(text: str) -> list[str]:
@@ -224,6 +224,6 @@ def _insert_line(tree: ast.Module) -> int:
     while i < len(body) and isinstance(body[i], (ast.Import, ast.ImportFrom)):
         after, i = body[i].end_lineno, i + 1
     if after == 0 and body:
-        from .context import stmt_start
+        from patches.generate.codemods.context import stmt_start
         return stmt_start(body[0]) - 1
     return after

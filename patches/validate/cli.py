@@ -5,8 +5,8 @@
 The user's tree is never touched: ``before/`` and ``after/`` are scratch clones (``git clone
 --shared`` of HEAD, or a copy when the tree is not a git checkout); the series goes onto
 ``after/`` with ``git am`` (mbox patches) or ``git apply``. ``--tree installed`` validates the
-installed torch through a shadow package (see patches.shadow). Each (device, phase) runs in its
-own pytest subprocess (see patches.runner). A device that cannot boot is an ``absent`` column.
+installed torch through a shadow package (see patches.validate.shadow). Each (device, phase) runs in its
+own pytest subprocess (see patches.common.runner). A device that cannot boot is an ``absent`` column.
 
 Exit codes: 0 no regression; 1 at least one regression; 2 bad input or the series does not apply.
 """
@@ -21,10 +21,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from patches import selection, shadow
-from patches.gitutil import GitError, dirty_paths, git
-from patches.outcome import CHANGES, Comparison, Outcome, compare, generic_id
-from patches.runner import RunResult, probe_all, run_tests
+from patches.validate import selection
+from patches.validate import shadow
+from patches.common.gitutil import GitError, dirty_paths, git
+from patches.common.outcome import CHANGES, Comparison, Outcome, compare, generic_id
+from patches.common.runner import RunResult, probe_all, run_tests
 
 REPORT_SCHEMA = 1
 COPY_IGNORE = shutil.ignore_patterns(".git", "__pycache__", ".venv", "venv", ".pytest_cache",

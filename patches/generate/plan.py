@@ -17,11 +17,11 @@ from typing import Callable, Sequence
 
 from audits.model import FileError, Finding, Report, Rule
 
-from . import message
-from .linediff import opcodes
-from .codemods.reexports import Importers
-from .codemods import FixSpec, rewrite_steps
-from .series import FileChange, Patch
+from patches.generate import message
+from patches.generate.linediff import opcodes
+from patches.generate.codemods.reexports import Importers
+from patches.generate.codemods import FixSpec, rewrite_steps
+from patches.generate.series import FileChange, Patch
 
 ScanFn = Callable[[bytes, str, Sequence[Rule]], tuple[list[Finding], list[FileError]]]
 

@@ -1,6 +1,6 @@
 """Matrix worker: run upstream OpInfo samples on one device and compare each with CPU.
 
-Started by patches.matrix through ``device_boot.py DEVICE -m patches.opinfo_worker ...`` so the
+Started by patches.matrix through ``device_boot.py DEVICE -m patches.matrix.opinfo_worker ...`` so the
 device is registered before the harness loads. Writes one JSON line per event to ``--out``
 (flushed as it goes): ``start`` before each (op, dtype), ``cell`` with its result, ``done`` at the
 end; a crash therefore names the op it died in and the parent resumes after it.
@@ -181,7 +181,7 @@ def run_cell(op, device: str, dtype, max_samples: int) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="patches.opinfo_worker")
+    ap = argparse.ArgumentParser(prog="patches.matrix.opinfo_worker")
     ap.add_argument("--device", required=True)
     ap.add_argument("--dtypes", default="float32")
     ap.add_argument("--ops", default="", help="comma list of op ids (name or name.variant)")

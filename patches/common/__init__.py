@@ -1,0 +1,1 @@
+"""Plumbing shared by validate and matrix: device boot and probing, pytest runs, outcomes, git."""

@@ -1,0 +1,1 @@
+"""Generate a series: findings -> libcst rewrites (codemods/) -> plan -> git format-patch series."""

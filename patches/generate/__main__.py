@@ -1,0 +1,5 @@
+import sys
+
+from patches.generate.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""The conformance matrix: upstream OpInfo samples on every device, compared with CPU."""

@@ -1,0 +1,5 @@
+import sys
+
+from patches.matrix.cli import main
+
+sys.exit(main())

@@ -1,0 +1,5 @@
+import sys
+
+from patches.validate.cli import main
+
+sys.exit(main())
