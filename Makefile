@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.hwneutral-installed
 ARGS   ?=
 
-.PHONY: run test bench docs clean
+.PHONY: run test lint bench docs clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,9 +20,14 @@ run: $(STAMP)
 
 # Two pytest processes: registering the `trn` PrivateUse1 device changes torch.accelerator for the
 # whole process, so tests that need it in-process live in tests/kernels and run on their own.
-test: $(STAMP)
+test: $(STAMP) lint
 	$(PY) -m pytest -q --ignore=tests/kernels $(ARGS)
 	@if [ -d tests/kernels ]; then $(PY) -m pytest -q tests/kernels $(ARGS); fi
+
+# ruff (configured in pyproject.toml): lint and formatting are part of the test run.
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 bench: $(STAMP)
 	@for b in tests/benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -1,4 +1,5 @@
 """Mixed precision on the current device: autocast with the device's preferred dtype, GradScaler."""
+
 from __future__ import annotations
 
 import torch
@@ -7,8 +8,12 @@ from . import runtime as _dev
 from .errors import Unsupported
 
 # Autocast dtypes torch itself allows per built-in device type (torch/amp/autocast_mode.py).
-_BUILTIN_AMP = {"cpu": (torch.bfloat16, torch.float16), "cuda": (torch.float16, torch.bfloat16),
-                "xpu": (torch.bfloat16, torch.float16), "mps": (torch.float16, torch.bfloat16)}
+_BUILTIN_AMP = {
+    "cpu": (torch.bfloat16, torch.float16),
+    "cuda": (torch.float16, torch.bfloat16),
+    "xpu": (torch.bfloat16, torch.float16),
+    "mps": (torch.float16, torch.bfloat16),
+}
 
 
 def autocast_dtypes(device_type: str | None = None) -> tuple[torch.dtype, ...]:
@@ -27,7 +32,9 @@ def preferred_dtype(device_type: str | None = None) -> torch.dtype:
     return torch.get_autocast_dtype(dt)
 
 
-def autocast(dtype: torch.dtype | None = None, enabled: bool = True, cache_enabled: bool | None = None):
+def autocast(
+    dtype: torch.dtype | None = None, enabled: bool = True, cache_enabled: bool | None = None
+):
     """`torch.autocast` on the current device; `dtype=None` picks the device's preferred dtype.
 
     An explicit dtype the device cannot autocast to raises `Unsupported` (torch would only warn
@@ -54,16 +61,22 @@ class NeutralGradScaler(torch.amp.GradScaler):
     def __init__(self, device: str = "cuda", *args, **kwargs):
         super().__init__(device, *args, **kwargs)
         from .properties import supports_dtype
-        self._fp32_inverse = self._enabled and device != "cpu" and not supports_dtype(torch.float64, device)
+
+        self._fp32_inverse = (
+            self._enabled and device != "cpu" and not supports_dtype(torch.float64, device)
+        )
 
     def unscale_(self, optimizer) -> None:
         if not getattr(self, "_fp32_inverse", False):
             return super().unscale_(optimizer)
         from torch.amp.grad_scaler import OptState
+
         self._check_scale_growth_tracker("unscale_")
         state = self._per_optimizer_states[id(optimizer)]
         if state["stage"] is OptState.UNSCALED:
-            raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
+            raise RuntimeError(
+                "unscale_() has already been called on this optimizer since the last update()."
+            )
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
         inv_scale = self._scale.reciprocal()
@@ -72,8 +85,19 @@ class NeutralGradScaler(torch.amp.GradScaler):
         state["stage"] = OptState.UNSCALED
 
 
-def GradScaler(init_scale: float = 2.0**16, growth_factor: float = 2.0, backoff_factor: float = 0.5,
-               growth_interval: int = 2000, enabled: bool = True) -> torch.amp.GradScaler:
+def GradScaler(
+    init_scale: float = 2.0**16,
+    growth_factor: float = 2.0,
+    backoff_factor: float = 0.5,
+    growth_interval: int = 2000,
+    enabled: bool = True,
+) -> torch.amp.GradScaler:
     """A GradScaler for the current device (torch's default device is still "cuda")."""
-    return NeutralGradScaler(_dev.device_type(), init_scale=init_scale, growth_factor=growth_factor,
-                             backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)
+    return NeutralGradScaler(
+        _dev.device_type(),
+        init_scale=init_scale,
+        growth_factor=growth_factor,
+        backoff_factor=backoff_factor,
+        growth_interval=growth_interval,
+        enabled=enabled,
+    )

@@ -8,6 +8,7 @@ At exit a report lists every redirected call site (file:line, API, what it becam
 stderr, and as JSON when HN_AUTOPORT_REPORT or --report names a file. On CUDA nothing changes.
 Guarantees and limits: docs/accelerator_api.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,12 +26,22 @@ if __name__ != "__main__":
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m accelerator_api.autoport",
-                                 description="Run a CUDA-only script on the current accelerator.")
-    ap.add_argument("--report", metavar="FILE.json", help="also write the redirection report as JSON")
+    ap = argparse.ArgumentParser(
+        prog="python -m accelerator_api.autoport",
+        description="Run a CUDA-only script on the current accelerator.",
+    )
+    ap.add_argument(
+        "--report", metavar="FILE.json", help="also write the redirection report as JSON"
+    )
     ap.add_argument("--quiet", action="store_true", help="no report on stderr")
-    ap.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
-                    help="import MODULE first (e.g. a device plugin that registers the accelerator)")
+    ap.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE first (e.g. a device plugin that registers the accelerator)",
+    )
     ap.add_argument("-m", dest="module", help="run a module instead of a script")
     ap.add_argument("script", nargs="?", help="the app's script")
     ap.add_argument("args", nargs=argparse.REMAINDER, help="the app's arguments")

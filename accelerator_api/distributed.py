@@ -1,4 +1,5 @@
 """Which c10d backend to use for the current device."""
+
 from __future__ import annotations
 
 import torch
@@ -14,7 +15,9 @@ def distributed_backend(dev=None) -> str:
     from `Backend.default_device_backend_map`, where plugins register their backend.
     """
     if not torch.distributed.is_available():
-        raise Unsupported("distributed_backend", _dev.device_type(), "torch was built without torch.distributed")
+        raise Unsupported(
+            "distributed_backend", _dev.device_type(), "torch was built without torch.distributed"
+        )
     target = torch.device(dev) if dev is not None else _dev.device()
     dist = torch.distributed
     fn = getattr(dist, "get_default_backend_for_device", None)
@@ -25,5 +28,7 @@ def distributed_backend(dev=None) -> str:
             raise Unsupported("distributed_backend", target.type, str(err)) from None
     table = getattr(dist.Backend, "default_device_backend_map", {"cpu": "gloo", "cuda": "nccl"})
     if target.type not in table:
-        raise Unsupported("distributed_backend", target.type, "no c10d backend is registered for it")
+        raise Unsupported(
+            "distributed_backend", target.type, "no c10d backend is registered for it"
+        )
     return table[target.type]

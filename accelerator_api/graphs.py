@@ -4,6 +4,7 @@ Delegates to `torch.accelerator.Graph`. Gap filled: CPU and backends without a g
 implementation (or torch without `torch.accelerator.Graph`) run the work eagerly, so the same code
 runs everywhere; `captured` says which happened.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -55,8 +56,11 @@ class graph:
 
     def replay(self) -> None:
         if not self.captured:
-            raise Unsupported("graph.replay", _dev.device_type(),
-                              "the block ran eagerly (no graph capture here); use capture(fn) to re-run it")
+            raise Unsupported(
+                "graph.replay",
+                _dev.device_type(),
+                "the block ran eagerly (no graph capture here); use capture(fn) to re-run it",
+            )
         self._g.replay()
 
 

@@ -5,6 +5,7 @@ accelerator, counters are 0 and `memory_stats()` is `{}`: nothing lives in devic
 same answer torch.cuda gives before CUDA is initialised. `get_memory_info()` on CPU reports host
 RAM. A backend that keeps no allocator statistics raises `Unsupported` instead of answering 0.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,7 +36,9 @@ def _call(name: str, dev, cpu_answer: Any):
     mod_fn = getattr(_dev.device_module(), name, None)
     if mod_fn is not None:
         return mod_fn(idx)
-    raise Unsupported(name, _dev.device_type(), f"the backend exposes no allocator statistics ({first})")
+    raise Unsupported(
+        name, _dev.device_type(), f"the backend exposes no allocator statistics ({first})"
+    )
 
 
 def memory_allocated(dev=None) -> int:
@@ -80,7 +83,9 @@ def empty_cache() -> None:
     acc = getattr(torch, "accelerator", None)
     fn = getattr(acc, "empty_cache", None) or getattr(_dev.device_module(), "empty_cache", None)
     if fn is None:
-        raise Unsupported("empty_cache", _dev.device_type(), "the backend has no caching allocator hook")
+        raise Unsupported(
+            "empty_cache", _dev.device_type(), "the backend has no caching allocator hook"
+        )
     fn()
 
 
@@ -96,5 +101,7 @@ def get_memory_info(dev=None) -> tuple[int, int]:
             pass
     fn = getattr(_dev.device_module(), "mem_get_info", None)
     if fn is None:
-        raise Unsupported("get_memory_info", _dev.device_type(), "the backend reports no memory info")
+        raise Unsupported(
+            "get_memory_info", _dev.device_type(), "the backend reports no memory info"
+        )
     return tuple(fn(_dev._index_of(dev)))

@@ -3,6 +3,7 @@
 In torch 2.13 `Tensor.pin_memory()` pins for the current accelerator and raises when there is
 none; these helpers make the CPU case a clean no-op instead.
 """
+
 from __future__ import annotations
 
 import torch

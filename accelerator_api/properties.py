@@ -1,4 +1,5 @@
 """What the current device is and can do: dtypes, bf16, normalised properties."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -100,6 +101,7 @@ def device_properties(index: int | None = None) -> DeviceProperties:
     if total is None:
         try:
             from .memory import get_memory_info
+
             total = get_memory_info(idx)[1]
         except Exception:  # a backend without memory info leaves the field unknown, not wrong
             total = None

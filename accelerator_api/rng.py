@@ -4,6 +4,7 @@ Delegates to `torch.get_device_module(type)`'s RNG functions. Gaps filled: `torc
 functions, so on CPU the global CPU generator is used; a backend module without `manual_seed_all`
 (mps) is seeded through `manual_seed`.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -22,7 +23,9 @@ def manual_seed_all(seed: int) -> None:
     mod = _dev.device_module()
     fn = getattr(mod, "manual_seed_all", None) or getattr(mod, "manual_seed", None)
     if fn is None:
-        raise Unsupported("manual_seed_all", _dev.device_type(), "the device module has no seeding function")
+        raise Unsupported(
+            "manual_seed_all", _dev.device_type(), "the device module has no seeding function"
+        )
     fn(seed)
 
 
@@ -46,7 +49,9 @@ def get_rng_state(dev=None) -> torch.Tensor:
         return torch.get_rng_state()
     fn = getattr(_dev.device_module(), "get_rng_state", None)
     if fn is None:
-        raise Unsupported("get_rng_state", _dev.device_type(), "the device module exposes no RNG state")
+        raise Unsupported(
+            "get_rng_state", _dev.device_type(), "the device module exposes no RNG state"
+        )
     return fn(_device_arg(dev))
 
 
@@ -57,7 +62,9 @@ def set_rng_state(state: torch.Tensor, dev=None) -> None:
         return
     fn = getattr(_dev.device_module(), "set_rng_state", None)
     if fn is None:
-        raise Unsupported("set_rng_state", _dev.device_type(), "the device module exposes no RNG state")
+        raise Unsupported(
+            "set_rng_state", _dev.device_type(), "the device module exposes no RNG state"
+        )
     fn(state, _device_arg(dev))
 
 

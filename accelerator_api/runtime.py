@@ -5,6 +5,7 @@ older torch without them the current accelerator is found by probing the device 
 torch itself ships (cuda, xpu, mps, mtia) and the renamed PrivateUse1 backend; no device is known
 by name beyond what torch's own namespaces expose.
 """
+
 from __future__ import annotations
 
 import types
@@ -77,7 +78,9 @@ def set_device_index(index: int | str | torch.device) -> None:
     idx = _index_of(index)
     if not is_available():
         if idx not in (None, 0):
-            raise Unsupported(f"set_device_index({idx})", "cpu", "only device 0 exists without an accelerator")
+            raise Unsupported(
+                f"set_device_index({idx})", "cpu", "only device 0 exists without an accelerator"
+            )
         return
     acc = getattr(torch, "accelerator", None)
     if acc is not None and hasattr(acc, "set_device_index"):

@@ -4,6 +4,7 @@ Gap filled: the CPU backend has streams but no events ("cpu backend doesn't supp
 on CPU `Event` is a host timer with the same methods; work on CPU is synchronous, so recording the
 wall clock when `record()` is called is exactly when the preceding work finished.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -67,11 +68,15 @@ class HostEvent:
         return (end._t - self._t) * 1000.0
 
 
-def Event(enable_timing: bool = False, blocking: bool = False, interprocess: bool = False, *, dev=None):
+def Event(
+    enable_timing: bool = False, blocking: bool = False, interprocess: bool = False, *, dev=None
+):
     """An event on the current accelerator (keywords only: `torch.Event`'s first positional is a device)."""
     if not _dev.is_available():
         return HostEvent(enable_timing)
     return torch.Event(
         dev if dev is not None else _dev.device(),
-        enable_timing=enable_timing, blocking=blocking, interprocess=interprocess,
+        enable_timing=enable_timing,
+        blocking=blocking,
+        interprocess=interprocess,
     )

@@ -3,6 +3,7 @@
 Matching is on ``Finding.fingerprint()`` (rule, path, normalised source line), not on line
 numbers, with multiplicity: two identical lines in the baseline absorb two findings.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,7 +30,9 @@ def load_report(path: str) -> Report:
         raise BaselineError(f"{path}: malformed report: {e}") from None
 
 
-def split(old: list[Finding], new: list[Finding]) -> tuple[list[Finding], list[Finding], list[Finding]]:
+def split(
+    old: list[Finding], new: list[Finding]
+) -> tuple[list[Finding], list[Finding], list[Finding]]:
     """(new-only, existing, fixed) comparing two finding lists by fingerprint."""
     budget = Counter(f.fingerprint() for f in old)
     fresh, existing = [], []

@@ -16,6 +16,7 @@ Validation, cheapest first:
 Location: ``--cache-dir``, else ``$XDG_CACHE_HOME/hwneutral``, else ``~/.cache/hwneutral``. A
 corrupt or foreign cache file is ignored (and rewritten), never trusted.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -27,8 +28,8 @@ from typing import Any
 from .model import FileError, Finding
 
 FORMAT = 3
-RACY_NS = 2_000_000_000     # 2 s: coarser than any common file system's mtime resolution
-_ROW = [f for f in Finding.__dataclass_fields__ if f != "path"]   # path is the key, not stored
+RACY_NS = 2_000_000_000  # 2 s: coarser than any common file system's mtime resolution
+_ROW = [f for f in Finding.__dataclass_fields__ if f != "path"]  # path is the key, not stored
 
 
 def default_dir() -> str:
@@ -47,7 +48,9 @@ class Cache:
     """Entries: ``rel -> [size, [mtime_ns, inode], digest, finding rows, error rows, verified_ns]``."""
 
     def __init__(self, directory: str, root: str, key: str) -> None:
-        ident = hashlib.sha256(f"{FORMAT}\0{os.path.realpath(root)}\0{key}".encode()).hexdigest()[:24]
+        ident = hashlib.sha256(f"{FORMAT}\0{os.path.realpath(root)}\0{key}".encode()).hexdigest()[
+            :24
+        ]
         self.path = os.path.join(directory, f"scan-{ident}.json")
         self.key = key
         self.entries: dict[str, list[Any]] = {}
@@ -58,16 +61,22 @@ class Cache:
             with open(self.path, "rb") as f:
                 doc = json.loads(f.read())
             if doc.get("format") == FORMAT and doc.get("key") == self.key:
-                self.entries = {k: e for k, e in doc["files"].items()
-                                if isinstance(e, list) and len(e) == 6}
+                self.entries = {
+                    k: e for k, e in doc["files"].items() if isinstance(e, list) and len(e) == 6
+                }
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             self.entries = {}
 
     def lookup_stat(self, rel: str, stat_key: list[int]) -> Results | None:
         """The cached results when the stat key matches and the entry is not racily clean."""
         e = self.entries.get(rel)
-        if (e is not None and e[0] == stat_key[0] and e[1] == stat_key[1:]
-                and isinstance(e[5], int) and stat_key[1] + RACY_NS <= e[5]):
+        if (
+            e is not None
+            and e[0] == stat_key[0]
+            and e[1] == stat_key[1:]
+            and isinstance(e[5], int)
+            and stat_key[1] + RACY_NS <= e[5]
+        ):
             return self._decode(rel, e)
         return None
 
@@ -94,12 +103,25 @@ class Cache:
             return None
         return fs, errs
 
-    def store(self, rel: str, stat_key: list[int], dig: str, findings: list[Finding],
-              errors: list[FileError], verified_ns: int) -> None:
+    def store(
+        self,
+        rel: str,
+        stat_key: list[int],
+        dig: str,
+        findings: list[Finding],
+        errors: list[FileError],
+        verified_ns: int,
+    ) -> None:
         """``verified_ns``: a time taken before the file was read (the racy-clean reference)."""
         rows = [[getattr(f, n) for n in _ROW] for f in findings]
-        self.entries[rel] = [stat_key[0], stat_key[1:], dig, rows,
-                             [[e.reason, e.detail] for e in errors], verified_ns]
+        self.entries[rel] = [
+            stat_key[0],
+            stat_key[1:],
+            dig,
+            rows,
+            [[e.reason, e.detail] for e in errors],
+            verified_ns,
+        ]
         self.dirty = True
 
     def prune(self, live: set[str]) -> None:
@@ -111,8 +133,9 @@ class Cache:
         if not self.dirty:
             return
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        text = json.dumps({"format": FORMAT, "key": self.key, "files": self.entries},
-                          separators=(",", ":"))      # dumps, unlike dump, uses the C encoder
+        text = json.dumps(
+            {"format": FORMAT, "key": self.key, "files": self.entries}, separators=(",", ":")
+        )  # dumps, unlike dump, uses the C encoder
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -11,6 +11,7 @@ Usage by other packages (e.g. the codemod)::
     rule = cat.by_id["HN105"]      # Rule(replacement="torch.accelerator.synchronize", fix={...})
     cat.replacement_for(rule, "torch.cuda.memory_allocated")  # expands "{name}"
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,17 +26,26 @@ import yaml
 from .model import SAFETY_LEVELS, Rule
 
 CATALOG_PATH = Path(__file__).with_name("catalog.yaml")
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)   # the C loader is ~10x faster
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is ~10x faster
 SCHEMA = 1
 LANGUAGES = ("python", "cpp", "cmake")
-KINDS = ("call", "reference", "attribute", "literal", "gate", "branch", "include", "macro",
-         "build")
+KINDS = ("call", "reference", "attribute", "literal", "gate", "branch", "include", "macro", "build")
 _ID = re.compile(r"^HN\d{3}$")
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_{][A-Za-z0-9_{}]*)*$")
 _CPP_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*$")
-_REQUIRED = ("id", "name", "title", "category", "language", "kind", "match", "replacement",
-             "safety", "rationale")
+_REQUIRED = (
+    "id",
+    "name",
+    "title",
+    "category",
+    "language",
+    "kind",
+    "match",
+    "replacement",
+    "safety",
+    "rationale",
+)
 _OPTIONAL = ("fix", "before", "after", "verify")
 
 # Python match types and their keys (audits/python_scan.py implements them).
@@ -48,10 +58,25 @@ PY_MATCH = {
     "branch": ({"nodes"}, set()),
 }
 BRANCH_NODES = {"if", "elif", "ifexp", "assert", "decorator"}
-FIX_STYLES = {"rename", "ctor", "method-to", "literal", "context", "device-module", "keep",
-              "manual"}
-FIX_ARGS = {"positional_only", "rename", "keyword_only", "keywords_always", "prepend", "drop",
-            "index_only"}
+FIX_STYLES = {
+    "rename",
+    "ctor",
+    "method-to",
+    "literal",
+    "context",
+    "device-module",
+    "keep",
+    "manual",
+}
+FIX_ARGS = {
+    "positional_only",
+    "rename",
+    "keyword_only",
+    "keywords_always",
+    "prepend",
+    "drop",
+    "index_only",
+}
 
 
 class CatalogError(ValueError):
@@ -61,7 +86,7 @@ class CatalogError(ValueError):
 @dataclass
 class Catalog:
     rules: list[Rule]
-    version: str                      # content hash of the catalogue file
+    version: str  # content hash of the catalogue file
     path: str = ""
     by_id: dict[str, Rule] = field(default_factory=dict)
 
@@ -91,14 +116,21 @@ class Catalog:
     def check_selectors(self, selectors: Iterable[str]) -> None:
         bad = [s for s in selectors if not any(_matches(r, s) for r in self.rules)]
         if bad:
-            raise CatalogError(f"unknown rule selector(s): {', '.join(bad)} "
-                               "(use ids, id prefixes like HN1, rule names, categories or ALL)")
+            raise CatalogError(
+                f"unknown rule selector(s): {', '.join(bad)} "
+                "(use ids, id prefixes like HN1, rule names, categories or ALL)"
+            )
 
 
 def _matches(rule: Rule, sel: str) -> bool:
     s = sel.strip()
-    return (s.upper() == "ALL" or rule.id.startswith(s.upper()) and s.upper().startswith("HN")
-            or s == rule.name or s == rule.category)
+    return (
+        s.upper() == "ALL"
+        or rule.id.startswith(s.upper())
+        and s.upper().startswith("HN")
+        or s == rule.name
+        or s == rule.category
+    )
 
 
 def load(path: str | Path | None = None) -> Catalog:
@@ -120,7 +152,11 @@ def _load(p: Path, raw: bytes) -> Catalog:
         doc = yaml.load(raw, Loader=_Loader)
     except yaml.YAMLError as e:
         raise CatalogError(f"{p}: not valid YAML: {e}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("rules"), list):
+    if (
+        not isinstance(doc, dict)
+        or doc.get("schema") != SCHEMA
+        or not isinstance(doc.get("rules"), list)
+    ):
         raise CatalogError(f"{p}: expected a mapping with 'schema: {SCHEMA}' and a 'rules' list")
     problems: list[str] = []
     rules: list[Rule] = []
@@ -202,8 +238,17 @@ def _validate_py_match(m: dict) -> list[str]:
                 re.compile(m[k])
             except (re.error, TypeError) as ex:
                 errs.append(f"match.{k} is not a regex: {ex}")
-    for k in ("names", "methods", "attributes", "identifiers", "prefixes", "values", "keywords",
-              "calls", "nodes"):
+    for k in (
+        "names",
+        "methods",
+        "attributes",
+        "identifiers",
+        "prefixes",
+        "values",
+        "keywords",
+        "calls",
+        "nodes",
+    ):
         if k in m and not (isinstance(m[k], list) and all(isinstance(x, str) for x in m[k])):
             errs.append(f"match.{k} must be a list of strings")
     return errs
@@ -224,15 +269,26 @@ def _validate_fix(f: Any) -> list[str]:
 def _to_rule(e: dict) -> Rule:
     verify = e.get("verify")
     if verify is None and e["language"] != "python":
-        verify = []                   # C++ names are checked against torch's headers instead
+        verify = []  # C++ names are checked against torch's headers instead
     if verify is None:
         rep = e["replacement"]
         verify = [rep] if rep and "{" not in rep else []
-    return Rule(id=e["id"], name=e["name"], title=e["title"], category=e["category"],
-                language=e["language"], kind=e["kind"], match=e["match"],
-                replacement=e["replacement"], safety=e["safety"], rationale=e["rationale"].strip(),
-                example_before=e.get("before", ""), example_after=e.get("after", ""),
-                verify=tuple(verify), fix=dict(e.get("fix", {})))
+    return Rule(
+        id=e["id"],
+        name=e["name"],
+        title=e["title"],
+        category=e["category"],
+        language=e["language"],
+        kind=e["kind"],
+        match=e["match"],
+        replacement=e["replacement"],
+        safety=e["safety"],
+        rationale=e["rationale"].strip(),
+        example_before=e.get("before", ""),
+        example_after=e.get("after", ""),
+        verify=tuple(verify),
+        fix=dict(e.get("fix", {})),
+    )
 
 
 def resolve_dotted(name: str) -> bool:
@@ -253,5 +309,9 @@ def resolve_dotted(name: str) -> bool:
 
 def verify(cat: Catalog) -> list[str]:
     """Problems with replacements that do not exist in the installed torch (imports torch)."""
-    return [f"{r.id} {r.name}: {n} does not exist in the installed torch"
-            for r in cat.rules for n in r.verify if not resolve_dotted(n)]
+    return [
+        f"{r.id} {r.name}: {n} does not exist in the installed torch"
+        for r in cat.rules
+        for n in r.verify
+        if not resolve_dotted(n)
+    ]

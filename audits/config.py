@@ -4,6 +4,7 @@ Keys (all optional): ``select``, ``ignore`` (rule selectors), ``exclude`` (globs
 root), ``per-file-ignores`` ({glob: [selectors]}), ``max-file-size`` (bytes). Command-line
 ``--select`` replaces ``select``; ``--ignore`` and ``--exclude`` add to the configured ones.
 """
+
 from __future__ import annotations
 
 import os

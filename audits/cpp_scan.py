@@ -7,6 +7,7 @@ parse, which is what keeps a 9,000-header tree fast. Suppression: `// hn: ignore
 id prefix such as `HN81`, or a rule name) on a finding's first line, with the Python scanner's
 semantics (audits/suppress.py); `# hn: ignore[...]` in CMake.
 """
+
 from __future__ import annotations
 
 import posixpath
@@ -22,7 +23,7 @@ from audits.suppress import is_suppressed
 
 __all__ = ["scan_source", "subsystem", "MAX_BYTES", "is_cmake"]
 
-MAX_BYTES = 8 * 1024 * 1024          # larger than any real header (torch's largest is 2.2 MB)
+MAX_BYTES = 8 * 1024 * 1024  # larger than any real header (torch's largest is 2.2 MB)
 _PLANS: dict[int, tuple[Any, Plan]] = {}
 
 
@@ -43,7 +44,9 @@ def is_cmake(relpath: str) -> bool:
     return base == "CMakeLists.txt" or base.lower().endswith(".cmake")
 
 
-def scan_source(data: bytes, relpath: str, rules: Any, **_options: Any) -> tuple[list[Finding], list[FileError]]:
+def scan_source(
+    data: bytes, relpath: str, rules: Any, **_options: Any
+) -> tuple[list[Finding], list[FileError]]:
     """Findings and per-file errors for one C++/CUDA or CMake file; never raises for bad input.
 
     Keyword options meant for other languages' scanners (e.g. ``package_prefix``) are accepted and
@@ -68,24 +71,29 @@ def scan_source(data: bytes, relpath: str, rules: Any, **_options: Any) -> tuple
             hits, ignores, _ = scan_cxx(data, plan, suffix)
     except CMakeSyntaxError as e:
         return [], [FileError(relpath, "syntax", str(e))]
-    except RecursionError as e:   # pathological nesting; keep the run going
+    except RecursionError as e:  # pathological nesting; keep the run going
         return [], [FileError(relpath, "syntax", f"nesting too deep: {e}")]
     if not hits:
         return [], []
     return _findings(data, relpath, plan, hits, ignores), []
 
 
-def _findings(data: bytes, relpath: str, plan: Plan, hits: list[Hit],
-              ignores: dict[int, set[str]]) -> list[Finding]:
+def _findings(
+    data: bytes, relpath: str, plan: Plan, hits: list[Hit], ignores: dict[int, set[str]]
+) -> list[Finding]:
     lines = data.split(b"\n")
     sub = subsystem(relpath)
     language = "cmake" if is_cmake(relpath) else "cpp"
 
     def col(row: int, bcol: int) -> int:
         line = lines[row] if row < len(lines) else b""
-        return len(line[:bcol].decode("utf-8", "replace")) + 1 if bcol and not line.isascii() else bcol + 1
+        return (
+            len(line[:bcol].decode("utf-8", "replace")) + 1
+            if bcol and not line.isascii()
+            else bcol + 1
+        )
 
-    sup = {row + 1: tuple(codes) for row, codes in ignores.items()}   # the Python scanner's form
+    sup = {row + 1: tuple(codes) for row, codes in ignores.items()}  # the Python scanner's form
     out: list[Finding] = []
     seen: set[tuple] = set()
     for h in hits:
@@ -96,10 +104,23 @@ def _findings(data: bytes, relpath: str, plan: Plan, hits: list[Hit],
         seen.add(key)
         row = h.start[0]
         source = lines[row].decode("utf-8", "replace").strip() if row < len(lines) else ""
-        out.append(Finding(
-            rule=rule.id, name=rule.name, category=rule.category, kind=h.kind, path=relpath,
-            line=row + 1, col=col(row, h.start[1]), end_line=h.end[0] + 1, end_col=col(h.end[0], h.end[1]),
-            source=source, subsystem=sub, message=h.message,
-            replacement=h.replacement if h.replacement is not None else rule.replacement,
-            safety=h.safety or rule.safety, language=language))
+        out.append(
+            Finding(
+                rule=rule.id,
+                name=rule.name,
+                category=rule.category,
+                kind=h.kind,
+                path=relpath,
+                line=row + 1,
+                col=col(row, h.start[1]),
+                end_line=h.end[0] + 1,
+                end_col=col(h.end[0], h.end[1]),
+                source=source,
+                subsystem=sub,
+                message=h.message,
+                replacement=h.replacement if h.replacement is not None else rule.replacement,
+                safety=h.safety or rule.safety,
+                language=language,
+            )
+        )
     return out

@@ -1,4 +1,5 @@
 """``python -m audits.scan diff OLD.json NEW.json``: what changed between two reports."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,8 @@ from .model import Report
 def diff_reports(old: Report, new: Report) -> dict:
     fresh, existing, fixed = split(old.findings, new.findings)
     return {
-        "old_root": old.root, "new_root": new.root,
+        "old_root": old.root,
+        "new_root": new.root,
         "summary": {"new": len(fresh), "fixed": len(fixed), "existing": len(existing)},
         "new": [asdict(f) for f in fresh],
         "fixed": [asdict(f) for f in fixed],
@@ -28,12 +30,16 @@ def render(d: dict, fmt: str) -> str:
         for title, key in (("New", "new"), ("Fixed", "fixed")):
             if d[key]:
                 out += [f"### {title}", "", "| rule | location | source |", "|---|---|---|"]
-                out += [f"| {f['rule']} | `{f['path']}:{f['line']}` | `{_cell(f['source'])}` |"
-                        for f in d[key]]
+                out += [
+                    f"| {f['rule']} | `{f['path']}:{f['line']}` | `{_cell(f['source'])}` |"
+                    for f in d[key]
+                ]
                 out.append("")
         return "\n".join(out) + "\n"
     for sign, key in (("+", "new"), ("-", "fixed")):
-        out += [f"{sign} {f['path']}:{f['line']}:{f['col']}: {f['rule']} {f['source']}" for f in d[key]]
+        out += [
+            f"{sign} {f['path']}:{f['line']}:{f['col']}: {f['rule']} {f['source']}" for f in d[key]
+        ]
     return "\n".join(out) + "\n"
 
 

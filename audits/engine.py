@@ -1,4 +1,5 @@
 """The scan driver: walk, cache, byte prefilter, process pool, merge into one Report."""
+
 from __future__ import annotations
 
 import os
@@ -13,7 +14,7 @@ from .languages import BY_NAME, LANGUAGES, load_scanner
 from .model import FileError, Finding, Report, Rule
 from .walk import DEFAULT_MAX_BYTES, Entry, package_prefix, walk
 
-INPROCESS_BELOW = 48        # fewer files to parse than this: no pool (its start-up costs more)
+INPROCESS_BELOW = 48  # fewer files to parse than this: no pool (its start-up costs more)
 # Part of the cache key: bump it when a scanner finds something else in the same bytes, so that
 # results cached by the older scanner are not served (2: imports nested in module-level blocks;
 # 3: CMake configure_file placeholders).
@@ -27,8 +28,8 @@ class Options:
     ignore: Sequence[str] = ()
     excludes: Sequence[str] = ()
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
-    languages: Sequence[str] | None = None      # None = every language with a scanner
-    jobs: int = 0                                # 0 = os.cpu_count()
+    languages: Sequence[str] | None = None  # None = every language with a scanner
+    jobs: int = 0  # 0 = os.cpu_count()
     use_cache: bool = True
     cache_dir: str | None = None
     max_bytes: int = DEFAULT_MAX_BYTES
@@ -45,12 +46,14 @@ def _init_worker(catalog_path: str | None, prefix: str, languages: Sequence[str]
     cat = load(catalog_path)
     _W.clear()
     _W["prefix"] = prefix
-    _W["rules"] = {name: [r for r in cat.rules if r.language in BY_NAME[name].rule_languages]
-                   for name in languages}
+    _W["rules"] = {
+        name: [r for r in cat.rules if r.language in BY_NAME[name].rule_languages]
+        for name in languages
+    }
     _W["scanners"] = {name: load_scanner(BY_NAME[name]) for name in languages}
 
 
-SAME = "same"   # _check_one: the content equals the cached digest, the cached results stand
+SAME = "same"  # _check_one: the content equals the cached digest, the cached results stand
 
 
 def _check_one(e: Entry, old_digest: str | None):
@@ -61,7 +64,7 @@ def _check_one(e: Entry, old_digest: str | None):
                 if digest(f.read()) == old_digest:
                     return SAME
         except OSError:
-            pass                     # _scan_one reports it
+            pass  # _scan_one reports it
     return _scan_one(e)
 
 
@@ -85,7 +88,7 @@ def _scan_one(e: Entry) -> tuple[list[Finding], list[FileError], str | None]:
             fs, errs = scanner.scan_source(data, e.relpath, rules, package_prefix=_W["prefix"])
         else:
             fs, errs = scanner.scan_source(data, e.relpath, rules)
-    except Exception as ex:   # a scanner bug must not lose the rest of the run
+    except Exception as ex:  # a scanner bug must not lose the rest of the run
         return [], [FileError(e.relpath, "internal", f"{type(ex).__name__}: {ex}")], None
     return fs, errs, dig
 
@@ -99,15 +102,23 @@ def select_rules(cat: Catalog, opts: Options) -> list[Rule]:
     return cat.select(opts.select, opts.ignore)
 
 
-def run_scan(opts: Options, progress: Callable[[int, int], None] | None = None,
-             catalog: Catalog | None = None) -> Report:
+def run_scan(
+    opts: Options,
+    progress: Callable[[int, int], None] | None = None,
+    catalog: Catalog | None = None,
+) -> Report:
     t0 = time.perf_counter()
-    verified_ns = time.time_ns()     # before any file is read: the cache's racy-clean reference
+    verified_ns = time.time_ns()  # before any file is read: the cache's racy-clean reference
     cat = catalog or load(opts.catalog_path)
     rules = select_rules(cat, opts)
-    langs = [lang for lang in LANGUAGES                 # only the scanners asked for are imported
-             if (opts.languages is None or lang.name in opts.languages) and load_scanner(lang)]
-    entries, errors = walk(opts.root, excludes=opts.excludes, max_bytes=opts.max_bytes, languages=langs)
+    langs = [
+        lang
+        for lang in LANGUAGES  # only the scanners asked for are imported
+        if (opts.languages is None or lang.name in opts.languages) and load_scanner(lang)
+    ]
+    entries, errors = walk(
+        opts.root, excludes=opts.excludes, max_bytes=opts.max_bytes, languages=langs
+    )
     prefix = package_prefix(opts.root)
     selected = {r.id for r in rules}
 
@@ -147,7 +158,8 @@ def run_scan(opts: Options, progress: Callable[[int, int], None] | None = None,
                 if progress:
                     progress(i + 1, len(todo))
         else:
-            from concurrent.futures import ProcessPoolExecutor   # not on the warm path (~25 ms)
+            from concurrent.futures import ProcessPoolExecutor  # not on the warm path (~25 ms)
+
             batches = _batches(todo, jobs)
             done = 0
             with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=args) as pool:
@@ -178,14 +190,22 @@ def run_scan(opts: Options, progress: Callable[[int, int], None] | None = None,
             langs_count[e.language] = langs_count.get(e.language, 0) + 1
     findings.sort(key=Finding.sort_key)
     errors.sort(key=lambda x: (x.path, x.reason))
-    return Report(root=os.path.realpath(opts.root), findings=findings, errors=errors,
-                  files_scanned=sum(langs_count.values()),
-                  files_with_findings=len({f.path for f in findings}),
-                  tool_version=__version__, catalog_version=cat.version,
-                  duration_s=time.perf_counter() - t0, languages=langs_count)
+    return Report(
+        root=os.path.realpath(opts.root),
+        findings=findings,
+        errors=errors,
+        files_scanned=sum(langs_count.values()),
+        files_with_findings=len({f.path for f in findings}),
+        tool_version=__version__,
+        catalog_version=cat.version,
+        duration_s=time.perf_counter() - t0,
+        languages=langs_count,
+    )
 
 
-def _batches(todo: list[tuple[Entry, str | None]], jobs: int) -> list[list[tuple[Entry, str | None]]]:
+def _batches(
+    todo: list[tuple[Entry, str | None]], jobs: int
+) -> list[list[tuple[Entry, str | None]]]:
     """Largest files first, dealt into many small batches so the pool stays balanced."""
     order = sorted(todo, key=lambda t: -t[0].size)
     n = max(jobs * 8, 1)
@@ -195,9 +215,11 @@ def _batches(todo: list[tuple[Entry, str | None]], jobs: int) -> list[list[tuple
     return out
 
 
-def _apply_per_file_ignores(fs: list[Finding], rel: str, pfi: dict[str, list[str]],
-                            cat: Catalog) -> list[Finding]:
+def _apply_per_file_ignores(
+    fs: list[Finding], rel: str, pfi: dict[str, list[str]], cat: Catalog
+) -> list[Finding]:
     import fnmatch
+
     codes = [c for pat, cs in pfi.items() if fnmatch.fnmatchcase(rel, pat) for c in cs]
     if not codes:
         return fs

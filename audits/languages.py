@@ -16,6 +16,7 @@ A scanner module may also define ``subsystem(relpath: str) -> str``; otherwise t
 default applies. When a language's module cannot be imported (e.g. ``audits.cpp_scan`` before it
 exists) files of that language are simply not scanned and not counted.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -25,12 +26,12 @@ from types import ModuleType
 
 @dataclass(frozen=True)
 class Language:
-    name: str                       # the key in Report.languages, e.g. "python"
-    suffixes: tuple[str, ...]       # lower-case file suffixes, with the dot
-    filenames: tuple[str, ...]      # exact file names (e.g. "CMakeLists.txt")
-    module: str                     # scanner module exposing scan_source()
+    name: str  # the key in Report.languages, e.g. "python"
+    suffixes: tuple[str, ...]  # lower-case file suffixes, with the dot
+    filenames: tuple[str, ...]  # exact file names (e.g. "CMakeLists.txt")
+    module: str  # scanner module exposing scan_source()
     rule_languages: tuple[str, ...]  # catalogue `language:` values this scanner consumes
-    prefilter: tuple[bytes, ...]    # lower-case byte tokens; a file containing none has no findings
+    prefilter: tuple[bytes, ...]  # lower-case byte tokens; a file containing none has no findings
     match_suffixes: tuple[str, ...] = ()  # always scanned, tokens or not (.cu/.cuh are CUDA-only)
 
     def may_match(self, data: bytes, relpath: str = "") -> bool:
@@ -50,14 +51,22 @@ _CPP_TOKENS = _CUDA_TOKENS + (b"rocm", b"__hip", b"hip_", b"__nvcc__")
 
 LANGUAGES: tuple[Language, ...] = (
     Language("python", (".py", ".pyi"), (), "audits.python_scan", ("python",), _CUDA_TOKENS),
-    Language("cpp", (".cpp", ".cc", ".cxx", ".h", ".hpp", ".cu", ".cuh"), (),
-             "audits.cpp_scan", ("cpp",), _CPP_TOKENS, (".cu", ".cuh")),
+    Language(
+        "cpp",
+        (".cpp", ".cc", ".cxx", ".h", ".hpp", ".cu", ".cuh"),
+        (),
+        "audits.cpp_scan",
+        ("cpp",),
+        _CPP_TOKENS,
+        (".cu", ".cuh"),
+    ),
     Language("cmake", (".cmake",), ("CMakeLists.txt",), "audits.cpp_scan", ("cmake",), _CPP_TOKENS),
 )
 BY_NAME = {lang.name: lang for lang in LANGUAGES}
 
 _SUFFIX = {s: lang for lang in LANGUAGES for s in lang.suffixes}
 _FILENAME = {n: lang for lang in LANGUAGES for n in lang.filenames}
+
 
 def language_for(filename: str) -> Language | None:
     """The language of a file by its base name (exact filename first, then suffix)."""

@@ -3,6 +3,7 @@
 Every stage (scanner, codemod, patch series, docs) speaks these types; output formats are views
 of a Report, and JSON (``Report.to_dict``/``Report.from_dict``) is the canonical serialisation.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,15 +19,15 @@ REPORT_SCHEMA = 1
 class Rule:
     """One catalogue entry: what to find and how (or whether) to make it hardware-neutral."""
 
-    id: str                 # stable code, e.g. "HN101"
-    name: str               # kebab-case, e.g. "cuda-synchronize"
+    id: str  # stable code, e.g. "HN101"
+    name: str  # kebab-case, e.g. "cuda-synchronize"
     title: str
-    category: str           # family, e.g. "runtime", "stream", "memory", "test-gate"
-    language: str           # "python" | "cpp" | "cmake"
-    kind: str               # "call" | "attribute" | "literal" | "branch" | "gate" | ...
-    match: dict[str, Any]   # detector-specific description of what matches
+    category: str  # family, e.g. "runtime", "stream", "memory", "test-gate"
+    language: str  # "python" | "cpp" | "cmake"
+    kind: str  # "call" | "attribute" | "literal" | "branch" | "gate" | ...
+    match: dict[str, Any]  # detector-specific description of what matches
     replacement: str | None  # the neutral API (None where no equivalent exists)
-    safety: str             # "safe" | "review" | "manual"
+    safety: str  # "safe" | "review" | "manual"
     rationale: str
     example_before: str = ""
     example_after: str = ""
@@ -46,13 +47,13 @@ class Finding:
     name: str
     category: str
     kind: str
-    path: str               # POSIX path relative to the scanned root
-    line: int               # 1-based
-    col: int                # 1-based
+    path: str  # POSIX path relative to the scanned root
+    line: int  # 1-based
+    col: int  # 1-based
     end_line: int
     end_col: int
-    source: str             # the (first) source line, stripped
-    subsystem: str          # first path components, e.g. "torch/_dynamo"
+    source: str  # the (first) source line, stripped
+    subsystem: str  # first path components, e.g. "torch/_dynamo"
     message: str
     replacement: str | None
     safety: str
@@ -77,7 +78,7 @@ class FileError:
     """A file the scan could not read or parse; the run goes on without it."""
 
     path: str
-    reason: str             # short class: "syntax", "encoding", "binary", "too-large", ...
+    reason: str  # short class: "syntax", "encoding", "binary", "too-large", ...
     detail: str = ""
 
 
@@ -138,6 +139,14 @@ class Report:
     def only(self, findings: Iterable[Finding]) -> "Report":
         """A copy of this report holding just ``findings`` (same errors and context)."""
         fs = sorted(findings, key=Finding.sort_key)
-        return Report(self.root, fs, list(self.errors), self.files_scanned,
-                      len({f.path for f in fs}), self.tool_version, self.catalog_version,
-                      self.duration_s, dict(self.languages))
+        return Report(
+            self.root,
+            fs,
+            list(self.errors),
+            self.files_scanned,
+            len({f.path for f in fs}),
+            self.tool_version,
+            self.catalog_version,
+            self.duration_s,
+            dict(self.languages),
+        )

@@ -17,6 +17,7 @@ top-level statements holding such lines, and of a large class/def only its heade
 statements holding them. Whenever the kept pieces do not parse, or do not begin statements where
 expected, the whole file is parsed instead.
 """
+
 from __future__ import annotations
 
 import ast
@@ -32,7 +33,7 @@ __all__ = ["scan_source", "subsystem"]
 
 # Lower-cased tokens; every Python rule names something containing one (a catalogue test checks it).
 TOKENS = (b"cuda", b"cudnn", b"nccl", b"multigpu")
-SEGMENT_MIN_BYTES = 4 * 1024       # below this a whole-file parse costs about the same (performance.md)
+SEGMENT_MIN_BYTES = 4 * 1024  # below this a whole-file parse costs about the same (performance.md)
 
 
 def subsystem(path: str) -> str:
@@ -57,7 +58,7 @@ class _LiteralRule:
 @dataclass
 class _Plan:
     exact: dict[str, Rule] = field(default_factory=dict)
-    wildcard: dict[str, Rule] = field(default_factory=dict)   # "torch.cuda" for "torch.cuda.*"
+    wildcard: dict[str, Rule] = field(default_factory=dict)  # "torch.cuda" for "torch.cuda.*"
     methods: dict[str, Rule] = field(default_factory=dict)
     attributes: dict[str, Rule] = field(default_factory=dict)
     identifiers: dict[str, Rule] = field(default_factory=dict)
@@ -68,9 +69,9 @@ class _Plan:
     lit_methods: set[str] = field(default_factory=set)
     has_targets: bool = False
     has_compare: bool = False
-    branches: dict[str, Rule] = field(default_factory=dict)   # node kind -> rule
-    predicates: set[str] = field(default_factory=set)         # rule ids
-    matched: dict[str, Any] = field(default_factory=dict)     # memo of _Scan.match_name
+    branches: dict[str, Rule] = field(default_factory=dict)  # node kind -> rule
+    predicates: set[str] = field(default_factory=set)  # rule ids
+    matched: dict[str, Any] = field(default_factory=dict)  # memo of _Scan.match_name
 
 
 _PLANS: dict[tuple[str, ...], _Plan] = {}
@@ -105,10 +106,14 @@ def _plan(rules: Sequence[Rule]) -> _Plan:
                 p.identifiers.setdefault(n, r)
             p.prefixes += [(n, r) for n in m.get("prefixes", [])]
         elif t == "literal":
-            lr = _LiteralRule(r, tuple(m["values"]), frozenset(m.get("keywords", ())),
-                              frozenset(m.get("calls", ())), frozenset(m.get("methods", ())),
-                              *(re.compile(m[k]) if k in m else None
-                                for k in ("targets", "compare", "contains")))
+            lr = _LiteralRule(
+                r,
+                tuple(m["values"]),
+                frozenset(m.get("keywords", ())),
+                frozenset(m.get("calls", ())),
+                frozenset(m.get("methods", ())),
+                *(re.compile(m[k]) if k in m else None for k in ("targets", "compare", "contains")),
+            )
             p.literals.append(lr)
             p.lit_keywords |= lr.keywords
             p.lit_calls |= lr.calls
@@ -163,7 +168,7 @@ def _literal_text(node: ast.AST) -> tuple[str, bool] | None:
 
 def _value_matches(text: str, is_fstring: bool, values: tuple[str, ...]) -> bool:
     for v in values:
-        if text == v or (text.startswith(v + ":") and (is_fstring or text[len(v) + 1:].isdigit())):
+        if text == v or (text.startswith(v + ":") and (is_fstring or text[len(v) + 1 :].isdigit())):
             return True
     return False
 
@@ -185,9 +190,14 @@ def _candidates(node: ast.AST) -> Iterator[ast.AST]:
 
 # Child nodes that no handler looks at and that have no children worth a visit: contexts,
 # operators and constants (literal rules read constants from their parent's handler).
-_LEAVES = frozenset([ast.Constant] + [c for base in (ast.expr_context, ast.operator, ast.cmpop,
-                                                      ast.unaryop, ast.boolop)
-                                      for c in base.__subclasses__()])
+_LEAVES = frozenset(
+    [ast.Constant]
+    + [
+        c
+        for base in (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+        for c in base.__subclasses__()
+    ]
+)
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -245,7 +255,7 @@ class _Scan:
     def resolve(self, parts: list[str]) -> str | None:
         head = self.imports.get(parts[0])
         if head is None:
-            if parts[0] != "torch":       # `torch` without a visible import is still torch
+            if parts[0] != "torch":  # `torch` without a visible import is still torch
                 return None
             head = "torch"
         return ".".join([head, *parts[1:]])
@@ -354,7 +364,7 @@ class _Scan:
                     self.literal_ctx(node.args[0], lambda lr: fname in lr.calls)
                 elif isinstance(func, ast.Attribute) and func.attr in p.lit_methods:
                     self.literal_ctx(node.args[0], lambda lr, a=func.attr: a in lr.methods)
-        if hit is not None:   # the callee is reported; visit only the arguments
+        if hit is not None:  # the callee is reported; visit only the arguments
             return [*reversed(node.keywords), *reversed(node.args)]
         return None
 
@@ -377,22 +387,31 @@ class _Scan:
             for t in targets:
                 txt = _text(t)
                 if txt:
-                    self.literal_ctx(node.value, lambda lr, s=txt: lr.targets is not None
-                                     and lr.targets.search(s) is not None)
+                    self.literal_ctx(
+                        node.value,
+                        lambda lr, s=txt: (
+                            lr.targets is not None and lr.targets.search(s) is not None
+                        ),
+                    )
         return None
 
     def h_def(self, node):
         if self.p.has_targets and not isinstance(node, ast.ClassDef):
             a = node.args
             pos = a.posonlyargs + a.args
-            pairs = list(zip(pos[len(pos) - len(a.defaults):], a.defaults))
+            pairs = list(zip(pos[len(pos) - len(a.defaults) :], a.defaults))
             pairs += [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
             for arg, default in pairs:
-                self.literal_ctx(default, lambda lr, s=arg.arg: lr.targets is not None
-                                 and lr.targets.search(s) is not None)
+                self.literal_ctx(
+                    default,
+                    lambda lr, s=arg.arg: (
+                        lr.targets is not None and lr.targets.search(s) is not None
+                    ),
+                )
         if "decorator" in self.p.branches and node.decorator_list:
-            self.branch_cands.append(("decorator", node, list(node.decorator_list),
-                                      node.decorator_list[0]))
+            self.branch_cands.append(
+                ("decorator", node, list(node.decorator_list), node.decorator_list[0])
+            )
         return None
 
     def h_compare(self, node: ast.Compare):
@@ -408,10 +427,14 @@ class _Scan:
     def compare_pair(self, left, op, right) -> None:
         seqs = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set)
         if isinstance(op, (ast.In, ast.NotIn)) and not isinstance(right, seqs):
-            lt = _literal_text(left)   # `"cuda" in <expr>`: the substring rules come first
+            lt = _literal_text(left)  # `"cuda" in <expr>`: the substring rules come first
             for lr in self.p.literals:
-                if (lt and lr.contains is not None and _value_matches(lt[0], lt[1], lr.values)
-                        and lr.contains.search(_text(right))):
+                if (
+                    lt
+                    and lr.contains is not None
+                    and _value_matches(lt[0], lt[1], lr.values)
+                    and lr.contains.search(_text(right))
+                ):
                     self.add_span(lr.rule, left, right, lt[0])
                     return
         for lr in self.p.literals:
@@ -421,8 +444,11 @@ class _Scan:
                         continue
                     for c in _candidates(lit_side):
                         lt = _literal_text(c)
-                        if lt and _value_matches(lt[0], lt[1], lr.values) \
-                                and lr.compare.search(_text(other)):
+                        if (
+                            lt
+                            and _value_matches(lt[0], lt[1], lr.values)
+                            and lr.compare.search(_text(other))
+                        ):
                             self.add_span(lr.rule, left, right, lt[0])
                             return
 
@@ -433,7 +459,7 @@ class _Scan:
         br = self.p.branches
         if br:
             line = self.lines[node.lineno - 1] if node.lineno <= len(self.lines) else ""
-            kind = "elif" if line[node.col_offset:node.col_offset + 4] == "elif" else "if"
+            kind = "elif" if line[node.col_offset : node.col_offset + 4] == "elif" else "if"
             if kind in br:
                 self.branch_cands.append((kind, node, [node.test], node))
         return None
@@ -452,12 +478,20 @@ class _Scan:
 
 
 _Scan.HANDLERS = {
-    ast.Import: _Scan.h_import, ast.ImportFrom: _Scan.h_import,
-    ast.Attribute: _Scan.h_chain, ast.Name: _Scan.h_chain, ast.Call: _Scan.h_call,
-    ast.Assign: _Scan.h_assign, ast.AnnAssign: _Scan.h_assign,
-    ast.FunctionDef: _Scan.h_def, ast.AsyncFunctionDef: _Scan.h_def,
-    ast.ClassDef: _Scan.h_def, ast.Compare: _Scan.h_compare, ast.If: _Scan.h_if,
-    ast.IfExp: _Scan.h_ifexp, ast.Assert: _Scan.h_assert,
+    ast.Import: _Scan.h_import,
+    ast.ImportFrom: _Scan.h_import,
+    ast.Attribute: _Scan.h_chain,
+    ast.Name: _Scan.h_chain,
+    ast.Call: _Scan.h_call,
+    ast.Assign: _Scan.h_assign,
+    ast.AnnAssign: _Scan.h_assign,
+    ast.FunctionDef: _Scan.h_def,
+    ast.AsyncFunctionDef: _Scan.h_def,
+    ast.ClassDef: _Scan.h_def,
+    ast.Compare: _Scan.h_compare,
+    ast.If: _Scan.h_if,
+    ast.IfExp: _Scan.h_ifexp,
+    ast.Assert: _Scan.h_assert,
 }
 
 
@@ -484,7 +518,7 @@ def _segments(data: bytes) -> list[tuple[int, int, int, int]] | None:
         while si < len(strings) and strings[si][1] <= pos:
             si += 1
         if si < len(strings) and strings[si][0] < pos:
-            continue                               # inside a triple-quoted string
+            continue  # inside a triple-quoted string
         line += data.count(b"\n", last, pos)
         last = pos
         if not prev_deco:
@@ -493,15 +527,17 @@ def _segments(data: bytes) -> list[tuple[int, int, int, int]] | None:
     if not segs:
         return None
     total = data.count(b"\n", last) + line
-    return [(1 if i == 0 else a, segs[i + 1][0] - 1 if i + 1 < len(segs) else total, a, off)
-            for i, (a, off) in enumerate(segs)]
+    return [
+        (1 if i == 0 else a, segs[i + 1][0] - 1 if i + 1 < len(segs) else total, a, off)
+        for i, (a, off) in enumerate(segs)
+    ]
 
 
 def _import_segments(data: bytes, segs) -> list[int]:
     """Indices of the pieces that may hold a module-level import: every piece but a class/def
     with the word ``import`` in it (a string or comment saying it only costs parse time)."""
     out: list[int] = []
-    offs = [0] + [s[3] for s in segs[1:]]   # the first piece from the file's start
+    offs = [0] + [s[3] for s in segs[1:]]  # the first piece from the file's start
     find, n = data.find, len(segs)
     pos = find(b"import")
     while pos >= 0:
@@ -512,7 +548,7 @@ def _import_segments(data: bytes, segs) -> list[int]:
                 out.append(i)
             if i + 1 >= n:
                 break
-            end = offs[i + 1]               # one word is enough: go on with the next piece
+            end = offs[i + 1]  # one word is enough: go on with the next piece
         pos = find(b"import", end)
     return out
 
@@ -520,8 +556,9 @@ def _import_segments(data: bytes, segs) -> list[int]:
 _WORD = re.compile(rb"\w")
 
 
-def _parse_segments(data: bytes, segs, lines: list[str],
-                    hits: Sequence[int] | None = None) -> list[ast.stmt] | None:
+def _parse_segments(
+    data: bytes, segs, lines: list[str], hits: Sequence[int] | None = None
+) -> list[ast.stmt] | None:
     """Parse the pieces ``segs`` (from ``_segments``); None if that fails.
 
     One ``ast.parse`` of the file with every other line blanked, so nodes keep their true lines
@@ -534,7 +571,12 @@ def _parse_segments(data: bytes, segs, lines: list[str],
     top = _Check(0, 0, [], [])
     for first, last, line, off in segs:
         top.starts.append(line)
-        if hits is not None and first == line and last - line >= SPLIT_MIN_LINES                 and _DEF_START.match(data, off):
+        if (
+            hits is not None
+            and first == line
+            and last - line >= SPLIT_MIN_LINES
+            and _DEF_START.match(data, off)
+        ):
             sub = _plan_def(lines, line, last, "", hits, regions)
             if sub is not None:
                 top.children.append(sub)
@@ -543,10 +585,10 @@ def _parse_segments(data: bytes, segs, lines: list[str],
     if not regions:
         return []
     parts: list[str] = []
-    at = 1                                   # the line the next part starts on
+    at = 1  # the line the next part starts on
     for a, b in regions:
         parts.append("\n" * (a - at))
-        parts.append("\n".join(lines[a - 1:b]))
+        parts.append("\n".join(lines[a - 1 : b]))
         at = b
     try:
         body = ast.parse("".join(parts)).body
@@ -559,11 +601,11 @@ def _parse_segments(data: bytes, segs, lines: list[str],
 # segments a wrong boundary is possible in odd layouts (a continuation line at exactly the body
 # indentation); a boundary after a line that ends open is not taken, and a kept piece that does
 # not begin a statement of its body after parsing sends the caller to a whole-file parse.
-SPLIT_MIN_LINES = 40              # smaller statements are kept whole
+SPLIT_MIN_LINES = 40  # smaller statements are kept whole
 _DEF_START = re.compile(rb"(?:class|def|async[ \t]+def)\b|@")
 _DEF_START_STR = re.compile(_DEF_START.pattern.decode())
 _INDENTED = re.compile(r"\n([ \t]+)(?=[A-Za-z_@\[({'\"0-9.\-~])")
-_OPEN_END = re.compile(r"[(\[{,\\]\s*$")   # without brackets only a backslash continues a line
+_OPEN_END = re.compile(r"[(\[{,\\]\s*$")  # without brackets only a backslash continues a line
 _MEMBER: dict[str, re.Pattern] = {}
 _OUTER: dict[int, re.Pattern] = {}
 _HEADER_TRIES = 8
@@ -573,6 +615,7 @@ _DEFS = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 @dataclass
 class _Check:
     """Expected shape: kept pieces start at ``starts`` (indentation ``col``) in this body."""
+
     line: int
     col: int
     starts: list[int]
@@ -627,12 +670,18 @@ def _in_spans(spans: list[tuple[int, int]], pos: int) -> bool:
     return i >= 0 and spans[i][0] < pos < spans[i][1]
 
 
-def _plan_def(lines: list[str], first: int, last: int, indent: str, hits: Sequence[int],
-              regions: list[tuple[int, int]]) -> _Check | None:
+def _plan_def(
+    lines: list[str],
+    first: int,
+    last: int,
+    indent: str,
+    hits: Sequence[int],
+    regions: list[tuple[int, int]],
+) -> _Check | None:
     """Append to ``regions`` the lines to keep of the class/def spanning first..last: its header,
     the body statements holding a hit line and the last one (which fixes the node's end). Returns
     the shape to verify after parsing; None (``regions`` untouched) when the layout is unclear."""
-    text = "\n".join(lines[first - 1:last])
+    text = "\n".join(lines[first - 1 : last])
     strings = _triple_spans(text)
     if strings is None:
         return None
@@ -646,13 +695,17 @@ def _plan_def(lines: list[str], first: int, last: int, indent: str, hits: Sequen
         if tries > _HEADER_TRIES:
             return None
         try:
-            got = ast.parse(f"{wrap}{text[:m.start(1)]}{m.group(1)}pass").body
+            got = ast.parse(f"{wrap}{text[: m.start(1)]}{m.group(1)}pass").body
         except SyntaxError:
             continue
         if wrap and len(got) == 1 and isinstance(got[0], ast.If):
             got = got[0].body
-        if not (len(got) == 1 and isinstance(got[0], _DEFS) and len(got[0].body) == 1
-                and isinstance(got[0].body[0], ast.Pass)):
+        if not (
+            len(got) == 1
+            and isinstance(got[0], _DEFS)
+            and len(got[0].body) == 1
+            and isinstance(got[0].body[0], ast.Pass)
+        ):
             return None
         body_indent, body_start = m.group(1), m.start(1)
         break
@@ -662,15 +715,18 @@ def _plan_def(lines: list[str], first: int, last: int, indent: str, hits: Sequen
     out = _OUTER.get(len(indent))
     if out is None:
         out = _OUTER[len(indent)] = re.compile(
-            r"\n[ \t]{0,%d}(?=[A-Za-z_@\[({'\"0-9.\-~])" % len(indent))
+            r"\n[ \t]{0,%d}(?=[A-Za-z_@\[({'\"0-9.\-~])" % len(indent)
+        )
     for m in out.finditer(text, body_start):
         if not _in_spans(strings, m.start() + 1):
             return None
     rx = _MEMBER.get(body_indent)
     if rx is None:
         rx = _MEMBER[body_indent] = re.compile(
-            "\n" + re.escape(body_indent)
-            + r"(?=[A-Za-z_@\[({'\"0-9.\-~])(?!(?:else|elif|except|finally)\b)")
+            "\n"
+            + re.escape(body_indent)
+            + r"(?=[A-Za-z_@\[({'\"0-9.\-~])(?!(?:else|elif|except|finally)\b)"
+        )
     starts: list[int] = []
     line, last_pos, prev_deco, depth = first + text.count("\n", 0, body_start), body_start, False, 0
     for m in rx.finditer(text, body_start - 1):
@@ -711,8 +767,7 @@ def _plan_def(lines: list[str], first: int, last: int, indent: str, hits: Sequen
 
 
 def _depth(s: str) -> int:
-    return (s.count("(") + s.count("[") + s.count("{")
-            - s.count(")") - s.count("]") - s.count("}"))
+    return s.count("(") + s.count("[") + s.count("{") - s.count(")") - s.count("]") - s.count("}")
 
 
 def _open_before(lines: list[str], line: int, floor: int) -> bool:
@@ -724,7 +779,7 @@ def _open_before(lines: list[str], line: int, floor: int) -> bool:
         if s and not s.startswith("#"):
             if "#" in s:
                 code, _, _ = s.partition("#")
-                if "'" in code or '"' in code:      # the '#' may sit in a string
+                if "'" in code or '"' in code:  # the '#' may sit in a string
                     return True
                 s = code
             return _OPEN_END.search(s) is not None
@@ -797,12 +852,20 @@ def _decode(data: bytes) -> str:
         try:
             return data.decode(m.group(1).decode("ascii"))
         except (LookupError, UnicodeDecodeError):
-            raise UnicodeDecodeError("utf-8", data, 0, 1, "undecodable with its coding cookie") from None
+            raise UnicodeDecodeError(
+                "utf-8", data, 0, 1, "undecodable with its coding cookie"
+            ) from None
 
 
 # --------------------------------------------------------------------------------- entry point
-def scan_source(data: bytes, relpath: str, rules: Sequence[Rule], *, package_prefix: str = "",
-                segments: bool = True) -> tuple[list[Finding], list[FileError]]:
+def scan_source(
+    data: bytes,
+    relpath: str,
+    rules: Sequence[Rule],
+    *,
+    package_prefix: str = "",
+    segments: bool = True,
+) -> tuple[list[Finding], list[FileError]]:
     """Findings and per-file errors for one Python file; never raises for bad input.
 
     ``segments=False`` forces a whole-file parse (tests compare both strategies).
@@ -811,13 +874,17 @@ def scan_source(data: bytes, relpath: str, rules: Sequence[Rule], *, package_pre
     low = data.lower()
     if not any(t in low for t in TOKENS):
         return [], []
-    if b"\r" in data:   # ast counts \r\n and lone \r as line breaks; so do we
+    if b"\r" in data:  # ast counts \r\n and lone \r as line breaks; so do we
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         low = data.lower()
     try:
         text = _decode(data)
     except UnicodeDecodeError as e:
-        return [], [FileError(relpath, "encoding", f"not UTF-8 (byte {e.start}) and no usable coding cookie")]
+        return [], [
+            FileError(
+                relpath, "encoding", f"not UTF-8 (byte {e.start}) and no usable coding cookie"
+            )
+        ]
     if "\0" in text:
         return [], [FileError(relpath, "binary", "NUL byte in source")]
     lines = text.split("\n")
@@ -828,7 +895,7 @@ def scan_source(data: bytes, relpath: str, rules: Sequence[Rule], *, package_pre
     scan = _Scan(plan, lines, hits, package)
     try:
         roots = None
-        if segs is not None:   # imports first: aliases decide which other pieces matter
+        if segs is not None:  # imports first: aliases decide which other pieces matter
             first = _import_segments(data, segs)
             roots = _parse_segments(data, [segs[i] for i in first], lines)
         if roots is None:
@@ -840,8 +907,13 @@ def scan_source(data: bytes, relpath: str, rules: Sequence[Rule], *, package_pre
             scan.hits = hits = _hit_lines(data, low, aliases)
         if segs is not None:
             taken = set(first)
-            rest = [s for i, s in enumerate(segs) if i not in taken
-                    and (j := bisect.bisect_left(hits, s[0])) < len(hits) and hits[j] <= s[1]]
+            rest = [
+                s
+                for i, s in enumerate(segs)
+                if i not in taken
+                and (j := bisect.bisect_left(hits, s[0])) < len(hits)
+                and hits[j] <= s[1]
+            ]
             more = _parse_segments(data, rest, lines, hits)
             # the pieces of both parses are disjoint; the visitor wants them in source order
             roots = ast.parse(text).body if more is None else sorted(roots + more, key=_start)
@@ -870,14 +942,18 @@ def _module_imports(scan: _Scan, roots: Sequence[ast.stmt]) -> None:
             stack.extend(reversed(kids))
 
 
-_BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")   # in source order
+_BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")  # in source order
 
 
 def _cuda_aliases(imports: dict[str, str]) -> list[str]:
     """Local names bound to CUDA things whose own spelling carries no CUDA token."""
-    return [k for k, v in imports.items()
-            if k != v and any(t in v.lower() for t in ("cuda", "cudnn", "nccl"))
-            and not any(t in k.lower() for t in ("cuda", "cudnn", "nccl", "multigpu"))]
+    return [
+        k
+        for k, v in imports.items()
+        if k != v
+        and any(t in v.lower() for t in ("cuda", "cudnn", "nccl"))
+        and not any(t in k.lower() for t in ("cuda", "cudnn", "nccl", "multigpu"))
+    ]
 
 
 def _col(lines: list[str], line: int, off: int) -> int:
@@ -892,20 +968,47 @@ def _findings(scan: _Scan, relpath: str, qual: str, lines: list[str], text: str)
     sub = subsystem(qual)
     items: list[tuple[Rule, int, int, int, int, str, str]] = []
     for rule, node, matched, kind in scan.out:
-        items.append((rule, node.lineno, node.col_offset, node.end_lineno, node.end_col_offset,
-                      matched, kind))
+        items.append(
+            (
+                rule,
+                node.lineno,
+                node.col_offset,
+                node.end_lineno,
+                node.end_col_offset,
+                matched,
+                kind,
+            )
+        )
     for rule, l1, c1, l2, c2, matched in scan.spans:
         items.append((rule, l1, c1, l2, c2, matched, rule.kind))
     # Branches: a candidate whose test holds a predicate match.
-    preds = sorted((l1, c1, l2, c2) for r, l1, c1, l2, c2, _, _ in items if r.id in scan.p.predicates)
+    preds = sorted(
+        (l1, c1, l2, c2) for r, l1, c1, l2, c2, _, _ in items if r.id in scan.p.predicates
+    )
     if preds and scan.branch_cands:
         for kind, node, tests, start in scan.branch_cands:
             for t in tests:
                 i = bisect.bisect_left(preds, (t.lineno, t.col_offset, 0, 0))
-                if i < len(preds) and (preds[i][0], preds[i][1]) <= (t.end_lineno, t.end_col_offset):
-                    line, col = (t.lineno, t.col_offset) if kind == "decorator" else (start.lineno, start.col_offset)
-                    items.append((scan.p.branches[kind], line, col, node.end_lineno,
-                                  node.end_col_offset, kind, "branch"))
+                if i < len(preds) and (preds[i][0], preds[i][1]) <= (
+                    t.end_lineno,
+                    t.end_col_offset,
+                ):
+                    line, col = (
+                        (t.lineno, t.col_offset)
+                        if kind == "decorator"
+                        else (start.lineno, start.col_offset)
+                    )
+                    items.append(
+                        (
+                            scan.p.branches[kind],
+                            line,
+                            col,
+                            node.end_lineno,
+                            node.end_col_offset,
+                            kind,
+                            "branch",
+                        )
+                    )
                     break
     sup = suppressed_lines(text)
     out = []
@@ -919,7 +1022,22 @@ def _findings(scan: _Scan, relpath: str, qual: str, lines: list[str], text: str)
         if rep and "{name}" in rep:
             rep = rep.replace("{name}", matched.rsplit(".", 1)[-1])
         msg = f"{rule.title}: " + (f"use {rep}" if rep else "no neutral equivalent, review by hand")
-        out.append(Finding(rule.id, rule.name, rule.category, kind, relpath, l1, _col(lines, l1, c1),
-                           l2, _col(lines, l2, c2), lines[l1 - 1].strip() if l1 <= len(lines) else "",
-                           sub, msg, rep, rule.safety))
+        out.append(
+            Finding(
+                rule.id,
+                rule.name,
+                rule.category,
+                kind,
+                relpath,
+                l1,
+                _col(lines, l1, c1),
+                l2,
+                _col(lines, l2, c2),
+                lines[l1 - 1].strip() if l1 <= len(lines) else "",
+                sub,
+                msg,
+                rep,
+                rule.safety,
+            )
+        )
     return out

@@ -4,6 +4,7 @@ With no PATH the installed PyTorch's own source tree is scanned (found without i
 torch). Exit codes: 0 scan completed; 1 with --fail-on-findings and findings present (for
 ``diff``: new findings); 2 usage error (bad path, selector, config or baseline).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,40 +38,69 @@ def _csv(values: list[str] | None) -> list[str]:
 
 
 def scan_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m audits.scan", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m audits.scan",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("path", nargs="?", help="tree to scan (default: the installed torch package)")
     p.add_argument("--format", "-f", choices=FORMATS, default="table")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
-    p.add_argument("--select", action="append", metavar="CODES",
-                   help="rule ids, id prefixes (HN1), names, categories or ALL; comma-separated")
+    p.add_argument(
+        "--select",
+        action="append",
+        metavar="CODES",
+        help="rule ids, id prefixes (HN1), names, categories or ALL; comma-separated",
+    )
     p.add_argument("--ignore", action="append", metavar="CODES", help="as --select, to leave out")
-    p.add_argument("--exclude", action="append", metavar="GLOB", help="paths to skip (relative globs)")
-    p.add_argument("--language", action="append", choices=["python", "cpp", "cmake"],
-                   help="scan only these languages (default: all with a scanner)")
+    p.add_argument(
+        "--exclude", action="append", metavar="GLOB", help="paths to skip (relative globs)"
+    )
+    p.add_argument(
+        "--language",
+        action="append",
+        choices=["python", "cpp", "cmake"],
+        help="scan only these languages (default: all with a scanner)",
+    )
     p.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: cores)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     p.add_argument("--cache-dir", help="cache location (default: $XDG_CACHE_HOME/hwneutral)")
     p.add_argument("--baseline", metavar="OLD.json", help="report only findings not in this report")
     p.add_argument("--fail-on-findings", action="store_true", help="exit 1 when findings remain")
-    p.add_argument("--max-file-size", type=int, default=None, metavar="BYTES",
-                   help=f"skip (and report) larger files (default {DEFAULT_MAX_BYTES})")
-    p.add_argument("--show-findings", action="store_true", default=None,
-                   help="table format: list every finding, not only the counts")
+    p.add_argument(
+        "--max-file-size",
+        type=int,
+        default=None,
+        metavar="BYTES",
+        help=f"skip (and report) larger files (default {DEFAULT_MAX_BYTES})",
+    )
+    p.add_argument(
+        "--show-findings",
+        action="store_true",
+        default=None,
+        help="table format: list every finding, not only the counts",
+    )
     p.add_argument("--no-progress", action="store_true", help="never draw a progress bar")
-    p.add_argument("--verify-catalog", action="store_true",
-                   help="check every replacement exists in the installed torch (imports torch), then exit")
+    p.add_argument(
+        "--verify-catalog",
+        action="store_true",
+        help="check every replacement exists in the installed torch (imports torch), then exit",
+    )
     return p
 
 
 def diff_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m audits.scan diff",
-                                description="Compare two JSON reports: new, fixed, existing findings.")
+    p = argparse.ArgumentParser(
+        prog="python -m audits.scan diff",
+        description="Compare two JSON reports: new, fixed, existing findings.",
+    )
     p.add_argument("old")
     p.add_argument("new")
     p.add_argument("--format", "-f", choices=("text", "json", "markdown"), default="text")
     p.add_argument("--output", "-o", metavar="FILE")
-    p.add_argument("--fail-on-findings", action="store_true", help="exit 1 when there are new findings")
+    p.add_argument(
+        "--fail-on-findings", action="store_true", help="exit 1 when there are new findings"
+    )
     return p
 
 
@@ -87,8 +117,15 @@ def _write(text: str, output: str | None) -> None:
 
 def _progress():
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-    prog = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), transient=True, console=None)
+
+    prog = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=True,
+        console=None,
+    )
     task = {}
 
     def update(done: int, total: int) -> None:
@@ -98,6 +135,7 @@ def _progress():
         prog.update(task["id"], completed=done)
         if done >= total:
             prog.stop()
+
     return update, prog
 
 
@@ -119,11 +157,18 @@ def main_scan(argv: list[str]) -> int:
     cat.check_selectors([*select, *ignore, *(c for v in cfg.per_file_ignores.values() for c in v)])
     if args.jobs < 0:
         raise UsageError("--jobs must be >= 0")
-    opts = Options(root=root, select=select, ignore=ignore,
-                   excludes=cfg.exclude + _csv(args.exclude), per_file_ignores=cfg.per_file_ignores,
-                   languages=args.language, jobs=args.jobs, use_cache=not args.no_cache,
-                   cache_dir=args.cache_dir,
-                   max_bytes=args.max_file_size or cfg.max_file_size or DEFAULT_MAX_BYTES)
+    opts = Options(
+        root=root,
+        select=select,
+        ignore=ignore,
+        excludes=cfg.exclude + _csv(args.exclude),
+        per_file_ignores=cfg.per_file_ignores,
+        languages=args.language,
+        jobs=args.jobs,
+        use_cache=not args.no_cache,
+        cache_dir=args.cache_dir,
+        max_bytes=args.max_file_size or cfg.max_file_size or DEFAULT_MAX_BYTES,
+    )
     baseline = load_report(args.baseline) if args.baseline else None
     tty = sys.stderr.isatty() and not args.no_progress and not os.environ.get("CI")
     update, prog = _progress() if tty else (None, None)
@@ -136,8 +181,10 @@ def main_scan(argv: list[str]) -> int:
         report = apply_baseline(report, baseline)
     rules = cat.select(select, ignore)
     color = args.format == "table" and not args.output and sys.stdout.isatty()
-    _write(render(report, args.format, rules, color=color, show_findings=args.show_findings),
-           args.output)
+    _write(
+        render(report, args.format, rules, color=color, show_findings=args.show_findings),
+        args.output,
+    )
     if args.format != "table" or args.output:
         print(summary_line(report), file=sys.stderr)
     return 1 if args.fail_on_findings and report.findings else 0
@@ -145,6 +192,7 @@ def main_scan(argv: list[str]) -> int:
 
 def main_diff(argv: list[str]) -> int:
     from .diff import diff_reports, render as render_diff
+
     args = diff_parser().parse_args(argv)
     d = diff_reports(load_report(args.old), load_report(args.new))
     _write(render_diff(d, args.format), args.output)

@@ -4,6 +4,7 @@ The comment goes on the finding's first line. Codes are rule ids, id prefixes (`
 family) or rule names. A bare ``# hn: ignore`` without codes is deliberately NOT honoured: like a
 bare ``# noqa`` it would silently hide every future rule on that line (pytorch#56272).
 """
+
 from __future__ import annotations
 
 import re
@@ -28,5 +29,7 @@ def suppressed_lines(text: str) -> dict[int, tuple[str, ...]]:
 
 def is_suppressed(sup: dict[int, tuple[str, ...]], line: int, rule: Rule) -> bool:
     codes = sup.get(line)
-    return bool(codes) and any(c == rule.name or (c.upper().startswith("HN") and rule.id.startswith(c.upper()))
-                               for c in codes)
+    return bool(codes) and any(
+        c == rule.name or (c.upper().startswith("HN") and rule.id.startswith(c.upper()))
+        for c in codes
+    )

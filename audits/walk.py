@@ -5,6 +5,7 @@ not followed); directory-link loops are cut and reported; excluded paths are ski
 files over ``max_bytes`` are reported as too large. Reading and content checks (NUL bytes,
 encoding) happen later, in the scanner workers.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -18,13 +19,28 @@ from .languages import LANGUAGES, Language, language_for
 from .model import FileError
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".tox", ".nox", ".venv", "venv",
-                       "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs"})
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".venv",
+        "venv",
+        "node_modules",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".eggs",
+    }
+)
 
 
 @dataclass(frozen=True)
 class Entry:
-    relpath: str        # POSIX, relative to the root
+    relpath: str  # POSIX, relative to the root
     abspath: str
     language: str
     size: int
@@ -42,11 +58,17 @@ def exclude_matcher(patterns: Iterable[str]):
 
     def excluded(rel: str) -> bool:
         return bool(rx.match(rel) or rx_dir.match(rel) or rx.match(rel.rsplit("/", 1)[-1]))
+
     return excluded
 
 
-def walk(root: str, *, excludes: Iterable[str] = (), max_bytes: int = DEFAULT_MAX_BYTES,
-         languages: Iterable[Language] = LANGUAGES) -> tuple[list[Entry], list[FileError]]:
+def walk(
+    root: str,
+    *,
+    excludes: Iterable[str] = (),
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    languages: Iterable[Language] = LANGUAGES,
+) -> tuple[list[Entry], list[FileError]]:
     """Scannable files under ``root`` (sorted) and the per-path problems met on the way."""
     excluded = exclude_matcher(excludes)
     langs = {lang.name for lang in languages}

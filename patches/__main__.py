@@ -1,4 +1,5 @@
 """``python -m patches`` is ``python -m patches.generate``."""
+
 import sys
 
 from patches.generate.cli import main

@@ -1,4 +1,5 @@
 """The machinery behind `accelerator_api.autoport` (import that module, not this package)."""
+
 from __future__ import annotations
 
 import atexit
@@ -9,8 +10,8 @@ from .patcher import Patcher
 from .sites import RECORDER, Recorder
 from .target import Target
 
-ENV_REPORT = "HN_AUTOPORT_REPORT"   # write the report as JSON to this path at exit
-ENV_QUIET = "HN_AUTOPORT_QUIET"     # 1: no report on stderr
+ENV_REPORT = "HN_AUTOPORT_REPORT"  # write the report as JSON to this path at exit
+ENV_QUIET = "HN_AUTOPORT_QUIET"  # 1: no report on stderr
 
 _state: dict = {"patcher": None, "atexit": False}
 
@@ -40,6 +41,7 @@ def install(report_json: str | None = None, quiet: bool | None = None) -> Record
         return RECORDER
     Target.set(RECORDER.target)
     from . import cuda_namespace, torch_patches
+
     p = Patcher()
     try:
         torch_patches.install(p)

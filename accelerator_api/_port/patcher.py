@@ -1,4 +1,5 @@
 """Set attributes and remember how to undo them (tests and `uninstall()` restore torch exactly)."""
+
 from __future__ import annotations
 
 _MISSING = object()
@@ -10,7 +11,11 @@ class Patcher:
 
     def set(self, obj: object, name: str, value: object) -> None:
         # Only what the object itself holds is restored: an inherited attribute is deleted again.
-        own = obj.__dict__.get(name, _MISSING) if hasattr(obj, "__dict__") else getattr(obj, name, _MISSING)
+        own = (
+            obj.__dict__.get(name, _MISSING)
+            if hasattr(obj, "__dict__")
+            else getattr(obj, name, _MISSING)
+        )
         self._undo.append((obj, name, own))
         setattr(obj, name, value)
 

@@ -1,5 +1,6 @@
 """Where redirected calls come from: the first frame outside torch and accelerator_api, and a
 count per (file, line, api). The recorder is process-global (autoport is process-global too)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -75,8 +76,10 @@ class Recorder:
         return {
             "target": self.target,
             "changed": self.changed,
-            "sites": [dataclasses.asdict(s) for s in sorted(self.sites.values(),
-                                                             key=lambda s: (s.file, s.line, s.api))],
+            "sites": [
+                dataclasses.asdict(s)
+                for s in sorted(self.sites.values(), key=lambda s: (s.file, s.line, s.api))
+            ],
         }
 
     def text(self) -> str:
@@ -85,7 +88,9 @@ class Recorder:
         rows = self.as_dict()["sites"]
         out = [f"hwneutral autoport: {len(rows)} CUDA call site(s) redirected to '{self.target}'"]
         for s in rows:
-            out.append(f"  {_short(s['file'])}:{s['line']}: {s['api']} -> {s['action']} (x{s['count']})")
+            out.append(
+                f"  {_short(s['file'])}:{s['line']}: {s['api']} -> {s['action']} (x{s['count']})"
+            )
         return "\n".join(out) + "\n"
 
     def write(self, json_path: str | None, quiet: bool) -> None:

@@ -1,4 +1,5 @@
 """The port target (the current accelerator, or CPU) and how CUDA device values map onto it."""
+
 from __future__ import annotations
 
 import torch

@@ -4,6 +4,7 @@ torch.load, Generator, autocast, GradScaler, c10d backends, cuDNN flags.
 Each wrapper's fast path is a type check on the device argument; only a CUDA value takes the
 slow path (translate, record the call site).
 """
+
 from __future__ import annotations
 
 import functools
@@ -18,13 +19,46 @@ from .sites import RECORDER, is_internal
 from .target import Target, needs_port, port, port_index, show
 
 FACTORIES = (
-    "tensor", "as_tensor", "asarray", "zeros", "ones", "empty", "full", "rand", "randn", "randint",
-    "randperm", "arange", "range", "linspace", "logspace", "eye", "empty_like", "zeros_like",
-    "ones_like", "full_like", "rand_like", "randn_like", "randint_like", "empty_strided",
-    "empty_permuted", "tril_indices", "triu_indices", "sparse_coo_tensor", "sparse_csr_tensor",
-    "sparse_csc_tensor", "sparse_bsr_tensor", "sparse_bsc_tensor", "sparse_compressed_tensor",
-    "scalar_tensor", "from_file", "hann_window", "hamming_window", "bartlett_window",
-    "blackman_window", "kaiser_window",
+    "tensor",
+    "as_tensor",
+    "asarray",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "arange",
+    "range",
+    "linspace",
+    "logspace",
+    "eye",
+    "empty_like",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "empty_strided",
+    "empty_permuted",
+    "tril_indices",
+    "triu_indices",
+    "sparse_coo_tensor",
+    "sparse_csr_tensor",
+    "sparse_csc_tensor",
+    "sparse_bsr_tensor",
+    "sparse_bsc_tensor",
+    "sparse_compressed_tensor",
+    "scalar_tensor",
+    "from_file",
+    "hann_window",
+    "hamming_window",
+    "bartlett_window",
+    "blackman_window",
+    "kaiser_window",
 )
 TENSOR_NEW = ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new_empty_strided")
 
@@ -38,11 +72,13 @@ def _kw_device(fn, api: str):
                 kwargs["device"] = new = port(d)
                 RECORDER.hit(f"{api}(device={show(d)})", f"device={show(new)}")
         return fn(*args, **kwargs)
+
     return wrapper
 
 
 def _to_like(fn, api: str):
     """Tensor.to / Module.to: the device can be the first positional argument or `device=`."""
+
     @functools.wraps(fn)
     def wrapper(self, *args, **kwargs):
         if args and needs_port(args[0], ints=True):
@@ -55,12 +91,14 @@ def _to_like(fn, api: str):
                 kwargs["device"] = new = port(d)
                 RECORDER.hit(f"{api}(device={show(d)})", f"device={show(new)}")
         return fn(self, *args, **kwargs)
+
     return wrapper
 
 
 def _legacy_dtype(t) -> torch.dtype | None:
     """dtype of a "torch.cuda.FloatTensor"-style type name or class, else None."""
     from .cuda_namespace import LEGACY_TYPES
+
     name = t if isinstance(t, str) else getattr(t, "__legacy_cuda_type__", None)
     if isinstance(name, str) and name.startswith("torch.cuda."):
         return LEGACY_TYPES.get(name.rsplit(".", 1)[1])
@@ -70,15 +108,23 @@ def _legacy_dtype(t) -> torch.dtype | None:
 def check_dtype(api: str, dtype: torch.dtype) -> None:
     """Never change a dtype silently (transfer_to_npu maps DoubleTensor to FloatTensor)."""
     if not properties.supports_dtype(dtype, Target.device()):
-        raise Unsupported(api, Target.type, f"{dtype} is not supported there, and autoport never changes "
-                          "a dtype silently; cast explicitly (for example .float()) where it is safe")
+        raise Unsupported(
+            api,
+            Target.type,
+            f"{dtype} is not supported there, and autoport never changes "
+            "a dtype silently; cast explicitly (for example .float()) where it is safe",
+        )
 
 
 def install(p: Patcher) -> None:
     for name in FACTORIES:
         if hasattr(torch, name):
             p.set(torch, name, _kw_device(getattr(torch, name), f"torch.{name}"))
-    p.set(torch, "set_default_device", _port_positional(torch.set_default_device, "torch.set_default_device"))
+    p.set(
+        torch,
+        "set_default_device",
+        _port_positional(torch.set_default_device, "torch.set_default_device"),
+    )
     T = torch.Tensor
     for name in TENSOR_NEW:
         p.set(T, name, _kw_device(getattr(T, name), f"Tensor.{name}"))
@@ -89,8 +135,12 @@ def install(p: Patcher) -> None:
         if is_internal(sys._getframe(1).f_code.co_filename):
             return _REAL["Tensor.cuda"](self, device, non_blocking, memory_format)
         dest = port(device) if needs_port(device) else Target.device(port_index(device))
-        RECORDER.hit("Tensor.cuda()" if device is None else f"Tensor.cuda({show(device)})", f"Tensor.to({show(dest)})")
+        RECORDER.hit(
+            "Tensor.cuda()" if device is None else f"Tensor.cuda({show(device)})",
+            f"Tensor.to({show(dest)})",
+        )
         return real_to(self, dest, non_blocking=non_blocking, memory_format=memory_format)
+
     _REAL["Tensor.cuda"] = T.cuda
     p.set(T, "cuda", functools.wraps(T.cuda)(tensor_cuda))
 
@@ -101,6 +151,7 @@ def install(p: Patcher) -> None:
             return real_is_cuda.__get__(self)
         RECORDER.hit("Tensor.is_cuda", f"device.type == {Target.type!r}")
         return self.device.type == Target.type
+
     p.set(T, "is_cuda", property(is_cuda, doc=real_is_cuda.__doc__))
 
     real_type = T.type
@@ -109,11 +160,16 @@ def install(p: Patcher) -> None:
     def tensor_type(self, dtype=None, non_blocking=False, **kwargs):
         legacy = _legacy_dtype(dtype) if dtype is not None else None
         if legacy is None:
-            return real_type(self, dtype, non_blocking, **kwargs) if dtype is not None else real_type(self)
+            return (
+                real_type(self, dtype, non_blocking, **kwargs)
+                if dtype is not None
+                else real_type(self)
+            )
         name = dtype if isinstance(dtype, str) else dtype.__legacy_cuda_type__
         check_dtype(f"Tensor.type({name})", legacy)
         RECORDER.hit(f"Tensor.type({name})", f"Tensor.to({Target.type}, {legacy})")
         return real_to(self, Target.device(), legacy, non_blocking=non_blocking)
+
     p.set(T, "type", tensor_type)
 
     M = torch.nn.Module
@@ -124,8 +180,12 @@ def install(p: Patcher) -> None:
         if is_internal(sys._getframe(1).f_code.co_filename):
             return _REAL["Module.cuda"](self, device)
         dest = port(device) if needs_port(device) else Target.device(port_index(device))
-        RECORDER.hit("Module.cuda()" if device is None else f"Module.cuda({show(device)})", f"Module.to({show(dest)})")
+        RECORDER.hit(
+            "Module.cuda()" if device is None else f"Module.cuda({show(device)})",
+            f"Module.to({show(dest)})",
+        )
         return real_mto(self, dest)
+
     _REAL["Module.cuda"] = M.cuda
     p.set(M, "cuda", functools.wraps(M.cuda)(module_cuda))
     p.set(M, "to_empty", _kw_device(M.to_empty, "Module.to_empty"))
@@ -148,6 +208,7 @@ def _port_positional(fn, api):
             RECORDER.hit(f"{api}({show(device)})", f"{api}({show(new)})")
             device = new
         return fn(device, *args, **kwargs)
+
     return wrapper
 
 
@@ -158,7 +219,9 @@ def _install_load(p: Patcher) -> None:
     def restore(storage, location):
         # A checkpoint saved on CUDA names "cuda:N" storages; everything else restores as usual.
         if location.startswith("cuda"):
-            RECORDER.hit(f"torch.load: storage saved on {location!r}", f"restored on {port(location)!r}")
+            RECORDER.hit(
+                f"torch.load: storage saved on {location!r}", f"restored on {port(location)!r}"
+            )
             return default_restore(storage, port(location))
         return None
 
@@ -169,11 +232,14 @@ def _install_load(p: Patcher) -> None:
             ml = restore
         elif needs_port(ml, ints=True):
             ml = port(ml)
-            RECORDER.hit(f"torch.load(map_location={show(map_location)})", f"map_location={show(ml)}")
+            RECORDER.hit(
+                f"torch.load(map_location={show(map_location)})", f"map_location={show(ml)}"
+            )
         elif isinstance(ml, dict) and any(needs_port(v) for v in ml.values()):
             ml = {k: port(v) if needs_port(v) else v for k, v in ml.items()}
             RECORDER.hit("torch.load(map_location={...cuda...})", "cuda destinations ported")
         return real_load(f, ml, *args, **kwargs)
+
     p.set(torch, "load", load)
 
 
@@ -199,7 +265,9 @@ def _install_generator(p: Patcher) -> None:
             return real(device)
 
     # A stand-in class, not a function: `isinstance(g, torch.Generator)` and annotations keep working.
-    proxy = _GenMeta("Generator", (), {"__real__": real, "__doc__": real.__doc__, "__module__": "torch"})
+    proxy = _GenMeta(
+        "Generator", (), {"__real__": real, "__doc__": real.__doc__, "__module__": "torch"}
+    )
     p.set(torch, "Generator", proxy)
 
 
@@ -210,9 +278,13 @@ def _port_autocast_args(api: str, device_type, dtype):
         note = f"dtype {new_dtype} ({Target.type}'s autocast default)"
     else:
         from ..amp import autocast_dtypes
+
         if dtype not in autocast_dtypes(Target.type):
-            raise Unsupported(f"{api}(dtype={dtype})", Target.type,
-                              f"autocast there supports {', '.join(map(str, autocast_dtypes(Target.type)))}")
+            raise Unsupported(
+                f"{api}(dtype={dtype})",
+                Target.type,
+                f"autocast there supports {', '.join(map(str, autocast_dtypes(Target.type)))}",
+            )
         new_dtype, note = dtype, f"dtype {dtype}"
     RECORDER.hit(api, f"torch.autocast({Target.type!r}), {note}")
     return Target.type, new_dtype
@@ -226,7 +298,9 @@ def _install_amp(p: Patcher) -> None:
 
         def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
             if device_type == "cuda":
-                device_type, dtype = _port_autocast_args(f"torch.autocast({device_type!r})", device_type, dtype)
+                device_type, dtype = _port_autocast_args(
+                    f"torch.autocast({device_type!r})", device_type, dtype
+                )
             super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
     p.set(torch, "autocast", autocast)
@@ -280,16 +354,21 @@ def _install_backends_flags(p: Patcher) -> None:
 
     def setattr_recorded(self, name, value):
         if not is_internal(sys._getframe(1).f_code.co_filename):
-            RECORDER.hit(f"torch.backends.cuda.matmul.{name} = {value!r}", f"kept; cuBLAS-only, no effect on {Target.type}")
+            RECORDER.hit(
+                f"torch.backends.cuda.matmul.{name} = {value!r}",
+                f"kept; cuBLAS-only, no effect on {Target.type}",
+            )
         real_setattr(self, name, value)
+
     p.set(matmul_cls, "__setattr__", setattr_recorded)
 
 
 def _port_backend(backend):
-    """"nccl" (or "cuda:nccl" inside a per-device list) becomes the target's c10d backend."""
+    """ "nccl" (or "cuda:nccl" inside a per-device list) becomes the target's c10d backend."""
     if not isinstance(backend, str) or "nccl" not in backend:
         return backend
     from ..distributed import distributed_backend
+
     mine = distributed_backend(Target.device())
     if ":" not in backend:
         return mine if backend == "nccl" else backend
@@ -312,7 +391,7 @@ def _install_distributed(p: Patcher) -> None:
                 new = _port_backend(args[pos])
                 if new is not args[pos]:
                     RECORDER.hit(f"{api}({args[pos]!r})", f"backend {new!r}")
-                    args = args[:pos] + (new,) + args[pos + 1:]
+                    args = args[:pos] + (new,) + args[pos + 1 :]
             if kwargs.get("backend") is not None:
                 new = _port_backend(kwargs["backend"])
                 if new is not kwargs["backend"]:
@@ -321,8 +400,11 @@ def _install_distributed(p: Patcher) -> None:
             d = kwargs.get("device_id")
             if d is not None and needs_port(d):
                 kwargs["device_id"] = None if Target.is_cpu else port(d)
-                RECORDER.hit(f"{api}(device_id={show(d)})", f"device_id={show(kwargs['device_id'])}")
+                RECORDER.hit(
+                    f"{api}(device_id={show(d)})", f"device_id={show(kwargs['device_id'])}"
+                )
             return fn(*args, **kwargs)
+
         return wrapper
 
     p.set(dist, "init_process_group", wrap(dist.init_process_group, "init_process_group", 0))

@@ -4,6 +4,7 @@ CMake's grammar is small (commands with bracket, quoted and unquoted arguments, 
 comments), so a careful tokenizer is exact where a regex over lines is not: it skips commented-out
 and quoted `if(USE_CUDA)`, follows multi-line invocations and nested parentheses.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,10 +20,10 @@ class CMakeSyntaxError(ValueError):
 
 @dataclass
 class Command:
-    name: str                       # lower-cased
-    args: list[str]                 # argument texts (quotes removed), parentheses dropped
-    start: tuple[int, int]          # (row, col) of the command name
-    end: tuple[int, int]            # just after ")"
+    name: str  # lower-cased
+    args: list[str]  # argument texts (quotes removed), parentheses dropped
+    start: tuple[int, int]  # (row, col) of the command name
+    end: tuple[int, int]  # just after ")"
     row_end: int
 
 
@@ -61,7 +62,7 @@ class _Lexer:
         j = self.data.find(close, m.end())
         if j < 0:
             raise CMakeSyntaxError(f"unterminated bracket argument at line {self.row + 1}")
-        body = self.data[m.end():j]
+        body = self.data[m.end() : j]
         self._advance_to(j + len(close))
         return body
 
@@ -71,11 +72,12 @@ class _Lexer:
         if self._bracket() is None:
             j = self.data.find(b"\n", self.i)
             self.i = len(self.data) if j < 0 else j
-        text = self.data[start:self.i]
+        text = self.data[start : self.i]
         for m in _IGNORE_RE.finditer(text):
-            row = self.row - text[m.start():].count(b"\n")
+            row = self.row - text[m.start() :].count(b"\n")
             self.ignores.setdefault(row, set()).update(
-                c.strip() for c in m.group(1).decode().split(",") if c.strip())
+                c.strip() for c in m.group(1).decode().split(",") if c.strip()
+            )
 
     def _quoted(self) -> bytes:
         j = self.i + 1
@@ -84,8 +86,8 @@ class _Lexer:
             if j >= len(self.data):
                 raise CMakeSyntaxError(f"unterminated quoted argument at line {self.row + 1}")
             c = self.data[j]
-            if c == 0x5C and j + 1 < len(self.data):   # backslash escape
-                out += self.data[j:j + 2]
+            if c == 0x5C and j + 1 < len(self.data):  # backslash escape
+                out += self.data[j : j + 2]
                 j += 2
                 continue
             if c == 0x22:
@@ -99,7 +101,7 @@ class _Lexer:
         out: list[Command] = []
         data = self.data
         while self.i < len(data):
-            c = data[self.i:self.i + 1]
+            c = data[self.i : self.i + 1]
             if c in b" \t\r":
                 self.i += 1
             elif c == b"\n":
@@ -114,10 +116,12 @@ class _Lexer:
                     raise CMakeSyntaxError(f"unexpected {c!r} at line {self.row + 1}")
                 start = self.pos()
                 self.i = m.end()
-                while self.i < len(data) and data[self.i:self.i + 1] in b" \t":
+                while self.i < len(data) and data[self.i : self.i + 1] in b" \t":
                     self.i += 1
-                if data[self.i:self.i + 1] != b"(":
-                    raise CMakeSyntaxError(f"expected '(' after {m.group().decode()!r} at line {start[0] + 1}")
+                if data[self.i : self.i + 1] != b"(":
+                    raise CMakeSyntaxError(
+                        f"expected '(' after {m.group().decode()!r} at line {start[0] + 1}"
+                    )
                 args = self._args()
                 out.append(Command(m.group().decode().lower(), args, start, self.pos(), self.row))
         return out
@@ -130,7 +134,7 @@ class _Lexer:
         while True:
             if self.i >= len(data):
                 raise CMakeSyntaxError(f"unterminated command arguments at line {self.row + 1}")
-            c = data[self.i:self.i + 1]
+            c = data[self.i : self.i + 1]
             if c in b" \t\r":
                 self.i += 1
             elif c == b"\n":
@@ -151,9 +155,9 @@ class _Lexer:
                 args.append(self._bracket().decode("utf-8", "replace"))
             else:
                 j = self.i
-                while j < len(data) and data[j:j + 1] not in b" \t\r\n()#\"":
-                    j += 2 if data[j:j + 1] == b"\\" else 1
-                args.append(data[self.i:j].decode("utf-8", "replace"))
+                while j < len(data) and data[j : j + 1] not in b' \t\r\n()#"':
+                    j += 2 if data[j : j + 1] == b"\\" else 1
+                args.append(data[self.i : j].decode("utf-8", "replace"))
                 self.i = j
 
 
@@ -183,12 +187,27 @@ def scan_cmake(data: bytes, plan: Plan) -> tuple[list[Hit], dict[int, set[str]]]
             continue
         var = cmd.args[0]
         if var in plan.cmake_options:
-            hits.append(Hit(opt_rule.id, "build", cmd.start, cmd.end, f"`{cmd.name}({var} ...)` build switch"))
+            hits.append(
+                Hit(
+                    opt_rule.id,
+                    "build",
+                    cmd.start,
+                    cmd.end,
+                    f"`{cmd.name}({var} ...)` build switch",
+                )
+            )
         elif cmd.name == "cmake_dependent_option" and len(cmd.args) >= 4:
             dep = sorted(_vars([cmd.args[3]]) & plan.cmake_options)
             if dep:
-                hits.append(Hit(opt_rule.id, "build", cmd.start, cmd.end,
-                                f"`{var}` is only available when {' / '.join(dep)} is on"))
+                hits.append(
+                    Hit(
+                        opt_rule.id,
+                        "build",
+                        cmd.start,
+                        cmd.end,
+                        f"`{var}` is only available when {' / '.join(dep)} is on",
+                    )
+                )
 
     if br_rule is None:
         return hits, lex.ignores
@@ -204,13 +223,27 @@ def scan_cmake(data: bytes, plan: Plan) -> tuple[list[Hit], dict[int, set[str]]]
             cond = sorted(_vars(arm.args) & plan.cmake_branch_vars) if arm.name != "else" else []
             if cond:
                 first = first or arm
-                hits.append(Hit(br_rule.id, "branch", arm.start, end,
-                                f"`{arm.name}({' '.join(arm.args)})` branch on {', '.join(cond)}, "
-                                f"lines {arm.start[0] + 1}-{end[0] + 1}"))
+                hits.append(
+                    Hit(
+                        br_rule.id,
+                        "branch",
+                        arm.start,
+                        end,
+                        f"`{arm.name}({' '.join(arm.args)})` branch on {', '.join(cond)}, "
+                        f"lines {arm.start[0] + 1}-{end[0] + 1}",
+                    )
+                )
             elif first is not None and else_rule is not None:
-                hits.append(Hit(else_rule.id, "branch", arm.start, end,
-                                f"`{arm.name}()` arm of `if({' '.join(first.args)})` (line {first.start[0] + 1}), "
-                                f"lines {arm.start[0] + 1}-{end[0] + 1}"))
+                hits.append(
+                    Hit(
+                        else_rule.id,
+                        "branch",
+                        arm.start,
+                        end,
+                        f"`{arm.name}()` arm of `if({' '.join(first.args)})` (line {first.start[0] + 1}), "
+                        f"lines {arm.start[0] + 1}-{end[0] + 1}",
+                    )
+                )
 
     for cmd in cmds:
         if cmd.name == "if":

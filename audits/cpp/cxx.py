@@ -4,6 +4,7 @@ The plan's token regex proposes byte positions (cheap); the parse tree decides w
 code or comment/string, the condition of which `#if`, a comparison or a plain use, a call or a
 definition. Tokens inside macro bodies (`#define`) are raw text to tree-sitter and are not reported.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,12 +22,19 @@ COND_ARMS = {"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef"}
 ARMS = COND_ARMS | {"preproc_else"}
 STOP_MACRO = COND_ARMS | {"ERROR", "translation_unit", "preproc_def", "preproc_function_def"}
 DIRECTIVES = {"#if", "#ifdef", "#ifndef", "#elif", "#elifdef", "#elifndef"}
-NOT_CODE = {"comment", "string_literal", "raw_string_literal", "char_literal",
-            "concatenated_string", "system_lib_string", "preproc_arg"}
+NOT_CODE = {
+    "comment",
+    "string_literal",
+    "raw_string_literal",
+    "char_literal",
+    "concatenated_string",
+    "system_lib_string",
+    "preproc_arg",
+}
 IGNORE_RE = re.compile(rb"hn:\s*ignore\[([^\]\n]*)\]")
 TEMPLATE_ARGS_RE = re.compile(r"<[^<>]*>")
 CUDA_KEY_RE = re.compile(r"^\w*CUDA$")
-BACKSLASH_NEWLINE = "\\\n"          # a directive continued on the next line
+BACKSLASH_NEWLINE = "\\\n"  # a directive continued on the next line
 
 
 def parse(data: bytes) -> Tree:
@@ -72,8 +80,8 @@ class _Scan:
         self.data, self.tree, self.plan = data, tree, plan
         self.root = tree.root_node
         self.hits: list[Hit] = []
-        self.ignores: dict[int, set[str]] = {}          # row -> suppressed codes/prefixes
-        self.arms: dict[int, tuple[Node, str]] = {}     # matched #if arm id -> (node, rule)
+        self.ignores: dict[int, set[str]] = {}  # row -> suppressed codes/prefixes
+        self.arms: dict[int, tuple[Node, str]] = {}  # matched #if arm id -> (node, rule)
         self._lines: list[bytes] | None = None
         self.loose: list[tuple[Node, Node, str]] = []  # (directive token, condition, rule)
 
@@ -89,7 +97,8 @@ class _Scan:
                 if codes:
                     row = self.data.count(b"\n", 0, m.start())
                     self.ignores.setdefault(row, set()).update(
-                        c.strip() for c in codes.group(1).decode().split(",") if c.strip())
+                        c.strip() for c in codes.group(1).decode().split(",") if c.strip()
+                    )
             return
         if _in(node, NOT_CODE, limit=4) is not None:
             return
@@ -114,7 +123,7 @@ class _Scan:
             return
         cond = arm.child_by_field_name("condition") or arm.child_by_field_name("name")
         if cond is None or not (cond.start_byte <= m.start() and m.end() <= cond.end_byte):
-            return                      # the macro is used in the arm's body, not its condition
+            return  # the macro is used in the arm's body, not its condition
         prev = self.arms.get(arm.id)
         if prev is None or rid < prev[1]:
             self.arms[arm.id] = (arm, rid)
@@ -125,9 +134,12 @@ class _Scan:
         if parent is None or parent.type in ("using_declaration", "enumerator"):
             return
         if parent.type == "init_declarator" and parent.child_by_field_name("declarator") == e:
-            return                      # `constexpr DeviceType kCUDA = ...`: the alias itself
+            return  # `constexpr DeviceType kCUDA = ...`: the alias itself
         text = " ".join(_text(e).split())
-        if parent.type == "binary_expression" and _text(parent.child_by_field_name("operator")) in ("==", "!="):
+        if parent.type == "binary_expression" and _text(parent.child_by_field_name("operator")) in (
+            "==",
+            "!=",
+        ):
             rule = self._enabled("devicetype", "comparison")
             if rule:
                 self.add(rule, "gate", parent, f"device-type comparison with `{text}`")
@@ -151,14 +163,18 @@ class _Scan:
         elif parent.type == "call_expression" and parent.child_by_field_name("function") == node:
             call, target = parent, node
         else:
-            return                      # a declaration/definition of is_cuda(), not a check
-        if call is None or call.type != "call_expression" or call.child_by_field_name("function") != target:
+            return  # a declaration/definition of is_cuda(), not a check
+        if (
+            call is None
+            or call.type != "call_expression"
+            or call.child_by_field_name("function") != target
+        ):
             return
         self.add(rule, "call", call, f"`{' '.join(_text(call).split())}` CUDA-only device check")
 
     def _nsrel(self, m: re.Match[bytes], node: Node) -> None:
         e = _outer_qualified(node)
-        outer = None                      # the outermost enclosing namespace's first component
+        outer = None  # the outermost enclosing namespace's first component
         n = e.parent
         while n is not None:
             if n.type == "namespace_definition" and n.child_by_field_name("name") is not None:
@@ -169,26 +185,41 @@ class _Scan:
 
     def _ns(self, m: re.Match[bytes], node: Node, prefix: str = "") -> None:
         e = _outer_qualified(node)
-        if e.type != "qualified_identifier" or _in(e, {"using_declaration", "namespace_definition"}, 3):
+        if e.type != "qualified_identifier" or _in(
+            e, {"using_declaration", "namespace_definition"}, 3
+        ):
             return
         full = prefix + re.sub(r"\s+", "", _text(e)).lstrip(":")
         ns = next((n for n in self.plan.namespaces if full.startswith(n + "::")), None)
         if ns is None:
             return
         rid = self.plan.namespaces[ns]
-        rest = full[len(ns) + 2:]
+        rest = full[len(ns) + 2 :]
         plain = TEMPLATE_ARGS_RE.sub("", TEMPLATE_ARGS_RE.sub("", rest))
         table = self.plan.suggest.get(rid, {})
         repl = table.get(plain) or table.get(plain.split("::")[0])
         parent = e.parent
-        if parent is not None and parent.type == "call_expression" and parent.child_by_field_name("function") == e:
+        if (
+            parent is not None
+            and parent.type == "call_expression"
+            and parent.child_by_field_name("function") == e
+        ):
             kind, target = "call", parent
         else:
-            kind, target = "reference", e      # a type, a function pointer, a template argument
-        msg = f"`{ns}::{plain}` {kind}" + (f" (written `cuda::` inside namespace {prefix[:-2]})" if prefix else "") \
+            kind, target = "reference", e  # a type, a function pointer, a template argument
+        msg = (
+            f"`{ns}::{plain}` {kind}"
+            + (f" (written `cuda::` inside namespace {prefix[:-2]})" if prefix else "")
             + (f": use `{repl}`" if repl else ": no device-generic equivalent")
-        self.add(self.plan.rules[rid], kind, target, msg, replacement=repl,
-                 safety="review" if repl else "manual")
+        )
+        self.add(
+            self.plan.rules[rid],
+            kind,
+            target,
+            msg,
+            replacement=repl,
+            safety="review" if repl else "manual",
+        )
 
     def _dkey(self, m: re.Match[bytes], node: Node) -> None:
         rule = self._enabled("dispatch-key")
@@ -204,17 +235,26 @@ class _Scan:
             return
         name = _text(node)
         if name in self.plan.library_macros:
-            if parent.type == "function_declarator" and parent.child_by_field_name("declarator") == node:
+            if (
+                parent.type == "function_declarator"
+                and parent.child_by_field_name("declarator") == node
+            ):
                 args = [c for c in parent.child_by_field_name("parameters").named_children]
                 block = parent.parent if parent.parent is not None else parent
-            elif parent.type == "call_expression" and parent.child_by_field_name("function") == node:
+            elif (
+                parent.type == "call_expression" and parent.child_by_field_name("function") == node
+            ):
                 args = list(parent.child_by_field_name("arguments").named_children)
                 block = parent
             else:
                 return
             if len(args) >= 2 and CUDA_KEY_RE.match(_text(args[1]).strip()):
-                self.add(rule, "macro", block,
-                         f"`{name}(..., {_text(args[1]).strip()}, ...)` registers kernels for CUDA only")
+                self.add(
+                    rule,
+                    "macro",
+                    block,
+                    f"`{name}(..., {_text(args[1]).strip()}, ...)` registers kernels for CUDA only",
+                )
         elif name in self.plan.stub_macros:
             if parent.type == "call_expression" and parent.child_by_field_name("function") == node:
                 self.add(rule, "macro", parent, f"`{name}` registers a CUDA/HIP-only stub kernel")
@@ -225,8 +265,11 @@ class _Scan:
         heads: dict[int, Node] = {}
         for arm, _ in self.arms.values():
             head = arm
-            while head.parent is not None and head.parent.type in COND_ARMS and \
-                    head.parent.child_by_field_name("alternative") == head:
+            while (
+                head.parent is not None
+                and head.parent.type in COND_ARMS
+                and head.parent.child_by_field_name("alternative") == head
+            ):
                 head = head.parent
             heads[head.id] = head
         for head in heads.values():
@@ -240,13 +283,22 @@ class _Scan:
                 hit = self.arms.get(arm.id)
                 if hit is not None:
                     matched_at = matched_at or arm
-                    self.add(self.plan.rules[hit[1]], "branch", arm,
-                             f"`{directive}` branch, lines {arm.start_point[0] + 1}-{end[0] + 1}", end=end)
+                    self.add(
+                        self.plan.rules[hit[1]],
+                        "branch",
+                        arm,
+                        f"`{directive}` branch, lines {arm.start_point[0] + 1}-{end[0] + 1}",
+                        end=end,
+                    )
                 elif matched_at is not None and br_else is not None:
-                    self.add(br_else, "branch", arm,
-                             f"`{directive}` arm of `{_directive(matched_at)}` "
-                             f"(line {matched_at.start_point[0] + 1}), lines {arm.start_point[0] + 1}-{end[0] + 1}",
-                             end=end)
+                    self.add(
+                        br_else,
+                        "branch",
+                        arm,
+                        f"`{directive}` arm of `{_directive(matched_at)}` "
+                        f"(line {matched_at.start_point[0] + 1}), lines {arm.start_point[0] + 1}-{end[0] + 1}",
+                        end=end,
+                    )
 
         seen: set[int] = set()
         for tok, cond, rid in self.loose:
@@ -254,9 +306,16 @@ class _Scan:
                 continue
             seen.add(tok.id)
             text = f"{_text(tok)} {' '.join(_text(cond).split())}"
-            self.hits.append(Hit(rid, "branch", tuple(tok.start_point), tuple(cond.end_point),
-                                 f"`{text}` branch (extent unknown: tree-sitter could not structure "
-                                 f"this region)"))
+            self.hits.append(
+                Hit(
+                    rid,
+                    "branch",
+                    tuple(tok.start_point),
+                    tuple(cond.end_point),
+                    f"`{text}` branch (extent unknown: tree-sitter could not structure "
+                    f"this region)",
+                )
+            )
 
     def _arm_end(self, chain: list[Node], i: int, head: Node) -> tuple[int, int]:
         if i + 1 < len(chain):
@@ -268,7 +327,11 @@ class _Scan:
         """The CUDA arm that holds every declaration of the file, if there is one."""
         kids = self.root.named_children
         while True:
-            sig = [k for k in kids if k.type not in ("comment", "preproc_include", "preproc_call", "preproc_def")]
+            sig = [
+                k
+                for k in kids
+                if k.type not in ("comment", "preproc_include", "preproc_call", "preproc_def")
+            ]
             if len(sig) != 1 or sig[0].type not in ("preproc_if", "preproc_ifdef"):
                 return None
             arm = sig[0]
@@ -276,7 +339,8 @@ class _Scan:
                 return None
             if arm.id in self.arms:
                 negated = arm.children[0].type == "#ifndef" or _text(
-                    arm.child_by_field_name("condition") or arm).lstrip().startswith("!")
+                    arm.child_by_field_name("condition") or arm
+                ).lstrip().startswith("!")
                 return None if negated else arm
             cond = arm.child_by_field_name("condition") or arm.child_by_field_name("name")
             kids = [k for k in arm.named_children if k != cond]
@@ -293,10 +357,28 @@ class _Scan:
             self._lines = self.data.split(b"\n")
         return self._lines[row] if row < len(self._lines) else b""
 
-    def add(self, rule, kind: str, node: Node, message: str, *, end=None,
-            replacement: str | None = None, safety: str | None = None) -> None:
-        self.hits.append(Hit(rule.id, kind, tuple(node.start_point), tuple(end or node.end_point),
-                             message, replacement, safety))
+    def add(
+        self,
+        rule,
+        kind: str,
+        node: Node,
+        message: str,
+        *,
+        end=None,
+        replacement: str | None = None,
+        safety: str | None = None,
+    ) -> None:
+        self.hits.append(
+            Hit(
+                rule.id,
+                kind,
+                tuple(node.start_point),
+                tuple(end or node.end_point),
+                message,
+                replacement,
+                safety,
+            )
+        )
 
 
 def _tokens(data: bytes, plan: Plan) -> list[re.Match[bytes]]:
@@ -312,8 +394,8 @@ def _tokens(data: bytes, plan: Plan) -> list[re.Match[bytes]]:
             i = data.find(a, end)
     out: list[re.Match[bytes]] = []
     for start in sorted(spans):
-        if data.startswith(b"//", start) or data[start:start + 200].lstrip().startswith(b"//"):
-            continue                    # a line comment (or inside a string/comment): never code
+        if data.startswith(b"//", start) or data[start : start + 200].lstrip().startswith(b"//"):
+            continue  # a line comment (or inside a string/comment): never code
         out.extend(plan.token_re.finditer(data, start, spans[start]))
     return out
 
@@ -334,11 +416,18 @@ def scan_cxx(data: bytes, plan: Plan, suffix: str) -> tuple[list[Hit], dict[int,
     file_rule = plan.rule("cuda-file")
     if file_rule is not None:
         last = tuple(tree.root_node.end_point)
-        if last[1] == 0 and last[0] > 0:          # end at the last line's end, not past the final \n
+        if last[1] == 0 and last[0] > 0:  # end at the last line's end, not past the final \n
             last = (last[0] - 1, len(scan._line(last[0] - 1)))
         if is_cuda_file:
             scan.hits.append(Hit(file_rule.id, "build", (0, 0), last, f"CUDA-only file ({suffix})"))
         elif (guard := scan.whole_file_guard()) is not None:
-            scan.hits.append(Hit(file_rule.id, "build", (0, 0), last,
-                                 f"whole file is under `{_directive(guard)}` (line {guard.start_point[0] + 1})"))
+            scan.hits.append(
+                Hit(
+                    file_rule.id,
+                    "build",
+                    (0, 0),
+                    last,
+                    f"whole file is under `{_directive(guard)}` (line {guard.start_point[0] + 1})",
+                )
+            )
     return scan.hits, scan.ignores, tree.root_node.has_error

@@ -4,6 +4,7 @@ A Plan is built once per rules collection (cached by identity): the byte prefilt
 that finds every candidate position in a file, and the per-rule data (macros, suggestions).
 Rules absent from the collection (deselected) switch their detector off.
 """
+
 from __future__ import annotations
 
 import re
@@ -17,17 +18,17 @@ CPP_LANGUAGES = ("cpp", "cmake")
 
 @dataclass
 class Plan:
-    rules: dict[str, Rule]                       # id -> rule, C++/CMake rules only
+    rules: dict[str, Rule]  # id -> rule, C++/CMake rules only
     by_detector: dict[str, list[Rule]] = field(default_factory=dict)
-    macro_rule: dict[str, str] = field(default_factory=dict)      # exact macro -> rule id
+    macro_rule: dict[str, str] = field(default_factory=dict)  # exact macro -> rule id
     prefix_rule: list[tuple[str, str]] = field(default_factory=list)  # macro prefix -> rule id
     suggest: dict[str, dict[str, str]] = field(default_factory=dict)  # rule id -> name -> API
-    namespaces: dict[str, str] = field(default_factory=dict)      # "c10::cuda" -> rule id
+    namespaces: dict[str, str] = field(default_factory=dict)  # "c10::cuda" -> rule id
     library_macros: tuple[str, ...] = ()
     stub_macros: tuple[str, ...] = ()
     cuda_suffixes: tuple[str, ...] = ()
-    gate: tuple[bytes, ...] = ()                 # cheap `in` tests: no hit, no parse
-    anchors: tuple[bytes, ...] = ()              # every token's line holds one of these
+    gate: tuple[bytes, ...] = ()  # cheap `in` tests: no hit, no parse
+    anchors: tuple[bytes, ...] = ()  # every token's line holds one of these
     token_re: re.Pattern[bytes] | None = None
     cmake_options: frozenset[str] = frozenset()
     cmake_branch_vars: frozenset[str] = frozenset()
@@ -74,7 +75,9 @@ def build_plan(rules: Any) -> Plan:
     alts: list[str] = []
     words = sorted(plan.macro_rule, key=len, reverse=True)
     if words or plan.prefix_rule:
-        pieces = [re.escape(w) for w in words] + [re.escape(p) + r"\w+" for p, _ in plan.prefix_rule]
+        pieces = [re.escape(w) for w in words] + [
+            re.escape(p) + r"\w+" for p, _ in plan.prefix_rule
+        ]
         alts.append(r"(?P<macro>\b(?:%s)\b)" % "|".join(pieces))
     if "devicetype" in plan.by_detector:
         alts.append(r"(?P<devtype>\bDeviceType\s*::\s*CUDA\b|\bkCUDA\b)")
@@ -88,8 +91,10 @@ def build_plan(rules: Any) -> Plan:
     if "dispatch-key" in plan.by_detector:
         alts.append(r"(?P<dkey>\bDispatchKey\s*::\s*\w*CUDA\b)")
     if plan.library_macros or plan.stub_macros:
-        alts.append(r"(?P<reg>\b(?:%s)\b)" % "|".join(
-            re.escape(m) for m in plan.library_macros + plan.stub_macros))
+        alts.append(
+            r"(?P<reg>\b(?:%s)\b)"
+            % "|".join(re.escape(m) for m in plan.library_macros + plan.stub_macros)
+        )
     alts.append(r"(?P<ignore>hn:\s*ignore\[)")
     plan.token_re = re.compile("|".join(alts).encode())
 

@@ -1,4 +1,5 @@
 """JSON: the canonical serialisation (Report.to_dict); compact, one finding per line."""
+
 from __future__ import annotations
 
 import json
@@ -14,4 +15,3 @@ def render(report: Report) -> str:
     rows = ",\n  ".join(json.dumps(f, ensure_ascii=False) for f in findings)
     errs = ",\n  ".join(json.dumps(e, ensure_ascii=False) for e in errors)
     return f'{head},\n "findings": [\n  {rows}\n ],\n "errors": [\n  {errs}\n ]\n}}\n'
-

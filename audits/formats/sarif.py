@@ -5,6 +5,7 @@ level; results carry ruleId/ruleIndex, level, message, a physical location relat
 %SRCROOT% and a partial fingerprint (so alerts survive line moves). Unreadable/unparsable files
 become tool execution notifications.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,17 +20,27 @@ _LEVEL = {"safe": "note", "review": "warning", "manual": "warning"}
 
 
 def _rule(r: Rule) -> dict:
-    help_md = (f"**{r.title}**\n\n{r.rationale}\n\n"
-               f"Replacement: `{r.replacement or 'none'}` (fix safety: {r.safety})\n\n"
-               f"Before:\n```python\n{r.example_before}\n```\nAfter:\n```python\n{r.example_after}\n```")
+    help_md = (
+        f"**{r.title}**\n\n{r.rationale}\n\n"
+        f"Replacement: `{r.replacement or 'none'}` (fix safety: {r.safety})\n\n"
+        f"Before:\n```python\n{r.example_before}\n```\nAfter:\n```python\n{r.example_after}\n```"
+    )
     return {
-        "id": r.id, "name": r.name,
+        "id": r.id,
+        "name": r.name,
         "shortDescription": {"text": r.title},
         "fullDescription": {"text": r.rationale},
-        "help": {"text": f"{r.rationale} Replacement: {r.replacement or 'none'}.", "markdown": help_md},
+        "help": {
+            "text": f"{r.rationale} Replacement: {r.replacement or 'none'}.",
+            "markdown": help_md,
+        },
         "helpUri": DOCS + r.url(),
         "defaultConfiguration": {"level": _LEVEL[r.safety]},
-        "properties": {"category": r.category, "safety": r.safety, "tags": [r.category, r.language]},
+        "properties": {
+            "category": r.category,
+            "safety": r.safety,
+            "tags": [r.category, r.language],
+        },
     }
 
 
@@ -43,33 +54,65 @@ def render(report: Report, rules: Sequence[Rule]) -> str:
             "ruleId": f.rule,
             "level": _LEVEL.get(f.safety, "warning"),
             "message": {"text": f.message},
-            "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
-                "region": {"startLine": f.line, "startColumn": f.col,
-                           "endLine": f.end_line, "endColumn": f.end_col,
-                           "snippet": {"text": f.source}},
-            }}],
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
+                        "region": {
+                            "startLine": f.line,
+                            "startColumn": f.col,
+                            "endLine": f.end_line,
+                            "endColumn": f.end_col,
+                            "snippet": {"text": f.source},
+                        },
+                    }
+                }
+            ],
             "partialFingerprints": {"hwneutral/v1": f.fingerprint()},
-            "properties": {"kind": f.kind, "subsystem": f.subsystem, "safety": f.safety,
-                           "replacement": f.replacement},
+            "properties": {
+                "kind": f.kind,
+                "subsystem": f.subsystem,
+                "safety": f.safety,
+                "replacement": f.replacement,
+            },
         }
         if f.rule in index:
             res["ruleIndex"] = index[f.rule]
         results.append(res)
-    notes = [{"level": "error" if e.reason in ("internal",) else "warning",
-              "message": {"text": f"{e.reason}: {e.detail}"},
-              "locations": [{"physicalLocation": {"artifactLocation": {"uri": e.path, "uriBaseId": "%SRCROOT%"}}}]}
-             for e in report.errors]
+    notes = [
+        {
+            "level": "error" if e.reason in ("internal",) else "warning",
+            "message": {"text": f"{e.reason}: {e.detail}"},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": e.path, "uriBaseId": "%SRCROOT%"}
+                    }
+                }
+            ],
+        }
+        for e in report.errors
+    ]
     doc = {
         "$schema": SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "hwneutral", "version": __version__,
-                                "informationUri": DOCS + "docs/audit.md", "rules": [_rule(r) for r in listed]}},
-            "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + report.root.rstrip("/") + "/"}},
-            "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notes}],
-            "results": results,
-            "properties": {"catalogVersion": report.catalog_version},
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "hwneutral",
+                        "version": __version__,
+                        "informationUri": DOCS + "docs/audit.md",
+                        "rules": [_rule(r) for r in listed],
+                    }
+                },
+                "originalUriBaseIds": {
+                    "%SRCROOT%": {"uri": "file://" + report.root.rstrip("/") + "/"}
+                },
+                "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notes}],
+                "results": results,
+                "properties": {"catalogVersion": report.catalog_version},
+            }
+        ],
     }
     return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"

@@ -2,6 +2,7 @@
 
 Individual findings are listed when there are few (<= 60) or with --show-findings.
 """
+
 from __future__ import annotations
 
 import io
@@ -17,8 +18,9 @@ from . import summary_line
 LIST_UP_TO = 60
 
 
-def render(report: Report, rules: Sequence[Rule], *, color: bool = False,
-           show_findings: bool | None = None) -> str:
+def render(
+    report: Report, rules: Sequence[Rule], *, color: bool = False, show_findings: bool | None = None
+) -> str:
     buf = io.StringIO()
     con = Console(file=buf, force_terminal=color, no_color=not color, width=120, highlight=False)
     by_id = {r.id: r for r in rules}
@@ -28,10 +30,16 @@ def render(report: Report, rules: Sequence[Rule], *, color: bool = False,
             if col == "location":
                 t.add_column(col, overflow="fold", min_width=24)
             else:
-                t.add_column(col, overflow="ellipsis", no_wrap=True, max_width=44 if col == "source" else 30)
+                t.add_column(
+                    col, overflow="ellipsis", no_wrap=True, max_width=44 if col == "source" else 30
+                )
         for f in report.findings:
-            t.add_row(f"{f.path}:{f.line}:{f.col}", f"{f.rule} {f.name}", f.source[:70],
-                      f.replacement or "-")
+            t.add_row(
+                f"{f.path}:{f.line}:{f.col}",
+                f"{f.rule} {f.name}",
+                f.source[:70],
+                f.replacement or "-",
+            )
         con.print(t)
     subs = report.counts("subsystem")
     cats_by_sub: dict[str, Counter] = {}
@@ -51,9 +59,14 @@ def render(report: Report, rules: Sequence[Rule], *, color: bool = False,
         t.add_column(col, justify="right" if col == "count" else "left")
     rule_counts = report.counts("rule")
     for cat, _ in report.counts("category").most_common():
-        for rid, n in sorted(((r, n) for r, n in rule_counts.items()
-                              if (by_id[r].category if r in by_id else "") == cat),
-                             key=lambda x: -x[1]):
+        for rid, n in sorted(
+            (
+                (r, n)
+                for r, n in rule_counts.items()
+                if (by_id[r].category if r in by_id else "") == cat
+            ),
+            key=lambda x: -x[1],
+        ):
             r = by_id[rid]
             t.add_row(cat, rid, r.name, r.safety, str(n))
     con.print(t)

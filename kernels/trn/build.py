@@ -46,7 +46,9 @@ def _preflight() -> None:
     """Fail with one sentence naming the missing piece instead of a page of compiler output."""
     cxx = os.environ.get("CXX", "c++")
     if shutil.which(cxx) is None:
-        raise BuildError(f"trn native core: C++ compiler '{cxx}' not found on PATH (install g++ or set CXX)")
+        raise BuildError(
+            f"trn native core: C++ compiler '{cxx}' not found on PATH (install g++ or set CXX)"
+        )
     venv_bin = Path(sys.executable).parent
     if shutil.which("ninja") is None and not (venv_bin / "ninja").exists():
         raise BuildError("trn native core: 'ninja' not found (pip install ninja)")
@@ -55,7 +57,9 @@ def _preflight() -> None:
         raise BuildError(f"trn native core: Python header {py_h} missing (install python3-dev)")
     torch_h = Path(torch.__file__).parent / "include" / "torch" / "extension.h"
     if not torch_h.exists():
-        raise BuildError(f"trn native core: torch header {torch_h} missing (torch wheel without headers?)")
+        raise BuildError(
+            f"trn native core: torch header {torch_h} missing (torch wheel without headers?)"
+        )
 
 
 def load(verbose: bool = False):
@@ -79,7 +83,12 @@ def load(verbose: bool = False):
         )
     except Exception as exc:  # cpp_extension raises RuntimeError/CalledProcessError with full logs
         text = str(exc)
-        missing = [ln.strip() for ln in text.splitlines()
-                   if "fatal error" in ln or "No such file" in ln or " error: " in ln]
-        hint = missing[0] if missing else text.strip().splitlines()[-1] if text.strip() else repr(exc)
+        missing = [
+            ln.strip()
+            for ln in text.splitlines()
+            if "fatal error" in ln or "No such file" in ln or " error: " in ln
+        ]
+        hint = (
+            missing[0] if missing else text.strip().splitlines()[-1] if text.strip() else repr(exc)
+        )
         raise BuildError(f"trn native core failed to build in {out}: {hint}") from exc

@@ -5,17 +5,47 @@ from __future__ import annotations
 
 from .dtypes import get_amp_supported_dtype, is_bf16_supported  # noqa: F401
 from .memory import (  # noqa: F401
-    capacity, empty_cache, max_memory_allocated, max_memory_reserved, mem_get_info, memory_allocated,
-    memory_reserved, memory_stats, reset_accumulated_memory_stats, reset_peak_memory_stats, set_capacity,
+    capacity,
+    empty_cache,
+    max_memory_allocated,
+    max_memory_reserved,
+    mem_get_info,
+    memory_allocated,
+    memory_reserved,
+    memory_stats,
+    reset_accumulated_memory_stats,
+    reset_peak_memory_stats,
+    set_capacity,
 )
 from .properties import DeviceProperties, get_device_properties as _props  # noqa: F401
 from .random import (  # noqa: F401
-    default_generator, get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed,
-    seed_all, set_rng_state, set_rng_state_all,
+    default_generator,
+    get_rng_state,
+    get_rng_state_all,
+    initial_seed,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    seed_all,
+    set_rng_state,
+    set_rng_state_all,
 )
 from .runtime import (  # noqa: F401
-    Event, Stream, _index, _is_in_bad_fork, _lazy_init, current_device, current_stream, device, device_count,
-    is_available, is_initialized, set_device, set_stream, stream, synchronize,
+    Event,
+    Stream,
+    _index,
+    _is_in_bad_fork,
+    _lazy_init,
+    current_device,
+    current_stream,
+    device,
+    device_count,
+    is_available,
+    is_initialized,
+    set_device,
+    set_stream,
+    stream,
+    synchronize,
 )
 
 

@@ -6,6 +6,7 @@ runtime calls :func:`resolve` from its allocation and copy seams.
 
 Env var: HN_TRN_DTYPE_POLICY = strict | permissive.
 """
+
 from __future__ import annotations
 
 import os
@@ -52,7 +53,9 @@ class DtypePolicy:
 
     def __init__(self, preset: str = "trn2", mode: str = "strict") -> None:
         if preset not in UNSUPPORTED:
-            raise ValueError(f"unknown trn preset {preset!r}; choose one of {', '.join(UNSUPPORTED)}")
+            raise ValueError(
+                f"unknown trn preset {preset!r}; choose one of {', '.join(UNSUPPORTED)}"
+            )
         if mode not in MODES:
             raise ValueError(f"{ENV_POLICY}={mode!r}: choose 'strict' or 'permissive'")
         self.preset = preset
@@ -79,7 +82,8 @@ class DtypePolicy:
             f"{op}: {name} is not supported on trn ({self.preset} has no {name} datapath). "
             f"Convert before moving to the device, e.g. tensor{fix}, "
             f"or set {ENV_POLICY}=permissive to downcast to {str(FALLBACK[dtype]).removeprefix('torch.')} "
-            "with a warning.")
+            "with a warning."
+        )
 
     def resolve(self, dtype: torch.dtype, op: str) -> torch.dtype:
         """The dtype the device stores for a request of ``dtype`` by ``op``; raise in strict mode."""
@@ -91,8 +95,11 @@ class DtypePolicy:
         key = (dtype, op)
         if key not in self._warned:
             self._warned.add(key)
-            warnings.warn(f"trn: {op} downcasts {str(dtype).removeprefix('torch.')} to "
-                          f"{str(target).removeprefix('torch.')} (permissive dtype policy; "
-                          f"{self.preset} has no {str(dtype).removeprefix('torch.')})",
-                          UserWarning, stacklevel=3)
+            warnings.warn(
+                f"trn: {op} downcasts {str(dtype).removeprefix('torch.')} to "
+                f"{str(target).removeprefix('torch.')} (permissive dtype policy; "
+                f"{self.preset} has no {str(dtype).removeprefix('torch.')})",
+                UserWarning,
+                stacklevel=3,
+            )
         return target

@@ -47,7 +47,11 @@ class TrnInterface(DeviceInterface):
 
     @staticmethod
     def maybe_exchange_device(device: int) -> int:
-        return TrnInterface.exchange_device(device) if 0 <= device < dm.device_count() else dm.current_device()
+        return (
+            TrnInterface.exchange_device(device)
+            if 0 <= device < dm.device_count()
+            else dm.current_device()
+        )
 
     @staticmethod
     def _set_stream_by_id(stream_id: int, device_index: int, device_type: int) -> None:

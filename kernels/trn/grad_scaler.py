@@ -16,6 +16,7 @@ innocuous?", 1995); tests/kernels/test_device_runtime.py checks it bit for bit. 
 float64 detour guards against inexact float32 division under some compile options, which does
 not apply to the CPU kernels trn runs.)
 """
+
 from __future__ import annotations
 
 import functools
@@ -33,14 +34,18 @@ def _unscale_float32(self: GradScaler, optimizer: torch.optim.Optimizer) -> None
     self._check_scale_growth_tracker("unscale_")
     optimizer_state = self._per_optimizer_states[id(optimizer)]
     if optimizer_state["stage"] is OptState.UNSCALED:
-        raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
+        raise RuntimeError(
+            "unscale_() has already been called on this optimizer since the last update()."
+        )
     if optimizer_state["stage"] is OptState.STEPPED:
         raise RuntimeError("unscale_() is being called after step().")
     if self._scale is None:
         raise AssertionError("_scale is None in unscale_")
     inv_scale = self._scale.reciprocal()
     found_inf = torch.full((), 0.0, dtype=torch.float32, device=self._scale.device)
-    optimizer_state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale, found_inf, False)
+    optimizer_state["found_inf_per_device"] = self._unscale_grads_(
+        optimizer, inv_scale, found_inf, False
+    )
     optimizer_state["stage"] = OptState.UNSCALED
 
 

@@ -7,6 +7,7 @@ variants are absent, not skipped or failed. Registration installs an import hook
 it as soon as ``common_device_type`` is imported (which must come after registration anyway),
 so upstream test files and patches.validate runs see the policy without doing anything.
 """
+
 from __future__ import annotations
 
 import importlib.abc
@@ -42,7 +43,11 @@ def apply_dtype_policy(unsupported=None) -> frozenset:
 
     def _parametrize_test(self, test, generic_cls, device_cls):
         for item in orig_parametrize(self, test, generic_cls, device_cls):
-            if device_cls is not None and _is_trn(device_cls.device_type) and item[2].get("dtype") in _applied:
+            if (
+                device_cls is not None
+                and _is_trn(device_cls.device_type)
+                and item[2].get("dtype") in _applied
+            ):
                 continue
             yield item
 
@@ -54,8 +59,12 @@ def apply_dtype_policy(unsupported=None) -> frozenset:
         dtypes = orig_get_dtypes(cls, test)
         if dtypes is None:
             return None
-        kept = [d for d in dtypes if not (isinstance(d, torch.dtype) and d in _applied)
-                and not (isinstance(d, tuple) and any(x in _applied for x in d))]
+        kept = [
+            d
+            for d in dtypes
+            if not (isinstance(d, torch.dtype) and d in _applied)
+            and not (isinstance(d, tuple) and any(x in _applied for x in d))
+        ]
         return kept
 
     cdt.PrivateUse1TestBase._get_dtypes = classmethod(_get_dtypes)
@@ -68,7 +77,7 @@ class _ApplyAfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, name, path, target=None):
         if name != HARNESS_MODULE:
             return None
-        sys.meta_path.remove(self)           # find the real spec, then stand between it and exec
+        sys.meta_path.remove(self)  # find the real spec, then stand between it and exec
         try:
             spec = importlib.util.find_spec(name)
         finally:

@@ -11,6 +11,7 @@
 Env vars: NEURON_RT_STOCHASTIC_ROUNDING_EN, NEURON_RT_STOCHASTIC_ROUNDING_SEED,
 HN_TRN_MATMUL_BF16 (1 = compute fp32 matmuls through bf16 inputs; default 0).
 """
+
 from __future__ import annotations
 
 import os
@@ -26,8 +27,22 @@ LOW_PRECISION = (torch.bfloat16, torch.float16)
 
 # The aten ops that run on the tensor engine. linear and matmul are CompositeImplicit upstream and
 # reach the device as mm/addmm/bmm/..., so covering these covers them too.
-MATMUL_OPS = ("mm", "bmm", "addmm", "baddbmm", "addbmm", "addmv", "mv", "dot", "vdot",
-              "convolution", "_convolution", "convolution_overrideable", "linear", "matmul")
+MATMUL_OPS = (
+    "mm",
+    "bmm",
+    "addmm",
+    "baddbmm",
+    "addbmm",
+    "addmv",
+    "mv",
+    "dot",
+    "vdot",
+    "convolution",
+    "_convolution",
+    "convolution_overrideable",
+    "linear",
+    "matmul",
+)
 
 
 def env_flag(env: Mapping[str, str], name: str) -> bool:
@@ -72,7 +87,9 @@ class StochasticRounding:
         return x.to(dtype)
 
 
-def stochastic_round_bf16(x: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+def stochastic_round_bf16(
+    x: torch.Tensor, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """fp32 -> bf16, rounding away from zero with probability = the dropped 16-bit fraction.
 
     Adds a uniform 16-bit integer to the fp32 bit pattern (sign-magnitude, so this works on the
@@ -81,7 +98,9 @@ def stochastic_round_bf16(x: torch.Tensor, generator: torch.Generator | None = N
     if x.dtype != torch.float32:
         raise TypeError(f"stochastic_round_bf16 expects float32, got {x.dtype}")
     x = x.contiguous()
-    noise = torch.randint(0, 1 << 16, x.shape, dtype=torch.int32, generator=generator, device=x.device)
+    noise = torch.randint(
+        0, 1 << 16, x.shape, dtype=torch.int32, generator=generator, device=x.device
+    )
     bits = x.view(torch.int32)
     rounded = ((bits + noise) & ~0xFFFF).view(torch.float32)
     # Truncated patterns are exact in bf16, so this conversion adds no second rounding.
@@ -116,9 +135,14 @@ def low_precision_dtype(args: tuple, kwargs: Mapping[str, Any]) -> torch.dtype |
     return None
 
 
-def fp32_accumulate(fn: Callable[..., torch.Tensor], args: tuple, kwargs: Mapping[str, Any] | None = None,
-                    *, rounding: StochasticRounding | None = None,
-                    fp32_via_bf16: bool = False) -> torch.Tensor:
+def fp32_accumulate(
+    fn: Callable[..., torch.Tensor],
+    args: tuple,
+    kwargs: Mapping[str, Any] | None = None,
+    *,
+    rounding: StochasticRounding | None = None,
+    fp32_via_bf16: bool = False,
+) -> torch.Tensor:
     """Run a matmul-class ``fn`` the way the tensor engine does.
 
     bf16/fp16 inputs: compute in fp32 and round the result once to the input dtype (RNE, or SR
@@ -128,7 +152,10 @@ def fp32_accumulate(fn: Callable[..., torch.Tensor], args: tuple, kwargs: Mappin
     kwargs = dict(kwargs or {})
     low = low_precision_dtype(args, kwargs)
     if low is not None:
-        out = fn(*_upcast(args, LOW_PRECISION), **{k: _upcast(v, LOW_PRECISION) for k, v in kwargs.items()})
+        out = fn(
+            *_upcast(args, LOW_PRECISION),
+            **{k: _upcast(v, LOW_PRECISION) for k, v in kwargs.items()},
+        )
         return (rounding or _RNE).round(out, low)
     if fp32_via_bf16:
         return fn(*_bf16_inputs(args), **{k: _bf16_inputs(v) for k, v in kwargs.items()})

@@ -22,7 +22,7 @@ class DeviceProperties:
     # Trainium topology (kernels/trn/topology.py fills these from the preset)
     core_version: str = ""
     neuron_core_id: int = 0
-    physical_cores: int = 1      # physical NeuronCores behind this logical core (LNC)
+    physical_cores: int = 1  # physical NeuronCores behind this logical core (LNC)
     logical_cores_per_chip: int = 1
     sbuf_bytes: int = 0
     psum_bytes: int = 0

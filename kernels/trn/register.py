@@ -36,7 +36,9 @@ def register() -> str:
     name = backend_name()
     current = torch._C._get_privateuse1_backend_name()
     if current not in ("privateuseone", name):
-        raise RuntimeError(f"PrivateUse1 is already registered as {current!r}; cannot register {name!r}")
+        raise RuntimeError(
+            f"PrivateUse1 is already registered as {current!r}; cannot register {name!r}"
+        )
     devices = int(os.environ.get("HN_TRN_DEVICES", DEFAULT_DEVICES))
     core = _core.native()
     core.set_device_count(devices)

@@ -23,7 +23,9 @@ def _index(device=None) -> int:
             raise ValueError(f"expected a {_name()} device, got {device}")
         idx = device.index if device.index is not None else _core.native().current_device()
     if not 0 <= idx < device_count():
-        raise ValueError(f"invalid {_name()} device index {idx} (device_count() is {device_count()})")
+        raise ValueError(
+            f"invalid {_name()} device index {idx} (device_count() is {device_count()})"
+        )
     return idx
 
 
@@ -85,9 +87,16 @@ class Stream(torch.Stream):
 
 
 class Event(torch.Event):
-    def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
-        return super().__new__(cls, device=torch.device(_name(), current_device()),
-                               enable_timing=enable_timing, blocking=blocking, interprocess=interprocess)
+    def __new__(
+        cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
+    ):
+        return super().__new__(
+            cls,
+            device=torch.device(_name(), current_device()),
+            enable_timing=enable_timing,
+            blocking=blocking,
+            interprocess=interprocess,
+        )
 
 
 def current_stream(device=None) -> torch.Stream:
@@ -95,8 +104,11 @@ def current_stream(device=None) -> torch.Stream:
 
 
 def default_stream(device=None) -> torch.Stream:
-    return torch.Stream(stream_id=0, device_index=_index(device), device_type=torch._C._autograd.DeviceType.PrivateUse1
-                        if False else _device_type_int())
+    return torch.Stream(
+        stream_id=0,
+        device_index=_index(device),
+        device_type=torch._C._autograd.DeviceType.PrivateUse1 if False else _device_type_int(),
+    )
 
 
 def _device_type_int() -> int:

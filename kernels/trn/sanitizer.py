@@ -10,6 +10,7 @@ has waited for it, or ``record_stream(tensor, stream)`` declared the stream's us
 Pure Python over opaque keys (stream ids, event ids, storage keys); the device runtime feeds it.
 Env var: HN_TRN_SANITIZER=1 turns it on for the device (see kernels/trn/sanitizer_mode.py).
 """
+
 from __future__ import annotations
 
 import traceback
@@ -56,22 +57,24 @@ class SynchronizationError(RuntimeError):
             f"event recorded after the {'write' if previous.is_write else 'read'}, or "
             "tensor.record_stream() when handing the tensor over.\n"
             f"\nCurrent access ({current.describe()}):\n{''.join(current.stack)}"
-            f"\nPrevious access ({previous.describe()}):\n{''.join(previous.stack)}")
+            f"\nPrevious access ({previous.describe()}):\n{''.join(previous.stack)}"
+        )
 
 
 class StreamSanitizer:
     """Vector-clock race detector over streams, events and storages."""
 
-    def __init__(self, *, raise_on_race: bool = True, capture_stacks: bool = True,
-                 hide: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, *, raise_on_race: bool = True, capture_stacks: bool = True, hide: tuple[str, ...] = ()
+    ) -> None:
         self.raise_on_race = raise_on_race
         self.capture_stacks = capture_stacks
-        self.hide = hide    # path prefixes of frames left out of reported stacks (framework code)
+        self.hide = hide  # path prefixes of frames left out of reported stacks (framework code)
         self.clocks: dict[Hashable, Clock] = {}
         self.events: dict[Hashable, Clock] = {}
         self.storages: dict[Hashable, _StorageState] = {}
         self.races: list[SynchronizationError] = []
-        self.host: Clock = {}   # what the host has waited for; every later access follows it
+        self.host: Clock = {}  # what the host has waited for; every later access follows it
 
     # -- streams and events ------------------------------------------------------------------
     def _clock(self, stream: Hashable) -> Clock:
@@ -86,7 +89,7 @@ class StreamSanitizer:
         self.events[event] = dict(self._clock(stream))
 
     def wait_event(self, stream: Hashable, event: Hashable) -> None:
-        if event not in self.events:   # waiting on a never-recorded event is a no-op (as in CUDA)
+        if event not in self.events:  # waiting on a never-recorded event is a no-op (as in CUDA)
             return
         _merge(self._clock(stream), self.events[event])
 
@@ -130,11 +133,15 @@ class StreamSanitizer:
         state = self.storages.setdefault(storage, _StorageState())
         clock = self._clock(stream)
         ack = state.acknowledged.get(stream, {})
-        previous = ([state.last_write] if state.last_write else []) + (list(state.reads.values()) if is_write else [])
+        previous = ([state.last_write] if state.last_write else []) + (
+            list(state.reads.values()) if is_write else []
+        )
         for prev in previous:
             if prev.stream == stream:
                 continue
-            seen = max(clock.get(prev.stream, 0), self.host.get(prev.stream, 0), ack.get(prev.stream, 0))
+            seen = max(
+                clock.get(prev.stream, 0), self.host.get(prev.stream, 0), ack.get(prev.stream, 0)
+            )
             if seen >= prev.tick:
                 continue
             self._report(SynchronizationError(storage, current, prev))
@@ -146,7 +153,11 @@ class StreamSanitizer:
             state.reads[stream] = current
 
     def _stack(self) -> tuple[str, ...]:
-        frames = [f for f in traceback.extract_stack()[:-2] if not f.filename.startswith(self.hide or "\0")]
+        frames = [
+            f
+            for f in traceback.extract_stack()[:-2]
+            if not f.filename.startswith(self.hide or "\0")
+        ]
         return tuple(traceback.format_list(frames))
 
     def _report(self, err: SynchronizationError) -> None:

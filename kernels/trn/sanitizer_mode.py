@@ -5,6 +5,7 @@ CUDA's CSAN); waits and syncs made through torch.Stream/torch.Event/torch.accele
 from the native guard's stream observer. The mode lives on the enabling thread's mode stack,
 so ops run by autograd's device threads are not checked.
 """
+
 from __future__ import annotations
 
 import os
@@ -39,25 +40,38 @@ class _Mode(TorchDispatchMode):
         san = self.sanitizer
         if func is torch.ops.aten.record_stream.default:
             tensor, stream = args
-            san.record_stream(_storage_key(tensor), _stream_key(stream.device_index, stream.stream_id))
+            san.record_stream(
+                _storage_key(tensor), _stream_key(stream.device_index, stream.stream_id)
+            )
             return func(*args, **kwargs)
         schema = func._schema
         op = schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
         inputs = []
-        for arg, value in zip(schema.arguments, list(args) + [kwargs.get(a.name) for a in schema.arguments[len(args):]]):
+        for arg, value in zip(
+            schema.arguments,
+            list(args) + [kwargs.get(a.name) for a in schema.arguments[len(args) :]],
+        ):
             is_write = arg.alias_info is not None and arg.alias_info.is_write
             for t in value if isinstance(value, (list, tuple)) else (value,):
-                if isinstance(t, torch.Tensor) and t.device.type == _name() and t.untyped_storage().nbytes():
+                if (
+                    isinstance(t, torch.Tensor)
+                    and t.device.type == _name()
+                    and t.untyped_storage().nbytes()
+                ):
                     inputs.append((t, is_write))
         for t, is_write in inputs:
             san.access(_storage_key(t), self._stream(t), is_write=is_write, op=op)
         out = func(*args, **kwargs)
         seen = {_storage_key(t) for t, _ in inputs}
         for t in out if isinstance(out, (list, tuple)) else (out,):
-            if (isinstance(t, torch.Tensor) and t.device.type == _name() and t.untyped_storage().nbytes()
-                    and _storage_key(t) not in seen):
+            if (
+                isinstance(t, torch.Tensor)
+                and t.device.type == _name()
+                and t.untyped_storage().nbytes()
+                and _storage_key(t) not in seen
+            ):
                 key = _storage_key(t)
-                san.free(key)   # fresh memory: earlier history at this address is of a freed tensor
+                san.free(key)  # fresh memory: earlier history at this address is of a freed tensor
                 san.access(key, self._stream(t), is_write=True, op=op)
         return out
 
@@ -79,6 +93,7 @@ def _observer(san: StreamSanitizer):
             san.event_synchronize(event)
         elif what == "device_sync":
             san.synchronize()
+
     return on_stream
 
 

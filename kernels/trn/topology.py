@@ -12,6 +12,7 @@ Env vars (read by :func:`from_env`):
   NEURON_RT_NUM_CORES       how many logical cores to reserve (0 = all)
   HN_TRN_HBM_BYTES         per-device HBM capacity override (tests); accepts 4096, 64MiB, 2GiB
 """
+
 from __future__ import annotations
 
 import os
@@ -60,7 +61,9 @@ class Preset:
 PRESETS: dict[str, Preset] = {
     "trn1": Preset("trn1", "Trainium", "NeuronCore-v2", 2, 32 * GiB, 1, (1,), 24 * MiB, 2 * MiB),
     "trn2": Preset("trn2", "Trainium2", "NeuronCore-v3", 8, 96 * GiB, 2, (1, 2), 28 * MiB, 2 * MiB),
-    "trn3": Preset("trn3", "Trainium3", "NeuronCore-v4", 8, 144 * GiB, 2, (1, 2), 32 * MiB, 2 * MiB),
+    "trn3": Preset(
+        "trn3", "Trainium3", "NeuronCore-v4", 8, 144 * GiB, 2, (1, 2), 32 * MiB, 2 * MiB
+    ),
 }
 
 
@@ -68,22 +71,24 @@ PRESETS: dict[str, Preset] = {
 class DeviceProperties:
     """What ``torch.trn.get_device_properties(i)`` reports for one logical NeuronCore."""
 
-    index: int                  # torch device index (position in the visible list)
+    index: int  # torch device index (position in the visible list)
     name: str
     core_version: str
-    neuron_core_id: int         # logical core id on the instance (NEURON_RT_VISIBLE_CORES space)
+    neuron_core_id: int  # logical core id on the instance (NEURON_RT_VISIBLE_CORES space)
     chip_index: int
-    physical_cores: int         # physical NeuronCores behind this logical core (= LNC)
+    physical_cores: int  # physical NeuronCores behind this logical core (= LNC)
     logical_cores_per_chip: int
     physical_cores_per_chip: int
-    total_memory: int           # bytes of HBM this device may allocate
+    total_memory: int  # bytes of HBM this device may allocate
     sbuf_bytes: int
     psum_bytes: int
 
     def __repr__(self) -> str:
-        return (f"_TrnDeviceProperties(name='{self.name}', total_memory={self.total_memory // MiB}MB, "
-                f"core_version='{self.core_version}', physical_cores={self.physical_cores}, "
-                f"neuron_core_id={self.neuron_core_id})")
+        return (
+            f"_TrnDeviceProperties(name='{self.name}', total_memory={self.total_memory // MiB}MB, "
+            f"core_version='{self.core_version}', physical_cores={self.physical_cores}, "
+            f"neuron_core_id={self.neuron_core_id})"
+        )
 
 
 @dataclass(frozen=True)
@@ -93,7 +98,7 @@ class Topology:
     preset: Preset
     chips: int
     lnc: int
-    visible: tuple[int, ...]            # logical core ids, in torch device-index order
+    visible: tuple[int, ...]  # logical core ids, in torch device-index order
     hbm_override: int | None = None
     notes: tuple[str, ...] = field(default=())
 
@@ -136,8 +141,10 @@ class Topology:
 
     def _check_index(self, index: int) -> None:
         if not 0 <= index < self.device_count:
-            raise IndexError(f"trn device index {index} out of range: {self.device_count} visible "
-                             f"device(s) ({ENV_VISIBLE}={','.join(map(str, self.visible))})")
+            raise IndexError(
+                f"trn device index {index} out of range: {self.device_count} visible "
+                f"device(s) ({ENV_VISIBLE}={','.join(map(str, self.visible))})"
+            )
 
 
 def parse_core_list(text: str, limit: int) -> tuple[int, ...]:
@@ -146,15 +153,19 @@ def parse_core_list(text: str, limit: int) -> tuple[int, ...]:
     for part in text.replace(" ", "").split(","):
         m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
         if not m:
-            raise TopologyError(f"{ENV_VISIBLE}={text!r}: {part!r} is not a core id or range "
-                                "(expected e.g. '0-3' or '1,5')")
+            raise TopologyError(
+                f"{ENV_VISIBLE}={text!r}: {part!r} is not a core id or range "
+                "(expected e.g. '0-3' or '1,5')"
+            )
         lo = int(m.group(1))
         hi = int(m.group(2)) if m.group(2) is not None else lo
         if hi < lo:
             raise TopologyError(f"{ENV_VISIBLE}={text!r}: range {part!r} is empty (end < start)")
         if hi >= limit:
-            raise TopologyError(f"{ENV_VISIBLE}={text!r}: core {hi} does not exist; this instance "
-                                f"has logical cores 0-{limit - 1}")
+            raise TopologyError(
+                f"{ENV_VISIBLE}={text!r}: core {hi} does not exist; this instance "
+                f"has logical cores 0-{limit - 1}"
+            )
         cores.update(range(lo, hi + 1))
     return tuple(sorted(cores))
 
@@ -183,7 +194,9 @@ def from_env(env: Mapping[str, str] | None = None) -> Topology:
     env = os.environ if env is None else env
     name = env.get(ENV_PRESET, "").strip().lower() or DEFAULT_PRESET
     if name not in PRESETS:
-        raise TopologyError(f"{ENV_PRESET}={name!r}: unknown preset; choose one of {', '.join(PRESETS)}")
+        raise TopologyError(
+            f"{ENV_PRESET}={name!r}: unknown preset; choose one of {', '.join(PRESETS)}"
+        )
     preset = PRESETS[name]
 
     chips = _int_env(env, ENV_CHIPS) or DEFAULT_CHIPS[name]
@@ -192,8 +205,10 @@ def from_env(env: Mapping[str, str] | None = None) -> Topology:
 
     lnc = _int_env(env, ENV_LNC) or preset.default_lnc
     if lnc not in preset.allowed_lnc:
-        raise TopologyError(f"{ENV_LNC}={lnc} is not supported on {name} ({preset.core_version}); "
-                            f"allowed: {', '.join(map(str, preset.allowed_lnc))}")
+        raise TopologyError(
+            f"{ENV_LNC}={lnc} is not supported on {name} ({preset.core_version}); "
+            f"allowed: {', '.join(map(str, preset.allowed_lnc))}"
+        )
 
     total = chips * (preset.physical_cores_per_chip // lnc)
     notes: list[str] = []
@@ -207,15 +222,19 @@ def from_env(env: Mapping[str, str] | None = None) -> Topology:
             warnings.warn(f"trn: {notes[-1]}", RuntimeWarning, stacklevel=2)
     elif num:
         if num < 0 or num > total:
-            raise TopologyError(f"{ENV_NUM}={num}: this instance has {total} logical cores "
-                                f"({chips} x {name} chip, LNC={lnc})")
+            raise TopologyError(
+                f"{ENV_NUM}={num}: this instance has {total} logical cores "
+                f"({chips} x {name} chip, LNC={lnc})"
+            )
         visible = tuple(range(num))
     else:
         visible = tuple(range(total))
 
     if len(visible) > MAX_DEVICES:
-        raise TopologyError(f"{len(visible)} visible cores, but the emulator holds at most "
-                            f"{MAX_DEVICES} devices; narrow it with {ENV_VISIBLE} or {ENV_NUM}")
+        raise TopologyError(
+            f"{len(visible)} visible cores, but the emulator holds at most "
+            f"{MAX_DEVICES} devices; narrow it with {ENV_VISIBLE} or {ENV_NUM}"
+        )
 
     hbm_raw = env.get(ENV_HBM, "").strip()
     hbm = parse_bytes(hbm_raw) if hbm_raw else None

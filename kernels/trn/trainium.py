@@ -5,6 +5,7 @@ variables), then: sets the device count and each device's HBM capacity and prope
 dtype table to the native core, makes bf16 the autocast default, and installs the opt-in
 numerics kernels and the stream sanitizer. ``state()`` returns what was applied.
 """
+
 from __future__ import annotations
 
 import os
@@ -44,7 +45,9 @@ def reseed_stochastic_rounding(seed: int | None = None) -> None:
 def _env_for_topology() -> dict[str, str]:
     env = dict(os.environ)
     # The core's own device-count knob acts as NEURON_RT_NUM_CORES when no Neuron var is set.
-    if env.get("HN_TRN_DEVICES") and not (env.get(topo_mod.ENV_VISIBLE) or env.get(topo_mod.ENV_NUM)):
+    if env.get("HN_TRN_DEVICES") and not (
+        env.get(topo_mod.ENV_VISIBLE) or env.get(topo_mod.ENV_NUM)
+    ):
         env[topo_mod.ENV_NUM] = env["HN_TRN_DEVICES"]
     return env
 
@@ -56,9 +59,16 @@ def apply_topology(core, topo: topo_mod.Topology) -> None:
     for i in range(topo.device_count):
         p = topo.properties(i)
         properties.set_properties(
-            i, name=p.name, total_memory=p.total_memory, core_version=p.core_version,
-            neuron_core_id=p.neuron_core_id, physical_cores=p.physical_cores,
-            logical_cores_per_chip=p.logical_cores_per_chip, sbuf_bytes=p.sbuf_bytes, psum_bytes=p.psum_bytes)
+            i,
+            name=p.name,
+            total_memory=p.total_memory,
+            core_version=p.core_version,
+            neuron_core_id=p.neuron_core_id,
+            physical_cores=p.physical_cores,
+            logical_cores_per_chip=p.logical_cores_per_chip,
+            sbuf_bytes=p.sbuf_bytes,
+            psum_bytes=p.psum_bytes,
+        )
 
 
 def apply_dtype_policy(core, policy: DtypePolicy) -> None:
@@ -86,7 +96,7 @@ def install(core, name: str) -> State | None:
     compares both)."""
     global _state
     if os.environ.get("HN_TRN_TRAINIUM", "").strip() == "0":
-        return None   # plain emulator: no topology, dtype or numerics policy (benchmark baseline)
+        return None  # plain emulator: no topology, dtype or numerics policy (benchmark baseline)
     topo = topo_mod.from_env(_env_for_topology())
     apply_topology(core, topo)
     policy = DtypePolicy.from_env(topo.preset.name)
@@ -95,7 +105,7 @@ def install(core, name: str) -> State | None:
         from . import grad_scaler
 
         _print_without_float64(name)
-        grad_scaler.install(name)   # unscale_ in float32, like upstream does for MPS
+        grad_scaler.install(name)  # unscale_ in float32, like upstream does for MPS
     torch.set_autocast_dtype(name, torch.bfloat16)
     rounding = StochasticRounding.from_env()
     matmul_bf16 = env_flag(os.environ, ENV_MATMUL_BF16)

@@ -12,6 +12,7 @@ the plugin.
 Exit codes: 0/the module's own code; 3 = device unavailable (reason on stderr, first line
 ``DEVICE-UNAVAILABLE: ...``); 2 = usage error.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -41,8 +42,10 @@ def boot(device: str, plugin: str | None = None) -> str:
         return f"cpu (torch {torch.__version__})"
     if device == "cuda":
         if not torch.cuda.is_available():
-            raise DeviceUnavailable("torch.cuda.is_available() is False "
-                                    f"(torch {torch.__version__}, cuda {torch.version.cuda})")
+            raise DeviceUnavailable(
+                "torch.cuda.is_available() is False "
+                f"(torch {torch.__version__}, cuda {torch.version.cuda})"
+            )
         return f"cuda {torch.cuda.get_device_name(0)} x{torch.cuda.device_count()}"
     if device == "meta":
         return "meta"
@@ -63,8 +66,9 @@ def boot(device: str, plugin: str | None = None) -> str:
     try:
         torch.ones(2, device=device).add_(1).cpu()
     except Exception as e:  # noqa: BLE001
-        raise DeviceUnavailable(f"{device} registered but a tensor op failed: "
-                                f"{type(e).__name__}: {e}") from e
+        raise DeviceUnavailable(
+            f"{device} registered but a tensor op failed: {type(e).__name__}: {e}"
+        ) from e
     count = getattr(getattr(torch, device, None), "device_count", lambda: "?")()
     return f"{device} via {module} ({count} devices)"
 

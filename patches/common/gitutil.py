@@ -1,4 +1,5 @@
 """Small wrappers around the real ``git`` binary: dirty checks, throwaway repos, ``git am``."""
+
 from __future__ import annotations
 
 import os
@@ -8,10 +9,14 @@ from pathlib import Path
 
 # A fixed identity and dates so throwaway repos are reproducible and never read user config.
 _ENV = {
-    "GIT_AUTHOR_NAME": "hwneutral", "GIT_AUTHOR_EMAIL": "hwneutral@localhost",
-    "GIT_COMMITTER_NAME": "hwneutral", "GIT_COMMITTER_EMAIL": "hwneutral@localhost",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+0000", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+0000",
-    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "hwneutral",
+    "GIT_AUTHOR_EMAIL": "hwneutral@localhost",
+    "GIT_COMMITTER_NAME": "hwneutral",
+    "GIT_COMMITTER_EMAIL": "hwneutral@localhost",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+0000",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+0000",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
 }
 
 
@@ -23,7 +28,9 @@ def git(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProces
     env = {**os.environ, **_ENV}
     proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
     if check and proc.returncode:
-        raise GitError(f"git {' '.join(args)} failed in {cwd}: {proc.stderr.strip() or proc.stdout.strip()}")
+        raise GitError(
+            f"git {' '.join(args)} failed in {cwd}: {proc.stderr.strip() or proc.stdout.strip()}"
+        )
     return proc
 
 
@@ -61,8 +68,15 @@ def am(repo: Path, patches: list[Path]) -> None:
     """
     if not patches:
         return
-    proc = git("am", "--keep-non-patch", "--keep-cr", "--whitespace=nowarn", *map(str, patches),
-               cwd=repo, check=False)
+    proc = git(
+        "am",
+        "--keep-non-patch",
+        "--keep-cr",
+        "--whitespace=nowarn",
+        *map(str, patches),
+        cwd=repo,
+        check=False,
+    )
     if proc.returncode:
         git("am", "--abort", cwd=repo, check=False)
         raise GitError(f"git am failed: {proc.stdout.strip()} {proc.stderr.strip()}")

@@ -5,6 +5,7 @@ names the change: a *regression* (pass -> anything else), a *gain* (anything els
 *unchanged*. A test missing from a phase is ``absent`` there, so a patch that makes a test vanish
 is a regression, not silence.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,12 +22,12 @@ CHANGES = ("regression", "gain", "unchanged")
 class Outcome:
     """The result of one test id on one device in one phase (``before``/``after``)."""
 
-    test: str               # "module.Class::test_name" as pytest's JUnit XML names it
-    device: str             # "cpu", "trn", "cuda", ...
-    phase: str              # "before" | "after" (the matrix uses "after")
-    status: str             # one of STATUSES
-    duration: float = 0.0   # seconds
-    message: str = ""       # first line of the failure/skip reason
+    test: str  # "module.Class::test_name" as pytest's JUnit XML names it
+    device: str  # "cpu", "trn", "cuda", ...
+    phase: str  # "before" | "after" (the matrix uses "after")
+    status: str  # one of STATUSES
+    duration: float = 0.0  # seconds
+    message: str = ""  # first line of the failure/skip reason
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -41,8 +42,14 @@ class Outcome:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Outcome":
-        return cls(d["test"], d["device"], d["phase"], d["status"],
-                   float(d.get("duration", 0.0)), d.get("message", ""))
+        return cls(
+            d["test"],
+            d["device"],
+            d["phase"],
+            d["status"],
+            float(d.get("duration", 0.0)),
+            d.get("message", ""),
+        )
 
 
 @dataclass(frozen=True)
@@ -53,8 +60,8 @@ class Comparison:
     device: str
     before: str
     after: str
-    change: str             # one of CHANGES
-    message: str = ""       # the after-phase message (why it no longer passes, for regressions)
+    change: str  # one of CHANGES
+    message: str = ""  # the after-phase message (why it no longer passes, for regressions)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

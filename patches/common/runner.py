@@ -6,6 +6,7 @@ plugin is registered before upstream's harness is imported, with
 Non-CUDA runs hide GPUs (``CUDA_VISIBLE_DEVICES=""``) so a test gated on CUDA cannot silently run
 on a GPU inside the "cpu" column. Outcomes come from the XML, never from console text.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,7 +30,7 @@ RUN_ERROR_ID = "<pytest run>"
 class DeviceInfo:
     name: str
     available: bool
-    detail: str             # description when available, the reason when not
+    detail: str  # description when available, the reason when not
 
     def to_dict(self) -> dict:
         return {"name": self.name, "available": self.available, "detail": self.detail}
@@ -46,13 +47,20 @@ class RunResult:
     log_tail: str = ""
 
     def to_dict(self) -> dict:
-        return {"device": self.device, "phase": self.phase, "rc": self.rc,
-                "duration": round(self.duration, 3), "command": self.command,
-                "tests": len(self.outcomes), "log_tail": self.log_tail}
+        return {
+            "device": self.device,
+            "phase": self.phase,
+            "rc": self.rc,
+            "duration": round(self.duration, 3),
+            "command": self.command,
+            "tests": len(self.outcomes),
+            "log_tail": self.log_tail,
+        }
 
 
-def device_env(device: str, pythonpath: Sequence[str | os.PathLike] = (),
-               base: dict[str, str] | None = None) -> dict[str, str]:
+def device_env(
+    device: str, pythonpath: Sequence[str | os.PathLike] = (), base: dict[str, str] | None = None
+) -> dict[str, str]:
     """The environment for a subprocess that tests ``device``."""
     env = dict(os.environ if base is None else base)
     paths = [str(p) for p in pythonpath]
@@ -76,13 +84,21 @@ def boot_command(device: str, python: str = sys.executable, plugin: str | None =
     return cmd
 
 
-def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float,
-         log: Path) -> tuple[int | None, float]:
+def _run(
+    cmd: list[str], cwd: Path, env: dict[str, str], timeout: float, log: Path
+) -> tuple[int | None, float]:
     """Run ``cmd`` in its own process group, output to ``log``; None rc means timed out."""
     t0 = time.monotonic()
     with open(log, "wb") as fh:
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=cwd,
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             rc: int | None = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -100,35 +116,58 @@ def tail(path: Path, lines: int = 15) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
-def probe(device: str, *, cwd: Path, pythonpath: Sequence = (), python: str = sys.executable,
-          plugin: str | None = None, timeout: float = 600, log: Path | None = None) -> DeviceInfo:
+def probe(
+    device: str,
+    *,
+    cwd: Path,
+    pythonpath: Sequence = (),
+    python: str = sys.executable,
+    plugin: str | None = None,
+    timeout: float = 600,
+    log: Path | None = None,
+) -> DeviceInfo:
     """Can ``device`` be booted here? Runs the bootstrap's ``--probe`` in a subprocess."""
     if device == "cpu":
         return DeviceInfo("cpu", True, "cpu")  # always there; saves a torch import
     log = log or Path(cwd) / f".probe-{device}.log"
-    rc, _ = _run(boot_command(device, python, plugin) + ["--probe"], Path(cwd),
-                 device_env(device, pythonpath), timeout, log)
+    rc, _ = _run(
+        boot_command(device, python, plugin) + ["--probe"],
+        Path(cwd),
+        device_env(device, pythonpath),
+        timeout,
+        log,
+    )
     text = tail(log, 40)
     if rc == 0:
         return DeviceInfo(device, True, text.splitlines()[-1] if text else device)
-    reason = next((ln.split(":", 1)[1].strip() for ln in text.splitlines()
-                   if ln.startswith("DEVICE-UNAVAILABLE:")), None)
+    reason = next(
+        (
+            ln.split(":", 1)[1].strip()
+            for ln in text.splitlines()
+            if ln.startswith("DEVICE-UNAVAILABLE:")
+        ),
+        None,
+    )
     if reason is None:
-        reason = "probe timed out" if rc is None else f"probe exited {rc}: " + \
-            (text.splitlines()[-1] if text else "no output")
+        reason = (
+            "probe timed out"
+            if rc is None
+            else f"probe exited {rc}: " + (text.splitlines()[-1] if text else "no output")
+        )
     return DeviceInfo(device, False, reason)
-
 
 
 def probe_all(devices: Sequence[str], *, work: Path, plugins: dict, log) -> dict[str, DeviceInfo]:
     """Probe each device once; an unavailable one is logged and becomes an "absent" column."""
     infos: dict[str, DeviceInfo] = {}
     for dev in devices:
-        info = infos[dev] = probe(dev, cwd=work, plugin=plugins.get(dev),
-                                  log=work / f"probe-{dev}.log")
+        info = infos[dev] = probe(
+            dev, cwd=work, plugin=plugins.get(dev), log=work / f"probe-{dev}.log"
+        )
         if not info.available:
             log(f"  {dev}: absent ({info.detail})")
     return infos
+
 
 def parse_junit(path: Path, device: str, phase: str) -> list[Outcome]:
     """Outcomes from a pytest JUnit XML file (xunit1 or xunit2)."""
@@ -152,8 +191,9 @@ def parse_junit(path: Path, device: str, phase: str) -> list[Outcome]:
         prev = found.get(test)
         # a teardown error is reported as a second <testcase> with the same name: worst wins
         if prev is None or _rank(status) > _rank(prev.status):
-            found[test] = Outcome(test, device, phase, status,
-                                  float(case.get("time") or 0.0), message)
+            found[test] = Outcome(
+                test, device, phase, status, float(case.get("time") or 0.0), message
+            )
     return list(found.values())
 
 
@@ -161,30 +201,53 @@ def _rank(status: str) -> int:
     return {"pass": 0, "skip": 1, "xfail": 1, "fail": 2, "error": 3}.get(status, 0)
 
 
-def run_tests(root: Path, tests: Sequence[str], device: str, phase: str, *, workdir: Path,
-              pythonpath: Sequence = (), python: str = sys.executable,
-              plugin: str | None = None, timeout: float = 1800,
-              pytest_args: Sequence[str] = ()) -> RunResult:
+def run_tests(
+    root: Path,
+    tests: Sequence[str],
+    device: str,
+    phase: str,
+    *,
+    workdir: Path,
+    pythonpath: Sequence = (),
+    python: str = sys.executable,
+    plugin: str | None = None,
+    timeout: float = 1800,
+    pytest_args: Sequence[str] = (),
+) -> RunResult:
     """Run ``tests`` (paths relative to ``root``) with pytest on ``device``; cwd is ``root``."""
     workdir.mkdir(parents=True, exist_ok=True)
     xml = workdir / f"junit-{phase}-{device}.xml"
     log = workdir / f"pytest-{phase}-{device}.log"
     xml.unlink(missing_ok=True)
     cmd = boot_command(device, python, plugin) + [
-        "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(root),
-        f"--junitxml={xml}", "-o", "junit_logging=no", *pytest_args, "--", *tests]
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--rootdir",
+        str(root),
+        f"--junitxml={xml}",
+        "-o",
+        "junit_logging=no",
+        *pytest_args,
+        "--",
+        *tests,
+    ]
     rc, dt = _run(cmd, Path(root), device_env(device, [root, *pythonpath]), timeout, log)
     result = RunResult(device, phase, rc, dt, cmd, log_tail=tail(log))
     if xml.exists():
         try:
             result.outcomes = parse_junit(xml, device, phase)
         except ET.ParseError as e:
-            result.outcomes = [Outcome(RUN_ERROR_ID, device, phase, "error", dt,
-                                       f"unreadable JUnit XML: {e}")]
+            result.outcomes = [
+                Outcome(RUN_ERROR_ID, device, phase, "error", dt, f"unreadable JUnit XML: {e}")
+            ]
     # rc 5 = nothing collected: legitimately no outcomes. Anything else without XML is a crash.
     if not xml.exists() and rc != 5:
         why = "timed out" if rc is None else f"exited {rc} without results"
         last = result.log_tail.splitlines()[-1] if result.log_tail else ""
-        result.outcomes = [Outcome(RUN_ERROR_ID, device, phase, "error", dt,
-                                   f"pytest {why}: {last}"[:300])]
+        result.outcomes = [
+            Outcome(RUN_ERROR_ID, device, phase, "error", dt, f"pytest {why}: {last}"[:300])
+        ]
     return result

@@ -2,6 +2,7 @@
 
 Kept in one place so ``patches`` depends on a handful of audit entry points, not its internals.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,14 +26,18 @@ def read_report(path: Path) -> Report:
     return Report.from_dict(json.loads(path.read_text(encoding="utf-8")))
 
 
-def scan_source(data: bytes, relpath: str, rules: Sequence[Rule]) -> tuple[list[Finding], list[FileError]]:
+def scan_source(
+    data: bytes, relpath: str, rules: Sequence[Rule]
+) -> tuple[list[Finding], list[FileError]]:
     """Rescan one file's (in-memory) text with the audit's own Python scanner."""
     from audits import python_scan
+
     return python_scan.scan_source(data, relpath, [r for r in rules if r.language == "python"])
 
 
-def scan_tree(root: Path, rules: Sequence[Rule], *, use_cache: bool = True,
-              jobs: int = 0) -> Report:
+def scan_tree(
+    root: Path, rules: Sequence[Rule], *, use_cache: bool = True, jobs: int = 0
+) -> Report:
     """The audit of ``root``'s Python files by the audit's own driver (``audits.engine``): the
     same walk and exclusions (``[tool.hwneutral]`` config: ``exclude``, ``per-file-ignores``,
     ``max-file-size``), the same result cache and process pool as ``python -m audits.scan``.
@@ -43,12 +48,20 @@ def scan_tree(root: Path, rules: Sequence[Rule], *, use_cache: bool = True,
     from audits.config import load_config
     from audits.engine import Options, run_scan
     from audits.walk import DEFAULT_MAX_BYTES
+
     if not rules:
         return Report(root=str(root))
     cfg = load_config(str(root))
-    opts = Options(root=str(root), select=[r.id for r in rules], excludes=cfg.exclude,
-                   per_file_ignores=cfg.per_file_ignores, languages=["python"], jobs=jobs,
-                   use_cache=use_cache, max_bytes=cfg.max_file_size or DEFAULT_MAX_BYTES)
+    opts = Options(
+        root=str(root),
+        select=[r.id for r in rules],
+        excludes=cfg.exclude,
+        per_file_ignores=cfg.per_file_ignores,
+        languages=["python"],
+        jobs=jobs,
+        use_cache=use_cache,
+        max_bytes=cfg.max_file_size or DEFAULT_MAX_BYTES,
+    )
     report = run_scan(opts)
     report.root = str(root)
     return report

@@ -4,6 +4,7 @@ Also ``--diff`` (print a unified diff; exit 1 when there would be changes) and `
 (write in place; refuses a dirty git tree unless ``--force``). The summary goes to stderr.
 Exit codes: 0 done / nothing to fix, 1 ``--diff`` found changes, 2 bad input or refusal.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,28 +18,45 @@ from pathlib import Path
 from patches.generate import audit_io
 from patches.common import gitutil
 from patches.generate import plan as planner
-from patches.generate.series import DEFAULT_AUTHOR, check_author, resolve_date, unified_diff, write_series
+from patches.generate.series import (
+    DEFAULT_AUTHOR,
+    check_author,
+    resolve_date,
+    unified_diff,
+    write_series,
+)
 from patches.generate.targets import TARGETS, fix_specs
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="python -m patches.generate", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m patches.generate", description=__doc__.split("\n")[0]
+    )
     ap.add_argument("path", type=Path, help="source tree to make hardware-neutral")
     mode = ap.add_argument_group("what to produce (at least one)")
     mode.add_argument("--out", type=Path, help="write NNNN-*.patch and a quilt `series` file here")
-    mode.add_argument("--diff", action="store_true", help="print a unified diff of the whole series")
+    mode.add_argument(
+        "--diff", action="store_true", help="print a unified diff of the whole series"
+    )
     mode.add_argument("--apply", action="store_true", help="rewrite the files in place")
     ap.add_argument("--force", action="store_true", help="with --apply: allow a dirty git tree")
     ap.add_argument("--unsafe-fixes", action="store_true", help="also apply `review` rules")
-    ap.add_argument("--target", choices=sorted(TARGETS), default="torch",
-                    help="torch: only PyTorch's own APIs (default); accelerator_api: our layer")
+    ap.add_argument(
+        "--target",
+        choices=sorted(TARGETS),
+        default="torch",
+        help="torch: only PyTorch's own APIs (default); accelerator_api: our layer",
+    )
     ap.add_argument("--max-files", type=int, default=10, help="files per patch (default 10)")
     ap.add_argument("--select", default="", help="comma-separated rule ids or prefixes to fix")
     ap.add_argument("--ignore", default="", help="comma-separated rule ids or prefixes to skip")
     ap.add_argument("--author", default=DEFAULT_AUTHOR, help="'Name <email>' for the patches")
-    ap.add_argument("--date", default=None,
-                    help="patch date (ISO 8601, RFC 2822 or epoch); default SOURCE_DATE_EPOCH "
-                         "or a fixed date, so reruns are byte-identical")
+    ap.add_argument(
+        "--date",
+        default=None,
+        help="patch date (ISO 8601, RFC 2822 or epoch); default SOURCE_DATE_EPOCH "
+        "or a fixed date, so reruns are byte-identical",
+    )
     ap.add_argument("--devices", default="cpu,trn", help="devices named in the Test Plan")
     ap.add_argument("--report", type=Path, help="reuse a `audits.scan --format json` report")
     args = ap.parse_args(argv)
@@ -65,14 +83,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {root} is not a directory", file=sys.stderr)
         return 2
     if args.out and args.out.exists() and any(args.out.glob("*.patch")):
-        print(f"error: {args.out} already holds a series; give an empty or new directory",
-              file=sys.stderr)
+        print(
+            f"error: {args.out} already holds a series; give an empty or new directory",
+            file=sys.stderr,
+        )
         return 2
     if args.apply and not args.force:
         dirty = gitutil.dirty_paths(root)
         if dirty:
-            print(f"error: refusing --apply on a dirty git tree ({len(dirty)} changed or untracked "
-                  f"files, e.g. {dirty[0]}); commit them or pass --force", file=sys.stderr)
+            print(
+                f"error: refusing --apply on a dirty git tree ({len(dirty)} changed or untracked "
+                f"files, e.g. {dirty[0]}); commit them or pass --force",
+                file=sys.stderr,
+            )
             return 2
     t0 = time.perf_counter()
     rules = audit_io.load_rules()
@@ -83,13 +106,22 @@ def main(argv: list[str] | None = None) -> int:
     else:
         try:
             report = audit_io.scan_tree(root, list(selected.values()))
-        except ValueError as e:   # the audit's config error ([tool.hwneutral] in pyproject.toml)
+        except ValueError as e:  # the audit's config error ([tool.hwneutral] in pyproject.toml)
             print(f"error: {e}", file=sys.stderr)
             return 2
     report.findings = [f for f in report.findings if f.rule in selected]
-    plan = planner.build(root, report, rules, specs, skipped, audit_io.scan_source,
-                         args.max_files, tree=_label(args.path), series=_label(args.out or Path("DIR")),
-                         devices=args.devices)
+    plan = planner.build(
+        root,
+        report,
+        rules,
+        specs,
+        skipped,
+        audit_io.scan_source,
+        args.max_files,
+        tree=_label(args.path),
+        series=_label(args.out or Path("DIR")),
+        devices=args.devices,
+    )
     rc = 0
     if args.out:
         write_series(plan.patches, args.out, args.author, args.date)
@@ -124,11 +156,17 @@ def _summary(report, plan: planner.Plan, seconds: float, args) -> None:
     left = Counter(x.finding.rule for x in plan.left)
     reasons = Counter(x.reason for x in plan.left)
     out = sys.stderr
-    print(f"{len(plan.patches)} patches, {len(plan.changes())} files, {sum(fixed.values())} "
-          f"findings fixed, {sum(left.values())} left, {len(plan.errors)} file errors "
-          f"({seconds:.1f}s)", file=out)
+    print(
+        f"{len(plan.patches)} patches, {len(plan.changes())} files, {sum(fixed.values())} "
+        f"findings fixed, {sum(left.values())} left, {len(plan.errors)} file errors "
+        f"({seconds:.1f}s)",
+        file=out,
+    )
     for rule in sorted(before):
-        print(f"  {rule:8} before {before[rule]:5}  fixed {fixed[rule]:5}  left {left[rule]:5}", file=out)
+        print(
+            f"  {rule:8} before {before[rule]:5}  fixed {fixed[rule]:5}  left {left[rule]:5}",
+            file=out,
+        )
     for reason, n in reasons.most_common(8):
         print(f"  left {n:5}: {reason}", file=out)
     for path, name, by in plan.kept_imports[:20]:
@@ -136,7 +174,10 @@ def _summary(report, plan: planner.Plan, seconds: float, args) -> None:
     for e in plan.errors[:20]:
         print(f"  error {e.path}: {e.reason} {e.detail}".rstrip(), file=out)
     if args.out:
-        print(f"wrote {args.out}/series; apply with: git am --keep-non-patch --keep-cr {args.out}/*.patch", file=out)
+        print(
+            f"wrote {args.out}/series; apply with: git am --keep-non-patch --keep-cr {args.out}/*.patch",
+            file=out,
+        )
 
 
 if __name__ == "__main__":

@@ -6,13 +6,14 @@ Here the common prefix and suffix are trimmed, a long middle is split at lines t
 exactly once on each side and in the same order (patience anchors), and only the small pieces
 between anchors go to difflib, so small inputs get exactly difflib's answer.
 """
+
 from __future__ import annotations
 
 import bisect
 import difflib
 from collections import Counter
 
-SMALL = 4_000_000     # len(a) * len(b) at or below which difflib is used as is
+SMALL = 4_000_000  # len(a) * len(b) at or below which difflib is used as is
 
 
 def opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
@@ -23,13 +24,26 @@ def opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
     raw: list[tuple[str, int, int, int, int]] = []
     _diff(a, b, 0, len(a), 0, len(b), raw)
     out: list[tuple[str, int, int, int, int]] = []
-    for op in raw:   # merge neighbours of the same kind (difflib never emits them split)
+    for op in raw:  # merge neighbours of the same kind (difflib never emits them split)
         if op[1] == op[2] and op[3] == op[4]:
             continue
-        if out and out[-1][0] == op[0] == "equal" or out and out[-1][0] != "equal" and op[0] != "equal":
+        if (
+            out
+            and out[-1][0] == op[0] == "equal"
+            or out
+            and out[-1][0] != "equal"
+            and op[0] != "equal"
+        ):
             t, i1, _, j1, _ = out[-1]
-            tag = "equal" if t == "equal" else (
-                "replace" if (i1 < op[2] and j1 < op[4]) else ("delete" if j1 == op[4] else "insert"))
+            tag = (
+                "equal"
+                if t == "equal"
+                else (
+                    "replace"
+                    if (i1 < op[2] and j1 < op[4])
+                    else ("delete" if j1 == op[4] else "insert")
+                )
+            )
             out[-1] = (tag, i1, op[2], j1, op[4])
         else:
             out.append(op)
@@ -49,7 +63,10 @@ def _diff(a, b, i1, i2, j1, j2, out) -> None:
     if (mi2 - mi1) * (mj2 - mj1) <= SMALL or not _anchored(a, b, mi1, mi2, mj1, mj2, out):
         if mi1 < mi2 or mj1 < mj2:
             sm = difflib.SequenceMatcher(None, a[mi1:mi2], b[mj1:mj2], autojunk=False)
-            out += [(t, x1 + mi1, x2 + mi1, y1 + mj1, y2 + mj1) for t, x1, x2, y1, y2 in sm.get_opcodes()]
+            out += [
+                (t, x1 + mi1, x2 + mi1, y1 + mj1, y2 + mj1)
+                for t, x1, x2, y1, y2 in sm.get_opcodes()
+            ]
     if s:
         out.append(("equal", i2 - s, i2, j2 - s, j2))
 

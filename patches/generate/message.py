@@ -1,5 +1,6 @@
 """Commit messages for the series: subject, why (the catalogue rationale), rule ids, call sites,
 and a ``Test Plan:`` with the exact validation command."""
+
 from __future__ import annotations
 
 import textwrap
@@ -34,8 +35,9 @@ def subject(new: str, subsystem: str, part: int, parts: int) -> str:
     return s + (f" (part {part}/{parts})" if parts > 1 else "")
 
 
-def body(rule: Rule, old: str, new: str, sites: list[Finding], tree: str, series: str,
-         devices: str) -> str:
+def body(
+    rule: Rule, old: str, new: str, sites: list[Finding], tree: str, series: str, devices: str
+) -> str:
     why = textwrap.fill(" ".join(rule.rationale.split()), 72) if rule.rationale else ""
     lines = [f"Replace {old} with {new} ({rule.safety} fix).", ""]
     if why:
@@ -45,6 +47,9 @@ def body(rule: Rule, old: str, new: str, sites: list[Finding], tree: str, series
         lines.append(f"  {f.path}:{f.line}: {f.source}")
     if len(sites) > MAX_SITES:
         lines.append(f"  ... and {len(sites) - MAX_SITES} more")
-    lines += ["", "Test Plan:",
-              f"python -m patches.validate --tree {tree} --series {series} --devices {devices}"]
+    lines += [
+        "",
+        "Test Plan:",
+        f"python -m patches.validate --tree {tree} --series {series} --devices {devices}",
+    ]
     return "\n".join(lines) + "\n"

@@ -6,6 +6,7 @@ steps applied on top of each other from that one analysis (``codemods.rewrite_st
 every step's positions taken from the original text, so an import added by an earlier patch
 never misplaces a later fix.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -35,17 +36,20 @@ class Left:
 @dataclass
 class Plan:
     patches: list[Patch] = field(default_factory=list)
-    originals: dict[str, str] = field(default_factory=dict)   # path -> text before the series
-    finals: dict[str, str] = field(default_factory=dict)      # path -> text after the series
+    originals: dict[str, str] = field(default_factory=dict)  # path -> text before the series
+    finals: dict[str, str] = field(default_factory=dict)  # path -> text after the series
     fixed: list[Finding] = field(default_factory=list)
     left: list[Left] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
-    modes: dict[str, str] = field(default_factory=dict)       # path -> git file mode
+    modes: dict[str, str] = field(default_factory=dict)  # path -> git file mode
     kept_imports: list[tuple[str, str, str]] = field(default_factory=list)  # (path, name, by)
 
     def changes(self) -> list[FileChange]:
-        return [FileChange(p, self.originals[p], self.finals[p], self.modes[p])
-                for p in sorted(self.finals) if self.finals[p] != self.originals[p]]
+        return [
+            FileChange(p, self.originals[p], self.finals[p], self.modes[p])
+            for p in sorted(self.finals)
+            if self.finals[p] != self.originals[p]
+        ]
 
 
 def _read(root: Path, rel: str) -> tuple[str, str]:
@@ -57,9 +61,18 @@ def _read(root: Path, rel: str) -> tuple[str, str]:
     return p.read_bytes().decode("utf-8"), mode
 
 
-def build(root: Path, report: Report, rules: dict[str, Rule], specs: dict[str, FixSpec],
-          skipped: dict[str, str], scan: ScanFn, max_files: int, tree: str, series: str,
-          devices: str) -> Plan:
+def build(
+    root: Path,
+    report: Report,
+    rules: dict[str, Rule],
+    specs: dict[str, FixSpec],
+    skipped: dict[str, str],
+    scan: ScanFn,
+    max_files: int,
+    tree: str,
+    series: str,
+    devices: str,
+) -> Plan:
     """Plan the series for ``report`` (a scan of ``root``).
 
     ``specs``: the rules this run may fix (already filtered by safety and target);
@@ -86,8 +99,9 @@ def build(root: Path, report: Report, rules: dict[str, Rule], specs: dict[str, F
         changes: list[tuple[FileChange, list[Finding]]] = []
         for path in sorted(paths):
             if path not in steps:
-                steps[path] = _file_steps(root, path, rules_of[path], all_rules, specs, scan, plan,
-                                           importers)
+                steps[path] = _file_steps(
+                    root, path, rules_of[path], all_rules, specs, scan, plan, importers
+                )
             step = steps[path].get(rule_id)
             if step is None:
                 continue
@@ -97,27 +111,49 @@ def build(root: Path, report: Report, rules: dict[str, Rule], specs: dict[str, F
                 plan.left += [Left(f, result.error) for f in found]
                 continue
             found = _remap(found, plan.originals[path], result.before)
-            done = {_map_line(plan.originals[path], result.before, line)
-                    for _, line in result.outcome.applied}
-            why = {_map_line(plan.originals[path], result.before, line): reason
-                   for _, line, reason in result.outcome.failed}
+            done = {
+                _map_line(plan.originals[path], result.before, line)
+                for _, line in result.outcome.applied
+            }
+            why = {
+                _map_line(plan.originals[path], result.before, line): reason
+                for _, line, reason in result.outcome.failed
+            }
             sites = [f for f in found if f.line in done]
-            plan.left += [Left(f, why.get(f.line, "no rewrite matched this site"))
-                          for f in found if f.line not in done]
+            plan.left += [
+                Left(f, why.get(f.line, "no rewrite matched this site"))
+                for f in found
+                if f.line not in done
+            ]
             if result.changed:
-                plan.kept_imports += [(path, n, by) for n, by in result.kept_imports
-                                      if (path, n, by) not in plan.kept_imports]
+                plan.kept_imports += [
+                    (path, n, by)
+                    for n, by in result.kept_imports
+                    if (path, n, by) not in plan.kept_imports
+                ]
                 plan.finals[path] = result.after
                 plan.fixed += sites
-                changes.append((FileChange(path, result.before, result.after, plan.modes[path]), sites))
-        chunks = [changes[i:i + max_files] for i in range(0, len(changes), max_files)]
+                changes.append(
+                    (FileChange(path, result.before, result.after, plan.modes[path]), sites)
+                )
+        chunks = [changes[i : i + max_files] for i in range(0, len(changes), max_files)]
         for n, chunk in enumerate(chunks, 1):
             sites = [s for _, ss in chunk for s in ss]
-            plan.patches.append(Patch(
-                message.subject(message.display_new(spec), subsystem, n, len(chunks)),
-                message.body(rule, message.display_old(spec), message.display_new(spec), sites,
-                             tree, series, devices),
-                [c for c, _ in chunk]))
+            plan.patches.append(
+                Patch(
+                    message.subject(message.display_new(spec), subsystem, n, len(chunks)),
+                    message.body(
+                        rule,
+                        message.display_old(spec),
+                        message.display_new(spec),
+                        sites,
+                        tree,
+                        series,
+                        devices,
+                    ),
+                    [c for c, _ in chunk],
+                )
+            )
     return plan
 
 
@@ -145,14 +181,27 @@ def _remap(found: list[Finding], original: str, before: str) -> list[Finding]:
     out = []
     for f in found:
         line = _map_line(original, before, f.line)
-        out.append(dataclasses.replace(f, line=line, end_line=f.end_line + line - f.line,
-                                       source=lines[line - 1].strip() if line <= len(lines) else f.source))
+        out.append(
+            dataclasses.replace(
+                f,
+                line=line,
+                end_line=f.end_line + line - f.line,
+                source=lines[line - 1].strip() if line <= len(lines) else f.source,
+            )
+        )
     return out
 
 
-def _file_steps(root: Path, path: str, rule_ids: list[str], all_rules: list[Rule],
-                specs: dict[str, FixSpec], scan: ScanFn, plan: Plan,
-                importers: Importers) -> dict[str, tuple]:
+def _file_steps(
+    root: Path,
+    path: str,
+    rule_ids: list[str],
+    all_rules: list[Rule],
+    specs: dict[str, FixSpec],
+    scan: ScanFn,
+    plan: Plan,
+    importers: Importers,
+) -> dict[str, tuple]:
     """rule id -> (Rewrite, its findings) for one file, each step on top of the previous."""
     try:
         text, plan.modes[path] = _read(root, path)

@@ -4,6 +4,7 @@ Pure Python so the output is byte-identical across runs and git versions; ``git 
 ``git apply`` consume it (the tests check both with real git). Hunks use three lines of context,
 so a series applies with no fuzz on the tree it was generated from.
 """
+
 from __future__ import annotations
 
 import email.utils
@@ -26,7 +27,7 @@ SIGNATURE = "hwneutral"
 class FileChange:
     """One file's content before and after a patch (text, newlines preserved)."""
 
-    path: str            # POSIX path relative to the tree root
+    path: str  # POSIX path relative to the tree root
     before: str
     after: str
     mode: str = "100644"
@@ -85,9 +86,12 @@ def unified_diff(change: FileChange, context: int = 3) -> str:
     a, b = _lines(change.before), _lines(change.after)
     if a == b:
         return ""
-    out = [f"diff --git a/{change.path} b/{change.path}\n",
-           f"index {blob_id(change.before)[:7]}..{blob_id(change.after)[:7]} {change.mode}\n",
-           f"--- a/{change.path}\n", f"+++ b/{change.path}\n"]
+    out = [
+        f"diff --git a/{change.path} b/{change.path}\n",
+        f"index {blob_id(change.before)[:7]}..{blob_id(change.after)[:7]} {change.mode}\n",
+        f"--- a/{change.path}\n",
+        f"+++ b/{change.path}\n",
+    ]
     for group in Matcher(a, b).get_grouped_opcodes(context):
         i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
         out.append(f"@@ -{_range(i1, i2)} +{_range(j1, j2)} @@\n")
@@ -128,8 +132,10 @@ def diffstat(changes: list[FileChange]) -> str:
         del_total += dels
     width = max(len(p) for p, _, _ in rows)
     nwidth = len(str(max(i + d for _, i, d in rows)))
-    lines = [f" {p.ljust(width)} | {str(i + d).rjust(nwidth)} {'+' * i}{'-' * d}".rstrip() + "\n"
-             for p, i, d in rows]
+    lines = [
+        f" {p.ljust(width)} | {str(i + d).rjust(nwidth)} {'+' * i}{'-' * d}".rstrip() + "\n"
+        for p, i, d in rows
+    ]
     summary = f" {len(rows)} file{'s' if len(rows) != 1 else ''} changed"
     if ins_total:
         summary += f", {ins_total} insertion{'s' if ins_total != 1 else ''}(+)"
@@ -153,21 +159,24 @@ def format_patch(patch: Patch, number: int, total: int, author: str, date: datet
     # The "From <id>" line only separates messages; git am ignores the id. A content hash keeps
     # it stable across reruns without inventing commits.
     msg_id = hashlib.sha1((patch.subject + patch.body + diffs).encode("utf-8", "surrogateescape"))
-    return (f"From {msg_id.hexdigest()} Mon Sep 17 00:00:00 2001\n"
-            f"From: {author}\n"
-            f"Date: {email.utils.format_datetime(date)}\n"
-            f"Subject: {prefix} {patch.subject}\n"
-            "\n"
-            f"{patch.body.rstrip()}\n"
-            "---\n"
-            f"{diffstat(changes)}\n"
-            f"{diffs}"
-            "-- \n"
-            f"{SIGNATURE}\n\n")
+    return (
+        f"From {msg_id.hexdigest()} Mon Sep 17 00:00:00 2001\n"
+        f"From: {author}\n"
+        f"Date: {email.utils.format_datetime(date)}\n"
+        f"Subject: {prefix} {patch.subject}\n"
+        "\n"
+        f"{patch.body.rstrip()}\n"
+        "---\n"
+        f"{diffstat(changes)}\n"
+        f"{diffs}"
+        "-- \n"
+        f"{SIGNATURE}\n\n"
+    )
 
 
-def write_series(patches: list[Patch], out: Path, author: str = DEFAULT_AUTHOR,
-                 date: str | None = None) -> list[Path]:
+def write_series(
+    patches: list[Patch], out: Path, author: str = DEFAULT_AUTHOR, date: str | None = None
+) -> list[Path]:
     """Write ``out/NNNN-*.patch`` and ``out/series``; returns the patch paths in order.
 
     Refuses to mix with an earlier series: existing ``*.patch`` files in ``out`` are an error,
@@ -182,8 +191,9 @@ def write_series(patches: list[Patch], out: Path, author: str = DEFAULT_AUTHOR,
     paths = []
     for n, patch in enumerate(patches, 1):
         path = out / patch_filename(n, patch.subject)
-        path.write_bytes(format_patch(patch, n, len(patches), author, when)
-                         .encode("utf-8", "surrogateescape"))
+        path.write_bytes(
+            format_patch(patch, n, len(patches), author, when).encode("utf-8", "surrogateescape")
+        )
         paths.append(path)
     (out / "series").write_text("".join(p.name + "\n" for p in paths), encoding="utf-8")
     return paths

@@ -4,6 +4,7 @@
 ``--target accelerator_api`` emits our layer where it has the same-named API (read from
 ``accelerator_api.__all__``) and torch's neutral API elsewhere.
 """
+
 from __future__ import annotations
 
 import ast
@@ -36,22 +37,29 @@ def family_of(rule: Rule) -> str | None:
 
 def _names(rule: Rule) -> tuple[str, ...]:
     m = rule.match
-    if m.get("type") == "literal":   # torch.device("cuda") (a call rule) or the string itself
+    if m.get("type") == "literal":  # torch.device("cuda") (a call rule) or the string itself
         return tuple(m.get("calls") or ()) if rule.kind == "call" else tuple(m.get("values") or ())
-    return tuple(m.get("names") or m.get("identifiers") or m.get("methods") or m.get("attributes") or ())
+    return tuple(
+        m.get("names") or m.get("identifiers") or m.get("methods") or m.get("attributes") or ()
+    )
 
 
 def accelerator_api_names() -> frozenset[str]:
     """``accelerator_api.__all__``, read from the source (no import: registering nothing)."""
     import accelerator_api
+
     tree = ast.parse(Path(accelerator_api.__file__).read_text())
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            getattr(t, "id", "") == "__all__" for t in node.targets
+        ):
             return frozenset(ast.literal_eval(node.value))
     return frozenset()
 
 
-def fix_specs(rules: Iterable[Rule], target: str, unsafe: bool) -> tuple[dict[str, FixSpec], dict[str, str]]:
+def fix_specs(
+    rules: Iterable[Rule], target: str, unsafe: bool
+) -> tuple[dict[str, FixSpec], dict[str, str]]:
     """(rule id -> spec for the rules this run rewrites, rule id -> why the others are not)."""
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; choose from {TARGETS}")
@@ -69,6 +77,13 @@ def fix_specs(rules: Iterable[Rule], target: str, unsafe: bool) -> tuple[dict[st
         elif r.safety == "review" and not unsafe:
             skipped[r.id] = "review rule: rerun with --unsafe-fixes"
         else:
-            specs[r.id] = FixSpec(r.id, family, _names(r), r.replacement, r.safety,
-                                  tuple(sorted((r.fix or {}).get("args", {}).items())), ours)
+            specs[r.id] = FixSpec(
+                r.id,
+                family,
+                _names(r),
+                r.replacement,
+                r.safety,
+                tuple(sorted((r.fix or {}).get("args", {}).items())),
+                ours,
+            )
     return specs, skipped

@@ -13,6 +13,7 @@ rows. Writes matrix.json, matrix.md, matrix.junit.xml and matrix.html (self-cont
 Without --full/--ops it runs the fixed SMOKE_OPS subset in float32 (what ``make test`` checks).
 Exit codes: 0 done (whatever the statuses: the matrix is a report), 2 bad input.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,24 @@ from patches.common.outcome import Outcome
 from patches.common.runner import boot_command, device_env, probe_all, run_tests, _run, tail
 
 SCHEMA = 1
-SMOKE_OPS = ("abs", "add", "bernoulli", "cat", "clamp", "div", "exp", "matmul", "mean", "mm",
-             "mul", "nn.functional.layer_norm", "nn.functional.relu", "softmax", "sum", "where")
+SMOKE_OPS = (
+    "abs",
+    "add",
+    "bernoulli",
+    "cat",
+    "clamp",
+    "div",
+    "exp",
+    "matmul",
+    "mean",
+    "mm",
+    "mul",
+    "nn.functional.layer_norm",
+    "nn.functional.relu",
+    "softmax",
+    "sum",
+    "where",
+)
 FULL_DTYPES = "float32,bfloat16"
 MAX_RESTARTS = 20
 _COUNTS = ("samples", "passed", "failed", "errors", "skipped", "refused", "duration", "message")
@@ -48,13 +65,19 @@ class Cell:
     failed: int = 0
     errors: int = 0
     skipped: int = 0
-    refused: int = 0        # samples the device's dtype policy refused (status "refused")
+    refused: int = 0  # samples the device's dtype policy refused (status "refused")
     duration: float = 0.0
     message: str = ""
 
     def outcome(self) -> Outcome:
-        return Outcome(f"opinfo::{self.op}::{self.dtype}", self.device, "after", self.status,
-                       self.duration, self.message)
+        return Outcome(
+            f"opinfo::{self.op}::{self.dtype}",
+            self.device,
+            "after",
+            self.status,
+            self.duration,
+            self.message,
+        )
 
 
 def _read_events(path: Path) -> list[dict]:
@@ -68,9 +91,17 @@ def _read_events(path: Path) -> list[dict]:
     return events
 
 
-def run_device(device: str, dtypes: str, ops: list[str] | None, work: Path, *,
-               max_samples: int, timeout: float, plugin: str | None = None,
-               log=print) -> tuple[list[Cell], list[dict]]:
+def run_device(
+    device: str,
+    dtypes: str,
+    ops: list[str] | None,
+    work: Path,
+    *,
+    max_samples: int,
+    timeout: float,
+    plugin: str | None = None,
+    log=print,
+) -> tuple[list[Cell], list[dict]]:
     """All cells for one available device; restarts the worker past an op that kills it."""
     out, skip = work / f"cells-{device}.jsonl", work / f"done-{device}.txt"
     out.unlink(missing_ok=True)
@@ -80,8 +111,19 @@ def run_device(device: str, dtypes: str, ops: list[str] | None, work: Path, *,
     deadline = time.monotonic() + timeout
     for attempt in range(MAX_RESTARTS + 1):
         cmd = boot_command(device, plugin=plugin) + [
-            "-m", "patches.matrix.opinfo_worker", "--device", device, "--dtypes", dtypes,
-            "--out", str(out), "--skip", str(skip), "--max-samples", str(max_samples)]
+            "-m",
+            "patches.matrix.opinfo_worker",
+            "--device",
+            device,
+            "--dtypes",
+            dtypes,
+            "--out",
+            str(out),
+            "--skip",
+            str(skip),
+            "--max-samples",
+            str(max_samples),
+        ]
         if ops:
             cmd += ["--ops", ",".join(ops)]
         left = deadline - time.monotonic()
@@ -89,8 +131,15 @@ def run_device(device: str, dtypes: str, ops: list[str] | None, work: Path, *,
             break
         logf = work / f"worker-{device}-{attempt}.log"
         rc, dt = _run(cmd, work, device_env(device), left, logf)
-        runs.append({"device": device, "attempt": attempt, "rc": rc, "duration": round(dt, 2),
-                     "log_tail": tail(logf, 8)})
+        runs.append(
+            {
+                "device": device,
+                "attempt": attempt,
+                "rc": rc,
+                "duration": round(dt, 2),
+                "log_tail": tail(logf, 8),
+            }
+        )
         events = _read_events(out)
         pending = None
         for ev in events:
@@ -98,8 +147,13 @@ def run_device(device: str, dtypes: str, ops: list[str] | None, work: Path, *,
                 pending = (ev["op"], ev["dtype"])
             elif ev.get("event") == "cell":
                 key = (ev["op"], ev["dtype"])
-                cells[key] = Cell(ev["op"], device, ev["dtype"], ev["status"],
-                                  **{k: ev[k] for k in _COUNTS if k in ev})
+                cells[key] = Cell(
+                    ev["op"],
+                    device,
+                    ev["dtype"],
+                    ev["status"],
+                    **{k: ev[k] for k in _COUNTS if k in ev},
+                )
                 pending = None
         if events and events[-1].get("event") == "done":
             break
@@ -107,16 +161,30 @@ def run_device(device: str, dtypes: str, ops: list[str] | None, work: Path, *,
             log(f"  {device}: worker exited {rc} before starting an op: {tail(logf, 1)}")
             break
         why = "timed out" if rc is None else f"worker died (rc {rc})"
-        cells[pending] = Cell(pending[0], device, pending[1], "error",
-                              message=f"{why} in this op: {tail(logf, 1)}"[:300])
+        cells[pending] = Cell(
+            pending[0],
+            device,
+            pending[1],
+            "error",
+            message=f"{why} in this op: {tail(logf, 1)}"[:300],
+        )
         log(f"  {device}: {why} in {pending[0]} {pending[1]}; resuming after it")
         skip.write_text("".join(f"{o} {d}\n" for o, d in cells))
     return sorted(cells.values(), key=lambda c: (c.op, c.dtype)), runs
 
 
-def build(devices: list[str], *, dtypes: str = "float32", ops: list[str] | None = None,
-          tests: list[str] = (), max_samples: int = 1_000_000, timeout: float = 3600,
-          plugins: dict[str, str] | None = None, work: Path | None = None, log=None) -> dict:
+def build(
+    devices: list[str],
+    *,
+    dtypes: str = "float32",
+    ops: list[str] | None = None,
+    tests: list[str] = (),
+    max_samples: int = 1_000_000,
+    timeout: float = 3600,
+    plugins: dict[str, str] | None = None,
+    work: Path | None = None,
+    log=None,
+) -> dict:
     """Run the matrix; return its JSON-able form."""
     log = log or (lambda m: print(m, file=sys.stderr))
     plugins = plugins or {}
@@ -132,13 +200,28 @@ def build(devices: list[str], *, dtypes: str = "float32", ops: list[str] | None 
         if not infos[dev].available:
             continue
         t = time.monotonic()
-        dev_cells, dev_runs = run_device(dev, dtypes, ops, work, max_samples=max_samples,
-                                         timeout=timeout, plugin=plugins.get(dev), log=log)
+        dev_cells, dev_runs = run_device(
+            dev,
+            dtypes,
+            ops,
+            work,
+            max_samples=max_samples,
+            timeout=timeout,
+            plugin=plugins.get(dev),
+            log=log,
+        )
         cells += dev_cells
         runs += dev_runs
         for tf in tests:
-            r = run_tests(Path.cwd(), [tf], dev, "after", workdir=work / "tests",
-                          plugin=plugins.get(dev), timeout=timeout)
+            r = run_tests(
+                Path.cwd(),
+                [tf],
+                dev,
+                "after",
+                workdir=work / "tests",
+                plugin=plugins.get(dev),
+                timeout=timeout,
+            )
             tests_out += r.outcomes
             runs.append(r.to_dict())
         timings[dev] = round(time.monotonic() - t, 2)
@@ -151,16 +234,24 @@ def build(devices: list[str], *, dtypes: str = "float32", ops: list[str] | None 
     counts = {dev: {} for dev in devices}
     for c in cells:
         counts[c.device][c.status] = counts[c.device].get(c.status, 0) + 1
-    return {"schema": SCHEMA, "tool": "patches.matrix", "devices": {d: infos[d].to_dict()
-                                                                      for d in devices},
-            "dtypes": dtypes.split(","), "ops": "all" if ops is None else list(ops),
-            "max_samples": max_samples, "summary": counts, "device_seconds": timings,
-            "cells": [asdict(c) for c in sorted(cells, key=lambda c: (c.op, c.dtype, c.device))],
-            "tests": [o.to_dict() for o in tests_out], "runs": runs,
-            "duration_s": round(time.monotonic() - t0, 2)}
+    return {
+        "schema": SCHEMA,
+        "tool": "patches.matrix",
+        "devices": {d: infos[d].to_dict() for d in devices},
+        "dtypes": dtypes.split(","),
+        "ops": "all" if ops is None else list(ops),
+        "max_samples": max_samples,
+        "summary": counts,
+        "device_seconds": timings,
+        "cells": [asdict(c) for c in sorted(cells, key=lambda c: (c.op, c.dtype, c.device))],
+        "tests": [o.to_dict() for o in tests_out],
+        "runs": runs,
+        "duration_s": round(time.monotonic() - t0, 2),
+    }
 
 
 # ---------------------------------------------------------------------------- views
+
 
 def pivot(data: dict) -> tuple[list[tuple[str, str]], dict[tuple[str, str], dict[str, dict]]]:
     """Columns (device, dtype) and rows op -> {(device, dtype): cell}."""
@@ -173,22 +264,31 @@ def pivot(data: dict) -> tuple[list[tuple[str, str]], dict[tuple[str, str], dict
 
 def to_markdown(data: dict) -> str:
     cols, rows = pivot(data)
-    lines = ["# OpInfo conformance matrix", "",
-             "Each OpInfo sample run on the device and compared with CPU. Cell: status "
-             "(passed/samples).", "",
-             "| device | " + " | ".join(sorted({s for v in data["summary"].values() for s in v}))
-             + " |"]
+    lines = [
+        "# OpInfo conformance matrix",
+        "",
+        "Each OpInfo sample run on the device and compared with CPU. Cell: status "
+        "(passed/samples).",
+        "",
+        "| device | " + " | ".join(sorted({s for v in data["summary"].values() for s in v})) + " |",
+    ]
     statuses = sorted({s for v in data["summary"].values() for s in v})
     if "refused" in statuses:
-        lines[4:4] = ["`refused`: the device's dtype policy declined the sample's dtype "
-                      "(documented behaviour, not a conformance error).", ""]
+        lines[4:4] = [
+            "`refused`: the device's dtype policy declined the sample's dtype "
+            "(documented behaviour, not a conformance error).",
+            "",
+        ]
     lines.append("|---|" + "---|" * len(statuses))
     for dev, cnt in data["summary"].items():
         info = data["devices"][dev]
         label = dev if info["available"] else f"{dev} (absent: {info['detail']})"
         lines.append(f"| {label} | " + " | ".join(str(cnt.get(s, 0)) for s in statuses) + " |")
-    lines += ["", "| op | " + " | ".join(f"{d} {t}" for d, t in cols) + " |",
-              "|---|" + "---|" * len(cols)]
+    lines += [
+        "",
+        "| op | " + " | ".join(f"{d} {t}" for d, t in cols) + " |",
+        "|---|" + "---|" * len(cols),
+    ]
     for op, cells in rows.items():
         out = []
         for k in cols:
@@ -214,19 +314,30 @@ def to_junit(data: dict) -> str:
         tests = [o for o in data["tests"] if o["device"] == dev]
         n_fail = sum(c["status"] in ("fail",) for c in cases + tests)
         n_err = sum(c["status"] in ("error",) for c in cases + tests)
-        n_skip = sum(c["status"] in ("skip", "xfail", "refused", "absent")
-                     for c in cases + tests)
-        out.append(f'<testsuite name={quoteattr("matrix." + dev)} tests="{len(cases) + len(tests)}"'
-                   f' failures="{n_fail}" errors="{n_err}" skipped="{n_skip}">')
-        items = [(f"opinfo.{dev}.{c['dtype']}", c["op"], c["status"], c["duration"], c["message"])
-                 for c in cases]
-        items += [(f"tests.{dev}", o["test"], o["status"], o["duration"], o["message"])
-                  for o in tests]
+        n_skip = sum(c["status"] in ("skip", "xfail", "refused", "absent") for c in cases + tests)
+        out.append(
+            f'<testsuite name={quoteattr("matrix." + dev)} tests="{len(cases) + len(tests)}"'
+            f' failures="{n_fail}" errors="{n_err}" skipped="{n_skip}">'
+        )
+        items = [
+            (f"opinfo.{dev}.{c['dtype']}", c["op"], c["status"], c["duration"], c["message"])
+            for c in cases
+        ]
+        items += [
+            (f"tests.{dev}", o["test"], o["status"], o["duration"], o["message"]) for o in tests
+        ]
         for cls, name, status, dur, msg in items:
-            out.append(f"  <testcase classname={quoteattr(cls)} name={quoteattr(name)} "
-                       f'time="{dur:.4f}">')
-            tag = {"fail": "failure", "error": "error", "skip": "skipped", "xfail": "skipped",
-                   "refused": "skipped", "absent": "skipped"}.get(status)
+            out.append(
+                f'  <testcase classname={quoteattr(cls)} name={quoteattr(name)} time="{dur:.4f}">'
+            )
+            tag = {
+                "fail": "failure",
+                "error": "error",
+                "skip": "skipped",
+                "xfail": "skipped",
+                "refused": "skipped",
+                "absent": "skipped",
+            }.get(status)
             if tag:
                 out.append(f"    <{tag} message={quoteattr(f'{status}: {msg}')}/>")
             out.append("  </testcase>")
@@ -239,8 +350,12 @@ def write_outputs(data: dict, out: Path) -> list[Path]:
     from patches.matrix.html import render_html
 
     out.mkdir(parents=True, exist_ok=True)
-    files = {"matrix.json": json.dumps(data, indent=1) + "\n", "matrix.md": to_markdown(data),
-             "matrix.junit.xml": to_junit(data), "matrix.html": render_html(data)}
+    files = {
+        "matrix.json": json.dumps(data, indent=1) + "\n",
+        "matrix.md": to_markdown(data),
+        "matrix.junit.xml": to_junit(data),
+        "matrix.html": render_html(data),
+    }
     paths = []
     for name, text in files.items():
         (out / name).write_text(text, encoding="utf-8")
@@ -249,17 +364,23 @@ def write_outputs(data: dict, out: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m patches.matrix",
-                                 description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m patches.matrix", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("--devices", default="cpu,trn")
     g = ap.add_mutually_exclusive_group()
-    g.add_argument("--full", action="store_true",
-                   help=f"every op of op_db in {FULL_DTYPES} (unless --dtypes)")
+    g.add_argument(
+        "--full", action="store_true", help=f"every op of op_db in {FULL_DTYPES} (unless --dtypes)"
+    )
     g.add_argument("--ops", help="comma list of op names (name or name.variant)")
     ap.add_argument("--dtypes", help="comma list (default float32; --full: float32,bfloat16)")
     ap.add_argument("--max-samples", type=int, default=1_000_000, help="samples per cell")
-    ap.add_argument("--tests", action="append", default=[], help="upstream test file to run on "
-                    "every device (repeatable)")
+    ap.add_argument(
+        "--tests",
+        action="append",
+        default=[],
+        help="upstream test file to run on every device (repeatable)",
+    )
     ap.add_argument("--plugin", action="append", default=[], metavar="DEVICE=MODULE")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per device")
     ap.add_argument("--out", default="matrix-out", help="output folder (default matrix-out)")
@@ -278,19 +399,31 @@ def main(argv: list[str] | None = None) -> int:
         plugins[dev] = mod
     missing = [t for t in a.tests if not Path(t).is_file()]
     if bad or missing or not devices:
-        print(f"error: unknown dtype/plugin {bad}, missing test files {missing} "
-              f"or no --devices", file=sys.stderr)
+        print(
+            f"error: unknown dtype/plugin {bad}, missing test files {missing} or no --devices",
+            file=sys.stderr,
+        )
         return 2
     ops = None if a.full else (a.ops.split(",") if a.ops else list(SMOKE_OPS))
     with tempfile.TemporaryDirectory(prefix="hn-matrix-") as tmp:  # logs: keep with --work
-        data = build(devices, dtypes=dtypes, ops=ops, tests=a.tests, max_samples=a.max_samples,
-                     timeout=a.timeout, plugins=plugins, work=Path(a.work or tmp))
+        data = build(
+            devices,
+            dtypes=dtypes,
+            ops=ops,
+            tests=a.tests,
+            max_samples=a.max_samples,
+            timeout=a.timeout,
+            plugins=plugins,
+            work=Path(a.work or tmp),
+        )
     paths = write_outputs(data, Path(a.out))
     for dev, cnt in data["summary"].items():
-        print(f"{dev}: " + ", ".join(f"{k} {v}" for k, v in sorted(cnt.items())),
-              file=sys.stderr)
-    print(f"matrix: {len(data['cells'])} cells in {data['duration_s']}s -> "
-          + ", ".join(str(p) for p in paths), file=sys.stderr)
+        print(f"{dev}: " + ", ".join(f"{k} {v}" for k, v in sorted(cnt.items())), file=sys.stderr)
+    print(
+        f"matrix: {len(data['cells'])} cells in {data['duration_s']}s -> "
+        + ", ".join(str(p) for p in paths),
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -4,6 +4,7 @@ Everything is inline (CSS, a few lines of JS, the data as a JSON island): it ope
 no server and no network. The table is rendered here, so the page shows the data even with
 scripts off; the script only filters rows (op name substring and status).
 """
+
 from __future__ import annotations
 
 import json
@@ -11,17 +12,27 @@ from html import escape
 
 from patches.matrix.cli import pivot
 
-COLORS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#6a1b9a", "xfail": "#ef6c00",
-          "refused": "#0277bd", "skip": "#9e9e9e", "absent": "#e0e0e0"}
+COLORS = {
+    "pass": "#2e7d32",
+    "fail": "#c62828",
+    "error": "#6a1b9a",
+    "xfail": "#ef6c00",
+    "refused": "#0277bd",
+    "skip": "#9e9e9e",
+    "absent": "#e0e0e0",
+}
 
-_CSS = """
+_CSS = (
+    """
 body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}
 h1{font-size:1.3em} table{border-collapse:collapse} th,td{border:1px solid #ddd;padding:2px 6px}
 th{background:#f5f5f5;position:sticky;top:0} td.c{text-align:center;color:#fff;min-width:4.5em}
 td.op{font-family:monospace} .legend span{display:inline-block;padding:1px 8px;margin-right:4px;
 color:#fff;border-radius:3px} #q{width:24em;padding:3px} .summary td{text-align:right}
-""" + "".join(f"td.s-{k},.legend .s-{k}{{background:{v}}}" for k, v in COLORS.items()) + \
-    "td.s-absent,.legend .s-absent{color:#555}"
+"""
+    + "".join(f"td.s-{k},.legend .s-{k}{{background:{v}}}" for k, v in COLORS.items())
+    + "td.s-absent,.legend .s-absent{color:#555}"
+)
 
 _JS = """
 const q=document.getElementById('q'), st=document.getElementById('st');
@@ -48,24 +59,37 @@ def render_html(data: dict) -> str:
                 continue
             seen.add(c["status"])
             counts = f"{c['passed']}/{c['samples']}" if c["samples"] else ""
-            tip = (f"{op} on {k[0]} {k[1]}: {c['status']}; {c['samples']} samples, "
-                   f"{c['passed']} passed, {c['failed']} failed, {c['errors']} errors, "
-                   f"{c['skipped']} skipped, {c.get('refused', 0)} refused; {c['duration']:.3f}s. {c['message']}")
-            tds.append(f'<td class="c s-{escape(c["status"])}" title="{escape(tip)}">'
-                       f'{escape(c["status"])}<br><small>{counts}</small></td>')
-        body.append(f'<tr data-op="{escape(op)}" data-st="{escape(" ".join(sorted(seen)))}">'
-                    f'<td class="op">{escape(op)}</td>{"".join(tds)}</tr>')
+            tip = (
+                f"{op} on {k[0]} {k[1]}: {c['status']}; {c['samples']} samples, "
+                f"{c['passed']} passed, {c['failed']} failed, {c['errors']} errors, "
+                f"{c['skipped']} skipped, {c.get('refused', 0)} refused; {c['duration']:.3f}s. {c['message']}"
+            )
+            tds.append(
+                f'<td class="c s-{escape(c["status"])}" title="{escape(tip)}">'
+                f"{escape(c['status'])}<br><small>{counts}</small></td>"
+            )
+        body.append(
+            f'<tr data-op="{escape(op)}" data-st="{escape(" ".join(sorted(seen)))}">'
+            f'<td class="op">{escape(op)}</td>{"".join(tds)}</tr>'
+        )
     summary = "".join(
         f"<tr><th>{escape(dev)}{'' if data['devices'][dev]['available'] else ' (absent)'}</th>"
         + "".join(f"<td>{data['summary'][dev].get(s, 0)}</td>" for s in statuses)
-        + f"<td>{escape(data['devices'][dev]['detail'])}</td></tr>" for dev in data["devices"])
+        + f"<td>{escape(data['devices'][dev]['detail'])}</td></tr>"
+        for dev in data["devices"]
+    )
     tests = ""
     if data["tests"]:
-        tests = "<h2>Upstream test files</h2><table><tr><th>test</th><th>device</th><th>status" \
-                "</th></tr>" + "".join(
-                    f'<tr><td class="op">{escape(o["test"])}</td><td>{escape(o["device"])}</td>'
-                    f'<td class="c s-{escape(o["status"])}">{escape(o["status"])}</td></tr>'
-                    for o in data["tests"]) + "</table>"
+        tests = (
+            "<h2>Upstream test files</h2><table><tr><th>test</th><th>device</th><th>status"
+            "</th></tr>"
+            + "".join(
+                f'<tr><td class="op">{escape(o["test"])}</td><td>{escape(o["device"])}</td>'
+                f'<td class="c s-{escape(o["status"])}">{escape(o["status"])}</td></tr>'
+                for o in data["tests"]
+            )
+            + "</table>"
+        )
     legend = "".join(f'<span class="s-{s}">{s}</span>' for s in COLORS)
     options = "".join(f'<option value="{s}">{s}</option>' for s in statuses)
     # the raw data rides along for tools; "</" is escaped so it cannot close the script element

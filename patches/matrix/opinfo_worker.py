@@ -12,6 +12,7 @@ assert_close's dtype default and upstream's compare-cpu 1e-3, unless the OpInfo 
 ``TestCommon.test_compare_cpu`` are honoured. Random ops (wrapped in ``wrapper_set_seed``) draw
 from the device's generator, so only their shape and dtype are compared.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -90,25 +91,30 @@ def compare(actual, expected, dtype, tol) -> None:
     if tol is None:
         from torch.testing._comparison import default_tolerances
 
-        rtol, atol = default_tolerances(dtype) if dtype.is_floating_point or dtype.is_complex \
-            else (0.0, 0.0)
+        rtol, atol = (
+            default_tolerances(dtype) if dtype.is_floating_point or dtype.is_complex else (0.0, 0.0)
+        )
         if dtype.is_floating_point or dtype.is_complex:
             rtol, atol = max(rtol, MIN_TOL), max(atol, MIN_TOL)
     else:
         atol, rtol = tol
-    torch.testing.assert_close(actual, expected, rtol=rtol, atol=atol, check_device=False,
-                               equal_nan=True, check_dtype=True)
+    torch.testing.assert_close(
+        actual, expected, rtol=rtol, atol=atol, check_device=False, equal_nan=True, check_dtype=True
+    )
 
 
 def refused(e: BaseException, device_type: str) -> bool:
     """The device's dtype policy refused the sample (kernels/trn/dtype_policy.py's message shape,
     ``"<dtype> is not supported on <device>"``): documented behaviour, not a conformance error."""
-    return isinstance(e, TypeError) and re.search(
-        rf"\b\w+ is not supported on {re.escape(device_type)}\b", str(e)) is not None
+    return (
+        isinstance(e, TypeError)
+        and re.search(rf"\b\w+ is not supported on {re.escape(device_type)}\b", str(e)) is not None
+    )
 
 
-def _record_device_error(cell: dict, e: BaseException, device_type: str, where: str,
-                         why_refused: str) -> str:
+def _record_device_error(
+    cell: dict, e: BaseException, device_type: str, where: str, why_refused: str
+) -> str:
     """Count a device-side exception as refused (dtype policy) or error; returns the first
     refusal's message, kept apart so a real error's message is never hidden by a refusal."""
     text = f"{where}: {_first_line(e)}"
@@ -122,8 +128,15 @@ def _record_device_error(cell: dict, e: BaseException, device_type: str, where: 
 
 def run_cell(op, device: str, dtype, max_samples: int) -> dict:
     device_type = torch.device(device).type
-    cell = {"samples": 0, "passed": 0, "failed": 0, "errors": 0, "skipped": 0, "refused": 0,
-            "message": ""}
+    cell = {
+        "samples": 0,
+        "passed": 0,
+        "failed": 0,
+        "errors": 0,
+        "skipped": 0,
+        "refused": 0,
+        "message": "",
+    }
     if dtype not in op.supported_dtypes(device_type):
         return {**cell, "status": "skip", "message": "dtype not supported by the OpInfo"}
     skip, xfail, tol = upstream_marks(op, device_type, dtype)
@@ -142,17 +155,20 @@ def run_cell(op, device: str, dtype, max_samples: int) -> dict:
             try:
                 torch.manual_seed(1234)
                 expected = cpu_sample.output_process_fn_grad(
-                    op(cpu_sample.input, *cpu_sample.args, **cpu_sample.kwargs))
+                    op(cpu_sample.input, *cpu_sample.args, **cpu_sample.kwargs)
+                )
             except Exception:  # noqa: BLE001 - the reference rejects this sample: nothing to compare
                 cell["skipped"] += 1
                 continue
             try:
                 torch.manual_seed(1234)
                 actual = sample.output_process_fn_grad(
-                    op(sample.input, *sample.args, **sample.kwargs))
+                    op(sample.input, *sample.args, **sample.kwargs)
+                )
                 if random:
-                    assert _meta(actual) == _meta(expected), \
+                    assert _meta(actual) == _meta(expected), (
                         f"random op: {_meta(actual)} != {_meta(expected)}"
+                    )
                 else:
                     compare(actual, expected, dtype, tol)
                 cell["passed"] += 1
@@ -192,8 +208,9 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     dtypes = [getattr(torch, d) for d in a.dtypes.split(",")]
     wanted = set(a.ops.split(",")) - {""}
-    ops = sorted((op for op in op_db if not wanted or op_id(op) in wanted or op.name in wanted),
-                 key=op_id)
+    ops = sorted(
+        (op for op in op_db if not wanted or op_id(op) in wanted or op.name in wanted), key=op_id
+    )
     done = set()
     if a.skip:
         with open(a.skip) as fh:
@@ -214,10 +231,17 @@ def main(argv=None) -> int:
                 try:
                     cell = run_cell(op, device, dtype, a.max_samples)
                 except Exception as e:  # noqa: BLE001 - never lose the rest of the matrix
-                    cell = {"status": "error", "message": _first_line(e),
-                            "trace": traceback.format_exc(limit=3)}
-                cell.update(event="cell", op=op_id(op), dtype=dname,
-                            duration=round(time.perf_counter() - t0, 4))
+                    cell = {
+                        "status": "error",
+                        "message": _first_line(e),
+                        "trace": traceback.format_exc(limit=3),
+                    }
+                cell.update(
+                    event="cell",
+                    op=op_id(op),
+                    dtype=dname,
+                    duration=round(time.perf_counter() - t0, 4),
+                )
                 out.write(json.dumps(cell) + "\n")
         out.write(json.dumps({"event": "done"}) + "\n")
     return 0

@@ -10,6 +10,7 @@ own pytest subprocess (see patches.common.runner). A device that cannot boot is 
 
 Exit codes: 0 no regression; 1 at least one regression; 2 bad input or the series does not apply.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,9 @@ from patches.common.outcome import CHANGES, Comparison, Outcome, compare, generi
 from patches.common.runner import RunResult, probe_all, run_tests
 
 REPORT_SCHEMA = 1
-COPY_IGNORE = shutil.ignore_patterns(".git", "__pycache__", ".venv", "venv", ".pytest_cache",
-                                     "*.egg-info", ".mypy_cache")
+COPY_IGNORE = shutil.ignore_patterns(
+    ".git", "__pycache__", ".venv", "venv", ".pytest_cache", "*.egg-info", ".mypy_cache"
+)
 
 
 class ValidateError(RuntimeError):
@@ -38,12 +40,20 @@ class ValidateError(RuntimeError):
 
 # ---------------------------------------------------------------------------- workspaces
 
+
 def _is_git_checkout(tree: Path) -> bool:
     return (tree / ".git").exists()
 
 
-def make_workspace(tree: Path | None, dest: Path, rev: str, kind: str,
-                   shadow_paths: list[str], tests: list[Path], test_root: Path | None) -> None:
+def make_workspace(
+    tree: Path | None,
+    dest: Path,
+    rev: str,
+    kind: str,
+    shadow_paths: list[str],
+    tests: list[Path],
+    test_root: Path | None,
+) -> None:
     """Create one scratch workspace (``before`` or ``after``) from the tree, unpatched."""
     if kind == "git":
         git("clone", "-q", "--shared", "--no-checkout", str(tree), str(dest), cwd=dest.parent)
@@ -66,12 +76,19 @@ def apply_series(ws: Path, patches: list[Path], kind: str) -> list[str]:
         text = p.read_text(errors="replace")
         is_mbox = text.startswith("From ")
         if kind == "git" and is_mbox:
-            proc = git("am", "--keep-non-patch", "--whitespace=nowarn", str(p.resolve()),
-                       cwd=ws, check=False)
+            proc = git(
+                "am",
+                "--keep-non-patch",
+                "--whitespace=nowarn",
+                str(p.resolve()),
+                cwd=ws,
+                check=False,
+            )
             if proc.returncode:
                 git("am", "--abort", cwd=ws, check=False)
-                raise ValidateError(f"{p.name} does not apply (git am): "
-                                    f"{(proc.stdout + proc.stderr).strip()}")
+                raise ValidateError(
+                    f"{p.name} does not apply (git am): {(proc.stdout + proc.stderr).strip()}"
+                )
             continue
         args = ["apply", "--whitespace=nowarn"]
         if kind == "installed":
@@ -79,22 +96,36 @@ def apply_series(ws: Path, patches: list[Path], kind: str) -> list[str]:
             for rel in selection.touched_paths(text):
                 if not (ws / rel).exists() and rel not in created:
                     args.append(f"--exclude={rel}")
-                    warnings.append(f"{p.name}: {rel} is neither installed nor given with "
-                                    f"--tests; that part of the patch is not validated")
+                    warnings.append(
+                        f"{p.name}: {rel} is neither installed nor given with "
+                        f"--tests; that part of the patch is not validated"
+                    )
         proc = git(*args, str(p.resolve()), cwd=ws, check=False)
         if proc.returncode:
-            raise ValidateError(f"{p.name} does not apply (git apply): "
-                                f"{(proc.stdout + proc.stderr).strip()}")
+            raise ValidateError(
+                f"{p.name} does not apply (git apply): {(proc.stdout + proc.stderr).strip()}"
+            )
     return warnings
 
 
 # ---------------------------------------------------------------------------- the run
 
-def validate(tree: str, series: str, devices: list[str], tests: list[str] | None = None,
-             *, rev: str = "HEAD", test_root: str | None = None,
-             plugins: dict[str, str] | None = None, scratch: str | None = None,
-             keep: bool = False, timeout: float = 1800, pytest_args: list[str] = (),
-             log=None) -> dict:
+
+def validate(
+    tree: str,
+    series: str,
+    devices: list[str],
+    tests: list[str] | None = None,
+    *,
+    rev: str = "HEAD",
+    test_root: str | None = None,
+    plugins: dict[str, str] | None = None,
+    scratch: str | None = None,
+    keep: bool = False,
+    timeout: float = 1800,
+    pytest_args: list[str] = (),
+    log=None,
+) -> dict:
     """Run the whole validation; return the JSON-able report."""
     log = log or (lambda msg: print(msg, file=sys.stderr))
     t0 = time.monotonic()
@@ -130,8 +161,10 @@ def validate(tree: str, series: str, devices: list[str], tests: list[str] | None
         if kind == "git":
             dirty = dirty_paths(tree_path)
             if dirty:
-                warnings.append(f"{len(dirty)} uncommitted change(s) in the tree are not part "
-                                f"of the validation (it uses {rev}), e.g. {dirty[0]}")
+                warnings.append(
+                    f"{len(dirty)} uncommitted change(s) in the tree are not part "
+                    f"of the validation (it uses {rev}), e.g. {dirty[0]}"
+                )
 
     work = Path(scratch) if scratch else Path(tempfile.mkdtemp(prefix="hn-validate-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -147,14 +180,18 @@ def validate(tree: str, series: str, devices: list[str], tests: list[str] | None
         warnings += apply_series(ws["after"], patches, kind)
         sel = selection.select_tests([ws["before"], ws["after"]], touched, test_rels)
         if not sel.tests:
-            raise ValidateError("no tests selected: the series touches no test file and no test "
-                                "imports a touched module; pass --tests")
+            raise ValidateError(
+                "no tests selected: the series touches no test file and no test "
+                "imports a touched module; pass --tests"
+            )
         for rel, why in sel.unreadable.items():
             warnings.append(f"{rel}: not searched for imports ({why})")
         for w in warnings:
             log(f"warning: {w}")
-        log(f"validate: {len(patches)} patch(es), {len(sel.tests)} test file(s), "
-            f"devices {','.join(devices)}, scratch {work}")
+        log(
+            f"validate: {len(patches)} patch(es), {len(sel.tests)} test file(s), "
+            f"devices {','.join(devices)}, scratch {work}"
+        )
 
         plugins = plugins or {}
         runs: list[RunResult] = []
@@ -167,8 +204,16 @@ def validate(tree: str, series: str, devices: list[str], tests: list[str] | None
                 present = [t for t in sel.tests if (ws[ph] / t).is_file()]
                 if not present:
                     continue
-                r = run_tests(ws[ph], present, dev, ph, workdir=work / "runs",
-                              plugin=plugins.get(dev), timeout=timeout, pytest_args=pytest_args)
+                r = run_tests(
+                    ws[ph],
+                    present,
+                    dev,
+                    ph,
+                    workdir=work / "runs",
+                    plugin=plugins.get(dev),
+                    timeout=timeout,
+                    pytest_args=pytest_args,
+                )
                 runs.append(r)
                 outcomes += r.outcomes
                 log(f"  {dev} {ph}: {len(r.outcomes)} tests in {r.duration:.1f}s (rc {r.rc})")
@@ -176,13 +221,19 @@ def validate(tree: str, series: str, devices: list[str], tests: list[str] | None
         summary = {c: sum(1 for x in comps if x.change == c) for c in CHANGES}
         summary["by_device"] = {
             d: {c: sum(1 for x in comps if x.device == d and x.change == c) for c in CHANGES}
-            for d in devices}
+            for d in devices
+        }
         return {
-            "schema": REPORT_SCHEMA, "tool": "patches.validate",
-            "tree": tree if tree == "installed" else str(tree_path), "kind": kind, "rev": rev,
-            "series": [str(p) for p in patches], "touched": touched,
+            "schema": REPORT_SCHEMA,
+            "tool": "patches.validate",
+            "tree": tree if tree == "installed" else str(tree_path),
+            "kind": kind,
+            "rev": rev,
+            "series": [str(p) for p in patches],
+            "touched": touched,
             "devices": {d: infos[d].to_dict() for d in devices},
-            "selection": sel.to_dict(), "warnings": warnings,
+            "selection": sel.to_dict(),
+            "warnings": warnings,
             "summary": summary,
             "comparisons": [c.to_dict() for c in comps],
             "outcomes": [o.to_dict() for o in outcomes],
@@ -196,6 +247,7 @@ def validate(tree: str, series: str, devices: list[str], tests: list[str] | None
 
 
 # ---------------------------------------------------------------------------- views
+
 
 def rows(report: dict) -> list[tuple[str, str, dict[str, Comparison]]]:
     """(generic test id, worst change, {device: Comparison}) sorted regressions first."""
@@ -223,20 +275,31 @@ def _cell(report: dict, dev: str, c: Comparison | None) -> str:
 def render_markdown(report: dict) -> str:
     devs = list(report["devices"])
     s = report["summary"]
-    lines = [f"**patches.validate**: {s['regression']} regression(s), {s['gain']} gain(s), "
-             f"{s['unchanged']} unchanged; devices: " +
-             ", ".join(f"{d} ({'absent: ' + i['detail'] if not i['available'] else 'ok'})"
-                       for d, i in report["devices"].items()), "",
-             "| test | change | " + " | ".join(devs) + " |",
-             "|---|---|" + "---|" * len(devs)]
+    lines = [
+        f"**patches.validate**: {s['regression']} regression(s), {s['gain']} gain(s), "
+        f"{s['unchanged']} unchanged; devices: "
+        + ", ".join(
+            f"{d} ({'absent: ' + i['detail'] if not i['available'] else 'ok'})"
+            for d, i in report["devices"].items()
+        ),
+        "",
+        "| test | change | " + " | ".join(devs) + " |",
+        "|---|---|" + "---|" * len(devs),
+    ]
     for test, worst, cells in rows(report):
-        lines.append(f"| `{test}` | {worst} | " +
-                     " | ".join(_cell(report, d, cells.get(d)) for d in devs) + " |")
+        lines.append(
+            f"| `{test}` | {worst} | "
+            + " | ".join(_cell(report, d, cells.get(d)) for d in devs)
+            + " |"
+        )
     regs = [c for c in report["comparisons"] if c["change"] == "regression"]
     if regs:
         lines += ["", "Regressions:"]
-        lines += [f"- `{c['test']}` on {c['device']}: {c['before']} -> {c['after']}"
-                  + (f" ({c['message']})" if c["message"] else "") for c in regs]
+        lines += [
+            f"- `{c['test']}` on {c['device']}: {c['before']} -> {c['after']}"
+            + (f" ({c['message']})" if c["message"] else "")
+            for c in regs
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -252,10 +315,18 @@ def render_table(report: dict, console) -> None:
         info = report["devices"][d]
         t.add_column(d if info["available"] else f"{d} (absent)")
     for test, worst, cells in rows(report):
-        t.add_row(test, f"[{style[worst]}]{worst}[/]" if style[worst] else worst,
-                  *[(f"[{style[cells[d].change]}]{_cell(report, d, cells[d])}[/]"
-                     if d in cells and style[cells[d].change] else _cell(report, d, cells.get(d)))
-                    for d in devs])
+        t.add_row(
+            test,
+            f"[{style[worst]}]{worst}[/]" if style[worst] else worst,
+            *[
+                (
+                    f"[{style[cells[d].change]}]{_cell(report, d, cells[d])}[/]"
+                    if d in cells and style[cells[d].change]
+                    else _cell(report, d, cells.get(d))
+                )
+                for d in devs
+            ],
+        )
     console.print(t)
     for d, info in report["devices"].items():
         if not info["available"]:
@@ -273,23 +344,48 @@ def _parse_plugins(items: list[str]) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m patches.validate", description=__doc__.split(
-        "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tree", required=True,
-                    help="the project checkout the series applies to, or 'installed' (torch)")
-    ap.add_argument("--series", required=True, help="series folder (quilt 'series' file or "
-                    "*.patch) or one patch/mbox file")
+    ap = argparse.ArgumentParser(
+        prog="python -m patches.validate",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--tree",
+        required=True,
+        help="the project checkout the series applies to, or 'installed' (torch)",
+    )
+    ap.add_argument(
+        "--series",
+        required=True,
+        help="series folder (quilt 'series' file or *.patch) or one patch/mbox file",
+    )
     ap.add_argument("--devices", default="cpu,trn", help="comma list (default cpu,trn)")
-    ap.add_argument("--tests", action="append", default=[],
-                    help="test files to run instead of the automatic selection (repeatable, "
-                    "comma lists allowed); relative to --tree, or paths with --tree installed")
-    ap.add_argument("--test-root", help="with --tree installed: the folder the series' test "
-                    "paths are relative to (default: the folder holding the tests' test/ dir)")
+    ap.add_argument(
+        "--tests",
+        action="append",
+        default=[],
+        help="test files to run instead of the automatic selection (repeatable, "
+        "comma lists allowed); relative to --tree, or paths with --tree installed",
+    )
+    ap.add_argument(
+        "--test-root",
+        help="with --tree installed: the folder the series' test "
+        "paths are relative to (default: the folder holding the tests' test/ dir)",
+    )
     ap.add_argument("--rev", default="HEAD", help="git revision the series applies to")
-    ap.add_argument("--plugin", action="append", default=[], metavar="DEVICE=MODULE",
-                    help="module that registers a PrivateUse1 DEVICE (trn=kernels.trn built in)")
-    ap.add_argument("--format", choices=("auto", "table", "json", "markdown"), default="auto",
-                    help="stdout format; auto = table on a TTY, JSON otherwise")
+    ap.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="DEVICE=MODULE",
+        help="module that registers a PrivateUse1 DEVICE (trn=kernels.trn built in)",
+    )
+    ap.add_argument(
+        "--format",
+        choices=("auto", "table", "json", "markdown"),
+        default="auto",
+        help="stdout format; auto = table on a TTY, JSON otherwise",
+    )
     ap.add_argument("-o", "--output", help="also write the JSON report to this file")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per pytest run")
     ap.add_argument("--pytest-arg", action="append", default=[], help="extra pytest argument")
@@ -301,9 +397,19 @@ def main(argv: list[str] | None = None) -> int:
         if not devices:
             raise ValidateError("--devices is empty")
         tests = [t for item in a.tests for t in item.split(",") if t]
-        report = validate(a.tree, a.series, devices, tests, rev=a.rev, test_root=a.test_root,
-                          plugins=_parse_plugins(a.plugin), scratch=a.scratch, keep=a.keep,
-                          timeout=a.timeout, pytest_args=a.pytest_arg)
+        report = validate(
+            a.tree,
+            a.series,
+            devices,
+            tests,
+            rev=a.rev,
+            test_root=a.test_root,
+            plugins=_parse_plugins(a.plugin),
+            scratch=a.scratch,
+            keep=a.keep,
+            timeout=a.timeout,
+            pytest_args=a.pytest_arg,
+        )
     except (ValidateError, selection.SeriesError, shadow.ShadowError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -321,12 +427,17 @@ def main(argv: list[str] | None = None) -> int:
 
         render_table(report, Console())
     s = report["summary"]
-    print(f"validate: {s['regression']} regression(s), {s['gain']} gain(s), "
-          f"{s['unchanged']} unchanged in {report['duration_s']}s", file=sys.stderr)
+    print(
+        f"validate: {s['regression']} regression(s), {s['gain']} gain(s), "
+        f"{s['unchanged']} unchanged in {report['duration_s']}s",
+        file=sys.stderr,
+    )
     for c in report["comparisons"]:
         if c["change"] == "regression":
-            print(f"REGRESSION {c['device']}: {c['test']} {c['before']} -> {c['after']}",
-                  file=sys.stderr)
+            print(
+                f"REGRESSION {c['device']}: {c['test']} {c['before']} -> {c['after']}",
+                file=sys.stderr,
+            )
     return 1 if s["regression"] else 0
 
 

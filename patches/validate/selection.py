@@ -4,6 +4,7 @@ module it touches (found by ``ast`` import analysis; nothing is imported), or ``
 Also reads a series: a directory with a quilt ``series`` file (or ``*.patch`` files in name
 order), or a single patch/mbox file.
 """
+
 from __future__ import annotations
 
 import ast
@@ -13,8 +14,20 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 
-SKIP_DIRS = {".git", ".hg", ".venv", "venv", "node_modules", "build", "dist", "__pycache__",
-             ".tox", ".mypy_cache", ".pytest_cache", "third_party"}
+SKIP_DIRS = {
+    ".git",
+    ".hg",
+    ".venv",
+    "venv",
+    "node_modules",
+    "build",
+    "dist",
+    "__pycache__",
+    ".tox",
+    ".mypy_cache",
+    ".pytest_cache",
+    "third_party",
+}
 _DIFF_GIT = re.compile(r"^diff --git a/(\S+) b/(\S+)$")
 _PLUS = re.compile(r"^\+\+\+ (?:b/)?(\S+)")
 _MINUS = re.compile(r"^--- (?:a/)?(\S+)")
@@ -33,8 +46,11 @@ def series_files(path: Path) -> list[Path]:
         raise SeriesError(f"series not found: {path}")
     listing = path / "series"
     if listing.is_file():
-        names = [ln.split("#", 1)[0].split()[0] for ln in listing.read_text().splitlines()
-                 if ln.split("#", 1)[0].strip()]
+        names = [
+            ln.split("#", 1)[0].split()[0]
+            for ln in listing.read_text().splitlines()
+            if ln.split("#", 1)[0].strip()
+        ]
         missing = [n for n in names if not (path / n).is_file()]
         if missing:
             raise SeriesError(f"{listing} names missing patch files: {', '.join(missing)}")
@@ -101,7 +117,7 @@ def imported_modules(source: str, rel: str) -> set[str]:
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                base_parts = pkg[:len(pkg) - node.level + 1] if node.level <= len(pkg) + 1 else []
+                base_parts = pkg[: len(pkg) - node.level + 1] if node.level <= len(pkg) + 1 else []
                 base = ".".join(base_parts + ([node.module] if node.module else []))
             else:
                 base = node.module or ""
@@ -122,7 +138,7 @@ def iter_test_files(root: Path) -> Iterable[str]:
 
 @dataclass
 class Selection:
-    tests: list[str] = field(default_factory=list)        # paths relative to the tree root
+    tests: list[str] = field(default_factory=list)  # paths relative to the tree root
     reasons: dict[str, str] = field(default_factory=dict)  # test path -> why it was selected
     unreadable: dict[str, str] = field(default_factory=dict)  # test path -> parse error
 
@@ -130,8 +146,9 @@ class Selection:
         return {"tests": self.tests, "reasons": self.reasons, "unreadable": self.unreadable}
 
 
-def select_tests(roots: Iterable[Path], touched: Iterable[str],
-                 explicit: Iterable[str] = ()) -> Selection:
+def select_tests(
+    roots: Iterable[Path], touched: Iterable[str], explicit: Iterable[str] = ()
+) -> Selection:
     """Select test files under any of ``roots`` (before/after trees: a series may add tests)."""
     sel = Selection()
     explicit = list(explicit)
@@ -196,9 +213,14 @@ def _reexported_from(root: Path, dotted: str, cache: dict) -> str | None:
             tree = None
         for node in ast.walk(tree) if tree else ():
             if isinstance(node, ast.ImportFrom):
-                base = ".".join(pkg.split(".")[:len(pkg.split(".")) - node.level + 1]
-                                + ([node.module] if node.module else [])) \
-                    if node.level else (node.module or "")
+                base = (
+                    ".".join(
+                        pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
+                        + ([node.module] if node.module else [])
+                    )
+                    if node.level
+                    else (node.module or "")
+                )
                 for a in node.names:
                     names[a.asname or a.name] = base
         cache[pkg] = names

@@ -7,6 +7,7 @@ real, and the files themselves are real copies, ready to be patched. Put ``dest`
 through the links, patched modules from the copies. Only the top-level entries that ``paths``
 reach are mirrored, so an untouched package still comes from ``site``.
 """
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Subprocess helpers: any test that registers a device runs it in its own process."""
+
 import json
 import os
 import subprocess
@@ -14,8 +15,14 @@ def run_py(args, env=None, timeout=240):
     """Run `python ARGS` from the repo root; returns the CompletedProcess (text)."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("HN_AUTOPORT")}
     full_env.update(env or {})
-    return subprocess.run([sys.executable, *args], cwd=ROOT, env=full_env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def last_json(stdout: str):
@@ -24,5 +31,3 @@ def last_json(stdout: str):
 
 def trn_present() -> bool:
     return (ROOT / "kernels" / "trn" / "__init__.py").exists()
-
-

@@ -1,4 +1,5 @@
 """The in-process autoport fixture (always uninstalled afterwards)."""
+
 import pytest
 
 
@@ -6,6 +7,7 @@ import pytest
 def ported(monkeypatch):
     """autoport installed in this process (target: CPU here), uninstalled afterwards."""
     from accelerator_api._port import RECORDER, install, uninstall
+
     monkeypatch.setenv("HN_AUTOPORT_QUIET", "1")
     RECORDER.clear()
     install()

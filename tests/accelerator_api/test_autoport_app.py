@@ -1,5 +1,6 @@
 """Unmodified CUDA apps under autoport, each in its own process: on CPU, on the `trn` plugin, and
 on a PrivateUse1 backend nobody named; the one-line import and the env-var forms."""
+
 import json
 import sys
 
@@ -39,7 +40,10 @@ EXPECTED = [
 
 def expected_sites():
     lines = APP.read_text().splitlines()
-    return {(next(i + 1 for i, text in enumerate(lines) if snippet in text), api) for api, snippet in EXPECTED}
+    return {
+        (next(i + 1 for i, text in enumerate(lines) if snippet in text), api)
+        for api, snippet in EXPECTED
+    }
 
 
 def reference_loss():
@@ -62,8 +66,18 @@ def reference_loss():
 
 def run_app(tmp_path, *runner_args):
     out, report = tmp_path / "out.json", tmp_path / "report.json"
-    proc = run_py(["-m", "accelerator_api.autoport", *runner_args, "--report", str(report),
-                   str(APP), str(out), str(STEPS)])
+    proc = run_py(
+        [
+            "-m",
+            "accelerator_api.autoport",
+            *runner_args,
+            "--report",
+            str(report),
+            str(APP),
+            str(out),
+            str(STEPS),
+        ]
+    )
     return proc, out, report
 
 
@@ -89,7 +103,9 @@ def test_cuda_app_runs_unmodified_on_cpu(tmp_path):
     assert "cuda_train.py:" in proc.stderr
 
 
-@pytest.mark.skipif(not trn_present(), reason="kernels/trn (the trn plugin) is not in this tree yet")
+@pytest.mark.skipif(
+    not trn_present(), reason="kernels/trn (the trn plugin) is not in this tree yet"
+)
 def test_cuda_app_runs_unmodified_on_trn(tmp_path):
     proc, out, report = run_app(tmp_path, "--import", "kernels.trn")
     if proc.returncode == PLUGIN_MISSING:
@@ -119,14 +135,25 @@ def test_env_var_form():
 
 def test_importing_the_layer_alone_patches_nothing():
     import accelerator_api  # noqa: F401  (already imported by other tests: the point is it stays inert)
+
     assert torch.cuda.is_available.__module__ == "torch.cuda" and not torch.cuda.is_available()
     assert torch.zeros.__module__ in (None, "torch")
 
 
 def test_any_privateuse1_backend():
     # torch's pure-Python PrivateUse1 stand-in, registered as "npx": a backend nobody named.
-    proc = run_py(["-m", "accelerator_api.autoport", "--quiet", "--import", "npx_backend",
-                   str(APPS / "layer_probe.py"), "--cuda-queries"], env={"PYTHONPATH": str(APPS)})
+    proc = run_py(
+        [
+            "-m",
+            "accelerator_api.autoport",
+            "--quiet",
+            "--import",
+            "npx_backend",
+            str(APPS / "layer_probe.py"),
+            "--cuda-queries",
+        ],
+        env={"PYTHONPATH": str(APPS)},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = last_json(proc.stdout)
     assert (got["device_type"], got["device"], got["device_count"]) == ("npx", "npx:0", 1)

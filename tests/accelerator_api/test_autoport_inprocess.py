@@ -1,4 +1,5 @@
 """autoport installed in this pytest process (target: CPU, the only device here)."""
+
 import os
 import sys
 
@@ -20,10 +21,14 @@ def _sites(rec):
 
 def test_redirects_and_records_each_site_once(ported):
     for _ in range(3):
-        t = torch.zeros(2, device="cuda"); l1 = _line()  # noqa: E702
-    m = torch.nn.Linear(2, 2).cuda(); l2 = _line()  # noqa: E702
-    y = m(t.to("cuda:0")); l3 = _line()  # noqa: E702
-    torch.cuda.synchronize(); l4 = _line()  # noqa: E702
+        t = torch.zeros(2, device="cuda")
+        l1 = _line()  # noqa: E702
+    m = torch.nn.Linear(2, 2).cuda()
+    l2 = _line()  # noqa: E702
+    y = m(t.to("cuda:0"))
+    l3 = _line()  # noqa: E702
+    torch.cuda.synchronize()
+    l4 = _line()  # noqa: E702
     assert y.device.type == "cpu" and torch.cuda.is_available()
     sites = _sites(ported)
     assert sites[(l1, "torch.zeros(device='cuda')")]["count"] == 3
@@ -35,7 +40,11 @@ def test_redirects_and_records_each_site_once(ported):
 
 def test_torch_internals_keep_real_cuda(ported):
     # A call made from a file inside torch sees the real torch.cuda (False on this machine)...
-    code = compile("r = torch.cuda.is_available()", os.path.join(os.path.dirname(torch.__file__), "x.py"), "exec")
+    code = compile(
+        "r = torch.cuda.is_available()",
+        os.path.join(os.path.dirname(torch.__file__), "x.py"),
+        "exec",
+    )
     ns = {"torch": torch}
     exec(code, ns)
     assert ns["r"] is False and torch.cuda.is_available() is True
@@ -46,10 +55,18 @@ def test_torch_internals_keep_real_cuda(ported):
 
 
 def test_uninstall_restores_torch_exactly():
-    watched = [(torch, "zeros"), (torch, "load"), (torch, "Generator"), (torch, "autocast"),
-               (torch.amp, "GradScaler"), (torch.cuda, "is_available"), (torch.cuda, "Event"),
-               (torch.cuda.amp, "autocast"), (torch.nn.Module, "to"),
-               (type(torch.backends.cudnn), "benchmark")]
+    watched = [
+        (torch, "zeros"),
+        (torch, "load"),
+        (torch, "Generator"),
+        (torch, "autocast"),
+        (torch.amp, "GradScaler"),
+        (torch.cuda, "is_available"),
+        (torch.cuda, "Event"),
+        (torch.cuda.amp, "autocast"),
+        (torch.nn.Module, "to"),
+        (type(torch.backends.cudnn), "benchmark"),
+    ]
     before = [getattr(o, n) if not isinstance(o, type) else o.__dict__.get(n) for o, n in watched]
     tensor_own = set(torch.Tensor.__dict__)
     install(quiet=True)
@@ -76,7 +93,9 @@ def test_nothing_changes_when_the_accelerator_is_cuda(monkeypatch):
 
 
 def test_no_equivalent_raises_naming_the_call(ported):
-    with pytest.raises(A.Unsupported, match=r"torch\.cuda\.get_device_capability .*compute capability"):
+    with pytest.raises(
+        A.Unsupported, match=r"torch\.cuda\.get_device_capability .*compute capability"
+    ):
         torch.cuda.get_device_capability()
     with pytest.raises(A.Unsupported, match=r"torch\.cuda\.CUDAGraph .*replay\(\) silently"):
         torch.cuda.CUDAGraph()
@@ -97,6 +116,7 @@ def test_legacy_types_keep_their_dtype(ported, monkeypatch):
     assert torch.ones(2).type("torch.cuda.HalfTensor").dtype == torch.float16
     # A device without fp64 gets an error, never the silent DoubleTensor -> FloatTensor swap.
     from accelerator_api import properties
+
     monkeypatch.setattr(properties, "supports_dtype", lambda dt, dev=None: dt != torch.float64)
     with pytest.raises(A.Unsupported, match="never changes a dtype silently"):
         torch.cuda.DoubleTensor(2)
@@ -107,9 +127,11 @@ def test_legacy_types_keep_their_dtype(ported, monkeypatch):
 def test_amp_generator_load_and_flags(ported, tmp_path):
     x = torch.randn(4, 4)
     with torch.cuda.amp.autocast():
-        assert (x @ x).dtype == torch.bfloat16  # the target's default, CUDA's fp16 was not asked for
+        assert (
+            x @ x
+        ).dtype == torch.bfloat16  # the target's default, CUDA's fp16 was not asked for
     with torch.autocast(device_type="cuda", dtype=torch.float16):
-        assert (x @ x).dtype == torch.float16   # an explicit, supported dtype is kept
+        assert (x @ x).dtype == torch.float16  # an explicit, supported dtype is kept
     assert torch.cuda.amp.GradScaler()._device == "cpu" and torch.amp.GradScaler()._device == "cpu"
     g = torch.Generator(device="cuda")
     assert isinstance(g, torch.Generator) and g.device.type == "cpu"
@@ -119,14 +141,19 @@ def test_amp_generator_load_and_flags(ported, tmp_path):
     old = torch.backends.cudnn.benchmark
     # Upstream's test harness, imported by other tests in this process, freezes the global flags.
     with torch.backends.__allow_nonbracketed_mutation():
-        torch.backends.cudnn.benchmark = True; line = _line()  # noqa: E702
+        torch.backends.cudnn.benchmark = True
+        line = _line()  # noqa: E702
         torch.backends.cudnn.benchmark = old
     assert torch.backends.cudnn.benchmark == old
-    assert "no effect on cpu" in _sites(ported)[(line, "torch.backends.cudnn.benchmark = True")]["action"]
+    assert (
+        "no effect on cpu"
+        in _sites(ported)[(line, "torch.backends.cudnn.benchmark = True")]["action"]
+    )
 
 
 def test_nccl_becomes_the_devices_backend(ported):
     import torch.distributed as dist
+
     dist.init_process_group("nccl", store=dist.HashStore(), rank=0, world_size=1)
     try:
         assert dist.get_backend() == "gloo"
@@ -135,8 +162,10 @@ def test_nccl_becomes_the_devices_backend(ported):
         assert t.tolist() == [1.0, 1.0]
     finally:
         dist.destroy_process_group()
-    assert any(s["api"] == "init_process_group('nccl')" and s["action"] == "backend 'gloo'"
-               for s in ported.as_dict()["sites"])
+    assert any(
+        s["api"] == "init_process_group('nccl')" and s["action"] == "backend 'gloo'"
+        for s in ported.as_dict()["sites"]
+    )
 
 
 def test_torch_compile_still_works(ported):

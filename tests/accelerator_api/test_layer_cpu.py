@@ -1,4 +1,5 @@
 """The neutral layer on a machine without an accelerator, and on a simulated older torch."""
+
 import re
 import time
 from pathlib import Path

@@ -1,4 +1,5 @@
 """File snapshots in the expecttest style: EXPECTTEST_ACCEPT=1 rewrites them."""
+
 from __future__ import annotations
 
 import os
@@ -11,13 +12,17 @@ def check_snapshot(path: Path, actual: str) -> None:
         return
     assert path.exists(), f"no snapshot {path}; run with EXPECTTEST_ACCEPT=1 to create it"
     expected = path.read_text(encoding="utf-8")
-    assert actual == expected, (f"{path.name} differs (EXPECTTEST_ACCEPT=1 to accept):\n"
-                                + _diff(expected, actual))
+    assert actual == expected, f"{path.name} differs (EXPECTTEST_ACCEPT=1 to accept):\n" + _diff(
+        expected, actual
+    )
 
 
 def _diff(a: str, b: str) -> str:
     import difflib
-    return "".join(difflib.unified_diff(a.splitlines(True), b.splitlines(True), "expected", "actual"))
+
+    return "".join(
+        difflib.unified_diff(a.splitlines(True), b.splitlines(True), "expected", "actual")
+    )
 
 
 import pytest  # noqa: E402

@@ -10,11 +10,11 @@ the files where the findings differ and the per-rule finding counts of each stra
 with either strategy (best of 5), which is how ``SEGMENT_MIN_BYTES`` was chosen.
 ``test_python_split.py`` imports ``large_token_files`` and ``scan_both`` from here.
 """
+
 from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import sys
 import time
 from collections import Counter
@@ -25,7 +25,7 @@ import audits.python_scan as ps  # noqa: E402
 from audits.catalog import load  # noqa: E402
 from audits.scan import torch_source_root  # noqa: E402
 
-ANCHOR = "cuda/graphs.py"     # the file where the split parse once missed aliases
+ANCHOR = "cuda/graphs.py"  # the file where the split parse once missed aliases
 
 
 def token_files(root: Path, min_bytes: int = 0) -> list[Path]:
@@ -86,15 +86,23 @@ def time_by_size(root: Path, rules, bounds=(0, 2048, 4096, 8192, 16384)) -> None
                 for rel, d in group:
                     ps.scan_source(d, rel, rules, package_prefix=prefix, segments=seg)
                 best[seg] = min(best[seg], time.process_time() - c)
-        print(f"{lo:6d}-{hi:6d} B: {len(group):4d} files  split {best[True] * 1e3:7.1f} ms  "
-              f"whole {best[False] * 1e3:7.1f} ms  (x{best[True] / best[False]:.2f})")
+        print(
+            f"{lo:6d}-{hi:6d} B: {len(group):4d} files  split {best[True] * 1e3:7.1f} ms  "
+            f"whole {best[False] * 1e3:7.1f} ms  (x{best[True] / best[False]:.2f})"
+        )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sample", type=int, default=0, help="only N large files (0: every token file)")
-    ap.add_argument("--min-bytes", type=int, default=None,
-                    help="split files from this size up, as the scanner would (default: all)")
+    ap.add_argument(
+        "--sample", type=int, default=0, help="only N large files (0: every token file)"
+    )
+    ap.add_argument(
+        "--min-bytes",
+        type=int,
+        default=None,
+        help="split files from this size up, as the scanner would (default: all)",
+    )
     ap.add_argument("--time", action="store_true", help="CPU time per size class, split vs whole")
     args = ap.parse_args()
     root = Path(torch_source_root())
@@ -113,10 +121,14 @@ def main() -> None:
         if split != whole:
             differ += 1
             a, b = Counter(f.rule for f in split), Counter(f.rule for f in whole)
-            print(f"DIFF {p.relative_to(root)}: split {len(split)} whole {len(whole)} "
-                  f"split-whole {dict((a - b))} whole-split {dict((b - a))}")
-    print(f"{len(files)} files, {differ} differ; findings: split {sum(counts['split'].values())}, "
-          f"whole {sum(counts['whole'].values())}")
+            print(
+                f"DIFF {p.relative_to(root)}: split {len(split)} whole {len(whole)} "
+                f"split-whole {dict((a - b))} whole-split {dict((b - a))}"
+            )
+    print(
+        f"{len(files)} files, {differ} differ; findings: split {sum(counts['split'].values())}, "
+        f"whole {sum(counts['whole'].values())}"
+    )
     for rid in sorted(set(counts["split"]) | set(counts["whole"])):
         print(f"  {rid}: split {counts['split'][rid]:5d}  whole {counts['whole'][rid]:5d}")
 

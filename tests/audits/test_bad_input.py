@@ -1,4 +1,5 @@
 """Bad input: each case lands in report.errors, the rest of the tree is still scanned."""
+
 import os
 
 import pytest
@@ -15,7 +16,9 @@ def tree(tmp_path):
     (root / "good.py").write_bytes(GOOD)
     (root / "py2.py").write_bytes(b"import torch\nprint 'cuda', torch.cuda.is_available()\n")
     (root / "latin.py").write_bytes(b"x = 'caf\xe9'  # cuda\n")
-    (root / "cookie.py").write_bytes(b"# -*- coding: latin-1 -*-\nimport torch\nx = '\xe9'\ntorch.cuda.synchronize()\n")
+    (root / "cookie.py").write_bytes(
+        b"# -*- coding: latin-1 -*-\nimport torch\nx = '\xe9'\ntorch.cuda.synchronize()\n"
+    )
     (root / "nul.py").write_bytes(b"torch.cuda.synchronize()\n\0\0\0")
     (root / "huge.py").write_bytes(b"x = 1  # cuda\n" * 50_000)
     (root / "deep.py").write_bytes(b"torch.cuda.x(" + b"(" * 300 + b"1" + b")" * 300 + b")\n")
@@ -34,8 +37,9 @@ def tree(tmp_path):
 
 
 def test_every_bad_input_is_an_error_and_the_scan_goes_on(tree, tmp_path):
-    rep = run_scan(Options(root=str(tree), use_cache=False, jobs=1, max_bytes=500_000,
-                           languages=["python"]))
+    rep = run_scan(
+        Options(root=str(tree), use_cache=False, jobs=1, max_bytes=500_000, languages=["python"])
+    )
     reasons = {e.path: e.reason for e in rep.errors}
     assert reasons["py2.py"] == "syntax"
     assert reasons["latin.py"] == "encoding"
@@ -45,7 +49,7 @@ def test_every_bad_input_is_an_error_and_the_scan_goes_on(tree, tmp_path):
     assert reasons["escape_file.py"] == "link-outside-root"
     assert reasons["loop"] == "symlink-loop"
     assert reasons["dangling.py"] == "broken-link"
-    if os.geteuid() != 0:   # root reads anything
+    if os.geteuid() != 0:  # root reads anything
         assert reasons["locked.py"] == "unreadable"
     found = {f.path for f in rep.findings}
     assert {"good.py", "cookie.py"} <= found
@@ -54,6 +58,8 @@ def test_every_bad_input_is_an_error_and_the_scan_goes_on(tree, tmp_path):
 
 
 def test_scanned_code_is_never_imported(tmp_path):
-    (tmp_path / "boom.py").write_text("import torch\nraise SystemExit('imported!')\ntorch.cuda.synchronize()\n")
+    (tmp_path / "boom.py").write_text(
+        "import torch\nraise SystemExit('imported!')\ntorch.cuda.synchronize()\n"
+    )
     rep = run_scan(Options(root=str(tmp_path), use_cache=False, jobs=1))
     assert [f.rule for f in rep.findings] == ["HN105"]

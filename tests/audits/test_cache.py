@@ -1,4 +1,5 @@
 """Cache validation: stat first, content hash when stat changed or the entry is racily clean."""
+
 from __future__ import annotations
 
 import os
@@ -11,7 +12,7 @@ from audits.cache import RACY_NS
 from audits.engine import Options, run_scan
 
 A = "import torch\ntorch.cuda.synchronize()\n"
-B = "import torch\ntorch.cuda.empty_cache()\n"      # same length as A, other rule
+B = "import torch\ntorch.cuda.empty_cache()\n"  # same length as A, other rule
 assert len(A) == len(B)
 
 
@@ -20,8 +21,9 @@ def calls(monkeypatch):
     """Which files were read to compare (``check``) and which were scanned (``scan``)."""
     seen = {"check": [], "scan": []}
     check, scan = engine._check_one, engine._scan_one
-    monkeypatch.setattr(engine, "_check_one",
-                        lambda e, old: (seen["check"].append(e.relpath), check(e, old))[1])
+    monkeypatch.setattr(
+        engine, "_check_one", lambda e, old: (seen["check"].append(e.relpath), check(e, old))[1]
+    )
     monkeypatch.setattr(engine, "_scan_one", lambda e: (seen["scan"].append(e.relpath), scan(e))[1])
     return seen
 
@@ -42,8 +44,8 @@ def test_same_size_and_mtime_but_new_content_is_rescanned_while_racy(tmp_path, c
     f.write_text(A)
     first = _scan(root, cache)
     mtime = f.stat().st_mtime_ns
-    f.write_text(B)                      # same inode and size; mtime put back, as a coarse
-    _set_mtime(f, mtime)                 # file system (or a fast second edit) would leave it
+    f.write_text(B)  # same inode and size; mtime put back, as a coarse
+    _set_mtime(f, mtime)  # file system (or a fast second edit) would leave it
     calls["scan"].clear()
     second = _scan(root, cache)
     assert first != second and second == [("a.py", "HN302")]
@@ -60,11 +62,11 @@ def test_old_unchanged_file_is_not_read_and_touched_file_is_hashed_not_scanned(t
     first = _scan(root, cache)
     assert sorted(calls["scan"]) == ["old.py", "touched.py"]
     calls["check"].clear(), calls["scan"].clear()
-    _set_mtime(touched, time.time_ns() - 5 * RACY_NS)      # stat changed, content did not
+    _set_mtime(touched, time.time_ns() - 5 * RACY_NS)  # stat changed, content did not
     assert _scan(root, cache) == first
     assert calls["check"] == ["touched.py"] and calls["scan"] == []
     calls["check"].clear()
-    assert _scan(root, cache) == first                     # both trusted by stat now
+    assert _scan(root, cache) == first  # both trusted by stat now
     assert calls["check"] == [] and calls["scan"] == []
 
 

@@ -1,5 +1,3 @@
-import re
-
 import pytest
 import yaml
 
@@ -25,9 +23,14 @@ def test_every_python_match_string_passes_the_byte_prefilter():
     lang = BY_NAME["python"]
     for r in load().for_languages(["python"]):
         m = r.match
-        words = m.get("names", []) + m.get("attributes", []) + m.get("identifiers", []) + \
-            m.get("prefixes", []) + m.get("values", []) + \
-            (m.get("methods", []) if m["type"] == "method" else [])
+        words = (
+            m.get("names", [])
+            + m.get("attributes", [])
+            + m.get("identifiers", [])
+            + m.get("prefixes", [])
+            + m.get("values", [])
+            + (m.get("methods", []) if m["type"] == "method" else [])
+        )
         for w in words:
             assert lang.may_match(w.encode()), (r.id, w)
 
@@ -50,8 +53,13 @@ def _write(tmp_path, rules):
 
 def test_malformed_catalogues_report_every_problem(tmp_path):
     good = yaml.safe_load(CATALOG_PATH.read_text())["rules"][0]
-    bad = [dict(good), dict(good), dict(good, id="HN198", name="Not Kebab", safety="maybe"),
-           dict(good, id="HN801", name="x-y"), dict(good, id="HN150", name="z", match={"type": "nope"})]
+    bad = [
+        dict(good),
+        dict(good),
+        dict(good, id="HN198", name="Not Kebab", safety="maybe"),
+        dict(good, id="HN801", name="x-y"),
+        dict(good, id="HN150", name="z", match={"type": "nope"}),
+    ]
     with pytest.raises(CatalogError) as e:
         load(_write(tmp_path, bad))
     msg = str(e.value)
@@ -61,8 +69,14 @@ def test_malformed_catalogues_report_every_problem(tmp_path):
 
 def test_cpp_entries_are_accepted_and_ignored_by_python(tmp_path):
     good = yaml.safe_load(CATALOG_PATH.read_text())["rules"][0]
-    cpp = {**good, "id": "HN899", "name": "cpp-thing", "language": "cpp", "replacement": None,
-           "match": {"whatever": "the cpp scanner decides"}}
+    cpp = {
+        **good,
+        "id": "HN899",
+        "name": "cpp-thing",
+        "language": "cpp",
+        "replacement": None,
+        "match": {"whatever": "the cpp scanner decides"},
+    }
     cat = load(_write(tmp_path, [good, cpp]))
     assert [r.id for r in cat.for_languages(["python"])] == [good["id"]]
 

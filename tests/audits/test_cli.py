@@ -1,6 +1,6 @@
 """The CLI end to end, in-process via audits.scan.main (real files, real cache, real formats)."""
+
 import json
-from pathlib import Path
 
 import pytest
 import yaml
@@ -61,8 +61,11 @@ def test_sarif_has_what_github_code_scanning_needs(tree, capsys):
     run0 = doc["runs"][0]
     rules = run0["tool"]["driver"]["rules"]
     assert run0["tool"]["driver"]["name"] == "hwneutral"
-    assert all({"id", "shortDescription", "fullDescription", "help", "helpUri",
-                "defaultConfiguration"} <= set(r) for r in rules)
+    assert all(
+        {"id", "shortDescription", "fullDescription", "help", "helpUri", "defaultConfiguration"}
+        <= set(r)
+        for r in rules
+    )
     for res in run0["results"]:
         assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
         region = res["locations"][0]["physicalLocation"]["region"]
@@ -72,17 +75,24 @@ def test_sarif_has_what_github_code_scanning_needs(tree, capsys):
 
 
 def test_config_in_scanned_pyproject(tree, capsys):
-    (tree / "pyproject.toml").write_text('[tool.hwneutral]\nignore = ["HN105"]\nexclude = ["build/*"]\n')
+    (tree / "pyproject.toml").write_text(
+        '[tool.hwneutral]\nignore = ["HN105"]\nexclude = ["build/*"]\n'
+    )
     (tree / "build").mkdir()
     (tree / "build" / "gen.py").write_text(SRC)
     _, out, _ = run(capsys, tree, "-f", "json", "--no-cache")
     assert [f["rule"] for f in json.loads(out)["findings"]] == ["HN502"]
-    (tree / "pyproject.toml").write_text('[tool.hwneutral]\nbogus = 1\n')
+    (tree / "pyproject.toml").write_text("[tool.hwneutral]\nbogus = 1\n")
     assert run(capsys, tree, "--no-cache")[0] == 2
-    (tree / "pyproject.toml").write_text('[tool.hwneutral]\nper-file-ignores = {"pkg/*" = ["HN5"]}\n')
+    (tree / "pyproject.toml").write_text(
+        '[tool.hwneutral]\nper-file-ignores = {"pkg/*" = ["HN5"]}\n'
+    )
     _, out, _ = run(capsys, tree, "-f", "json", "--no-cache")
     assert [(f["path"], f["rule"]) for f in json.loads(out)["findings"]] == [
-        ("build/gen.py", "HN105"), ("build/gen.py", "HN502"), ("pkg/a.py", "HN105")]
+        ("build/gen.py", "HN105"),
+        ("build/gen.py", "HN502"),
+        ("pkg/a.py", "HN105"),
+    ]
 
 
 def test_baseline_and_diff(tree, tmp_path, capsys):
@@ -91,7 +101,7 @@ def test_baseline_and_diff(tree, tmp_path, capsys):
     a = tree / "pkg" / "a.py"
     a.write_text("# moved\n" + SRC + "torch.cuda.manual_seed(0)\n")
     _, out, _ = run(capsys, tree, "-f", "json", "--no-cache", "--baseline", old)
-    assert [f["rule"] for f in json.loads(out)["findings"]] == ["HN310"]   # line moves are not new
+    assert [f["rule"] for f in json.loads(out)["findings"]] == ["HN310"]  # line moves are not new
     new = tmp_path / "new.json"
     run(capsys, tree, "-f", "json", "-o", new, "--no-cache")
     rc, out, _ = run(capsys, "diff", old, new, "--fail-on-findings")
@@ -106,7 +116,9 @@ def test_cache_warm_equals_cold_and_edit_invalidates_only_that_file(tree, tmp_pa
     import audits.engine as engine
 
     for i in range(60):
-        (tree / "pkg" / f"m{i}.py").write_text(SRC.replace("synchronize()", f"synchronize()  # {i}"))
+        (tree / "pkg" / f"m{i}.py").write_text(
+            SRC.replace("synchronize()", f"synchronize()  # {i}")
+        )
     cache = tmp_path / "cache"
     _, cold, _ = run(capsys, tree, "-f", "json", "--cache-dir", cache, "-j", "2")
 
@@ -125,7 +137,7 @@ def test_cache_warm_equals_cold_and_edit_invalidates_only_that_file(tree, tmp_pa
     scanned, warm = scanned_by()
     strip = lambda s: {k: v for k, v in json.loads(s).items() if k != "duration_s"}  # noqa: E731
     assert scanned == [] and strip(cold) == strip(warm)
-    assert not any(p.is_relative_to(tree) for p in cache.rglob("*"))        # stored outside
+    assert not any(p.is_relative_to(tree) for p in cache.rglob("*"))  # stored outside
     assert len(list(cache.glob("*.json"))) == 1 and not list(tree.rglob("*.json"))
 
     (tree / "pkg" / "m3.py").write_text("import torch\ntorch.cuda.manual_seed(1)\n")

@@ -1,5 +1,6 @@
 """Partial parsing (top-level pieces, class/def bodies cut to their hit statements) must give the
 same findings as a whole-file parse, including on layouts that defeat the line-based splitter."""
+
 from __future__ import annotations
 
 import ast
@@ -100,7 +101,9 @@ def test_tricky_layouts_split_equals_whole(split_everything, monkeypatch):
     whole = _scan(data, "t.py", segments=False)
     parsed: list[str] = []
     real = ast.parse
-    monkeypatch.setattr(ps.ast, "parse", lambda src, *a, **k: (parsed.append(src), real(src, *a, **k))[1])
+    monkeypatch.setattr(
+        ps.ast, "parse", lambda src, *a, **k: (parsed.append(src), real(src, *a, **k))[1]
+    )
     assert _scan(data, "t.py") == whole
     assert {"branch", "call"} <= {f.kind for f in whole} and len(whole) > 10
     # the body really was cut: a statement without a CUDA token is not in the parsed text
@@ -111,8 +114,11 @@ def test_tricky_layouts_split_equals_whole(split_everything, monkeypatch):
 def test_split_keeps_true_positions_of_a_decorated_class(split_everything):
     data = TRICKY.encode()
     branch = [f for f in _scan(data, "t.py") if f.kind == "branch" and f.line == 5]
-    assert branch and branch[0].end_line == TRICKY.splitlines().index(
-        "    def last(self): return torch.cuda.is_available()") + 1
+    assert (
+        branch
+        and branch[0].end_line
+        == TRICKY.splitlines().index("    def last(self): return torch.cuda.is_available()") + 1
+    )
 
 
 def test_continuation_at_body_indentation_is_not_a_boundary(split_everything):
@@ -131,7 +137,7 @@ def test_unsplittable_layout_falls_back_to_a_whole_parse(split_everything):
 
 # Aliases bound to CUDA names by imports nested in module-level blocks; their uses carry no CUDA
 # token, so only the alias decides that those lines are visited.
-NESTED_ALIASES = '''\
+NESTED_ALIASES = """\
 # leading comment: the first piece starts before the first statement
 from torch.cuda import synchronize as first_sync
 from typing import TYPE_CHECKING
@@ -171,7 +177,7 @@ def local_scope():
 
 
 procs()
-'''
+"""
 NESTED_NAMES = {"_POOL_HANDLE", "first_sync", "mem", "peak", "reserved", "flush", "collect", "dbg"}
 
 
@@ -180,11 +186,13 @@ def test_aliases_imported_in_nested_blocks_split_equals_whole(split_everything, 
     whole = _scan(data, "n.py", segments=False)
     # every alias use is found (lines without a CUDA token); a def-local alias stays local
     src = NESTED_ALIASES.splitlines()
-    found = {src[f.line - 1][f.col - 1:f.end_col - 1] for f in whole}
+    found = {src[f.line - 1][f.col - 1 : f.end_col - 1] for f in whole}
     assert NESTED_NAMES <= found and "procs" not in found
     parsed: list[str] = []
     real = ast.parse
-    monkeypatch.setattr(ps.ast, "parse", lambda src, *a, **k: (parsed.append(src), real(src, *a, **k))[1])
+    monkeypatch.setattr(
+        ps.ast, "parse", lambda src, *a, **k: (parsed.append(src), real(src, *a, **k))[1]
+    )
     assert _scan(data, "n.py") == whole
     # the imports' parse held the nested blocks but no def; no parse was of the whole file
     assert "import ipc_collect" in parsed[0] and "def uses" not in parsed[0]
@@ -204,6 +212,9 @@ def test_installed_large_files_split_equals_whole():
     root = Path(torch_source_root())
     files = large_token_files(root, 40)
     assert len(files) >= 30
-    bad = [p.relative_to(root).as_posix() for p in files
-           if (lambda s, w: s != w)(*scan_both(p, root, PY_RULES))]
+    bad = [
+        p.relative_to(root).as_posix()
+        for p in files
+        if (lambda s, w: s != w)(*scan_both(p, root, PY_RULES))
+    ]
     assert bad == []

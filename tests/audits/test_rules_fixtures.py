@@ -2,6 +2,7 @@
 
 Regenerate after an intended change: EXPECTTEST_ACCEPT=1 pytest tests/audits/test_rules_fixtures.py
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,8 +22,10 @@ def _render(name: str, **kw) -> str:
     data = (FIXTURES / name).read_bytes()
     findings, errors = scan_source(data, name, PY_RULES, **kw)
     assert errors == []
-    lines = [f"{f.line}:{f.col}-{f.end_line}:{f.end_col} {f.rule} {f.kind:9} {f.safety:6} | {f.source}"
-             for f in sorted(findings, key=lambda f: f.sort_key())]
+    lines = [
+        f"{f.line}:{f.col}-{f.end_line}:{f.end_col} {f.rule} {f.kind:9} {f.safety:6} | {f.source}"
+        for f in sorted(findings, key=lambda f: f.sort_key())
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -34,6 +37,7 @@ def test_fixture_snapshot(name, snapshot):
 @pytest.mark.parametrize("name", CASES)
 def test_segmented_parse_equals_whole_file_parse(name, monkeypatch):
     import audits.python_scan as ps
+
     monkeypatch.setattr(ps, "SEGMENT_MIN_BYTES", 0)
     assert _render(name) == _render(name, segments=False)
 
@@ -67,11 +71,11 @@ def test_branch_extents():
     branches = {(f.rule, f.line): f for f in findings if f.kind == "branch"}
     if_line = next(i for i, s in enumerate(src, 1) if "if torch.cuda.is_available():" in s)
     f = branches[("HN710", if_line)]
-    assert src[f.end_line - 1].strip() == "x = x * 2"          # whole if/elif/else statement
+    assert src[f.end_line - 1].strip() == "x = x * 2"  # whole if/elif/else statement
     elif_f = branches[("HN710", if_line + 2)]
     assert src[elif_f.line - 1].strip().startswith("elif x.is_cuda")
     deco = [f for f in findings if f.rule == "HN713"]
-    assert len(deco) == 4                                   # onlyCUDA, skip+dtypes, skipIf, skipUnless
+    assert len(deco) == 4  # onlyCUDA, skip+dtypes, skipIf, skipUnless
     for d in deco:
         assert src[d.line - 1].strip().startswith("@")
         assert src[d.end_line - 1].strip() == "pass"

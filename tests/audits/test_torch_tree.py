@@ -1,5 +1,6 @@
 """The scanner on the installed torch source tree: findings match the source text, and nothing
 comes from a comment or a docstring. A deterministic sample of subsystems keeps it quick."""
+
 import ast
 import io
 import re
@@ -13,13 +14,15 @@ from audits.engine import Options, run_scan
 from audits.scan import torch_source_root
 
 ROOT = Path(torch_source_root())
-SAMPLE = {"cuda", "amp", "backends", "profiler", "testing", "utils"}   # top-level subtrees
+SAMPLE = {"cuda", "amp", "backends", "profiler", "testing", "utils"}  # top-level subtrees
 
 
 @pytest.fixture(scope="module")
 def report():
     excludes = [p.name for p in ROOT.iterdir() if p.name not in SAMPLE]
-    rep = run_scan(Options(root=str(ROOT), use_cache=False, excludes=excludes, languages=["python"]))
+    rep = run_scan(
+        Options(root=str(ROOT), use_cache=False, excludes=excludes, languages=["python"])
+    )
     assert rep.files_scanned > 200
     return rep
 
@@ -27,7 +30,7 @@ def report():
 def _slice(src_lines, f):
     line = src_lines[f.line - 1]
     end = f.end_col - 1 if f.end_line == f.line else len(line)
-    return line[f.col - 1:end]
+    return line[f.col - 1 : end]
 
 
 def test_findings_match_the_source_text(report):
@@ -41,8 +44,11 @@ def test_findings_match_the_source_text(report):
         text = _slice(lines, f)
         rule = cat.by_id[f.rule]
         if f.kind == "branch":
-            assert re.match(r"(if|elif|assert)\b", text) or " if " in text or \
-                lines[f.line - 1].lstrip().startswith("@"), (f, text)
+            assert (
+                re.match(r"(if|elif|assert)\b", text)
+                or " if " in text
+                or lines[f.line - 1].lstrip().startswith("@")
+            ), (f, text)
         elif rule.match["type"] == "literal":
             assert re.search(r"""["'](cuda|nccl)""", text), (f, text)
         elif rule.match["type"] in ("name", "identifier"):
@@ -59,19 +65,27 @@ def test_no_finding_starts_in_a_comment_or_docstring(report):
         by_path.setdefault(f.path, []).append(f)
     for path, fs in by_path.items():
         src = (ROOT / path).read_text(encoding="utf-8")
-        if len(src) > 150_000:      # tokenize is slow; the big generated test tables add nothing here
+        if len(src) > 150_000:  # tokenize is slow; the big generated test tables add nothing here
             continue
-        comments = {(t.start[0], t.start[1]) for t in tokenize.generate_tokens(io.StringIO(src).readline)
-                    if t.type == tokenize.COMMENT}
+        comments = {
+            (t.start[0], t.start[1])
+            for t in tokenize.generate_tokens(io.StringIO(src).readline)
+            if t.type == tokenize.COMMENT
+        }
         docs = []
         for node in ast.walk(ast.parse(src)):
             body = getattr(node, "body", None)
-            if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                    and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            if (
+                isinstance(body, list)
+                and body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
                 docs.append((body[0].lineno, body[0].end_lineno))
         comment_lines = {ln for ln, _ in comments}
         for f in fs:
             assert not any(a <= f.line <= b for a, b in docs), f
-            if f.line in comment_lines:   # a code line with a trailing comment: must start before it
+            if f.line in comment_lines:  # a code line with a trailing comment: must start before it
                 col = next(c for ln, c in comments if ln == f.line)
                 assert f.col - 1 < col, f

@@ -1,4 +1,5 @@
 """Bad input becomes a FileError for that file only; nothing raises, other files still scan."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
@@ -31,7 +32,8 @@ def test_huge_file_is_too_large():
 def test_unbalanced_cmake_is_a_syntax_error_with_the_line():
     findings, errors = scan_source(b"if(USE_CUDA)\n  set(X 1)\n", "CMakeLists.txt", CPP_RULES)
     assert findings == [] and [(e.reason, e.detail) for e in errors] == [
-        ("syntax", "if() at line 1 has no endif()")]
+        ("syntax", "if() at line 1 has no endif()")
+    ]
     _, errors = scan_source(b'message("open\n', "x.cmake", CPP_RULES)
     assert [e.reason for e in errors] == ["syntax"]
 

@@ -1,5 +1,6 @@
 """The HN8xx catalogue entries: every detector exists, every suggested C++ name is declared in the
 installed torch's headers (C++ names cannot be verified by import)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -13,12 +14,30 @@ from audits.cpp_scan import scan_source
 from .conftest import CPP_RULES
 
 INCLUDE = Path(importlib.util.find_spec("torch").origin).parent / "include"  # no torch import
-DETECTORS = {"preproc-branch", "preproc-else", "devicetype", "is-cuda", "cuda-namespace",
-             "dispatch-key", "registration", "cuda-file", "cmake-option", "cmake-branch", "cmake-else"}
+DETECTORS = {
+    "preproc-branch",
+    "preproc-else",
+    "devicetype",
+    "is-cuda",
+    "cuda-namespace",
+    "dispatch-key",
+    "registration",
+    "cuda-file",
+    "cmake-option",
+    "cmake-branch",
+    "cmake-else",
+}
 # Where each namespace's declarations live in the installed headers.
-HEADERS = {"at::accelerator": ["ATen/DeviceAccelerator.h"], "at": ["ATen/DeviceAccelerator.h"],
-           "c10": ["c10/core/DeviceGuard.h", "c10/core/StreamGuard.h", "c10/core/Stream.h",
-                   "c10/core/Event.h"]}
+HEADERS = {
+    "at::accelerator": ["ATen/DeviceAccelerator.h"],
+    "at": ["ATen/DeviceAccelerator.h"],
+    "c10": [
+        "c10/core/DeviceGuard.h",
+        "c10/core/StreamGuard.h",
+        "c10/core/Stream.h",
+        "c10/core/Event.h",
+    ],
+}
 
 
 def _suggestions() -> set[str]:
@@ -47,8 +66,11 @@ def test_suggested_cpp_names_are_declared_in_torch_headers():
 
 def test_mapped_cuda_names_exist_on_the_cuda_side_too():
     """Each suggestion key is a real c10::cuda / at::cuda name (else the mapping is dead)."""
-    cuda_headers = "".join(p.read_text(errors="replace") for d in ("c10/cuda", "ATen/cuda")
-                           for p in (INCLUDE / d).glob("*.h"))
+    cuda_headers = "".join(
+        p.read_text(errors="replace")
+        for d in ("c10/cuda", "ATen/cuda")
+        for p in (INCLUDE / d).glob("*.h")
+    )
     for key in {k for r in CPP_RULES for k in (r.match.get("suggest") or {})}:
         leaf = key.rsplit("::", 1)[-1]
         assert re.search(rf"\b{leaf}\b", cuda_headers), key

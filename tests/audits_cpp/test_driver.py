@@ -1,5 +1,6 @@
 """C++/CMake through the shared driver: one run covers both languages, the cache replays C++
 findings, bad files become errors and the summary counts per language and subsystem."""
+
 from __future__ import annotations
 
 import shutil
@@ -41,7 +42,9 @@ def test_one_run_covers_python_cpp_and_cmake_and_the_cache_replays_it(tmp_path):
 
 def test_select_and_language_filters_reach_the_cpp_scanner(tmp_path):
     root = _tree(tmp_path)
-    rep = run_scan(Options(root=str(root), jobs=1, use_cache=False, select=["HN81"], languages=["cpp"]))
+    rep = run_scan(
+        Options(root=str(root), jobs=1, use_cache=False, select=["HN81"], languages=["cpp"])
+    )
     assert set(rep.counts("rule")) == {"HN810", "HN811"} and rep.languages == {"cpp": 2}
 
 
@@ -49,7 +52,9 @@ def test_every_cpp_trigger_passes_the_registry_prefilter():
     """A macro or CMake variable lacking every prefilter token could never fire."""
     for r in CPP_RULES:
         lang = BY_NAME[r.language]
-        words = r.match.get("macros", []) + r.match.get("prefixes", []) + r.match.get("variables", [])
+        words = (
+            r.match.get("macros", []) + r.match.get("prefixes", []) + r.match.get("variables", [])
+        )
         for w in words:
             assert lang.may_match(w.encode()), (r.id, w)
-    assert BY_NAME["cpp"].may_match(b"int x;", "a/b.cuh")      # suffix alone suffices
+    assert BY_NAME["cpp"].may_match(b"int x;", "a/b.cuh")  # suffix alone suffices

@@ -3,6 +3,7 @@
 Each fixture holds positives and look-alike negatives (the token in a comment, a string, a macro
 body, a longer identifier, a declaration), so a snapshot pins both what is found and what is not.
 """
+
 from expecttest import TestCase
 
 from .conftest import render, scan_fixture
@@ -15,44 +16,61 @@ class TestFixtures(TestCase):
         return render(findings)
 
     def test_hn801_cuda_branch(self):
-        self.assertExpectedInline(self.check("hn801_cuda_branch.cpp"), """\
+        self.assertExpectedInline(
+            self.check("hn801_cuda_branch.cpp"),
+            """\
 HN801 branch 4:1-6:7 `#ifdef USE_CUDA` branch, lines 4-6 -> - [manual]
 HN801 branch 8:1-10:7 `#if defined(__CUDACC__) && !defined(USE_ROCM)` branch, lines 8-10 -> - [manual]
 HN801 branch 12:1-14:7 `#ifndef C10_CUDA_NO_CMAKE_CONFIGURE_FILE` branch, lines 12-14 -> - [manual]
-HN801 branch 20:1-23:7 `#if CUDA_VERSION >= 12000 && defined(__CUDA_ARCH__)` branch, lines 20-23 -> - [manual]""")
+HN801 branch 20:1-23:7 `#if CUDA_VERSION >= 12000 && defined(__CUDA_ARCH__)` branch, lines 20-23 -> - [manual]""",
+        )
 
     def test_hn802_rocm_branch(self):
-        self.assertExpectedInline(self.check("hn802_rocm_branch.h"), """\
+        self.assertExpectedInline(
+            self.check("hn802_rocm_branch.h"),
+            """\
 HN802 branch 4:1-6:7 `#if defined(USE_ROCM)` branch, lines 4-6 -> - [manual]
 HN802 branch 10:1-12:7 `#elif defined(__HIP_PLATFORM_AMD__)` branch, lines 10-12 -> - [manual]
-HN801 branch 14:1-16:7 `#if defined(__HIPCC__) || defined(__CUDACC__)` branch, lines 14-16 -> - [manual]""")
+HN801 branch 14:1-16:7 `#if defined(__HIPCC__) || defined(__CUDACC__)` branch, lines 14-16 -> - [manual]""",
+        )
 
     def test_hn803_else_arm(self):
-        self.assertExpectedInline(self.check("hn803_else_arm.cpp"), """\
+        self.assertExpectedInline(
+            self.check("hn803_else_arm.cpp"),
+            """\
 HN801 branch 2:1-3:28 `#ifdef USE_CUDA` branch, lines 2-3 -> - [manual]
 HN803 branch 4:1-6:7 `#else` arm of `#ifdef USE_CUDA` (line 2), lines 4-6 -> - [manual]
 HN802 branch 8:1-9:26 `#ifndef USE_ROCM` branch, lines 8-9 -> - [manual]
 HN803 branch 10:1-11:26 `#elif defined(HIP_FAST)` arm of `#ifndef USE_ROCM` (line 8), lines 10-11 -> - [manual]
 HN803 branch 12:1-14:7 `#else` arm of `#ifndef USE_ROCM` (line 8), lines 12-14 -> - [manual]
 HN802 branch 16:1-17:7 `#if defined(USE_ROCM)` branch, lines 16-17 -> - [manual]
-HN801 branch 18:1-19:7 `#elif defined(USE_CUDA)` branch, lines 18-19 -> - [manual]""")
+HN801 branch 18:1-19:7 `#elif defined(USE_CUDA)` branch, lines 18-19 -> - [manual]""",
+        )
 
     def test_hn810_811_devicetype(self):
-        self.assertExpectedInline(self.check("hn810_811_devicetype.cpp"), """\
+        self.assertExpectedInline(
+            self.check("hn810_811_devicetype.cpp"),
+            """\
 HN810 gate 5:7-5:49 device-type comparison with `c10::DeviceType::CUDA` -> at::accelerator::isAccelerator [review]
 HN810 gate 8:10-8:40 device-type comparison with `at::kCUDA` -> at::accelerator::isAccelerator [review]
 HN810 gate 13:10-13:26 `case DeviceType::CUDA:` device-type switch arm -> at::accelerator::isAccelerator [review]
-HN811 literal 23:42-23:51 hard-coded `at::kCUDA` device type -> at::getAccelerator [review]""")
+HN811 literal 23:42-23:51 hard-coded `at::kCUDA` device type -> at::getAccelerator [review]""",
+        )
 
     def test_hn812_is_cuda(self):
-        self.assertExpectedInline(self.check("hn812_is_cuda.cpp"), """\
+        self.assertExpectedInline(
+            self.check("hn812_is_cuda.cpp"),
+            """\
 HN812 call 3:7-3:21 `self.is_cuda()` CUDA-only device check -> at::accelerator::isAccelerator [review]
 HN812 call 6:15-6:31 `other->is_cuda()` CUDA-only device check -> at::accelerator::isAccelerator [review]
 HN812 call 11:30-11:39 `is_cuda()` CUDA-only device check -> at::accelerator::isAccelerator [review]
-HN812 call 15:10-15:26 `impl_->is_cuda()` CUDA-only device check -> at::accelerator::isAccelerator [review]""")
+HN812 call 15:10-15:26 `impl_->is_cuda()` CUDA-only device check -> at::accelerator::isAccelerator [review]""",
+        )
 
     def test_hn820_821_cuda_namespace(self):
-        self.assertExpectedInline(self.check("hn820_821_cuda_namespace.cpp"), """\
+        self.assertExpectedInline(
+            self.check("hn820_821_cuda_namespace.cpp"),
+            """\
 HN820 reference 3:3-3:23 `c10::cuda::CUDAGuard` reference: use `c10::DeviceGuard` -> c10::DeviceGuard [review]
 HN821 call 4:17-4:49 `at::cuda::getCurrentCUDAStream` call: use `at::accelerator::getCurrentStream` -> at::accelerator::getCurrentStream [review]
 HN820 call 5:3-5:34 `c10::cuda::device_synchronize` call: use `at::accelerator::synchronizeDevice` -> at::accelerator::synchronizeDevice [review]
@@ -60,35 +78,52 @@ HN820 call 6:11-6:38 `c10::cuda::device_count` call: use `at::accelerator::devic
 HN820 call 7:3-7:48 `c10::cuda::CUDACachingAllocator::emptyCache` call: use `at::accelerator::emptyCache` -> at::accelerator::emptyCache [review]
 HN820 call 8:13-8:59 `c10::cuda::CUDACachingAllocator::raw_alloc` call: no device-generic equivalent -> - [manual]
 HN821 call 9:3-9:77 `at::cuda::blas::gemm` call: no device-generic equivalent -> - [manual]
-HN821 call 25:12-25:40 `at::cuda::getCurrentCUDAStream` call (written `cuda::` inside namespace at): use `at::accelerator::getCurrentStream` -> at::accelerator::getCurrentStream [review]""")
+HN821 call 25:12-25:40 `at::cuda::getCurrentCUDAStream` call (written `cuda::` inside namespace at): use `at::accelerator::getCurrentStream` -> at::accelerator::getCurrentStream [review]""",
+        )
 
     def test_hn830_831_dispatch(self):
-        self.assertExpectedInline(self.check("hn830_831_dispatch.cpp"), """\
+        self.assertExpectedInline(
+            self.check("hn830_831_dispatch.cpp"),
+            """\
 HN831 macro 4:1-6:2 `TORCH_LIBRARY_IMPL(..., CUDA, ...)` registers kernels for CUDA only -> - [manual]
 HN831 macro 8:1-10:2 `TORCH_LIBRARY_IMPL(..., AutogradCUDA, ...)` registers kernels for CUDA only -> - [manual]
 HN831 macro 12:1-12:46 `REGISTER_CUDA_DISPATCH` registers a CUDA/HIP-only stub kernel -> - [manual]
 HN831 macro 13:1-13:45 `REGISTER_HIP_DISPATCH` registers a CUDA/HIP-only stub kernel -> - [manual]
 HN830 literal 15:31-15:53 hard-coded `c10::DispatchKey::CUDA` dispatch key -> - [manual]
-HN830 literal 15:72-15:95 hard-coded `DispatchKey::SparseCUDA` dispatch key -> - [manual]""")
+HN830 literal 15:72-15:95 hard-coded `DispatchKey::SparseCUDA` dispatch key -> - [manual]""",
+        )
 
     def test_hn840_cuda_only_files(self):
-        got = "\n".join(f"{n}: {self.check(n) or '(none)'}" for n in (
-            "hn840_kernel.cu", "hn840_guarded.h", "hn840_not_guarded.h", "hn840_negated.h"))
-        self.assertExpectedInline(got, """\
+        got = "\n".join(
+            f"{n}: {self.check(n) or '(none)'}"
+            for n in (
+                "hn840_kernel.cu",
+                "hn840_guarded.h",
+                "hn840_not_guarded.h",
+                "hn840_negated.h",
+            )
+        )
+        self.assertExpectedInline(
+            got,
+            """\
 hn840_kernel.cu: HN840 build 1:1-5:2 CUDA-only file (.cu) -> - [manual]
 hn840_guarded.h: HN840 build 1:1-13:30 whole file is under `#if defined(USE_CUDA)` (line 6) -> - [manual]
 HN801 branch 6:1-11:7 `#if defined(USE_CUDA)` branch, lines 6-11 -> - [manual]
 hn840_not_guarded.h: HN801 branch 5:1-7:7 `#ifdef USE_CUDA` branch, lines 5-7 -> - [manual]
-hn840_negated.h: HN801 branch 3:1-5:7 `#ifndef USE_CUDA` branch, lines 3-5 -> - [manual]""")
+hn840_negated.h: HN801 branch 3:1-5:7 `#ifndef USE_CUDA` branch, lines 3-5 -> - [manual]""",
+        )
 
     def test_hn850_852_cmake(self):
-        self.assertExpectedInline(self.check("CMakeLists.txt"), """\
+        self.assertExpectedInline(
+            self.check("CMakeLists.txt"),
+            """\
 HN850 build 2:1-2:31 `option(USE_CUDA ...)` build switch -> - [manual]
 HN850 build 3:1-5:30 `cmake_dependent_option(USE_NCCL ...)` build switch -> - [manual]
 HN851 branch 8:1-9:33 `if(USE_CUDA)` branch on USE_CUDA, lines 8-9 -> - [manual]
 HN851 branch 10:1-11:33 `elseif(USE_ROCM)` branch on USE_ROCM, lines 10-11 -> - [manual]
 HN852 branch 12:1-14:8 `else()` arm of `if(USE_CUDA)` (line 8), lines 12-14 -> - [manual]
-HN851 branch 21:3-23:10 `if(USE_NCCL AND BUILD_DIST)` branch on USE_NCCL, lines 21-23 -> - [manual]""")
+HN851 branch 21:3-23:10 `if(USE_NCCL AND BUILD_DIST)` branch on USE_NCCL, lines 21-23 -> - [manual]""",
+        )
 
 
 def test_suppression_semantics_match_the_python_scanner():
@@ -97,11 +132,14 @@ def test_suppression_semantics_match_the_python_scanner():
     from audits.cpp_scan import scan_source
 
     from .conftest import CPP_RULES
-    src = (b'bool a = t.is_cuda();  // hn: ignore[HN812]\n'
-           b'bool b = t.is_cuda();  // hn: ignore[HN8]\n'
-           b'bool c = t.is_cuda();  /* hn: ignore[is-cuda-check] */\n'
-           b'bool d = t.is_cuda();  // hn: ignore\n'
-           b'bool e = t.is_cuda(); const char* s = "// hn: ignore[HN812]";\n'
-           b'bool f = t.is_cuda();  // hn: ignore[HN801]\n')
+
+    src = (
+        b"bool a = t.is_cuda();  // hn: ignore[HN812]\n"
+        b"bool b = t.is_cuda();  // hn: ignore[HN8]\n"
+        b"bool c = t.is_cuda();  /* hn: ignore[is-cuda-check] */\n"
+        b"bool d = t.is_cuda();  // hn: ignore\n"
+        b'bool e = t.is_cuda(); const char* s = "// hn: ignore[HN812]";\n'
+        b"bool f = t.is_cuda();  // hn: ignore[HN801]\n"
+    )
     findings, _ = scan_source(src, "s.cpp", CPP_RULES)
     assert [f.line for f in findings] == [4, 5, 6]

@@ -3,6 +3,7 @@
 Every finding is checked against the source text it points at, and the preprocessor findings are
 cross-checked against an independent line-level reading of the directives.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -46,9 +47,12 @@ def tree():
 def _span(data: bytes, f) -> str:
     lines = data.decode().split("\n")
     if f.line == f.end_line:
-        return lines[f.line - 1][f.col - 1:f.end_col - 1]
-    return "\n".join([lines[f.line - 1][f.col - 1:]] + lines[f.line:f.end_line - 1]
-                     + [lines[f.end_line - 1][:f.end_col - 1]])
+        return lines[f.line - 1][f.col - 1 : f.end_col - 1]
+    return "\n".join(
+        [lines[f.line - 1][f.col - 1 :]]
+        + lines[f.line : f.end_line - 1]
+        + [lines[f.end_line - 1][: f.end_col - 1]]
+    )
 
 
 def test_scale_and_no_errors(tree):
@@ -61,7 +65,13 @@ def test_scale_and_no_errors(tree):
     assert {r.id for r in CPP_RULES if r.language == "cpp"} - {"HN831"} <= set(by_rule), by_rule
     assert "HN831" not in by_rule
     subsystems = Counter(f.subsystem for f in findings)
-    for s in ("aten/src/ATen/native", "aten/src/ATen/cuda", "c10/cuda", "c10/core", "torch/csrc/distributed"):
+    for s in (
+        "aten/src/ATen/native",
+        "aten/src/ATen/cuda",
+        "c10/cuda",
+        "c10/core",
+        "torch/csrc/distributed",
+    ):
         assert subsystems[s] > 0, subsystems
 
 
@@ -69,11 +79,14 @@ CHECKS = {
     "HN801": re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif)\b"),
     "HN802": re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif)\b"),
     "HN803": re.compile(r"^\s*#\s*(else|elif)\b"),
-    "HN810": re.compile(r"(==|!=|^case\b).*(kCUDA|DeviceType\s*::\s*CUDA)|(kCUDA|DeviceType\s*::\s*CUDA).*(==|!=)", re.S),
+    "HN810": re.compile(
+        r"(==|!=|^case\b).*(kCUDA|DeviceType\s*::\s*CUDA)|(kCUDA|DeviceType\s*::\s*CUDA).*(==|!=)",
+        re.S,
+    ),
     "HN811": re.compile(r"^(::)?(\w+::)*(kCUDA|DeviceType::CUDA)$"),
     "HN812": re.compile(r"is_cuda\(\s*\)$"),
-    "HN820": re.compile(r"^(::)?(c10::)?cuda::"),   # bare `cuda::` inside namespace c10
-    "HN821": re.compile(r"^(::)?(at::)?cuda::"),    # bare `cuda::` inside namespace at
+    "HN820": re.compile(r"^(::)?(c10::)?cuda::"),  # bare `cuda::` inside namespace c10
+    "HN821": re.compile(r"^(::)?(at::)?cuda::"),  # bare `cuda::` inside namespace at
     "HN830": re.compile(r"DispatchKey::\w*CUDA$"),
     "HN831": re.compile(r"^(TORCH_LIBRARY_IMPL|REGISTER_(CUDA|HIP)_DISPATCH)\b"),
 }
@@ -91,8 +104,8 @@ def test_every_finding_matches_its_source(tree):
             assert f.path.endswith((".cu", ".cuh")) or "whole file" in f.message, f
         elif f.rule in ("HN801", "HN802", "HN803"):
             assert CHECKS[f.rule].match(lines[f.line - 1]), f
-        elif f.rule == "HN810" and "`case " in f.message:   # the span is the case label's value
-            assert re.search(r"\bcase\s*$", lines[f.line - 1][:f.col - 1]), f
+        elif f.rule == "HN810" and "`case " in f.message:  # the span is the case label's value
+            assert re.search(r"\bcase\s*$", lines[f.line - 1][: f.col - 1]), f
             assert CHECKS["HN811"].match(span), (f, span)
         else:
             assert CHECKS[f.rule].search(span.strip()), (f, span)
@@ -115,7 +128,7 @@ def test_preprocessor_branches_agree_with_a_line_reading(tree):
     missing, extra = expected - got, got - expected
     for rel, line in missing:
         data = files[rel]
-        offset = sum(len(x) + 1 for x in data.split(b"\n")[:line - 1])
+        offset = sum(len(x) + 1 for x in data.split(b"\n")[: line - 1])
         node = parse(data).root_node.descendant_for_byte_range(offset + 1, offset + 2)
         while node is not None and node.type not in ("raw_string_literal", "string_literal"):
             node = node.parent

@@ -6,6 +6,7 @@ Prints: `grep -rn` time, a plain ast.parse-all time (same files, one process), o
 (no cache, a fresh cache dir), our warm time (cache filled), peak RSS of the scan processes, and
 the ratios against those baselines. Each scan runs as its own `python -m audits.scan` process.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,8 +52,18 @@ def main() -> None:
     entries, _ = walk(root, languages=[BY_NAME["python"]])
     print(f"tree: {root} ({len(entries)} Python files), cores: {os.cpu_count()}")
 
-    t_grep, _, _ = timed(["grep", "-rn", "--include=*.py", "--include=*.pyi", "-i", "-E",
-                          "cuda|cudnn|nccl|multigpu", root])
+    t_grep, _, _ = timed(
+        [
+            "grep",
+            "-rn",
+            "--include=*.py",
+            "--include=*.pyi",
+            "-i",
+            "-E",
+            "cuda|cudnn|nccl|multigpu",
+            root,
+        ]
+    )
     t, c = time.perf_counter(), time.process_time()
     for e in entries:
         with open(e.abspath, "rb") as f:
@@ -63,8 +74,23 @@ def main() -> None:
     t_ast, c_ast = time.perf_counter() - t, time.process_time() - c
 
     cache = tempfile.mkdtemp(prefix="hn-bench-")
-    scan = [sys.executable, "-m", "audits.scan", root, "--language", "python", "-f", "json",
-            "-o", os.devnull, "--cache-dir", cache, "--no-progress", "--jobs", str(args.jobs)]
+    scan = [
+        sys.executable,
+        "-m",
+        "audits.scan",
+        root,
+        "--language",
+        "python",
+        "-f",
+        "json",
+        "-o",
+        os.devnull,
+        "--cache-dir",
+        cache,
+        "--no-progress",
+        "--jobs",
+        str(args.jobs),
+    ]
     t_cold, _, summary = timed(scan, label="cold")
     t_warm, _, _ = timed(scan, label="warm")
     t_nocache, _, _ = timed(scan + ["--no-cache"], label="nocache")
@@ -74,14 +100,22 @@ def main() -> None:
     print(f"scan summary: {summary}")
     print(f"{'grep -rn (text only)':28s} {t_grep:7.2f} s")
     print(f"{'ast.parse all files (1 proc)':28s} {t_ast:7.2f} s   ({c_ast:.2f} CPU s)")
-    print(f"{'hwneutral cold':28s} {t_cold:7.2f} s   x{t_cold / t_grep:.2f} of grep, x{t_cold / t_ast:.2f} of ast.parse-all   (target <= 3 s)")
+    print(
+        f"{'hwneutral cold':28s} {t_cold:7.2f} s   x{t_cold / t_grep:.2f} of grep, x{t_cold / t_ast:.2f} of ast.parse-all   (target <= 3 s)"
+    )
     print(f"{'hwneutral --no-cache':28s} {t_nocache:7.2f} s")
-    print(f"{'hwneutral warm (cached)':28s} {t_warm:7.2f} s   x{t_warm / t_grep:.2f} of grep, cold/warm x{t_cold / t_warm:.1f}   (target <= 0.5 s)")
-    print(f"CPU seconds (process + workers): cold {CPU['cold']:.2f}, warm {CPU['warm']:.2f}, "
-          f"--no-cache {CPU['nocache']:.2f}; cold CPU / ast.parse-all CPU x{CPU['cold'] / c_ast:.2f}")
+    print(
+        f"{'hwneutral warm (cached)':28s} {t_warm:7.2f} s   x{t_warm / t_grep:.2f} of grep, cold/warm x{t_cold / t_warm:.1f}   (target <= 0.5 s)"
+    )
+    print(
+        f"CPU seconds (process + workers): cold {CPU['cold']:.2f}, warm {CPU['warm']:.2f}, "
+        f"--no-cache {CPU['nocache']:.2f}; cold CPU / ast.parse-all CPU x{CPU['cold'] / c_ast:.2f}"
+    )
     jobs = args.jobs or os.cpu_count() or 1
-    print(f"idle-machine estimate (CPU / {min(jobs, os.cpu_count() or 1)} cores): cold "
-          f"{CPU['cold'] / min(jobs, os.cpu_count() or 1):.2f} s, warm {CPU['warm']:.2f} s")
+    print(
+        f"idle-machine estimate (CPU / {min(jobs, os.cpu_count() or 1)} cores): cold "
+        f"{CPU['cold'] / min(jobs, os.cpu_count() or 1):.2f} s, warm {CPU['warm']:.2f} s"
+    )
     print(f"{'peak RSS (largest process)':28s} {rss_mb:7.0f} MB   (target <= 600 MB)")
     print(f"load average during run: {os.getloadavg()[0]:.2f}")
 

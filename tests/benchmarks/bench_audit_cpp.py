@@ -8,6 +8,7 @@ warm = the same scan again with the cache (stat-only for unchanged files). Both 
 audits.engine.run_scan in this process (interpreter start-up excluded, pool start-up included).
 Targets on 2 cores: cold <= 5 s, warm <= 0.5 s; --check exits 1 when one is missed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -88,7 +89,9 @@ def main() -> int:
     a = ap.parse_args()
 
     grep_cmd = ["grep", "-rn", "-E", "CUDA|cuda|HIP|ROCM", str(INCLUDE)]
-    grep_s, grep_cpu, _ = best(lambda: subprocess.run(grep_cmd, stdout=subprocess.DEVNULL, check=False), a.repeat)
+    grep_s, grep_cpu, _ = best(
+        lambda: subprocess.run(grep_cmd, stdout=subprocess.DEVNULL, check=False), a.repeat
+    )
 
     def cold():
         with tempfile.TemporaryDirectory() as d:
@@ -102,20 +105,29 @@ def main() -> int:
     assert warm.to_dict()["findings"] == rep.to_dict()["findings"], "warm run differs from cold"
 
     print(f"tree: {INCLUDE} ({rep.files_scanned} files: {rep.languages})")
-    print(f"findings: {len(rep.findings)} in {rep.files_with_findings} files, {len(rep.errors)} errors")
+    print(
+        f"findings: {len(rep.findings)} in {rep.files_with_findings} files, {len(rep.errors)} errors"
+    )
     from audits.catalog import load
+
     total, passed, parsed = funnel(load().rules)
-    print(f"funnel: {total} files -> {passed} past the registry prefilter -> {parsed} parsed by tree-sitter")
+    print(
+        f"funnel: {total} files -> {passed} past the registry prefilter -> {parsed} parsed by tree-sitter"
+    )
     print(f"jobs={a.jobs}, best of {a.repeat}, load average {os.getloadavg()[0]:.1f}")
     print(f"{'':<20}{'wall s':>8}{'x grep':>8}{'cpu s':>8}{'x grep':>8}")
     print(f"{'grep -rn baseline':<20}{grep_s:8.3f}{1:8.2f}{grep_cpu:8.3f}{1:8.2f}")
     ok = True
-    for name, t, cpu, target in (("cold scan", cold_s, cold_cpu, COLD_TARGET_S),
-                                 ("warm scan (cache)", warm_s, warm_cpu, WARM_TARGET_S)):
+    for name, t, cpu, target in (
+        ("cold scan", cold_s, cold_cpu, COLD_TARGET_S),
+        ("warm scan (cache)", warm_s, warm_cpu, WARM_TARGET_S),
+    ):
         met = t <= target
         ok &= met
-        print(f"{name:<20}{t:8.3f}{t / grep_s:8.2f}{cpu:8.3f}{cpu / grep_cpu:8.2f}"
-              f"   wall target <= {target} s: {'met' if met else 'MISSED'}")
+        print(
+            f"{name:<20}{t:8.3f}{t / grep_s:8.2f}{cpu:8.3f}{cpu / grep_cpu:8.2f}"
+            f"   wall target <= {target} s: {'met' if met else 'MISSED'}"
+        )
     return 0 if ok or not a.check else 1
 
 

@@ -9,6 +9,7 @@ ported   : the CUDA-style step (x.to("cuda"), torch.cuda.amp.autocast, torch.cud
 Rounds interleave the three so machine load hits them alike; medians of per-step time are reported.
 Target: ported/baseline <= 1.05.
 """
+
 import argparse
 import statistics
 import time
@@ -78,22 +79,34 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--threads", type=int, default=1,
-                    help="intra-op threads (1: on a shared 2-core box more threads only add spin-wait noise)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="intra-op threads (1: on a shared 2-core box more threads only add spin-wait noise)",
+    )
     ns = ap.parse_args()
     torch.set_num_threads(ns.threads)
-    print(f"device: {A.device_type()}  torch {torch.__version__}  threads {torch.get_num_threads()}")
-    print(f"{'step':<22}{'baseline us':>12}{'neutral us':>12}{'ported us':>12}{'neutral/base':>14}{'ported/base':>13}")
+    print(
+        f"device: {A.device_type()}  torch {torch.__version__}  threads {torch.get_num_threads()}"
+    )
+    print(
+        f"{'step':<22}{'baseline us':>12}{'neutral us':>12}{'ported us':>12}{'neutral/base':>14}{'ported/base':>13}"
+    )
     worst = 0.0
     for label, width in (("small MLP (256 wide)", 256), ("tiny MLP (16 wide)", 16)):
         m = measure(width, ns.steps, ns.rounds)
         r_n, r_p = m["neutral"] / m["baseline"], m["ported"] / m["baseline"]
         worst = max(worst, r_p) if width == 256 else worst
-        print(f"{label:<22}{m['baseline'] * 1e6:>12.0f}{m['neutral'] * 1e6:>12.0f}{m['ported'] * 1e6:>12.0f}"
-              f"{r_n:>14.3f}{r_p:>13.3f}")
+        print(
+            f"{label:<22}{m['baseline'] * 1e6:>12.0f}{m['neutral'] * 1e6:>12.0f}{m['ported'] * 1e6:>12.0f}"
+            f"{r_n:>14.3f}{r_p:>13.3f}"
+        )
     sites = len(RECORDER.sites)
-    print(f"redirected call sites recorded: {sites}; small-step target ported/baseline <= 1.05: "
-          f"{'met' if worst <= 1.05 else 'NOT met'} ({worst:.3f})")
+    print(
+        f"redirected call sites recorded: {sites}; small-step target ported/baseline <= 1.05: "
+        f"{'met' if worst <= 1.05 else 'NOT met'} ({worst:.3f})"
+    )
 
 
 if __name__ == "__main__":

@@ -38,7 +38,12 @@ def paired(f_cpu, f_trn, repeat: int, inner: int) -> tuple[float, float, float, 
         cpu.append(block_us(f_cpu, inner))
         trn.append(block_us(f_trn, inner))
     ratios = [t / c for c, t in zip(cpu, trn)]
-    return statistics.median(cpu), statistics.median(trn), statistics.median(ratios), min(trn) / min(cpu)
+    return (
+        statistics.median(cpu),
+        statistics.median(trn),
+        statistics.median(ratios),
+        min(trn) / min(cpu),
+    )
 
 
 def cases(device: str):
@@ -46,7 +51,9 @@ def cases(device: str):
     a, b = torch.randn(16, 16, device=device), torch.randn(16, 16, device=device)
     big = torch.randn(1024, 1024, device=device)
     m1, m2 = torch.randn(512, 512, device=device), torch.randn(512, 512, device=device)
-    mlp = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10)).to(device)
+    mlp = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10)).to(
+        device
+    )
     opt = torch.optim.SGD(mlp.parameters(), lr=0.01)
     x, y = torch.randn(16, 32, device=device), torch.randint(0, 10, (16,), device=device)
 
@@ -70,17 +77,24 @@ TARGET = {"matmul 512x512": 1.05, "tiny MLP fwd+bwd+step": 1.5}
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=21)
-    ap.add_argument("--threads", type=int, default=1, help="intra-op threads (1 = least noise on shared boxes)")
+    ap.add_argument(
+        "--threads", type=int, default=1, help="intra-op threads (1 = least noise on shared boxes)"
+    )
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     cpu, trn = cases("cpu"), cases("trn")
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {args.repeat} cpu/trn block pairs per op")
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, {args.repeat} cpu/trn block pairs per op"
+    )
     print(f"{'op':24} {'cpu us':>10} {'trn us':>10} {'ratio':>7} {'min/min':>7} {'target':>7}")
     for (name, f_cpu, inner), (_, f_trn, _) in zip(cpu, trn):
         t_cpu, t_trn, ratio, ratio_min = paired(f_cpu, f_trn, args.repeat, inner)
         target = TARGET.get(name, 1.5)
         flag = "ok" if ratio <= target else "MISS"
-        print(f"{name:24} {t_cpu:10.2f} {t_trn:10.2f} {ratio:7.2f} {ratio_min:7.2f} {target:6.2f}x {flag}")
+        print(
+            f"{name:24} {t_cpu:10.2f} {t_trn:10.2f} {ratio:7.2f} {ratio_min:7.2f} {target:6.2f}x {flag}"
+        )
+
 
 if __name__ == "__main__":
     main()

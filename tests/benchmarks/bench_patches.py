@@ -9,6 +9,7 @@ site-packages/torch/**.py into a temp git repo, scans it (baseline, cold, no cac
 file ``compile()``s, rescans, and prints per-rule finding counts before/after plus timings; the
 ratio compares generate's time with the plain scan of the same tree in the same run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,7 +46,7 @@ def run(subset: list[str], unsafe: bool, markdown: bool) -> dict:
     rules = list(audit_io.load_rules().values())
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        os.environ["XDG_CACHE_HOME"] = str(tmp / "cache")   # cold, private scan cache
+        os.environ["XDG_CACHE_HOME"] = str(tmp / "cache")  # cold, private scan cache
         root = copy_torch(tmp, subset)
         t0 = time.perf_counter()
         before = audit_io.scan_tree(root, rules, use_cache=False)
@@ -59,18 +60,27 @@ def run(subset: list[str], unsafe: bool, markdown: bool) -> dict:
         t0 = time.perf_counter()
         gitutil.am(root, [tmp / "series" / n for n in names])
         t_am = time.perf_counter() - t0
-        changed = gitutil.git("diff", "--name-only", f"HEAD~{len(names)}", "HEAD", cwd=root).stdout.split() \
-            if names else []
-        for rel in changed:   # raises on the first file that does not compile
+        changed = (
+            gitutil.git(
+                "diff", "--name-only", f"HEAD~{len(names)}", "HEAD", cwd=root
+            ).stdout.split()
+            if names
+            else []
+        )
+        for rel in changed:  # raises on the first file that does not compile
             compile((root / rel).read_text(encoding="utf-8"), rel, "exec", dont_inherit=True)
         after = audit_io.scan_tree(root, rules, use_cache=False)
     b, a = before.counts("rule"), after.counts("rule")
     mode = "safe + review (--unsafe-fixes)" if unsafe else "safe only (default)"
-    print(f"torch {torch.__version__} copy, {'subset ' + ','.join(subset) if subset else 'whole tree'}, "
-          f"{mode}: {before.files_scanned} files scanned, {len(names)} patches, "
-          f"{len(changed)} files changed, all applied with git am and compiled")
-    print(f"time: scan {t_scan:.1f}s (baseline, cold), generate {t_gen:.1f}s "
-          f"({t_gen / t_scan:.1f}x scan), git am {t_am:.1f}s")
+    print(
+        f"torch {torch.__version__} copy, {'subset ' + ','.join(subset) if subset else 'whole tree'}, "
+        f"{mode}: {before.files_scanned} files scanned, {len(names)} patches, "
+        f"{len(changed)} files changed, all applied with git am and compiled"
+    )
+    print(
+        f"time: scan {t_scan:.1f}s (baseline, cold), generate {t_gen:.1f}s "
+        f"({t_gen / t_scan:.1f}x scan), git am {t_am:.1f}s"
+    )
     rows = [(r, b[r], a[r]) for r in sorted(set(b) | set(a)) if b[r] != a[r]]
     if markdown:
         print("\n| rule | before | after |\n|---|---|---|")
@@ -79,8 +89,10 @@ def run(subset: list[str], unsafe: bool, markdown: bool) -> dict:
     else:
         for r, x, y in rows:
             print(f"  {r:6} before {x:5}  after {y:5}")
-    print(f"total findings: before {sum(b.values())}, after {sum(a.values())}; "
-          f"rules with unchanged counts omitted\n")
+    print(
+        f"total findings: before {sum(b.values())}, after {sum(a.values())}; "
+        f"rules with unchanged counts omitted\n"
+    )
     return {"patches": len(names), "changed": len(changed)}
 
 

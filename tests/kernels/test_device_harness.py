@@ -142,8 +142,14 @@ def test_opinfo_matches_cpu(op, dtype):
                 ran += 1
                 continue
             raise
-        torch.testing.assert_close(_to(got, "cpu"), expected, equal_nan=True, check_device=False,
-                                   **TOLERANCE.get(dtype, {}), msg=lambda m: f"{_opid(op)} sample {i}: {m}")
+        torch.testing.assert_close(
+            _to(got, "cpu"),
+            expected,
+            equal_nan=True,
+            check_device=False,
+            **TOLERANCE.get(dtype, {}),
+            msg=lambda m, i=i: f"{_opid(op)} sample {i}: {m}",
+        )
         ran += 1
     if ran == 0:
         pytest.skip("no CPU sample of this op runs")

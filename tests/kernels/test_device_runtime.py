@@ -47,7 +47,10 @@ def test_streams_are_distinct_and_settable():
 
 def test_events_record_wait_query_and_time():
     s = torch.Stream(device="trn")
-    start, end = torch.Event(device="trn", enable_timing=True), torch.Event(device="trn", enable_timing=True)
+    start, end = (
+        torch.Event(device="trn", enable_timing=True),
+        torch.Event(device="trn", enable_timing=True),
+    )
     start.record(s)
     x = torch.randn(256, 256, device="trn")
     for _ in range(5):
@@ -187,7 +190,7 @@ def test_grad_scaler_unscales_like_cpu_and_float64_stays_refused():
             p.grad = g.to(dev) * 4096.0
         opt = torch.optim.SGD(params, lr=1.0)
         scaler = torch.amp.GradScaler(dev, init_scale=4096.0)
-        scaler.scale(torch.ones((), device=dev))   # creates the scale tensor on the device
+        scaler.scale(torch.ones((), device=dev))  # creates the scale tensor on the device
         scaler.unscale_(opt)
         with pytest.raises(RuntimeError, match="already been called"):
             scaler.unscale_(opt)
@@ -201,12 +204,16 @@ def test_grad_scaler_unscales_like_cpu_and_float64_stays_refused():
 def test_grad_scaler_inverse_scale_is_bitwise_the_float64_route():
     # kernels/trn/grad_scaler.py: float32 reciprocal == float64 reciprocal rounded to float32
     g = torch.Generator().manual_seed(0)
-    bits = torch.randint(0x01000000, 0x7E800000, (200_000,), generator=g, dtype=torch.int64).to(torch.int32)
+    bits = torch.randint(0x01000000, 0x7E800000, (200_000,), generator=g, dtype=torch.int64).to(
+        torch.int32
+    )
     scales = bits.view(torch.float32)
     on_trn = scales.to("trn").reciprocal().cpu()
     upstream = scales.double().reciprocal().float()
     assert torch.equal(on_trn.view(torch.int32), upstream.view(torch.int32))
-    assert torch.equal(torch.tensor(2.0 ** 16, device="trn").reciprocal().cpu(), torch.tensor(2.0 ** -16))
+    assert torch.equal(
+        torch.tensor(2.0**16, device="trn").reciprocal().cpu(), torch.tensor(2.0**-16)
+    )
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])

@@ -37,9 +37,16 @@ def test_cpu_0dim_tensor_in_place_and_out(name):
 def test_other_ops_take_cpu_0dim_scalars():
     x, s = torch.randn(6), torch.tensor(0.25)
     xt = x.to("trn")
-    for f in (lambda a: torch.where(a > 0, a, s), lambda a: torch.pow(a, s), lambda a: torch.maximum(a, s),
-              lambda a: torch.lerp(a, a * 2, s), lambda a: torch.atan2(a, s), lambda a: a == s,
-              lambda a: torch.div(a, s, rounding_mode="floor"), lambda a: a + torch.tensor(3)):
+    for f in (
+        lambda a: torch.where(a > 0, a, s),
+        lambda a: torch.pow(a, s),
+        lambda a: torch.maximum(a, s),
+        lambda a: torch.lerp(a, a * 2, s),
+        lambda a: torch.atan2(a, s),
+        lambda a: a == s,
+        lambda a: torch.div(a, s, rounding_mode="floor"),
+        lambda a: a + torch.tensor(3),
+    ):
         got = f(xt)
         assert got.is_trn
         torch.testing.assert_close(got.cpu(), f(x), rtol=0, atol=0, equal_nan=True)
@@ -53,17 +60,33 @@ def test_promotion_with_scalars_follows_cpu():
             assert got.dtype == op(a, b).dtype
             torch.testing.assert_close(got.cpu(), op(a, b), rtol=0, atol=0)
     # a 0-dim float64 cpu scalar does not make the result float64 (strict policy stays quiet)
-    assert (torch.ones(2, device="trn") * torch.tensor(2.0, dtype=torch.float64)).dtype == torch.float32
+    assert (
+        torch.ones(2, device="trn") * torch.tensor(2.0, dtype=torch.float64)
+    ).dtype == torch.float32
 
 
-@pytest.mark.parametrize("op", [operator.add, operator.sub, operator.mul, operator.truediv,
-                                operator.iadd, operator.isub, operator.imul, operator.itruediv, torch.atan2])
+@pytest.mark.parametrize(
+    "op",
+    [
+        operator.add,
+        operator.sub,
+        operator.mul,
+        operator.truediv,
+        operator.iadd,
+        operator.isub,
+        operator.imul,
+        operator.itruediv,
+        torch.atan2,
+    ],
+)
 def test_non_scalar_cpu_tensor_still_raises(op):
     xt = torch.ones(3, device="trn")
-    with pytest.raises(RuntimeError, match=r"same device, but found at least two devices, trn:0 and cpu"):
+    with pytest.raises(
+        RuntimeError, match=r"same device, but found at least two devices, trn:0 and cpu"
+    ):
         op(xt, torch.ones(3))
     with pytest.raises(RuntimeError, match=r"same device.*trn:0 and cpu"):
-        op(torch.tensor(2.0, device="trn"), torch.ones(3))   # the 0-dim one on trn is no excuse
+        op(torch.tensor(2.0, device="trn"), torch.ones(3))  # the 0-dim one on trn is no excuse
     with pytest.raises(RuntimeError, match=r"same device.*trn:0 and trn:1"):
         op(xt, torch.ones(3, device="trn:1"))
 
@@ -71,15 +94,15 @@ def test_non_scalar_cpu_tensor_still_raises(op):
 def test_in_place_aliasing_matches_cpu():
     x = torch.arange(6.0)
     xt = x.to("trn")
-    xt.mul_(xt)                                   # same storage on both sides
+    xt.mul_(xt)  # same storage on both sides
     assert torch.equal(xt.cpu(), x * x)
     with pytest.raises(RuntimeError, match="single memory location|overlap"):
         x[1:].add_(x[:-1])
     with pytest.raises(RuntimeError, match="single memory location|overlap"):
-        xt[1:].add_(xt[:-1])                       # the overlap check still sees the shared storage
+        xt[1:].add_(xt[:-1])  # the overlap check still sees the shared storage
     v = xt[::2]
-    v.sub_(1, alpha=2)                             # strided view written through
-    expected = (x * x)
+    v.sub_(1, alpha=2)  # strided view written through
+    expected = x * x
     expected[::2] -= 2
     assert torch.equal(xt.cpu(), expected)
 
@@ -96,4 +119,6 @@ def test_elementwise_results_are_device_tensors_with_autograd():
     torch.testing.assert_close(a.grad.cpu(), ac.grad)
     before = torch.trn.memory_allocated(2)
     z = a.detach() + b
-    assert torch.trn.memory_allocated(2) - before >= z.numel() * 4   # adopted output is booked on trn:2
+    assert (
+        torch.trn.memory_allocated(2) - before >= z.numel() * 4
+    )  # adopted output is booked on trn:2

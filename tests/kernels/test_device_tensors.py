@@ -12,9 +12,16 @@ DEV = torch.device("trn", 0)
 
 def test_factories_land_on_the_requested_device():
     for spec, idx in (("trn", 0), ("trn:3", 3), (torch.device("trn", 5), 5)):
-        for t in (torch.empty(2, 3, device=spec), torch.zeros(4, device=spec), torch.ones(2, device=spec),
-                  torch.full((2,), 7.0, device=spec), torch.arange(5, device=spec), torch.randn(3, device=spec),
-                  torch.eye(3, device=spec), torch.tensor([1, 2], device=spec)):
+        for t in (
+            torch.empty(2, 3, device=spec),
+            torch.zeros(4, device=spec),
+            torch.ones(2, device=spec),
+            torch.full((2,), 7.0, device=spec),
+            torch.arange(5, device=spec),
+            torch.randn(3, device=spec),
+            torch.eye(3, device=spec),
+            torch.tensor([1, 2], device=spec),
+        ):
             assert t.device == torch.device("trn", idx)
     assert torch.zeros(3, device="trn:3").cpu().tolist() == [0, 0, 0]
     assert torch.full((2,), 7.0, device="trn").cpu().tolist() == [7.0, 7.0]
@@ -95,7 +102,9 @@ def test_printing_integer_tensors():
 
 
 def test_printing_float_tensors():
-    assert repr(torch.tensor([1.0, 2.5], device="trn:2")) == "tensor([1.0000, 2.5000], device='trn:2')"
+    assert (
+        repr(torch.tensor([1.0, 2.5], device="trn:2")) == "tensor([1.0000, 2.5000], device='trn:2')"
+    )
 
 
 def test_deepcopy_is_a_distinct_device_copy():
@@ -154,7 +163,10 @@ def test_mixed_devices_raise_a_clear_error():
         a + b
     with pytest.raises(RuntimeError, match="same device.*cpu"):
         a + torch.ones(2)
-    assert (a + torch.tensor(2.0)).cpu().tolist() == [3.0, 3.0]  # 0-dim cpu scalars are fine, as on CUDA
+    assert (a + torch.tensor(2.0)).cpu().tolist() == [
+        3.0,
+        3.0,
+    ]  # 0-dim cpu scalars are fine, as on CUDA
     with pytest.raises(IndexError, match="invalid device index 8"):
         torch.empty(1, device="trn:8")
 
@@ -172,16 +184,22 @@ def test_autograd_on_every_device(idx):
     torch.testing.assert_close(w.grad.cpu(), wc.grad)
 
 
-@pytest.mark.parametrize("opt", [
-    lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, foreach=False),
-    lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, foreach=True),
-    lambda p: torch.optim.Adam(p, lr=0.01, foreach=True),
-    lambda p: torch.optim.AdamW(p, lr=0.01, fused=True),
-    lambda p: torch.optim.Adam(p, lr=0.01, fused=True),
-], ids=["sgd", "sgd-foreach", "adam-foreach", "adamw-fused", "adam-fused"])
+@pytest.mark.parametrize(
+    "opt",
+    [
+        lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, foreach=False),
+        lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, foreach=True),
+        lambda p: torch.optim.Adam(p, lr=0.01, foreach=True),
+        lambda p: torch.optim.AdamW(p, lr=0.01, fused=True),
+        lambda p: torch.optim.Adam(p, lr=0.01, fused=True),
+    ],
+    ids=["sgd", "sgd-foreach", "adam-foreach", "adamw-fused", "adam-fused"],
+)
 def test_module_to_trn_and_optimizer_step_match_cpu(opt):
     torch.manual_seed(0)
-    cpu = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.LayerNorm(16), torch.nn.ReLU(), torch.nn.Linear(16, 2))
+    cpu = torch.nn.Sequential(
+        torch.nn.Linear(8, 16), torch.nn.LayerNorm(16), torch.nn.ReLU(), torch.nn.Linear(16, 2)
+    )
     dev = copy.deepcopy(cpu).to("trn")
     assert all(p.device == DEV for p in dev.parameters())
     x, y = torch.randn(4, 8), torch.randn(4, 2)

@@ -1,4 +1,5 @@
 """Dtype tables and strict/permissive decisions (pure Python, no device)."""
+
 import warnings
 
 import pytest
@@ -15,7 +16,10 @@ def test_no_preset_holds_float64(preset):
 
 
 def test_mx_types_only_on_trn3():
-    assert torch.float8_e8m0fnu in UNSUPPORTED["trn2"] and torch.float8_e8m0fnu not in UNSUPPORTED["trn3"]
+    assert (
+        torch.float8_e8m0fnu in UNSUPPORTED["trn2"]
+        and torch.float8_e8m0fnu not in UNSUPPORTED["trn3"]
+    )
 
 
 def test_strict_error_names_op_dtype_and_fix():
@@ -46,8 +50,10 @@ def test_supported_dtypes_filters_opinfo_sets():
     assert policy.supported_dtypes({torch.float32, torch.float64}) == (torch.float32,)
 
 
-@pytest.mark.parametrize("preset, mode, message", [("trn7", "strict", "unknown trn preset"),
-                                                   ("trn2", "lax", "choose 'strict' or 'permissive'")])
+@pytest.mark.parametrize(
+    "preset, mode, message",
+    [("trn7", "strict", "unknown trn preset"), ("trn2", "lax", "choose 'strict' or 'permissive'")],
+)
 def test_bad_config_is_rejected(preset, mode, message):
     with pytest.raises(ValueError, match=message):
         DtypePolicy(preset, mode)

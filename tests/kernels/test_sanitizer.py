@@ -1,4 +1,5 @@
 """Stream sanitizer bookkeeping over opaque streams/events/storages (no device)."""
+
 import pytest
 
 from kernels.trn.sanitizer import StreamSanitizer, SynchronizationError
@@ -16,13 +17,18 @@ def test_read_on_other_stream_without_sync_is_reported_with_both_stacks():
     with pytest.raises(SynchronizationError) as info:
         s.access("x", B, is_write=False, op="aten::add")
     msg = str(info.value)
-    assert "read by aten::add on stream B is not ordered after the write by aten::fill_ on stream A" in msg
+    assert (
+        "read by aten::add on stream B is not ordered after the write by aten::fill_ on stream A"
+        in msg
+    )
     assert "wait_stream" in msg and "record_stream" in msg
-    assert "in write_on_a_then" in msg                # previous access stack
-    assert "test_read_on_other_stream" in msg          # current access stack (both present)
+    assert "in write_on_a_then" in msg  # previous access stack
+    assert "test_read_on_other_stream" in msg  # current access stack (both present)
 
 
-@pytest.mark.parametrize("sync", ["wait_stream", "wait_event", "record_stream", "synchronize", "stream_sync"])
+@pytest.mark.parametrize(
+    "sync", ["wait_stream", "wait_event", "record_stream", "synchronize", "stream_sync"]
+)
 def test_each_kind_of_sync_orders_the_access(sync):
     s = StreamSanitizer()
     write_on_a_then(s)
@@ -62,19 +68,19 @@ def test_record_stream_covers_only_earlier_accesses():
     write_on_a_then(s)
     s.record_stream("x", B)
     s.access("x", B, is_write=False, op="aten::add")
-    s.access("x", A, is_write=True, op="aten::mul_")      # A never waited for B's read
-    s.access("x", B, is_write=False, op="aten::add")      # and B did not wait for the new write
+    s.access("x", A, is_write=True, op="aten::mul_")  # A never waited for B's read
+    s.access("x", B, is_write=False, op="aten::add")  # and B did not wait for the new write
     assert len(s.races) == 2
 
 
 def test_same_stream_and_reads_only_are_fine_and_free_forgets():
     s = StreamSanitizer()
     s.access("x", A, is_write=False, op="r")
-    s.access("x", B, is_write=False, op="r")              # concurrent reads do not race
+    s.access("x", B, is_write=False, op="r")  # concurrent reads do not race
     s.wait_stream(A, B)
-    s.access("x", A, is_write=True, op="w")               # ordered after both reads
+    s.access("x", A, is_write=True, op="w")  # ordered after both reads
     s.free("x")
-    s.access("x", B, is_write=True, op="w")               # new allocation, no history
+    s.access("x", B, is_write=True, op="w")  # new allocation, no history
     assert s.races == []
 
 

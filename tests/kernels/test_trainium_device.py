@@ -3,6 +3,7 @@
 Other presets, permissive mode, stochastic rounding and the sanitizer need a different
 environment at registration: tests/kernels/test_trainium_env.py runs those in subprocesses.
 """
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -30,12 +31,14 @@ def small_hbm():
 
 
 def test_hbm_capacity_raises_oom_with_device_requested_and_free(small_hbm):
-    keep = torch.empty(1 << 18, dtype=torch.uint8, device="trn:1")          # 256 KiB in use
+    keep = torch.empty(1 << 18, dtype=torch.uint8, device="trn:1")  # 256 KiB in use
     with pytest.raises(torch.OutOfMemoryError) as info:
         torch.empty(1 << 20, dtype=torch.uint8, device="trn:1")
     msg = str(info.value)
-    assert "trn:1 out of memory: tried to allocate 1048576 bytes; 786432 bytes free of 1048576" in msg
-    with pytest.raises(torch.OutOfMemoryError):                            # op outputs count too
+    assert (
+        "trn:1 out of memory: tried to allocate 1048576 bytes; 786432 bytes free of 1048576" in msg
+    )
+    with pytest.raises(torch.OutOfMemoryError):  # op outputs count too
         torch.ones(1 << 17, device="trn:1") * 2
     # the device stays usable and nothing leaked from the failed attempts
     assert torch.trn.memory_allocated(1) == keep.numel()
@@ -43,14 +46,20 @@ def test_hbm_capacity_raises_oom_with_device_requested_and_free(small_hbm):
     assert y.cpu().tolist() == [1.0, 2.0, 3.0, 4.0]
 
 
-@pytest.mark.parametrize("make, op", [
-    (lambda: torch.ones(3, dtype=torch.float64).to(DEV), "aten::_to_copy (Tensor.to): float64"),
-    (lambda: torch.ones(3, device=DEV).double(), "aten::_to_copy (Tensor.to): float64"),
-    (lambda: torch.zeros(3, dtype=torch.float64, device=DEV), "aten::empty: float64"),
-    (lambda: torch.tensor([1.0], dtype=torch.float64, device=DEV), "float64 is not supported on trn"),
-    (lambda: torch.ones(3, device=DEV).sum(dtype=torch.float64), "aten::sum: float64"),
-    (lambda: torch.ones(2, dtype=torch.complex128).to(DEV), "complex128 is not supported"),
-])
+@pytest.mark.parametrize(
+    "make, op",
+    [
+        (lambda: torch.ones(3, dtype=torch.float64).to(DEV), "aten::_to_copy (Tensor.to): float64"),
+        (lambda: torch.ones(3, device=DEV).double(), "aten::_to_copy (Tensor.to): float64"),
+        (lambda: torch.zeros(3, dtype=torch.float64, device=DEV), "aten::empty: float64"),
+        (
+            lambda: torch.tensor([1.0], dtype=torch.float64, device=DEV),
+            "float64 is not supported on trn",
+        ),
+        (lambda: torch.ones(3, device=DEV).sum(dtype=torch.float64), "aten::sum: float64"),
+        (lambda: torch.ones(2, dtype=torch.complex128).to(DEV), "complex128 is not supported"),
+    ],
+)
 def test_strict_float64_is_a_type_error_naming_op_and_fix(make, op):
     before = torch.trn.memory_allocated(0)
     with pytest.raises(TypeError) as info:
@@ -64,16 +73,19 @@ def test_float64_stays_available_off_device():
     x = torch.ones(2, device=DEV)
     assert x.to("cpu", torch.float64).dtype == torch.float64
     assert x.cpu().double().sum().item() == 2.0
-    assert torch.ones(2, dtype=torch.int64, device=DEV).sum().item() == 2     # int64 is kept
+    assert torch.ones(2, dtype=torch.int64, device=DEV).sum().item() == 2  # int64 is kept
 
 
-@pytest.mark.parametrize("dtype, small", [(torch.bfloat16, 2.0 ** -9), (torch.float16, 2.0 ** -12)])
+@pytest.mark.parametrize("dtype, small", [(torch.bfloat16, 2.0**-9), (torch.float16, 2.0**-12)])
 def test_matmul_class_ops_accumulate_in_fp32(dtype, small):
-    exact = 1.0 + 256 * small        # low-precision accumulation would return 1.0
+    exact = 1.0 + 256 * small  # low-precision accumulation would return 1.0
     a = torch.tensor([[1.0] + [small] * 256], dtype=dtype, device=DEV)
     b = torch.ones(257, 1, dtype=dtype, device=DEV)
     results = {
-        "mm": torch.mm(a, b), "matmul": a @ b, "linear": F.linear(a, b.t()), "bmm": torch.bmm(a[None], b[None]),
+        "mm": torch.mm(a, b),
+        "matmul": a @ b,
+        "linear": F.linear(a, b.t()),
+        "bmm": torch.bmm(a[None], b[None]),
         "baddbmm": torch.baddbmm(torch.zeros(1, 1, 1, dtype=dtype, device=DEV), a[None], b[None]),
         "addmm": torch.addmm(torch.zeros(1, dtype=dtype, device=DEV), a, b),
         "conv2d": F.conv2d(a.reshape(1, 257, 1, 1), b.reshape(1, 257, 1, 1)),
@@ -84,12 +96,12 @@ def test_matmul_class_ops_accumulate_in_fp32(dtype, small):
 
 
 def test_bias_and_product_round_once():
-    a = torch.tensor([[1.0, 2.0 ** -8]], dtype=torch.bfloat16, device=DEV)
+    a = torch.tensor([[1.0, 2.0**-8]], dtype=torch.bfloat16, device=DEV)
     b = torch.ones(2, 1, dtype=torch.bfloat16, device=DEV)
-    bias = torch.tensor([2.0 ** -8], dtype=torch.bfloat16, device=DEV)
+    bias = torch.tensor([2.0**-8], dtype=torch.bfloat16, device=DEV)
     # fp32: 1 + 2^-8 + 2^-8 = 1 + 2^-7 exactly; rounding the product first would give 1.0
-    assert torch.addmm(bias, a, b).item() == 1.0 + 2.0 ** -7
-    assert F.linear(a, b.t(), bias).item() == 1.0 + 2.0 ** -7
+    assert torch.addmm(bias, a, b).item() == 1.0 + 2.0**-7
+    assert F.linear(a, b.t(), bias).item() == 1.0 + 2.0**-7
 
 
 def test_autocast_defaults_to_bf16_with_fp32_ops_kept():
@@ -104,7 +116,11 @@ def test_autocast_defaults_to_bf16_with_fp32_ops_kept():
 def test_stream_order_after_wait_sees_the_write():
     a, b = torch.Stream(device=DEV), torch.Stream(device=DEV)
     x = torch.zeros(1000, device=DEV)
-    with torch.accelerator.use_stream(a) if hasattr(torch.accelerator, "use_stream") else torch.trn.stream(a):
+    with (
+        torch.accelerator.use_stream(a)
+        if hasattr(torch.accelerator, "use_stream")
+        else torch.trn.stream(a)
+    ):
         x.fill_(3.0)
     b.wait_stream(a)
     with torch.trn.stream(b):
@@ -114,7 +130,7 @@ def test_stream_order_after_wait_sees_the_write():
 
 
 def test_rounding_is_rne_and_fp32_matmul_plain_by_default():
-    x = torch.full((1000,), 1.0 + 2.0 ** -9)
+    x = torch.full((1000,), 1.0 + 2.0**-9)
     assert x.to(DEV).to(torch.bfloat16).float().unique().tolist() == [1.0]
     f, g = torch.randn(8, 16), torch.randn(16, 4)
     assert torch.equal((f.to(DEV) @ g.to(DEV)).cpu(), f @ g)
@@ -135,7 +151,7 @@ def test_sanitizer_reports_races_and_accepts_each_sync(sanitizer):
     a, b = torch.Stream(device=DEV), torch.Stream(device=DEV)
 
     def race(sync):
-        x = torch.zeros(8, device=DEV)                 # written on the default stream
+        x = torch.zeros(8, device=DEV)  # written on the default stream
         a.wait_stream(torch.trn.current_stream())
         with torch.trn.stream(a):
             x.add_(1)
@@ -157,10 +173,16 @@ def test_sanitizer_reports_races_and_accepts_each_sync(sanitizer):
     assert "data race on storage" in msg and "read by aten::mul.Tensor on stream (0, " in msg
     assert "is not ordered after the write by aten::add_.Tensor" in msg
     assert "Current access" in msg and "Previous access" in msg and msg.count("in race") == 2
-    for sync in (lambda x: b.wait_stream(a), by_event, lambda x: x.record_stream(b),
-                 lambda x: torch.accelerator.synchronize()):
+    for sync in (
+        lambda x: b.wait_stream(a),
+        by_event,
+        lambda x: x.record_stream(b),
+        lambda x: torch.accelerator.synchronize(),
+    ):
         assert race(sync) == ""
 
 
 def test_printing_works_without_float64():
-    assert repr(torch.tensor([1.0, 2.5], device="trn:2")) == "tensor([1.0000, 2.5000], device='trn:2')"
+    assert (
+        repr(torch.tensor([1.0, 2.5], device="trn:2")) == "tensor([1.0000, 2.5000], device='trn:2')"
+    )

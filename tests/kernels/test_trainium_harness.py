@@ -1,6 +1,12 @@
 """Upstream's harness sees the dtype policy: no float64 variants are generated for trn."""
+
 import torch
-from torch.testing._internal.common_device_type import OpDTypes, dtypes, instantiate_device_type_tests, ops
+from torch.testing._internal.common_device_type import (
+    OpDTypes,
+    dtypes,
+    instantiate_device_type_tests,
+    ops,
+)
 from torch.testing._internal.common_methods_invocations import op_db
 from torch.testing._internal.common_utils import TestCase
 
@@ -28,15 +34,19 @@ instantiate_device_type_tests(TestPolicyVariants, globals(), only_for=("trn",))
 
 
 def _variants():
-    cls = next(v for k, v in globals().items() if k.startswith("TestPolicyVariants") and k != "TestPolicyVariants")
+    cls = next(
+        v
+        for k, v in globals().items()
+        if k.startswith("TestPolicyVariants") and k != "TestPolicyVariants"
+    )
     return [n for n in dir(cls) if n.startswith("test_")]
 
 
 def test_policy_applied_when_the_harness_was_imported():
     from kernels.trn import harness
 
-    assert harness._applied is not None and torch.float64 in harness._applied   # by the import hook
-    assert apply_dtype_policy() == harness._applied                             # idempotent
+    assert harness._applied is not None and torch.float64 in harness._applied  # by the import hook
+    assert apply_dtype_policy() == harness._applied  # idempotent
 
 
 def test_no_float64_variants_for_trn():

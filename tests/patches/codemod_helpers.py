@@ -1,4 +1,5 @@
 """Shared test helpers: run the catalogue-driven codemod on one source text, as generate does."""
+
 from __future__ import annotations
 
 import difflib
@@ -30,8 +31,9 @@ def fix(source: str, path: str = "x.py", target: str = "torch", unsafe: bool = T
         if f.rule in specs(target, unsafe):
             gated.setdefault(f.rule, set()).add(f.line)
     sp = specs(target, unsafe)
-    return rewrite(source, path, [(sp[r], frozenset(ls)) for r, ls in sorted(gated.items())],
-                   findings=found), found
+    return rewrite(
+        source, path, [(sp[r], frozenset(ls)) for r, ls in sorted(gated.items())], findings=found
+    ), found
 
 
 def diff(before: str, after: str) -> str:

@@ -1,5 +1,6 @@
 """Per-rule before/after snapshots (expecttest: EXPECTTEST_ACCEPT=1 rewrites them) over the
 fixture corpus, run exactly as generate runs them: scan, then the catalogue-driven codemod."""
+
 import expecttest
 import torch
 
@@ -23,41 +24,55 @@ class TestRuleFixtures(expecttest.TestCase):
         self.assertEqual(sorted(set(specs()) - have), [])
 
     def test_hn101(self):
-        self.assertExpectedInline(_fixed("hn101_cuda_is_available.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn101_cuda_is_available.py"),
+            """\
 @@ -6 +6 @@
 -    return "gpu" if torch.cuda.is_available() else "cpu"
 +    return "gpu" if torch.accelerator.is_available() else "cpu"
-""")
+""",
+        )
 
     def test_hn102(self):
-        self.assertExpectedInline(_fixed("hn102_cuda_device_count.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn102_cuda_device_count.py"),
+            """\
 @@ -1 +1 @@
 -import torch.cuda as tc
 +import torch
 @@ -3 +3 @@
 -WORLD = tc.device_count()  # one rank per device
 +WORLD = torch.accelerator.device_count()  # one rank per device
-""")
+""",
+        )
 
     def test_hn103(self):
-        self.assertExpectedInline(_fixed("hn103_cuda_current_device.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn103_cuda_current_device.py"),
+            """\
 @@ -1 +1 @@
 -from torch import cuda
 +import torch
 @@ -6 +6 @@
 -    return cuda.current_device()
 +    return torch.accelerator.current_device_index()
-""")
+""",
+        )
 
     def test_hn104(self):
-        self.assertExpectedInline(_fixed("hn104_cuda_set_device.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn104_cuda_set_device.py"),
+            """\
 @@ -5 +5 @@
 -    torch.cuda.set_device(device=rank)
 +    torch.accelerator.set_device_index(rank)
-""")
+""",
+        )
 
     def test_hn105(self):
-        self.assertExpectedInline(_fixed("hn105_cuda_synchronize.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn105_cuda_synchronize.py"),
+            """\
 @@ -2 +1,0 @@
 -from torch.cuda import synchronize
 @@ -6,3 +5,3 @@
@@ -67,116 +82,161 @@ class TestRuleFixtures(expecttest.TestCase):
 +    torch.accelerator.synchronize()
 +    torch.accelerator.synchronize(dev)
 +    torch.accelerator.synchronize(
-""")
+""",
+        )
 
     def test_hn201(self):
-        self.assertExpectedInline(_fixed("hn201_cuda_stream_class.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn201_cuda_stream_class.py"),
+            """\
 @@ -5 +5 @@
 -    return torch.cuda.Stream(dev, -1)
 +    return torch.Stream(dev, priority=-1)
-""")
+""",
+        )
 
     def test_hn202(self):
-        self.assertExpectedInline(_fixed("hn202_cuda_event_class.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn202_cuda_event_class.py"),
+            """\
 @@ -3,2 +3,2 @@
 -start = torch.cuda.Event(True)
 -end = torch.cuda.Event(enable_timing=True, blocking=False)
 +start = torch.Event(enable_timing=True)
 +end = torch.Event(enable_timing=True, blocking=False)
-""")
+""",
+        )
 
     def test_hn204(self):
-        self.assertExpectedInline(_fixed("hn204_cuda_current_stream.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn204_cuda_current_stream.py"),
+            """\
 @@ -5 +5 @@
 -    return torch.cuda.current_stream(device=dev)
 +    return torch.accelerator.current_stream(dev)
-""")
+""",
+        )
 
     def test_hn206(self):
-        self.assertExpectedInline(_fixed("hn206_cuda_stream_handle.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn206_cuda_stream_handle.py"),
+            """\
 @@ -2 +2 @@
 -    return stream.cuda_stream
 +    return stream.native_handle
-""")
+""",
+        )
 
     def test_hn207(self):
-        self.assertExpectedInline(_fixed("hn207_cuda_set_stream.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn207_cuda_set_stream.py"),
+            """\
 @@ -5 +5 @@
 -    torch.cuda.set_stream(stream=s)
 +    torch.accelerator.set_stream(stream=s)
-""")
+""",
+        )
 
     def test_hn301(self):
-        self.assertExpectedInline(_fixed("hn301_cuda_memory_stats.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn301_cuda_memory_stats.py"),
+            """\
 @@ -5,2 +5,2 @@
 -    torch.cuda.reset_peak_memory_stats(device=dev)
 -    return torch.cuda.max_memory_allocated(dev), torch.cuda.memory_reserved()
 +    torch.accelerator.reset_peak_memory_stats(dev)
 +    return torch.accelerator.max_memory_allocated(dev), torch.accelerator.memory_reserved()
-""")
+""",
+        )
 
     def test_hn302(self):
-        self.assertExpectedInline(_fixed("hn302_cuda_empty_cache.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn302_cuda_empty_cache.py"),
+            """\
 @@ -8 +8 @@
 -    torch.cuda.empty_cache()
 +    torch.accelerator.empty_cache()
-""")
+""",
+        )
 
     def test_hn303(self):
-        self.assertExpectedInline(_fixed("hn303_cuda_mem_get_info.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn303_cuda_mem_get_info.py"),
+            """\
 @@ -3 +3 @@
 -free, total = torch.cuda.mem_get_info(device=0)
 +free, total = torch.accelerator.get_memory_info(0)
-""")
+""",
+        )
 
     def test_hn310(self):
-        self.assertExpectedInline(_fixed("hn310_cuda_manual_seed.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn310_cuda_manual_seed.py"),
+            """\
 @@ -5 +5 @@
 -    torch.cuda.manual_seed_all(seed)
 +    torch.manual_seed(seed)
-""")
+""",
+        )
 
     def test_hn311(self):
-        self.assertExpectedInline(_fixed("hn311_cuda_seed.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn311_cuda_seed.py"),
+            """\
 @@ -3 +3 @@
 -torch.cuda.seed()
 +torch.seed()
-""")
+""",
+        )
 
     def test_hn401(self):
-        self.assertExpectedInline(_fixed("hn401_cuda_amp_autocast.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn401_cuda_amp_autocast.py"),
+            """\
 # left HN401:10: torch.amp.autocast needs device_type: no device_type or device in scope to pass
 @@ -5 +5 @@
 -    with torch.cuda.amp.autocast(dtype=torch.bfloat16):
 +    with torch.amp.autocast(device_type, dtype=torch.bfloat16):
-""")
+""",
+        )
 
     def test_hn402(self):
-        self.assertExpectedInline(_fixed("hn402_cuda_amp_grad_scaler.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn402_cuda_amp_grad_scaler.py"),
+            """\
 @@ -5 +5 @@
 -    return torch.cuda.amp.GradScaler(init_scale=2.0**12)
 +    return torch.amp.GradScaler(torch.device(device).type, init_scale=2.0**12)
-""")
+""",
+        )
 
     def test_hn403(self):
-        self.assertExpectedInline(_fixed("hn403_cuda_amp_custom_fwd_bwd.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn403_cuda_amp_custom_fwd_bwd.py"),
+            """\
 @@ -5 +5 @@
 -    @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)
 +    @torch.amp.custom_fwd(cast_inputs=torch.float32, device_type=device_type)
-""")
+""",
+        )
 
     def test_hn501(self):
-        self.assertExpectedInline(_fixed("hn501_tensor_cuda_method.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn501_tensor_cuda_method.py"),
+            """\
 # left HN501:4: device index argument
 @@ -2,2 +2,2 @@
 -    x = make().cuda()
 -    y = make().cuda(non_blocking=True)
 +    x = make().to(device)
 +    y = make().to(device, non_blocking=True)
-""")
+""",
+        )
 
     def test_hn502(self):
-        self.assertExpectedInline(_fixed("hn502_cuda_device_literal.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn502_cuda_device_literal.py"),
+            """\
 # left HN502:8: device index
 # left HN502:15: no `device` variable bound before it in scope
 # left HN502:15: no `device` variable bound before it in scope
@@ -192,10 +252,13 @@ class TestRuleFixtures(expecttest.TestCase):
 @@ -20 +20 @@
 -    return x.to("cuda")
 +    return x.to(device)
-""")
+""",
+        )
 
     def test_hn503(self):
-        self.assertExpectedInline(_fixed("hn503_torch_device_cuda.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn503_torch_device_cuda.py"),
+            """\
 # left HN503:7: compared with: asks whether it is CUDA, kept
 # left HN503:9: compared with: asks whether it is CUDA, kept
 # left HN503:14: not a device argument
@@ -209,7 +272,8 @@ class TestRuleFixtures(expecttest.TestCase):
 @@ -15 +15 @@
 -    return model.to(torch.device("cuda")), device
 +    return model.to(device), device
-""")
+""",
+        )
 
     def test_device_literals_need_unsafe_fixes(self):
         for name in ("hn502_cuda_device_literal.py", "hn503_torch_device_cuda.py"):
@@ -219,17 +283,22 @@ class TestRuleFixtures(expecttest.TestCase):
             self.assertFalse(result.changed, name)
 
     def test_hn701(self):
-        self.assertExpectedInline(_fixed("hn701_only_cuda_decorator.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn701_only_cuda_decorator.py"),
+            """\
 @@ -1 +1 @@
 -from torch.testing._internal.common_device_type import dtypes, onlyCUDA
 +from torch.testing._internal.common_device_type import dtypes, onlyAccelerator
 @@ -5 +5 @@
 -    @onlyCUDA
 +    @onlyAccelerator
-""")
+""",
+        )
 
     def test_hn704(self):
-        self.assertExpectedInline(_fixed("hn704_test_cuda_flag.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn704_test_cuda_flag.py"),
+            """\
 # left HN704:12: TEST_CUDNN is a CUDA-specific gate on purpose
 @@ -4 +4 @@
 -from torch.testing._internal.common_utils import TEST_CUDA, TEST_CUDNN
@@ -240,20 +309,26 @@ class TestRuleFixtures(expecttest.TestCase):
 @@ -12 +12 @@
 -@unittest.skipIf(not common_utils.TEST_CUDA or not TEST_CUDNN, "cuDNN stays CUDA-only")
 +@unittest.skipIf(not common_utils.TEST_ACCELERATOR or not TEST_CUDNN, "cuDNN stays CUDA-only")
-""")
+""",
+        )
 
     def test_hn705(self):
-        self.assertExpectedInline(_fixed("hn705_test_multigpu_flag.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn705_test_multigpu_flag.py"),
+            """\
 @@ -3 +3 @@
 -from torch.testing._internal.common_utils import TEST_MULTIGPU
 +from torch.testing._internal.common_utils import TEST_MULTIACCELERATOR
 @@ -6 +6 @@
 -@unittest.skipIf(not TEST_MULTIGPU, "needs 2 GPUs")
 +@unittest.skipIf(not TEST_MULTIACCELERATOR, "needs 2 GPUs")
-""")
+""",
+        )
 
     def test_accelerator_api_target(self):
-        self.assertExpectedInline(_fixed("hn105_cuda_synchronize.py", "accelerator_api"), """\
+        self.assertExpectedInline(
+            _fixed("hn105_cuda_synchronize.py", "accelerator_api"),
+            """\
 @@ -1,2 +1 @@
 -import torch
 -from torch.cuda import synchronize
@@ -265,8 +340,11 @@ class TestRuleFixtures(expecttest.TestCase):
 +    accelerator_api.synchronize()
 +    accelerator_api.synchronize(dev)
 +    accelerator_api.synchronize(
-""")
-        self.assertExpectedInline(_fixed("hn401_cuda_amp_autocast.py", "accelerator_api"), """\
+""",
+        )
+        self.assertExpectedInline(
+            _fixed("hn401_cuda_amp_autocast.py", "accelerator_api"),
+            """\
 @@ -1,0 +2 @@
 +import accelerator_api
 @@ -5 +6 @@
@@ -275,7 +353,8 @@ class TestRuleFixtures(expecttest.TestCase):
 @@ -10 +11 @@
 -    with torch.cuda.amp.autocast():
 +    with accelerator_api.autocast():
-""")
+""",
+        )
 
     def test_safe_only_by_default_leaves_review_rules(self):
         src = (FIXTURES / "hn302_cuda_empty_cache.py").read_text()
@@ -287,14 +366,20 @@ class TestRuleFixtures(expecttest.TestCase):
 def test_region_rewrite_equals_the_whole_file_rewrite():
     """Regions (statements, headers, decorators, elif, `a; b`, a block's only import) give the
     same file as one libcst pass over the whole file."""
-    pad = "".join(f"\n\ndef pad{i}(x):\n    \"\"\"keep me\"\"\"\n    return x + {i}  # {i}\n"
-                  for i in range(5))
-    src = (FIXTURES / "hn105_cuda_synchronize.py").read_text() + pad + (
-        "\n\nTEST_CUDA_LOCAL = 1\n\n\ndef late(dev):\n    torch.cuda.synchronize(device=dev)\n"
-        "    if dev:\n        pass\n    elif torch.cuda.synchronize(dev):  # c\n        pass\n"
-        "    x = 1; torch.cuda.synchronize()\n"
-        "    try:\n        pass\n    except torch.cuda.synchronize():\n        pass\n\n\n"
-        "@deco(torch.cuda.synchronize())\nclass K(\n        Base):\n    pass\n")
+    pad = "".join(
+        f'\n\ndef pad{i}(x):\n    """keep me"""\n    return x + {i}  # {i}\n' for i in range(5)
+    )
+    src = (
+        (FIXTURES / "hn105_cuda_synchronize.py").read_text()
+        + pad
+        + (
+            "\n\nTEST_CUDA_LOCAL = 1\n\n\ndef late(dev):\n    torch.cuda.synchronize(device=dev)\n"
+            "    if dev:\n        pass\n    elif torch.cuda.synchronize(dev):  # c\n        pass\n"
+            "    x = 1; torch.cuda.synchronize()\n"
+            "    try:\n        pass\n    except torch.cuda.synchronize():\n        pass\n\n\n"
+            "@deco(torch.cuda.synchronize())\nclass K(\n        Base):\n    pass\n"
+        )
+    )
     lines = [i for i, ln in enumerate(src.splitlines(), 1) if "synchronize(" in ln]
     gated = [(specs()["HN105"], frozenset(lines))]
     regional = rewrite(src, "big.py", gated)
@@ -305,8 +390,9 @@ def test_region_rewrite_equals_the_whole_file_rewrite():
 
 
 def test_steps_apply_in_order_from_one_analysis():
-    src = (FIXTURES / "hn105_cuda_synchronize.py").read_text() + \
-        "\n\ndef more():\n    torch.cuda.empty_cache()\n"
+    src = (
+        FIXTURES / "hn105_cuda_synchronize.py"
+    ).read_text() + "\n\ndef more():\n    torch.cuda.empty_cache()\n"
     found, _ = python_scan.scan_source(src.encode(), "x.py", rules())
     by = {}
     for f in found:
@@ -316,7 +402,8 @@ def test_steps_apply_in_order_from_one_analysis():
     one, two = rewrite_steps(src, "x.py", groups)
     assert one.before == src and two.before == one.after
     assert "torch.cuda.empty_cache()" in one.after and "synchronize(" not in one.after.replace(
-        "accelerator.synchronize(", "")
+        "accelerator.synchronize(", ""
+    )
     assert two.after == rewrite(src, "x.py", [g[0] for g in groups]).after
     assert [r for r, _ in two.outcome.applied] == ["HN302"]
 
@@ -324,11 +411,16 @@ def test_steps_apply_in_order_from_one_analysis():
 def test_long_statements_are_narrowed_to_their_elements(monkeypatch):
     """A statement over BIG lines (op_db is 20k) is rewritten element by element; same result."""
     import importlib
-    regions = importlib.import_module("patches.generate.codemods.regions")  # the module, not the function
-    src = ("import torch\n\ndef f(dev):\n    table = [\n        make(1,\n             2),\n"
-           "        torch.cuda.synchronize(\n            dev), torch.cuda.current_device(),\n"
-           "        {\"k\": torch.cuda.synchronize(device=dev)},  # c\n"
-           "        g(torch.cuda.synchronize(),\n          3),\n    ]\n    return table\n")
+
+    regions = importlib.import_module(
+        "patches.generate.codemods.regions"
+    )  # the module, not the function
+    src = (
+        "import torch\n\ndef f(dev):\n    table = [\n        make(1,\n             2),\n"
+        "        torch.cuda.synchronize(\n            dev), torch.cuda.current_device(),\n"
+        '        {"k": torch.cuda.synchronize(device=dev)},  # c\n'
+        "        g(torch.cuda.synchronize(),\n          3),\n    ]\n    return table\n"
+    )
     whole, _ = fix(src)
     monkeypatch.setattr(regions, "BIG", 1)
     narrowed, _ = fix(src)
@@ -343,7 +435,9 @@ class TestTestGates(expecttest.TestCase):
         src = (FIXTURES / "hn101_skipif_test_gate.py").read_text()
         result, _ = fix(src, "test/test_ops.py")
         assert not result.error, result.error
-        self.assertExpectedInline(diff(src, result.after), """\
+        self.assertExpectedInline(
+            diff(src, result.after),
+            """\
 @@ -4 +4 @@
 -from torch.testing._internal.common_utils import TestCase, run_tests
 +from torch.testing._internal.common_utils import TestCase, run_tests, TEST_ACCELERATOR
@@ -356,7 +450,8 @@ class TestTestGates(expecttest.TestCase):
 @@ -16 +16 @@
 -    @unittest.skipIf(torch.cuda.is_available(), "CPU-only behaviour")
 +    @unittest.skipIf(torch.accelerator.is_available(), "CPU-only behaviour")
-""")
+""",
+        )
 
     def test_outside_test_files_the_plain_rename_applies(self):
         src = (FIXTURES / "hn101_skipif_test_gate.py").read_text()
@@ -374,7 +469,9 @@ def test_a_local_import_of_torch_is_enough():
 
 class TestIndexedCuda(expecttest.TestCase):
     def test_cuda_index_with_a_device_type_in_scope(self):
-        self.assertExpectedInline(_fixed("hn501_cuda_index_device_type.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn501_cuda_index_device_type.py"),
+            """\
 # left HN501:8: device index argument
 @@ -0,0 +1 @@
 +import torch
@@ -383,14 +480,17 @@ class TestIndexedCuda(expecttest.TestCase):
 -    b = x.cuda(rank, non_blocking=True)
 +    a = x.to(torch.device(device_type, rank))
 +    b = x.to(torch.device(device_type, rank), non_blocking=True)
-""")
+""",
+        )
 
 
 class TestIsAvailableGuards(expecttest.TestCase):
     """HN101: the neutral predicate only where what it guards is neutral too."""
 
     def test_device_pick_idiom_takes_the_current_accelerator(self):
-        self.assertExpectedInline(_fixed("hn101_device_pick.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn101_device_pick.py"),
+            """\
 @@ -5 +5 @@
 -    return "cuda" if torch.cuda.is_available() else "cpu"
 +    return torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
@@ -407,10 +507,13 @@ class TestIsAvailableGuards(expecttest.TestCase):
 -        device = "cuda"
 +    if torch.accelerator.is_available():
 +        device = torch.accelerator.current_accelerator().type
-""")
+""",
+        )
 
     def test_gate_stays_where_the_guarded_code_stays_cuda(self):
-        self.assertExpectedInline(_fixed("hn101_guarded_cuda.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn101_guarded_cuda.py"),
+            """\
 # left HN101:7: guarded code is still CUDA-specific: HN501 at line 8: x = x.cuda()  # no device in scope: HN501 stays, so the gate stays
 # left HN501:8: no `device` in scope
 # left HN101:14: guarded code is still CUDA-specific: HN504 at line 14: if torch.cuda.is_available() and x.is_cuda:
@@ -423,7 +526,8 @@ class TestIsAvailableGuards(expecttest.TestCase):
 -    return x.cuda() if torch.cuda.is_available() else x
 +        torch.accelerator.synchronize()
 +    return x.to(device) if torch.accelerator.is_available() else x
-""")
+""",
+        )
 
     def test_rewritten_pick_runs_and_names_no_cuda(self):
         """The regression validate found: the predicate changed, the "cuda" literal stayed."""
@@ -432,5 +536,8 @@ class TestIsAvailableGuards(expecttest.TestCase):
         assert '"cuda"' not in result.after and "torch.cuda" not in result.after, result.after
         ns: dict = {}
         exec(compile(result.after, "ops.py", "exec"), ns)
-        assert ns["DEV"] == (torch.accelerator.current_accelerator().type
-                             if torch.accelerator.is_available() else "cpu")
+        assert ns["DEV"] == (
+            torch.accelerator.current_accelerator().type
+            if torch.accelerator.is_available()
+            else "cpu"
+        )

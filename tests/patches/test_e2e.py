@@ -1,5 +1,6 @@
 """End to end on the minitrain project: scan -> generate -> git am -> rescan, plus the CLI's
 --diff/--apply contracts, determinism and bad input. Real git, real scanner, real torch."""
+
 import shutil
 from pathlib import Path
 
@@ -34,8 +35,18 @@ def test_series_applies_with_git_am_and_rescan_is_clean(generated, tmp_path):
     assert all(s.startswith("[hw-neutral] Use ") for s in subjects)
     assert "[hw-neutral] Use torch.accelerator.synchronize in minitrain (part 1/2)" in subjects
     after = audit_io.scan_tree(work, list(rules.values()))
-    fixed = {"HN102", "HN103", "HN104", "HN105", "HN202", "HN301", "HN302",
-             "HN401", "HN501", "HN704"}
+    fixed = {
+        "HN102",
+        "HN103",
+        "HN104",
+        "HN105",
+        "HN202",
+        "HN301",
+        "HN302",
+        "HN401",
+        "HN501",
+        "HN704",
+    }
     assert fixed <= set(before.counts("rule"))
     assert not fixed & set(after.counts("rule")), after.counts("rule")
     # What has no mechanical fix is still reported, and so is the is_available() that guards
@@ -56,8 +67,10 @@ def test_commit_message_carries_why_rules_sites_and_test_plan(generated):
     sync = sorted((tmp / "series").glob("*synchronize-in-mini*.patch"))[0].read_text()
     assert "Rule: HN105 (cuda-synchronize)" in sync
     assert "  minitrain/runtime.py:20: torch.cuda.synchronize(device=device)" in sync
-    assert f"Test Plan:\npython -m patches.validate --tree {tmp / 'minitrain'} " \
-           f"--series {tmp / 'series'} --devices cpu,trn\n" in sync
+    assert (
+        f"Test Plan:\npython -m patches.validate --tree {tmp / 'minitrain'} "
+        f"--series {tmp / 'series'} --devices cpu,trn\n" in sync
+    )
 
 
 def test_rerun_is_byte_identical_and_max_files_caps(generated):
@@ -66,7 +79,10 @@ def test_rerun_is_byte_identical_and_max_files_caps(generated):
     rerun = tmp / "rerun"
     (tmp / "series").rename(rerun)  # same --out path again: the Test Plan names it
     try:
-        assert main([str(repo), "--out", str(tmp / "series"), "--unsafe-fixes", "--max-files", "1"]) == 0
+        assert (
+            main([str(repo), "--out", str(tmp / "series"), "--unsafe-fixes", "--max-files", "1"])
+            == 0
+        )
         second = {p.name: p.read_bytes() for p in (tmp / "series").iterdir()}
     finally:
         shutil.rmtree(tmp / "series", ignore_errors=True)
@@ -88,8 +104,13 @@ def test_diff_exit_code_and_apply_refuses_dirty_tree(tmp_path, capsys):
     repo = gitutil.init_copy(PROJECT, tmp_path / "p")
     assert main([str(repo), "--diff"]) == 1
     out = capsys.readouterr().out
-    assert "-    torch.cuda.synchronize(device=device)\n+    torch.accelerator.synchronize(device)\n" in out
-    (repo / "minitrain" / "runtime.py").write_text((repo / "minitrain" / "runtime.py").read_text() + "\n")
+    assert (
+        "-    torch.cuda.synchronize(device=device)\n+    torch.accelerator.synchronize(device)\n"
+        in out
+    )
+    (repo / "minitrain" / "runtime.py").write_text(
+        (repo / "minitrain" / "runtime.py").read_text() + "\n"
+    )
     orig = (repo / "minitrain" / "timing.py").read_text()
     assert main([str(repo), "--apply"]) == 2
     assert "refusing --apply on a dirty git tree" in capsys.readouterr().err
@@ -115,7 +136,7 @@ def test_unparseable_and_undecodable_files_are_reported_and_skipped(tmp_path, ca
 
 def test_bad_arguments_exit_2(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
-        main([str(tmp_path)])                          # no --out/--diff/--apply
+        main([str(tmp_path)])  # no --out/--diff/--apply
     assert e.value.code == 2
     with pytest.raises(SystemExit) as e:
         main([str(tmp_path), "--diff", "--author", "nobody"])

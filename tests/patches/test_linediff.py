@@ -1,4 +1,5 @@
 """The fast line diff: a valid edit script on any input, difflib's own answer on small ones."""
+
 import difflib
 
 from hypothesis import given, settings, strategies as st

@@ -1,5 +1,6 @@
 """Property tests over the fixture corpus: programs composed of fixture statements (plus comments
 and corruptions) always come out parseable, compilable, and stable under a second run."""
+
 import ast
 from collections import Counter
 
@@ -14,7 +15,7 @@ def _statements() -> list[str]:
         src = p.read_text()
         for node in ast.parse(src).body:
             start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-            out.append("\n".join(src.splitlines()[start - 1:node.end_lineno]))
+            out.append("\n".join(src.splitlines()[start - 1 : node.end_lineno]))
     return out
 
 

@@ -1,4 +1,5 @@
 """An import a rewrite leaves unused stays when another file of the tree imports it from here."""
+
 from patches.generate.cli import main
 
 COMMON = "from torch.testing._internal.common_utils import TEST_CUDA\n\nHAS = TEST_CUDA\n"
@@ -15,8 +16,10 @@ def _run(tmp_path, capsys, importer: str | None):
 
 def test_relative_reimport_keeps_the_import(tmp_path, capsys):
     out = _run(tmp_path, capsys, "from .common_x import TEST_CUDA  # noqa: HN704\n")
-    assert "-from torch.testing._internal.common_utils import TEST_CUDA\n" \
-           "+from torch.testing._internal.common_utils import TEST_CUDA, TEST_ACCELERATOR" in out.out
+    assert (
+        "-from torch.testing._internal.common_utils import TEST_CUDA\n"
+        "+from torch.testing._internal.common_utils import TEST_CUDA, TEST_ACCELERATOR" in out.out
+    )
     assert "kept import TEST_CUDA in test/common_x.py: test/use_x.py imports it" in out.err
 
 

@@ -1,10 +1,18 @@
 """The format-patch writer against real git: git am / git apply accept it, byte-identical reruns."""
+
 import subprocess
 
 import pytest
 
 from patches.common import gitutil
-from patches.generate.series import FileChange, Patch, blob_id, patch_filename, resolve_date, write_series
+from patches.generate.series import (
+    FileChange,
+    Patch,
+    blob_id,
+    patch_filename,
+    resolve_date,
+    write_series,
+)
 
 BEFORE = "import torch\n\n\ndef f():\n    torch.cuda.synchronize()\n    return 1\n"
 AFTER = BEFORE.replace("torch.cuda.synchronize", "torch.accelerator.synchronize")
@@ -22,13 +30,24 @@ def _tree(tmp_path):
 
 def _series():
     return [
-        Patch("[hw-neutral] Use torch.accelerator.synchronize in pkg", "Why.\n\nTest Plan:\nrun it\n",
-              [FileChange("pkg/a.py", BEFORE, AFTER)]),
-        Patch("[hw-neutral] Second", "Body.\n",
-              [FileChange("pkg/b.py", NO_EOL, NO_EOL.replace("cuda", "xpu")),
-               FileChange("pkg/crlf.py", "a = 1\r\nb = 'cuda'\r\n", "a = 1\r\nb = 'xpu'\r\n")]),
-        Patch("[hw-neutral] Third on top of the first", "Body.\n",
-              [FileChange("pkg/a.py", AFTER, AFTER.replace("return 1", "return 2"))]),
+        Patch(
+            "[hw-neutral] Use torch.accelerator.synchronize in pkg",
+            "Why.\n\nTest Plan:\nrun it\n",
+            [FileChange("pkg/a.py", BEFORE, AFTER)],
+        ),
+        Patch(
+            "[hw-neutral] Second",
+            "Body.\n",
+            [
+                FileChange("pkg/b.py", NO_EOL, NO_EOL.replace("cuda", "xpu")),
+                FileChange("pkg/crlf.py", "a = 1\r\nb = 'cuda'\r\n", "a = 1\r\nb = 'xpu'\r\n"),
+            ],
+        ),
+        Patch(
+            "[hw-neutral] Third on top of the first",
+            "Body.\n",
+            [FileChange("pkg/a.py", AFTER, AFTER.replace("return 1", "return 2"))],
+        ),
     ]
 
 
@@ -47,8 +66,9 @@ def test_git_am_applies_series_in_order_and_keeps_subjects(tmp_path):
 
 def test_index_lines_are_real_blob_ids(tmp_path):
     (tmp_path / "f").write_text(BEFORE)
-    real = subprocess.run(["git", "hash-object", str(tmp_path / "f")], capture_output=True,
-                          text=True, check=True).stdout.strip()
+    real = subprocess.run(
+        ["git", "hash-object", str(tmp_path / "f")], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert blob_id(BEFORE) == real
 
 
@@ -70,8 +90,10 @@ def test_git_apply_check_accepts_it_and_stat_counts_match_git(tmp_path):
 
 
 def test_filename_and_dates():
-    assert patch_filename(7, "[hw-neutral] Use torch.accelerator.synchronize in torch/utils") == \
-        "0007-hw-neutral-Use-torch.accelerator.synchronize-in-torc.patch"  # what git names it
+    assert (
+        patch_filename(7, "[hw-neutral] Use torch.accelerator.synchronize in torch/utils")
+        == "0007-hw-neutral-Use-torch.accelerator.synchronize-in-torc.patch"
+    )  # what git names it
     assert resolve_date("0").year == 1970
     with pytest.raises(ValueError):
         resolve_date("yesterday")

@@ -2,6 +2,7 @@
 and torch/cuda, the whole series (review rules included) applies with ``git am`` in order, every
 changed file compiles, and the rescan has exactly the fixed findings fewer. The whole tree is
 tests/benchmarks/bench_patches.py (numbers in docs/performance.md)."""
+
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -19,9 +20,15 @@ def test_series_on_a_copy_of_torch_utils_and_cuda(tmp_path, capsys):
     src = Path(torch.__file__).parent
     root = tmp_path / "tree"
     for sub in SUBSET:
-        shutil.copytree(src / sub, root / "torch" / sub,
-                        ignore=lambda d, names: [n for n in names if n == "__pycache__" or (
-                            not n.endswith(".py") and not (Path(d) / n).is_dir())])
+        shutil.copytree(
+            src / sub,
+            root / "torch" / sub,
+            ignore=lambda d, names: [
+                n
+                for n in names
+                if n == "__pycache__" or (not n.endswith(".py") and not (Path(d) / n).is_dir())
+            ],
+        )
     gitutil.init_copy(root, tmp_path / "repo")
     repo = tmp_path / "repo"
     rules = list(audit_io.load_rules().values())
@@ -32,15 +39,22 @@ def test_series_on_a_copy_of_torch_utils_and_cuda(tmp_path, capsys):
     names = (tmp_path / "s" / "series").read_text().split()
     assert len(names) >= 5
     gitutil.am(repo, [tmp_path / "s" / n for n in names])
-    changed = gitutil.git("diff", "--name-only", f"HEAD~{len(names)}", "HEAD", cwd=repo).stdout.split()
+    changed = gitutil.git(
+        "diff", "--name-only", f"HEAD~{len(names)}", "HEAD", cwd=repo
+    ).stdout.split()
     assert changed
     for rel in changed:
         compile((repo / rel).read_text(encoding="utf-8"), rel, "exec", dont_inherit=True)
     after = audit_io.scan_tree(repo, rules, use_cache=False)
     b, a = before.counts("rule"), after.counts("rule")
     # generate's per-rule summary: "  HN105    before     4  fixed     4  left     0"
-    fixed = Counter({ln.split()[0]: int(ln.split()[4]) for ln in err.splitlines()
-                     if ln.startswith("  HN") and " fixed " in ln})
+    fixed = Counter(
+        {
+            ln.split()[0]: int(ln.split()[4])
+            for ln in err.splitlines()
+            if ln.startswith("  HN") and " fixed " in ln
+        }
+    )
     assert sum(fixed.values()) >= 20, err
     for rule, n in fixed.items():
         assert a[rule] <= b[rule] - n, (rule, b[rule], n, a[rule])

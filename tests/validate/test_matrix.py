@@ -1,4 +1,5 @@
 """`python -m patches.matrix` on the fixed smoke subset, cpu + trn (+ absent cuda)."""
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,12 @@ from validate_helpers import REPO_ROOT
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     out = tmp_path_factory.mktemp("matrix")
-    proc = subprocess.run([sys.executable, "-m", "patches.matrix", "--devices", "cpu,trn,cuda",
-                           "--out", str(out)], cwd=REPO_ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "patches.matrix", "--devices", "cpu,trn,cuda", "--out", str(out)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     return out, json.loads((out / "matrix.json").read_text())
 
@@ -63,8 +68,9 @@ def test_absent_cuda_and_outputs_agree(smoke):
     suites = {s.get("name"): s for s in ET.parse(out / "matrix.junit.xml").getroot()}
     cpu_suite = suites["matrix.cpu"]
     assert int(cpu_suite.get("tests")) == len(_cells(data, "cpu"))
-    assert int(cpu_suite.get("skipped")) == sum(c["status"] == "skip"
-                                                for c in _cells(data, "cpu").values())
+    assert int(cpu_suite.get("skipped")) == sum(
+        c["status"] == "skip" for c in _cells(data, "cpu").values()
+    )
     md = (out / "matrix.md").read_text()
     assert "| `add` | pass (" in md
 
@@ -103,9 +109,23 @@ def test_html_is_self_contained_and_holds_the_data(smoke):
 
 def test_worker_crash_is_recorded_and_the_rest_still_runs(tmp_path):
     env = {**os.environ, "HN_MATRIX_CRASH_AT": "exp"}
-    proc = subprocess.run([sys.executable, "-m", "patches.matrix", "--devices", "cpu",
-                           "--ops", "abs,exp,mul", "--out", str(tmp_path)], cwd=REPO_ROOT,
-                          capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "patches.matrix",
+            "--devices",
+            "cpu",
+            "--ops",
+            "abs,exp,mul",
+            "--out",
+            str(tmp_path),
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     cells = _cells(json.loads((tmp_path / "matrix.json").read_text()), "cpu")
     assert cells[("exp", "float32")]["status"] == "error"
@@ -115,9 +135,22 @@ def test_worker_crash_is_recorded_and_the_rest_still_runs(tmp_path):
 
 def test_dtype_policy_refusal_is_its_own_status(tmp_path):
     # Tensor.double asks the device for float64, which trn's strict policy refuses by design
-    proc = subprocess.run([sys.executable, "-m", "patches.matrix", "--devices", "cpu,trn",
-                           "--ops", "double", "--out", str(tmp_path)], cwd=REPO_ROOT,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "patches.matrix",
+            "--devices",
+            "cpu,trn",
+            "--ops",
+            "double",
+            "--out",
+            str(tmp_path),
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads((tmp_path / "matrix.json").read_text())
     if not data["devices"]["trn"]["available"]:
@@ -143,6 +176,6 @@ def test_refusal_matches_the_policy_message_for_any_device():
 
     msg = "aten::empty: float64 is not supported on xpu (no float64 datapath)"
     assert refused(TypeError(msg), "xpu")
-    assert not refused(TypeError(msg), "trn")          # another device's policy
-    assert not refused(RuntimeError(msg), "xpu")       # only the policy's TypeError
+    assert not refused(TypeError(msg), "trn")  # another device's policy
+    assert not refused(RuntimeError(msg), "xpu")  # only the policy's TypeError
     assert not refused(TypeError("unsupported operand type(s)"), "xpu")

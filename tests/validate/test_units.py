@@ -1,11 +1,11 @@
 """Fast checks of the pieces: outcomes, selection, series reading, shadow, CLI input errors."""
+
 from __future__ import annotations
 
 import difflib
 import hashlib
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -21,10 +21,13 @@ def test_classify_and_absent_sides():
     assert classify("pass", "absent") == "regression"
     assert classify("skip", "pass") == "gain" and classify("absent", "pass") == "gain"
     assert classify("skip", "skip") == "unchanged"
-    comps = compare([Outcome("t::a", "cpu", "before", "pass"),
-                     Outcome("t::b", "cpu", "after", "pass")])
+    comps = compare(
+        [Outcome("t::a", "cpu", "before", "pass"), Outcome("t::b", "cpu", "after", "pass")]
+    )
     assert [(c.test, c.before, c.after, c.change) for c in comps] == [
-        ("t::a", "pass", "absent", "regression"), ("t::b", "absent", "pass", "gain")]
+        ("t::a", "pass", "absent", "regression"),
+        ("t::b", "absent", "pass", "gain"),
+    ]
     with pytest.raises(ValueError):
         Outcome("t", "cpu", "before", "passed")
 
@@ -71,12 +74,17 @@ def test_selection_by_imports_reexports_and_relative(tmp_path):
     (t / "test_broken.py").write_text("def (:\n")
     (tmp_path / "pkg" / "test_rel.py").write_text("from . import ops\n")
     sel = selection.select_tests([tmp_path], ["pkg/ops.py", "tests/test_new.py"])
-    assert set(sel.tests) == {"tests/test_new.py", "tests/test_direct.py",
-                              "tests/test_reexport.py", "pkg/test_rel.py"}
+    assert set(sel.tests) == {
+        "tests/test_new.py",
+        "tests/test_direct.py",
+        "tests/test_reexport.py",
+        "pkg/test_rel.py",
+    }
     assert "re-exported" in sel.reasons["tests/test_reexport.py"]
     assert "tests/test_broken.py" in sel.unreadable
-    assert selection.select_tests([tmp_path], ["pkg/ops.py"], ["tests/test_other.py"]).tests \
-        == ["tests/test_other.py"]
+    assert selection.select_tests([tmp_path], ["pkg/ops.py"], ["tests/test_other.py"]).tests == [
+        "tests/test_other.py"
+    ]
 
 
 def test_series_reading_errors(tmp_path):
@@ -102,10 +110,13 @@ def test_parse_junit_statuses(tmp_path):
 <testcase classname="" name="tests.test_x"><error message="collection failure"/></testcase>
 </testsuite></testsuites>""")
     got = {o.test: (o.status, o.message) for o in parse_junit(xml, "cpu", "after")}
-    assert got == {"m.T::ok": ("error", "teardown boom"),
-                   "m.T::bad": ("fail", "AssertionError: 1 != 2"),
-                   "m.T::skp": ("skip", "no cuda"), "m.T::xf": ("xfail", "known"),
-                   "tests.test_x::<collection>": ("error", "collection failure")}
+    assert got == {
+        "m.T::ok": ("error", "teardown boom"),
+        "m.T::bad": ("fail", "AssertionError: 1 != 2"),
+        "m.T::skp": ("skip", "no cuda"),
+        "m.T::xf": ("xfail", "known"),
+        "tests.test_x::<collection>": ("error", "collection failure"),
+    }
 
 
 def test_shadow_imports_patched_file_and_leaves_install_alone(tmp_path):
@@ -116,10 +127,17 @@ def test_shadow_imports_patched_file_and_leaves_install_alone(tmp_path):
     assert copied == [rel] and not (tmp_path / rel).is_symlink()
     assert (tmp_path / "torch" / "lib").is_symlink()
     (tmp_path / rel).write_text((site / rel).read_text() + "\nHN_SHADOW = 1\n")
-    proc = subprocess.run([sys.executable, "-c", "import torch, torch.accelerator as a;"
-                           "print(a.HN_SHADOW, torch.ones(2).sum().item(), torch.__file__)"],
-                          env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import torch, torch.accelerator as a;"
+            "print(a.HN_SHADOW, torch.ones(2).sum().item(), torch.__file__)",
+        ],
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split()[:2] == ["1", "2.0"]
     assert proc.stdout.split()[2].startswith(str(tmp_path))
@@ -133,8 +151,9 @@ def test_installed_torch_validated_through_the_shadow(tmp_path):
     rel = "torch/accelerator/__init__.py"
     old = (site / rel).read_text()
     new = old + "\n\ndef hn_probe():\n    return 'shadow'\n"
-    diff = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
-                                        f"a/{rel}", f"b/{rel}"))
+    diff = "".join(
+        difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"a/{rel}", f"b/{rel}")
+    )
     series = tmp_path / "s"
     series.mkdir()
     (series / "0001-probe.patch").write_text(f"diff --git a/{rel} b/{rel}\n" + diff)
@@ -143,22 +162,38 @@ def test_installed_torch_validated_through_the_shadow(tmp_path):
     (tdir / "test_probe.py").write_text(
         "import torch.accelerator as a\n\n"
         "def test_probe():\n    assert a.hn_probe() == 'shadow'\n\n"
-        "def test_torch_still_works():\n    import torch\n    assert torch.ones(3).sum() == 3\n")
-    rc, report, err = run_validate("--tree", "installed", "--series", str(series),
-                                   "--devices", "cpu", "--tests", str(tdir / "test_probe.py"))
+        "def test_torch_still_works():\n    import torch\n    assert torch.ones(3).sum() == 3\n"
+    )
+    rc, report, err = run_validate(
+        "--tree",
+        "installed",
+        "--series",
+        str(series),
+        "--devices",
+        "cpu",
+        "--tests",
+        str(tdir / "test_probe.py"),
+    )
     assert rc == 0, err
     ch = {c["test"]: c["change"] for c in report["comparisons"]}
-    assert ch == {"test.test_probe::test_probe": "gain",
-                  "test.test_probe::test_torch_still_works": "unchanged"}
+    assert ch == {
+        "test.test_probe::test_probe": "gain",
+        "test.test_probe::test_torch_still_works": "unchanged",
+    }
     assert "hn_probe" not in (site / rel).read_text()
 
 
-@pytest.mark.parametrize("args, msg", [
-    (["--tree", "/nonexistent", "--series", "/nonexistent"], "series not found"),
-    (["--tree", "/nonexistent", "--series", str(REPO_ROOT / "tests/validate/project")],
-     "no patches"),
-    (["--tree", "installed", "--series", "{series}"], "pass --tests"),
-])
+@pytest.mark.parametrize(
+    "args, msg",
+    [
+        (["--tree", "/nonexistent", "--series", "/nonexistent"], "series not found"),
+        (
+            ["--tree", "/nonexistent", "--series", str(REPO_ROOT / "tests/validate/project")],
+            "no patches",
+        ),
+        (["--tree", "installed", "--series", "{series}"], "pass --tests"),
+    ],
+)
 def test_cli_bad_input_exits_2(tmp_path, args, msg):
     (tmp_path / "0001-x.patch").write_text(PATCH.replace("tests/test_new.py", "tests/new.txt"))
     args = [a.replace("{series}", str(tmp_path)) for a in args]

@@ -1,10 +1,17 @@
 """End to end: a git project with CUDA-only tests, a series, `python -m patches.validate`."""
+
 from __future__ import annotations
 
 import pytest
 
-from validate_helpers import NEUTRAL_EDITS, WRONG_EDITS, generate_series, make_repo, \
-    run_validate, series_from_edit
+from validate_helpers import (
+    NEUTRAL_EDITS,
+    WRONG_EDITS,
+    generate_series,
+    make_repo,
+    run_validate,
+    series_from_edit,
+)
 
 
 def _by(report, device):
@@ -26,8 +33,9 @@ def generated_run(tmp_path_factory):
     if series is None:
         pytest.skip(origin)
     head = (repo / ".git" / "HEAD").read_text()
-    rc, report, err = run_validate("--tree", str(repo), "--series", str(series),
-                                   "--devices", "cpu,trn")
+    rc, report, err = run_validate(
+        "--tree", str(repo), "--series", str(series), "--devices", "cpu,trn"
+    )
     assert rc in (0, 1), err
     return repo, head, rc, report, err
 
@@ -38,8 +46,9 @@ def neutral_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("ref")
     repo = make_repo(tmp / "repo")
     series = series_from_edit(repo, tmp / "series", NEUTRAL_EDITS, "Make devlib device-generic")
-    rc, report, err = run_validate("--tree", str(repo), "--series", str(series),
-                                   "--devices", "trn,cuda")
+    rc, report, err = run_validate(
+        "--tree", str(repo), "--series", str(series), "--devices", "trn,cuda"
+    )
     return rc, report, err
 
 
@@ -47,10 +56,14 @@ def test_generated_series_has_no_cpu_regression(generated_run):
     repo, _, rc, report, err = generated_run
     assert report["summary"]["by_device"]["cpu"]["regression"] == 0, err
     cpu = _by(report, "cpu")
-    assert cpu["tests.test_scale_device.TestScaleCPU::test_pick_device_allocates_cpu"][
-        "after"] == "pass"
-    assert cpu["tests.test_scale_device.TestScaleCPU::test_scale_stays_on_device_cpu"][
-        "after"] == "skip"
+    assert (
+        cpu["tests.test_scale_device.TestScaleCPU::test_pick_device_allocates_cpu"]["after"]
+        == "pass"
+    )
+    assert (
+        cpu["tests.test_scale_device.TestScaleCPU::test_scale_stays_on_device_cpu"]["after"]
+        == "skip"
+    )
     # selection: touched tests plus importers of devlib, not the unrelated file, nor
     # test_move.py (its `.cuda()` has no device in scope, so its CUDA gate is kept as it is)
     sel = report["selection"]["tests"]
@@ -68,8 +81,9 @@ def test_generated_series_gains_trn_tests_without_regression(generated_run):
     assert by_device["cpu"]["regression"] == by_device["trn"]["regression"] == 0, err
     trn = _by(report, "trn")
     gains = {t for t, c in trn.items() if c["change"] == "gain"}
-    assert gains == {"tests.test_scale_device.TestScalePRIVATEUSE1::test_scale_stays_on_device_trn"}, \
-        (gains, err)
+    assert gains == {
+        "tests.test_scale_device.TestScalePRIVATEUSE1::test_scale_stays_on_device_trn"
+    }, (gains, err)
     pick = trn["tests.test_scale_device.TestScalePRIVATEUSE1::test_pick_device_allocates_trn"]
     assert (pick["before"], pick["after"]) == ("pass", "pass"), pick
 
@@ -78,8 +92,9 @@ def test_reference_change_gains_on_trn_without_regression(neutral_run):
     rc, report, err = neutral_run
     _trn_or_skip(report)
     assert rc == 0, err
-    gains = {c["test"] for c in report["comparisons"]
-             if c["device"] == "trn" and c["change"] == "gain"}
+    gains = {
+        c["test"] for c in report["comparisons"] if c["device"] == "trn" and c["change"] == "gain"
+    }
     assert any("test_scale_stays_on_device" in t for t in gains), gains
     assert "tests.test_move.TestMove::test_roundtrip" in gains, gains
 
@@ -103,16 +118,18 @@ def test_user_tree_untouched(generated_run):
 def test_wrong_patch_regression_is_caught(tmp_path):
     repo = make_repo(tmp_path / "repo")
     series = series_from_edit(repo, tmp_path / "series", WRONG_EDITS, "Drop the CPU fallback")
-    rc, report, err = run_validate("--tree", str(repo), "--series", str(series),
-                                   "--devices", "cpu")
+    rc, report, err = run_validate("--tree", str(repo), "--series", str(series), "--devices", "cpu")
     assert rc == 1, err
     regs = [c for c in report["comparisons"] if c["change"] == "regression"]
     assert [c["test"] for c in regs] == [
-        "tests.test_scale_device.TestScaleCPU::test_pick_device_allocates_cpu"]
+        "tests.test_scale_device.TestScaleCPU::test_pick_device_allocates_cpu"
+    ]
     assert regs[0]["before"] == "pass" and regs[0]["after"] in ("fail", "error")
     assert "AttributeError" in regs[0]["message"]
-    assert "REGRESSION cpu: tests.test_scale_device.TestScaleCPU::test_pick_device_allocates_cpu" \
+    assert (
+        "REGRESSION cpu: tests.test_scale_device.TestScaleCPU::test_pick_device_allocates_cpu"
         in err
+    )
 
 
 def test_series_that_does_not_apply_exits_2(tmp_path):
@@ -120,7 +137,7 @@ def test_series_that_does_not_apply_exits_2(tmp_path):
     series = series_from_edit(repo, tmp_path / "series", WRONG_EDITS, "x")
     (repo / "devlib" / "ops.py").write_text("import torch\n")
     from validate_helpers import git
+
     git(repo, "commit", "-qam", "diverge")
-    rc, report, err = run_validate("--tree", str(repo), "--series", str(series),
-                                   "--devices", "cpu")
+    rc, report, err = run_validate("--tree", str(repo), "--series", str(series), "--devices", "cpu")
     assert rc == 2 and "does not apply" in err and not report

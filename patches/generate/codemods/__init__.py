@@ -6,6 +6,7 @@ groups of rules one after the other (one patch each) from a single analysis of t
 (the statement around a finding), reused by every step. Only the lines the scan reported are
 touched; every result is ``compile()``d, and a step whose result does not compile is dropped.
 """
+
 from __future__ import annotations
 
 import ast
@@ -32,7 +33,7 @@ class Rewrite:
     before: str
     after: str
     outcome: Outcome = field(default_factory=Outcome)
-    error: str = ""          # non-empty: nothing was rewritten (parse failure or failed verify)
+    error: str = ""  # non-empty: nothing was rewritten (parse failure or failed verify)
     kept_imports: list[tuple[str, str]] = field(default_factory=list)  # (name, file importing it)
 
     @property
@@ -40,8 +41,9 @@ class Rewrite:
         return not self.error and self.after != self.before
 
 
-def rewrite(source: str, path: str, gated: Gated, whole_file: bool = False,
-            findings=None) -> Rewrite:
+def rewrite(
+    source: str, path: str, gated: Gated, whole_file: bool = False, findings=None
+) -> Rewrite:
     """Apply ``gated`` (spec, finding lines) to ``source``; never returns code that fails to compile."""
     return rewrite_steps(source, path, [gated], whole_file, findings=findings)[0]
 
@@ -53,8 +55,9 @@ class _Failed(Exception):
 class _File:
     """One file's analysis, shared by every step: context, regions, parsed pieces."""
 
-    def __init__(self, source: str, path: str, groups: list[Gated], whole_file: bool,
-                 importer=None) -> None:
+    def __init__(
+        self, source: str, path: str, groups: list[Gated], whole_file: bool, importer=None
+    ) -> None:
         self.source, self.path, self.importer = source, path, importer
         self.kept: list[tuple[str, str]] = []
         self.lines = _lines(source)
@@ -92,7 +95,7 @@ class _File:
                 _, engines = self.state(everything)
                 applied = {a for e in engines for a in e.outcome.applied}
             except (_Failed, SyntaxError, ValueError):
-                applied = set()      # cannot tell what is fixed: assume nothing is
+                applied = set()  # cannot tell what is fixed: assume nothing is
             unfixed = [x for x in findings if (x.rule, x.line) not in applied]
             new = guards.blocked(self.sites, unfixed)
             if new == blocked:
@@ -127,9 +130,13 @@ class _File:
             if text is None:
                 raise _Failed(f"codemod: region {r.start}-{r.end} lost its wrapper")
             try:  # names the new text uses: an import they come from stays
-                engine.uses = {n.id for n in ast.walk(ast.parse(new.code)) if isinstance(n, ast.Name)}
+                engine.uses = {
+                    n.id for n in ast.walk(ast.parse(new.code)) if isinstance(n, ast.Name)
+                }
             except SyntaxError as e:
-                raise _Failed(f"verify: rewritten lines {r.start}-{r.end} do not parse: {e}") from None
+                raise _Failed(
+                    f"verify: rewritten lines {r.start}-{r.end} do not parse: {e}"
+                ) from None
             out = (text, engine)
         self.variants[key] = out
         return out
@@ -139,25 +146,36 @@ class _File:
         out, engines, pos = [], [], 1
         for i, piece in enumerate(self.pieces):
             r = piece.region
-            out += self.lines[pos - 1:r.start - 1]
+            out += self.lines[pos - 1 : r.start - 1]
             text, engine = self.variant(i, gated)
             out.append(text)
             if engine is not None:
                 engines.append(engine)
             pos = r.end + 1
-        out += self.lines[pos - 1:]
+        out += self.lines[pos - 1 :]
         text = "".join(out)
         imported = self.ctx.module.imports
-        adds = [(m, n) for e in engines for m, n in e.adds
-                if imported.get(n or m) != (f"{m}.{n}" if n else m)]
+        adds = [
+            (m, n)
+            for e in engines
+            for m, n in e.adds
+            if imported.get(n or m) != (f"{m}.{n}" if n else m)
+        ]
         removes = {n for e in engines for n in e.removes} - {n for e in engines for n in e.uses}
         if text != self.source and (adds or removes):
             text = fix_imports(text, self.path, adds, removes, self.importer, self.kept)
         return text, engines
 
 
-def rewrite_steps(source: str, path: str, groups: list[Gated], whole_file: bool = False,
-                  verify_each: bool = False, findings=None, importer=None) -> list[Rewrite]:
+def rewrite_steps(
+    source: str,
+    path: str,
+    groups: list[Gated],
+    whole_file: bool = False,
+    verify_each: bool = False,
+    findings=None,
+    importer=None,
+) -> list[Rewrite]:
     """One Rewrite per group, each applied on top of the previous ones (``before`` is the
     previous step's ``after``). A group whose result fails is reported and left out; the
     following groups still apply. ``findings``: the scan's findings for the file (every rule);
@@ -185,13 +203,21 @@ def rewrite_steps(source: str, path: str, groups: list[Gated], whole_file: bool 
             continue
         outcome = Outcome(
             [a for e in engines for a in e.outcome.applied if a[0] in rules],
-            [x for e in engines for x in e.outcome.failed if x[0] in rules])
+            [x for e in engines for x in e.outcome.failed if x[0] in rules],
+        )
         if text != prev and verify_each:
             try:
                 compile(text, path, "exec", dont_inherit=True)
             except (SyntaxError, ValueError) as e:
-                out.append(Rewrite(path, prev, prev, outcome,
-                                   error=f"verify: rewritten file does not compile: {e}"))
+                out.append(
+                    Rewrite(
+                        path,
+                        prev,
+                        prev,
+                        outcome,
+                        error=f"verify: rewritten file does not compile: {e}",
+                    )
+                )
                 continue
         out.append(Rewrite(path, prev, text, outcome, kept_imports=list(f.kept)))
         active = active + group
@@ -202,6 +228,13 @@ def rewrite_steps(source: str, path: str, groups: list[Gated], whole_file: bool 
         try:
             compile(prev, path, "exec", dont_inherit=True)
         except (SyntaxError, ValueError):
-            return rewrite_steps(source, path, groups, whole_file, verify_each=True,
-                                 findings=findings, importer=importer)
+            return rewrite_steps(
+                source,
+                path,
+                groups,
+                whole_file,
+                verify_each=True,
+                findings=findings,
+                importer=importer,
+            )
     return out

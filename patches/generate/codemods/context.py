@@ -2,6 +2,7 @@
 libcst's ScopeProvider/QualifiedNameProvider cost seconds per 100 KB): scopes and the names they
 bind, import bindings (for qualified names), and the statement that holds a given line.
 """
+
 from __future__ import annotations
 
 import ast
@@ -18,10 +19,10 @@ class Scope:
     end: int
     is_class: bool
     parent: "Scope | None"
-    bound: dict[str, set[str]] = field(default_factory=dict)    # name -> {"import", "other"}
-    imports: dict[str, str] = field(default_factory=dict)       # local name -> qualified name
+    bound: dict[str, set[str]] = field(default_factory=dict)  # name -> {"import", "other"}
+    imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified name
     globals: set[str] = field(default_factory=set)
-    first: dict[str, int] = field(default_factory=dict)         # name -> line first bound (0: a parameter)
+    first: dict[str, int] = field(default_factory=dict)  # name -> line first bound (0: a parameter)
 
     def bind(self, name: str, how: str, line: int = 0) -> None:
         self.bound.setdefault(name, set()).add(how)
@@ -159,7 +160,6 @@ class FileContext:
                 return f"{q}.{rest}" if rest else q
             if head in s.bound:
                 return dotted
-        if head == "torch":   # `torch` without a visible import is still torch (as the scan does)
+        if head == "torch":  # `torch` without a visible import is still torch (as the scan does)
             return dotted
         return None
-

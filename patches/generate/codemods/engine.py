@@ -6,6 +6,7 @@ import bindings) come from one ``ast`` pass over the file (``context.FileContext
 libcst's ScopeProvider/QualifiedNameProvider. Import additions and removals are only recorded
 here and applied to the whole file afterwards (``imports.py``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -26,12 +27,12 @@ class FixSpec:
     """
 
     rule: str
-    family: str                  # key into FAMILIES
+    family: str  # key into FAMILIES
     names: tuple[str, ...]
     replacement: str
     safety: str
     args: tuple[tuple[str, object], ...] = ()
-    ours: frozenset[str] = frozenset()   # --target accelerator_api: names our layer provides
+    ours: frozenset[str] = frozenset()  # --target accelerator_api: names our layer provides
 
     def new_for(self, matched: str) -> str:
         new = self.replacement.replace("{name}", matched.rsplit(".", 1)[-1])
@@ -46,8 +47,8 @@ class FixSpec:
 
 @dataclass
 class Outcome:
-    applied: list[tuple[str, int]] = field(default_factory=list)           # (rule, line)
-    failed: list[tuple[str, int, str]] = field(default_factory=list)       # (rule, line, why)
+    applied: list[tuple[str, int]] = field(default_factory=list)  # (rule, line)
+    failed: list[tuple[str, int, str]] = field(default_factory=list)  # (rule, line, why)
 
 
 def module_name(path: str) -> str:
@@ -60,19 +61,24 @@ class Engine(cst.CSTTransformer):
 
     METADATA_DEPENDENCIES = (PositionProvider, ParentNodeProvider, ExpressionContextProvider)
 
-    def __init__(self, ctx: FileContext, gated: list[tuple[FixSpec, frozenset[int]]],
-                 families: dict, delta: int = 0) -> None:
+    def __init__(
+        self,
+        ctx: FileContext,
+        gated: list[tuple[FixSpec, frozenset[int]]],
+        families: dict,
+        delta: int = 0,
+    ) -> None:
         super().__init__()
         self.ctx = ctx
-        self.delta = delta                 # region line + delta = file line
+        self.delta = delta  # region line + delta = file line
         # The file's own module, so a rename never makes a module import from itself.
         self.module_name = module_name(ctx.path)
         self.gated = gated
         self.families = families
         self.outcome = Outcome()
-        self.adds: list[tuple[str, str | None]] = []    # (module, name) or (module, None)
-        self.removes: set[str] = set()                  # local names whose import may now be unused
-        self.uses: set[str] = set()                     # names the rewritten region uses
+        self.adds: list[tuple[str, str | None]] = []  # (module, name) or (module, None)
+        self.removes: set[str] = set()  # local names whose import may now be unused
+        self.uses: set[str] = set()  # names the rewritten region uses
 
     # -- helpers the families use ---------------------------------------------------------
     def line(self, node: cst.CSTNode) -> int:
@@ -121,8 +127,9 @@ class Engine(cst.CSTTransformer):
         line = self.line(node)
         return [s for s, lines in mine if line in lines]
 
-    def add_needed_import(self, module: str, name: str | None = None,
-                          node: cst.CSTNode | None = None) -> None:
+    def add_needed_import(
+        self, module: str, name: str | None = None, node: cst.CSTNode | None = None
+    ) -> None:
         if name is None and node is not None:
             # A function that imports torch locally (a lazy import, often on purpose) needs no
             # new module-level import.
@@ -138,8 +145,9 @@ class Engine(cst.CSTTransformer):
         if isinstance(root, cst.Name):
             self.removes.add(root.value)
 
-    def reference(self, original: cst.BaseExpression, old: str, new: str,
-                  bare: bool = False) -> cst.BaseExpression:
+    def reference(
+        self, original: cst.BaseExpression, old: str, new: str, bare: bool = False
+    ) -> cst.BaseExpression:
         """An expression naming ``new`` written where ``original`` named ``old``; schedules imports.
 
         Same module (``TEST_CUDA`` -> ``TEST_ACCELERATOR``): keep the reference's style, only
@@ -179,15 +187,18 @@ class Engine(cst.CSTTransformer):
                 return new
         return updated
 
-    def leave_SimpleString(self, original: cst.SimpleString,
-                           updated: cst.SimpleString) -> cst.BaseExpression:
+    def leave_SimpleString(
+        self, original: cst.SimpleString, updated: cst.SimpleString
+    ) -> cst.BaseExpression:
         for fam in self.families.values():
             new = fam.on_literal(self, original, updated)
             if new is not None:
                 return new
         return updated
 
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+    def leave_Attribute(
+        self, original: cst.Attribute, updated: cst.Attribute
+    ) -> cst.BaseExpression:
         return self._ref(original, updated)
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:

@@ -4,6 +4,7 @@ Which family fixes a rule follows from the catalogue (``fix.style`` and the matc
 patches/targets.py); the names, the replacement and ``fix.args`` come from the catalogue too, and
 argument shapes from the real signatures, so a new rule of an existing shape needs no code here.
 """
+
 from __future__ import annotations
 
 import libcst as cst
@@ -85,17 +86,26 @@ class CallRename(Family):
             if need is not None:
                 expr = device_type_expr(eng, original)
                 if expr is None:
-                    eng.fail(spec, original, f"{new} needs {need.name}: no device_type or "
-                                             "device in scope to pass")
+                    eng.fail(
+                        spec,
+                        original,
+                        f"{new} needs {need.name}: no device_type or device in scope to pass",
+                    )
                     return updated
                 if need.kind == need.KEYWORD_ONLY:
                     extra = {need.name: expr}
                 else:
                     lead = (cst.Arg(expr),)
             try:
-                args = remap(updated.args, old_sig, new_sig, lead=lead, extra=extra,
-                             keywords_always=bool(spec.arg("keywords_always")),
-                             drop=tuple(spec.arg("drop") or ()))
+                args = remap(
+                    updated.args,
+                    old_sig,
+                    new_sig,
+                    lead=lead,
+                    extra=extra,
+                    keywords_always=bool(spec.arg("keywords_always")),
+                    drop=tuple(spec.arg("drop") or ()),
+                )
             except Unsupported as e:
                 eng.fail(spec, original, str(e))
                 return updated
@@ -120,8 +130,10 @@ def _pick(eng, original, updated):
     if not any(IS_AVAILABLE in s.names for s in eng.specs_for("call", original)):
         return None
     parent = eng.parent(original)
-    if not ((isinstance(parent, cst.IfExp) and parent.body is original) or
-            (isinstance(parent, cst.Assign) and parent.value is original)):
+    if not (
+        (isinstance(parent, cst.IfExp) and parent.body is original)
+        or (isinstance(parent, cst.Assign) and parent.value is original)
+    ):
         return None
     if isinstance(original, cst.SimpleString):
         text = original.evaluated_value if not original.prefix.lower().strip("ru") else None
@@ -129,8 +141,11 @@ def _pick(eng, original, updated):
         if m_ is None:
             return None
         index, device = m_.group(1), False
-    elif isinstance(original, cst.Call) and original.args and \
-            isinstance(original.args[0].value, cst.SimpleString):
+    elif (
+        isinstance(original, cst.Call)
+        and original.args
+        and isinstance(original.args[0].value, cst.SimpleString)
+    ):
         m_ = _CUDA_STR.fullmatch(original.args[0].value.evaluated_value or "")
         if m_ is None or original.args[0].keyword is not None:
             return None
@@ -156,8 +171,12 @@ def is_test_file(path: str) -> bool:
     PyTorch's test harness (``torch/testing/_internal``)."""
     parts = path.split("/")
     name = parts[-1]
-    return (name.startswith("test_") or name.endswith("_test.py") or
-            any(d in ("test", "tests") for d in parts[:-1]) or "testing/_internal/" in path)
+    return (
+        name.startswith("test_")
+        or name.endswith("_test.py")
+        or any(d in ("test", "tests") for d in parts[:-1])
+        or "testing/_internal/" in path
+    )
 
 
 def _test_gate(eng, original: cst.Call, updated: cst.Call) -> bool:
@@ -173,7 +192,11 @@ def _test_gate(eng, original: cst.Call, updated: cst.Call) -> bool:
     call = eng.parent(parent) if isinstance(parent, cst.Arg) and parent.keyword is None else None
     if not isinstance(call, cst.Call) or not call.args or call.args[0] is not parent:
         return False
-    func = call.func.attr.value if isinstance(call.func, cst.Attribute) else getattr(call.func, "value", "")
+    func = (
+        call.func.attr.value
+        if isinstance(call.func, cst.Attribute)
+        else getattr(call.func, "value", "")
+    )
     want = "skipIf" if negated else "skipUnless"
     return func == want and isinstance(eng.parent(call), cst.Decorator)
 
@@ -190,7 +213,9 @@ def _device_type_param(old, new):
             first = p is next(iter(new.parameters.values()))
             # Needed when required, or when its default is CUDA (the GradScaler trap); an
             # optional None (torch.Event(device=None)) already means "current accelerator".
-            if (first or p.kind == p.KEYWORD_ONLY) and (p.default is p.empty or p.default == "cuda"):
+            if (first or p.kind == p.KEYWORD_ONLY) and (
+                p.default is p.empty or p.default == "cuda"
+            ):
                 return p
     return None
 
@@ -281,28 +306,49 @@ class MethodToDevice(Family):
         positional = [a for a in updated.args if a.keyword is None]
         if positional:
             # `x.cuda(i)` -> `x.to(torch.device(device_type, i))` when a device type is in scope.
-            if len(positional) > 1 or updated.args[0] is not positional[0] or positional[0].star \
-                    or not eng.in_scope(original, "device_type"):
+            if (
+                len(positional) > 1
+                or updated.args[0] is not positional[0]
+                or positional[0].star
+                or not eng.in_scope(original, "device_type")
+            ):
                 eng.fail(spec, original, "device index argument")
                 return updated
             eng.add_needed_import("torch", node=original)
-            dev = positional[0].with_changes(value=cst.Call(
-                cst.parse_expression("torch.device"),
-                [cst.Arg(cst.Name("device_type"), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
-                 cst.Arg(positional[0].value)]))
+            dev = positional[0].with_changes(
+                value=cst.Call(
+                    cst.parse_expression("torch.device"),
+                    [
+                        cst.Arg(
+                            cst.Name("device_type"),
+                            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+                        ),
+                        cst.Arg(positional[0].value),
+                    ],
+                )
+            )
             eng.done(spec, original)
-            return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("to")),
-                                        args=(dev, *updated.args[1:]))
+            return updated.with_changes(
+                func=updated.func.with_changes(attr=cst.Name("to")), args=(dev, *updated.args[1:])
+            )
         if not eng.in_scope(original, "device"):
             eng.fail(spec, original, "no `device` in scope")
             return updated
-        dev = cst.Arg(cst.Name("device"), comma=(
-            cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if updated.args
-            else cst.MaybeSentinel.DEFAULT))
+        dev = cst.Arg(
+            cst.Name("device"),
+            comma=(
+                cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                if updated.args
+                else cst.MaybeSentinel.DEFAULT
+            ),
+        )
         eng.done(spec, original)
-        return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("to")),
-                                    args=(dev, *updated.args))
+        return updated.with_changes(
+            func=updated.func.with_changes(attr=cst.Name("to")), args=(dev, *updated.args)
+        )
 
 
-FAMILIES = {f.name: f for f in (CallRename(), Rename(), AttributeRename(), MethodToDevice(),
-                                 DeviceLiteral())}
+FAMILIES = {
+    f.name: f
+    for f in (CallRename(), Rename(), AttributeRename(), MethodToDevice(), DeviceLiteral())
+}

@@ -10,6 +10,7 @@ code it guards is neutral too. Two shapes are decided here:
   chain, a ``@skipIf(not ...)``/``@skipUnless(...)`` definition's body. A finding the run leaves
   there keeps the predicate as it is (see ``blocked``).
 """
+
 from __future__ import annotations
 
 import ast
@@ -21,17 +22,18 @@ from patches.generate.codemods.context import FileContext
 IS_AVAILABLE = "torch.cuda.is_available"
 _CUDA_STR = re.compile(r"cuda(?::(\d+))?")
 
-Pos = tuple[int, int]            # (line 1-based, column 0-based)
+Pos = tuple[int, int]  # (line 1-based, column 0-based)
 Span = tuple[Pos, Pos]
 
 
 @dataclass
 class Site:
     """One ``torch.cuda.is_available()`` call."""
+
     line: int
     col: int
-    spans: list[Span] = field(default_factory=list)       # the code it guards
-    picks: dict[int, str] = field(default_factory=dict)   # literal line -> kind ("str"/"device")
+    spans: list[Span] = field(default_factory=list)  # the code it guards
+    picks: dict[int, str] = field(default_factory=dict)  # literal line -> kind ("str"/"device")
 
 
 def _is_call(ctx: FileContext, node: ast.AST, name: str) -> bool:
@@ -57,8 +59,14 @@ def cuda_literal(ctx: FileContext, node: ast.AST) -> str | None:
         if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
             return None
         m = _CUDA_STR.fullmatch(first.value)
-        if m and (len(node.args) == 1 or (m.group(1) is None and isinstance(node.args[1], ast.Constant)
-                                          and isinstance(node.args[1].value, int))):
+        if m and (
+            len(node.args) == 1
+            or (
+                m.group(1) is None
+                and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, int)
+            )
+        ):
             return "device"
     return None
 
@@ -95,7 +103,7 @@ def _guarded(ctx: FileContext, node: ast.AST, parents: dict, site: Site) -> None
             site.spans.append(_span(grand.orelse))
         return
     if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
-        rest = parent.values[parent.values.index(node) + 1:]
+        rest = parent.values[parent.values.index(node) + 1 :]
         if rest:
             site.spans.append(_span(rest))
         _guarded(ctx, parent, parents, site)
@@ -108,7 +116,11 @@ def _guarded(ctx: FileContext, node: ast.AST, parents: dict, site: Site) -> None
             site.spans.append(_span([parent.body]))
         return
     if isinstance(parent, (ast.If, ast.While)) and parent.test is node:
-        assign = _pick_if(ctx, parent) if isinstance(parent, ast.If) and isinstance(node, ast.Call) else None
+        assign = (
+            _pick_if(ctx, parent)
+            if isinstance(parent, ast.If) and isinstance(node, ast.Call)
+            else None
+        )
         if assign is not None:
             site.picks[assign.value.lineno] = cuda_literal(ctx, assign.value)
         else:
@@ -125,8 +137,11 @@ def _decorator_call(call, arg, parents: dict, name: str) -> bool:
     f = call.func
     fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
     owner = parents.get(call)
-    return fname == name and isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+    return (
+        fname == name
+        and isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         and call in owner.decorator_list
+    )
 
 
 def sites(ctx: FileContext) -> dict[int, list[Site]]:
@@ -136,8 +151,12 @@ def sites(ctx: FileContext) -> dict[int, list[Site]]:
     for node in ast.walk(ctx.tree):
         for child in ast.iter_child_nodes(node):
             parents[child] = node
-        if isinstance(node, ast.Call) and not node.args and not node.keywords and \
-                _is_call(ctx, node, IS_AVAILABLE):
+        if (
+            isinstance(node, ast.Call)
+            and not node.args
+            and not node.keywords
+            and _is_call(ctx, node, IS_AVAILABLE)
+        ):
             calls.append(node)
     out: dict[int, list[Site]] = {}
     for call in calls:
@@ -159,10 +178,13 @@ def blocked(all_sites: dict[int, list[Site]], unfixed) -> dict[int, str]:
     out: dict[int, str] = {}
     for line, ss in all_sites.items():
         for s in ss:
-            hits = sorted((f for f in unfixed for sp in s.spans if _inside(f, sp)),
-                          key=lambda f: (f.line, f.col))
+            hits = sorted(
+                (f for f in unfixed for sp in s.spans if _inside(f, sp)),
+                key=lambda f: (f.line, f.col),
+            )
             if hits:
                 h = hits[0]
-                out[line] = (f"guarded code is still CUDA-specific: {h.rule} at line {h.line}: "
-                             f"{h.source}")
+                out[line] = (
+                    f"guarded code is still CUDA-specific: {h.rule} at line {h.line}: {h.source}"
+                )
     return out

@@ -9,6 +9,7 @@
   ``__future__`` imports when there is none).
 Statements are edited through libcst one at a time, so their comments and layout survive.
 """
+
 from __future__ import annotations
 
 import ast
@@ -33,8 +34,11 @@ def _used_names(tree: ast.Module) -> set[str]:
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value:
-                used |= {c.value for c in ast.walk(node.value)
-                         if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+                used |= {
+                    c.value
+                    for c in ast.walk(node.value)
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                }
     return used
 
 
@@ -53,12 +57,18 @@ def _parents(tree: ast.Module) -> dict[int, list]:
 def _owns(lines: list[str], node: ast.stmt) -> bool:
     first = lines[node.lineno - 1]
     lead = len(first) - len(first.lstrip(" \t"))
-    rest = lines[node.end_lineno - 1].encode()[node.end_col_offset:].decode("utf-8", "replace").strip()
+    rest = (
+        lines[node.end_lineno - 1]
+        .encode()[node.end_col_offset :]
+        .decode("utf-8", "replace")
+        .strip()
+    )
     return len(first[:lead].encode()) == node.col_offset and (not rest or rest.startswith("#"))
 
 
-def _edit_stmt(lines: list[str], node: ast.stmt, drop: set[str], rename: dict[str, str],
-               append: list[str]) -> str | None:
+def _edit_stmt(
+    lines: list[str], node: ast.stmt, drop: set[str], rename: dict[str, str], append: list[str]
+) -> str | None:
     """The statement's new text: aliases in ``drop`` removed, ``rename``d, ``append`` added."""
     piece = Piece(lines, Region(node.lineno, node.end_lineno), whole_file=False)
     try:
@@ -88,21 +98,32 @@ def _edit_stmt(lines: list[str], node: ast.stmt, drop: set[str], rename: dict[st
             names += [cst.ImportAlias(cst.Name(n)) for n in append]
             if not names:
                 return cst.RemovalSentinel.REMOVE
-            fixed = [n.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-                     if isinstance(n.comma, cst.MaybeSentinel) else n for n in names[:-1]]
+            fixed = [
+                n.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                if isinstance(n.comma, cst.MaybeSentinel)
+                else n
+                for n in names[:-1]
+            ]
             last = upd.names[-1].comma if upd.names else cst.MaybeSentinel.DEFAULT
             return upd.with_changes(names=fixed + [names[-1].with_changes(comma=last)])
 
     new = module.visit(Edit())
     code = new.code
-    if not new.body or (len(new.body) == 1 and isinstance(new.body[0], cst.If) and not
-                        new.body[0].body.body):
+    if not new.body or (
+        len(new.body) == 1 and isinstance(new.body[0], cst.If) and not new.body[0].body.body
+    ):
         return ""
     return piece.restore(code)
 
 
-def fix_imports(text: str, path: str, adds: list[tuple[str, str | None]], removes: set[str],
-                importer=None, kept: list | None = None) -> str:
+def fix_imports(
+    text: str,
+    path: str,
+    adds: list[tuple[str, str | None]],
+    removes: set[str],
+    importer=None,
+    kept: list | None = None,
+) -> str:
     """``text`` with ``adds`` ((module, name) or (module, None)) present and the imports of
     ``removes`` (local names a rewrite replaced) gone where nothing uses them any more.
     ``importer(name)``: another file that imports ``name`` from this module (a re-export), whose
@@ -124,8 +145,12 @@ def fix_imports(text: str, path: str, adds: list[tuple[str, str | None]], remove
             if isinstance(node, ast.ImportFrom) and not node.level and not init:
                 for a in node.names:
                     new = next((n for m, n in left if m == node.module), None)
-                    if a.asname is None and a.name in dead and new and \
-                            a.name not in renames.get(node.module, {}):
+                    if (
+                        a.asname is None
+                        and a.name in dead
+                        and new
+                        and a.name not in renames.get(node.module, {})
+                    ):
                         renames.setdefault(node.module, {})[a.name] = new
                         left.remove((node.module, new))
     done = {(m, n) for m, r in renames.items() for n in r.values()}
@@ -156,12 +181,12 @@ def _remove(text: str, path: str, dead: set[str], renames: dict[str, dict[str, s
             continue
         if new == "":
             siblings = parents.get(id(node), [])
-            if len(siblings) == 1:   # the block's only statement: keep the block valid
+            if len(siblings) == 1:  # the block's only statement: keep the block valid
                 first = lines[node.lineno - 1]
-                new = first[:len(first) - len(first.lstrip(" \t"))] + "pass\n"
+                new = first[: len(first) - len(first.lstrip(" \t"))] + "pass\n"
         edits.append((node.lineno, node.end_lineno, new))
     for start, end, new in sorted(edits, reverse=True):
-        lines[start - 1:end] = [new] if new else []
+        lines[start - 1 : end] = [new] if new else []
     return "".join(lines)
 
 
@@ -183,8 +208,11 @@ def _add(text: str, adds: list[tuple[str, str | None]]) -> str:
             for a in node.names:
                 if a.asname is None:
                     have_names.add((node.module, a.name))
-            if node.module not in have_from and not any(a.name == "*" for a in node.names) \
-                    and _owns(lines, node):
+            if (
+                node.module not in have_from
+                and not any(a.name == "*" for a in node.names)
+                and _owns(lines, node)
+            ):
                 have_from[node.module] = node
     plain = sorted({m for m, n in adds if n is None and m not in have_mod})
     froms: dict[str, list[str]] = {}
@@ -208,7 +236,7 @@ def _add(text: str, adds: list[tuple[str, str | None]]) -> str:
             lines[at - 1] += "\n"
         edits.append((at + 1, at, "".join(new_stmts)))
     for start, end, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
-        lines[start - 1:end] = [new]
+        lines[start - 1 : end] = [new]
     return "".join(lines)
 
 
@@ -216,8 +244,12 @@ def _insert_line(tree: ast.Module) -> int:
     """The line after which new imports go (0: before everything)."""
     body = tree.body
     i, after = 0, 0
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         after, i = body[0].end_lineno, 1
     while i < len(body) and isinstance(body[i], ast.ImportFrom) and body[i].module == "__future__":
         after, i = body[i].end_lineno, i + 1
@@ -225,5 +257,6 @@ def _insert_line(tree: ast.Module) -> int:
         after, i = body[i].end_lineno, i + 1
     if after == 0 and body:
         from patches.generate.codemods.context import stmt_start
+
         return stmt_start(body[0]) - 1
     return after

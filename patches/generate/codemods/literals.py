@@ -7,6 +7,7 @@ with a reason: comparisons (``x.device == torch.device("cuda")`` asks "is this C
 purpose), assignments (``device = torch.device("cuda")`` is where a device gets picked), an
 index (``"cuda:1"``), messages, and code with no ``device`` to use.
 """
+
 from __future__ import annotations
 
 import libcst as cst
@@ -46,7 +47,7 @@ class DeviceLiteral:
         arg = eng.parent(original)
         call = eng.parent(arg) if isinstance(arg, cst.Arg) else None
         if isinstance(call, cst.Call) and eng.qualnames(call.func) == {_CTOR}:
-            return None   # torch.device("cuda"): HN503's, rewritten as a whole or not at all
+            return None  # torch.device("cuda"): HN503's, rewritten as a whole or not at all
         return self._replace(eng, specs[0], original, value == _STRING)
 
     def on_call(self, eng, original, updated):
@@ -56,7 +57,7 @@ class DeviceLiteral:
         args = original.args
         first = _string_value(args[0].value) if args and args[0].keyword is None else None
         if first is None or _CUDA_STR.fullmatch(first) is None:
-            return None   # torch.device("cpu"), torch.device(name): not this finding
+            return None  # torch.device("cpu"), torch.device(name): not this finding
         plain = len(args) == 1 and not args[0].star and first == _STRING
         return self._replace(eng, specs[0], original, plain)
 
@@ -93,7 +94,12 @@ def _device_argument(eng, node) -> str | None:
     if arg.keyword is not None:
         return arg.keyword.value if arg.keyword.value in DEVICE_KEYWORDS else None
     call = eng.parent(arg)
-    if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-            and call.func.attr.value in DEVICE_METHODS and call.args and call.args[0] is arg):
+    if (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Attribute)
+        and call.func.attr.value in DEVICE_METHODS
+        and call.args
+        and call.args[0] is arg
+    ):
         return "." + call.func.attr.value
     return None

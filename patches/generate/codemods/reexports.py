@@ -5,6 +5,7 @@ another module may import that name *from* this file (``from patches.common_cuda
 A cheap byte search for the name picks candidate files; their ``from X import`` statements
 (relative ones resolved against the file's package) decide.
 """
+
 from __future__ import annotations
 
 import ast
@@ -22,7 +23,7 @@ def _resolve(node: ast.ImportFrom, rel: str) -> str:
     if not node.level:
         return node.module or ""
     base = _package(rel)
-    base = base[:len(base) - (node.level - 1)] if node.level > 1 else base
+    base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
     return ".".join(base + ([node.module] if node.module else []))
 
 
@@ -63,8 +64,12 @@ class Importers:
                     continue
                 tree = self._tree(rel)
                 for node in ast.walk(tree) if tree else ():
-                    if isinstance(node, ast.ImportFrom) and _resolve(node, rel) == module and \
-                            any(a.name == name for a in node.names):
+                    if (
+                        isinstance(node, ast.ImportFrom)
+                        and _resolve(node, rel) == module
+                        and any(a.name == name for a in node.names)
+                    ):
                         return rel
             return ""
+
         return importer

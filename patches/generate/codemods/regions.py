@@ -6,6 +6,7 @@ body), else the whole compound statement. The region is parsed alone, wrapped in
 indented, so libcst sees a few lines instead of the file. Where a statement does not own its
 lines (``a; b``) the next enclosing statement is used, and at the top the whole file.
 """
+
 from __future__ import annotations
 
 import ast
@@ -17,17 +18,17 @@ from patches.generate.codemods.context import FileContext, stmt_start
 _WRAP = "if 1:\n"
 
 
-BIG = 200   # a statement longer than this (lines) is narrowed to the element holding a finding
+BIG = 200  # a statement longer than this (lines) is narrowed to the element holding a finding
 _TAIL = re.compile(r"[\s,)\]}]*(#.*)?")
 
 
 @dataclass(frozen=True)
 class Region:
-    start: int          # 1-based first line
-    end: int            # 1-based last line (inclusive)
+    start: int  # 1-based first line
+    end: int  # 1-based last line (inclusive)
     header: bool = False  # a compound header: parsed with a `pass` body appended
-    col: int = -1       # >= 0: an expression (a container element) from this column of `start`
-    end_col: int = -1   # ... to this column of `end` (characters)
+    col: int = -1  # >= 0: an expression (a container element) from this column of `start`
+    end_col: int = -1  # ... to this column of `end` (characters)
 
     def contains(self, other: "Region") -> bool:
         return self.start <= other.start and other.end <= self.end
@@ -38,7 +39,7 @@ class Piece:
 
     def __init__(self, lines: list[str], region: Region, whole_file: bool) -> None:
         self.region = region
-        text = "".join(lines[region.start - 1:region.end])
+        text = "".join(lines[region.start - 1 : region.end])
         self.original = text
         self.prefix = self.suffix = ""
         self.elif_ = False
@@ -47,18 +48,18 @@ class Piece:
             return
         if region.col >= 0:
             # A container element that owns its lines: parsed as a parenthesized expression.
-            self.head = lines[region.start - 1][:region.col]
-            self.tail = lines[region.end - 1][region.end_col:]
-            span = text[len(self.head):len(text) - len(self.tail)]
+            self.head = lines[region.start - 1][: region.col]
+            self.tail = lines[region.end - 1][region.end_col :]
+            span = text[len(self.head) : len(text) - len(self.tail)]
             self.prefix, self.suffix = "(", ")\n"
             self.text, self.delta = f"({span})\n", region.start - 1
             return
         first = lines[region.start - 1]
-        indent = first[:len(first) - len(first.lstrip(" \t"))]
+        indent = first[: len(first) - len(first.lstrip(" \t"))]
         if first.lstrip(" \t").startswith("elif"):
             # An `elif` header alone is not a statement; parse it as `if` and restore it.
             self.elif_ = True
-            text = indent + first.lstrip(" \t")[2:] + text[len(first):]
+            text = indent + first.lstrip(" \t")[2:] + text[len(first) :]
         if region.header:
             if not text.endswith("\n"):
                 text += "\n"
@@ -72,7 +73,7 @@ class Piece:
         """The region's new text from the rewritten piece; None if the wrapper did not survive."""
         if not (code.startswith(self.prefix) and code.endswith(self.suffix)):
             return None
-        body = code[len(self.prefix):len(code) - len(self.suffix)]
+        body = code[len(self.prefix) : len(code) - len(self.suffix)]
         if self.region.col >= 0:
             return self.head + body + self.tail
         if self.region.header and not self.original.endswith("\n"):
@@ -81,7 +82,7 @@ class Piece:
             stripped = body.lstrip(" \t")
             if not stripped.startswith("if"):
                 return None
-            body = body[:len(body) - len(stripped)] + "el" + stripped
+            body = body[: len(body) - len(stripped)] + "el" + stripped
         return body
 
 
@@ -95,11 +96,13 @@ def _owns_lines(lines: list[str], node: ast.stmt, start: int) -> bool:
     elif not first.lstrip(" \t").startswith("@"):
         return False
     last = lines[node.end_lineno - 1].encode()
-    rest = last[node.end_col_offset:].decode("utf-8", "replace").strip()
+    rest = last[node.end_col_offset :].decode("utf-8", "replace").strip()
     return not rest or rest.startswith("#")
 
 
-def _region_of(ctx: FileContext, lines: list[str], chain: list[ast.stmt], line: int) -> Region | None:
+def _region_of(
+    ctx: FileContext, lines: list[str], chain: list[ast.stmt], line: int
+) -> Region | None:
     """``chain``: statements holding ``line``, innermost first. None: the whole file."""
     for i, node in enumerate(chain):
         start = stmt_start(node)
@@ -116,8 +119,11 @@ def _region_of(ctx: FileContext, lines: list[str], chain: list[ast.stmt], line: 
             b0 = stmt_start(body[0])
             b0_line = lines[b0 - 1]
             body_col = body[0].col_offset if b0 == body[0].lineno else None
-            fresh = body_col is None or len(b0_line[:body_col].encode()) == body_col and \
-                not b0_line[:body_col].strip()
+            fresh = (
+                body_col is None
+                or len(b0_line[:body_col].encode()) == body_col
+                and not b0_line[:body_col].strip()
+            )
             if fresh and start <= line < b0 and b0 > node.lineno:
                 return Region(start, b0 - 1, header=True)
         return Region(start, node.end_lineno)
@@ -133,16 +139,22 @@ def _element(lines: list[str], stmt: ast.stmt, line: int) -> Region | None:
     brackets, commas or a comment after it (so every finding starting on them is inside)."""
     node = stmt
     while True:
-        kids = [k for k in ast.iter_child_nodes(node)
-                if hasattr(k, "end_lineno") and k.lineno <= line <= k.end_lineno]
+        kids = [
+            k
+            for k in ast.iter_child_nodes(node)
+            if hasattr(k, "end_lineno") and k.lineno <= line <= k.end_lineno
+        ]
         if len(kids) != 1:
             return None
         kid = kids[0]
-        if isinstance(node, _CONTAINERS) and isinstance(kid, ast.expr) and \
-                kid.end_lineno - kid.lineno <= BIG:
+        if (
+            isinstance(node, _CONTAINERS)
+            and isinstance(kid, ast.expr)
+            and kid.end_lineno - kid.lineno <= BIG
+        ):
             first, last = lines[kid.lineno - 1], lines[kid.end_lineno - 1]
-            col = len(first.encode()[:kid.col_offset].decode("utf-8", "replace"))
-            end_col = len(last.encode()[:kid.end_col_offset].decode("utf-8", "replace"))
+            col = len(first.encode()[: kid.col_offset].decode("utf-8", "replace"))
+            end_col = len(last.encode()[: kid.end_col_offset].decode("utf-8", "replace"))
             if not first[:col].strip() and _TAIL.fullmatch(last[end_col:].rstrip("\n")):
                 return Region(kid.lineno, kid.end_lineno, col=col, end_col=end_col)
         node = kid

@@ -6,6 +6,7 @@ against the old signature, how must each argument be passed to the new one? We a
 the real installed objects (``inspect.signature``, or the first docstring line for builtin types
 such as ``torch.Event``), never from a hand-written table.
 """
+
 from __future__ import annotations
 
 import ast
@@ -55,7 +56,7 @@ def _doc_signature(obj) -> inspect.Signature | None:
     name = getattr(obj, "__name__", "")
     if not doc or not doc[0].startswith(name + "("):
         return None
-    head = doc[0][len(name):].split("->")[0].strip()
+    head = doc[0][len(name) :].split("->")[0].strip()
     try:
         fn = ast.parse(f"def _f{head}: pass").body[0]
         ns: dict = {}
@@ -69,14 +70,17 @@ def _doc_signature(obj) -> inspect.Signature | None:
 class _Bound:
     name: str
     arg: cst.Arg
-    index: int          # position of the parameter in the old signature
+    index: int  # position of the parameter in the old signature
 
 
 def _bind(args: tuple[cst.Arg, ...], sig: inspect.Signature) -> list[_Bound]:
     params = list(sig.parameters.values())
     positional = [p for p in params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
-    by_name = {p.name: i for i, p in enumerate(params)
-               if p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)}
+    by_name = {
+        p.name: i
+        for i, p in enumerate(params)
+        if p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)
+    }
     out, seen = [], set()
     for pos, arg in enumerate(args):
         if arg.star:
@@ -102,14 +106,23 @@ def _positional(arg: cst.Arg) -> cst.Arg:
 
 
 def _keyword(arg: cst.Arg, name: str) -> cst.Arg:
-    return arg.with_changes(keyword=cst.Name(name), equal=cst.AssignEqual(
-        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+    return arg.with_changes(
+        keyword=cst.Name(name),
+        equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        ),
+    )
 
 
-def remap(args: tuple[cst.Arg, ...], old: inspect.Signature | None,
-          new: inspect.Signature | None, lead: tuple[cst.Arg, ...] = (),
-          keywords_always: bool = False, drop: tuple[str, ...] = (),
-          extra: dict[str, cst.BaseExpression] | None = None) -> list[cst.Arg]:
+def remap(
+    args: tuple[cst.Arg, ...],
+    old: inspect.Signature | None,
+    new: inspect.Signature | None,
+    lead: tuple[cst.Arg, ...] = (),
+    keywords_always: bool = False,
+    drop: tuple[str, ...] = (),
+    extra: dict[str, cst.BaseExpression] | None = None,
+) -> list[cst.Arg]:
     """Arguments of an old-API call reshaped for the new API.
 
     ``lead`` are extra leading positional arguments for the new API (``torch.amp.autocast``'s
@@ -137,9 +150,11 @@ def remap(args: tuple[cst.Arg, ...], old: inspect.Signature | None,
         target = new.parameters.get(b.name)
         if target is None:
             i = b.index + len(lead)
-            if (i < len(new_params)
-                    and new_params[i].kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)
-                    and new_params[i].name not in old_names):
+            if (
+                i < len(new_params)
+                and new_params[i].kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)
+                and new_params[i].name not in old_names
+            ):
                 positional[i] = _positional(b.arg)
                 continue
             raise Unsupported(f"the new API has no parameter for {b.name!r}")
@@ -155,8 +170,13 @@ def remap(args: tuple[cst.Arg, ...], old: inspect.Signature | None,
     for name, expr in (extra or {}).items():
         keywords.append(_keyword(cst.Arg(expr), name))
     given = {new_params[i].name for i in positional} | {a.keyword.value for a in keywords}
-    missing = [p.name for p in new_params if p.default is P.empty
-               and p.kind not in (P.VAR_POSITIONAL, P.VAR_KEYWORD) and p.name not in given]
+    missing = [
+        p.name
+        for p in new_params
+        if p.default is P.empty
+        and p.kind not in (P.VAR_POSITIONAL, P.VAR_KEYWORD)
+        and p.name not in given
+    ]
     if missing:
         raise Unsupported(f"the new API needs {', '.join(missing)}")
     if positional and sorted(positional) != list(range(max(positional) + 1)):
@@ -173,8 +193,11 @@ def _fix_commas(out: list[cst.Arg], original: tuple[cst.Arg, ...]) -> list[cst.A
     fixed = []
     for i, arg in enumerate(out):
         if i < len(out) - 1:
-            comma = original[i].comma if i < len(original) - 1 and isinstance(
-                original[i].comma, cst.Comma) else default
+            comma = (
+                original[i].comma
+                if i < len(original) - 1 and isinstance(original[i].comma, cst.Comma)
+                else default
+            )
         else:
             comma = original[-1].comma
         fixed.append(arg.with_changes(comma=comma))
