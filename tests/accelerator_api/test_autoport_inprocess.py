@@ -11,8 +11,9 @@ from accelerator_api import runtime
 from accelerator_api._port import RECORDER, install, installed, uninstall
 
 
-def _line():
-    return sys._getframe(1).f_lineno
+def _line_above():
+    """The caller's previous line: the statement under test sits right above the call."""
+    return sys._getframe(1).f_lineno - 1
 
 
 def _sites(rec):
@@ -22,13 +23,13 @@ def _sites(rec):
 def test_redirects_and_records_each_site_once(ported):
     for _ in range(3):
         t = torch.zeros(2, device="cuda")
-        l1 = _line()  # noqa: E702
+        l1 = _line_above()
     m = torch.nn.Linear(2, 2).cuda()
-    l2 = _line()  # noqa: E702
+    l2 = _line_above()
     y = m(t.to("cuda:0"))
-    l3 = _line()  # noqa: E702
+    l3 = _line_above()
     torch.cuda.synchronize()
-    l4 = _line()  # noqa: E702
+    l4 = _line_above()
     assert y.device.type == "cpu" and torch.cuda.is_available()
     sites = _sites(ported)
     assert sites[(l1, "torch.zeros(device='cuda')")]["count"] == 3
@@ -142,7 +143,7 @@ def test_amp_generator_load_and_flags(ported, tmp_path):
     # Upstream's test harness, imported by other tests in this process, freezes the global flags.
     with torch.backends.__allow_nonbracketed_mutation():
         torch.backends.cudnn.benchmark = True
-        line = _line()  # noqa: E702
+        line = _line_above()
         torch.backends.cudnn.benchmark = old
     assert torch.backends.cudnn.benchmark == old
     assert (
