@@ -22,20 +22,8 @@ from .. import memory, properties, rng, runtime, streams
 from ..errors import Unsupported
 from .patcher import Patcher
 from .sites import RECORDER, from_torch, is_internal
+from .dtypes import LEGACY_TYPES, check_dtype, port_autocast_args
 from .target import Target, port_index
-
-LEGACY_TYPES = {
-    "FloatTensor": torch.float32,
-    "DoubleTensor": torch.float64,
-    "HalfTensor": torch.float16,
-    "BFloat16Tensor": torch.bfloat16,
-    "LongTensor": torch.int64,
-    "IntTensor": torch.int32,
-    "ShortTensor": torch.int16,
-    "CharTensor": torch.int8,
-    "ByteTensor": torch.uint8,
-    "BoolTensor": torch.bool,
-}
 
 # Names in torch.cuda that are not APIs (imports, typing, exceptions users catch): left alone.
 _LEAVE = {
@@ -226,8 +214,6 @@ def _graph_ctx(cuda_graph, pool=None, stream=None, capture_error_mode="global", 
 
 def _legacy_ctor(name: str, dtype: torch.dtype):
     def make(*args, **kwargs):
-        from .torch_patches import check_dtype
-
         check_dtype(f"torch.cuda.{name}", dtype)
         return getattr(torch, name)(*args, **kwargs).to(Target.device())
 
@@ -449,14 +435,12 @@ def install(p: Patcher) -> None:
 
 
 def _install_amp(p: Patcher) -> None:
-    from .torch_patches import _port_autocast_args
-
     camp = torch.cuda.amp
     real_autocast = camp.autocast
 
     def ported_autocast(enabled=True, dtype=None, cache_enabled=True):
         # dtype=None: the app did not choose fp16 (CUDA's default), so the target's default applies.
-        dt, dtype = _port_autocast_args("torch.cuda.amp.autocast", "cuda", dtype)
+        dt, dtype = port_autocast_args("torch.cuda.amp.autocast", "cuda", dtype)
         return torch.amp.autocast_mode.autocast(
             dt, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled
         )

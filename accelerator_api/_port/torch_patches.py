@@ -12,10 +12,9 @@ import sys
 
 import torch
 
-from .. import properties
-from ..errors import Unsupported
 from .patcher import Patcher
 from .sites import RECORDER, is_internal
+from .dtypes import check_dtype, legacy_dtype, port_autocast_args
 from .target import Target, needs_port, port, port_index, show
 
 FACTORIES = (
@@ -95,27 +94,6 @@ def _to_like(fn, api: str):
     return wrapper
 
 
-def _legacy_dtype(t) -> torch.dtype | None:
-    """dtype of a "torch.cuda.FloatTensor"-style type name or class, else None."""
-    from .cuda_namespace import LEGACY_TYPES
-
-    name = t if isinstance(t, str) else getattr(t, "__legacy_cuda_type__", None)
-    if isinstance(name, str) and name.startswith("torch.cuda."):
-        return LEGACY_TYPES.get(name.rsplit(".", 1)[1])
-    return None
-
-
-def check_dtype(api: str, dtype: torch.dtype) -> None:
-    """Never change a dtype silently (transfer_to_npu maps DoubleTensor to FloatTensor)."""
-    if not properties.supports_dtype(dtype, Target.device()):
-        raise Unsupported(
-            api,
-            Target.type,
-            f"{dtype} is not supported there, and autoport never changes "
-            "a dtype silently; cast explicitly (for example .float()) where it is safe",
-        )
-
-
 def install(p: Patcher) -> None:
     for name in FACTORIES:
         if hasattr(torch, name):
@@ -158,7 +136,7 @@ def install(p: Patcher) -> None:
 
     @functools.wraps(real_type)
     def tensor_type(self, dtype=None, non_blocking=False, **kwargs):
-        legacy = _legacy_dtype(dtype) if dtype is not None else None
+        legacy = legacy_dtype(dtype) if dtype is not None else None
         if legacy is None:
             return (
                 real_type(self, dtype, non_blocking, **kwargs)
@@ -271,25 +249,6 @@ def _install_generator(p: Patcher) -> None:
     p.set(torch, "Generator", proxy)
 
 
-def _port_autocast_args(api: str, device_type, dtype):
-    """Device type and dtype for an autocast that asked for CUDA (dtype None: the target's default)."""
-    if dtype is None:
-        new_dtype = torch.get_autocast_dtype(Target.type)
-        note = f"dtype {new_dtype} ({Target.type}'s autocast default)"
-    else:
-        from ..amp import autocast_dtypes
-
-        if dtype not in autocast_dtypes(Target.type):
-            raise Unsupported(
-                f"{api}(dtype={dtype})",
-                Target.type,
-                f"autocast there supports {', '.join(map(str, autocast_dtypes(Target.type)))}",
-            )
-        new_dtype, note = dtype, f"dtype {dtype}"
-    RECORDER.hit(api, f"torch.autocast({Target.type!r}), {note}")
-    return Target.type, new_dtype
-
-
 def _install_amp(p: Patcher) -> None:
     real_autocast = torch.amp.autocast_mode.autocast
 
@@ -298,7 +257,7 @@ def _install_amp(p: Patcher) -> None:
 
         def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
             if device_type == "cuda":
-                device_type, dtype = _port_autocast_args(
+                device_type, dtype = port_autocast_args(
                     f"torch.autocast({device_type!r})", device_type, dtype
                 )
             super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)

@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..model import Report, Rule
+from .summary import summary_line
+
+__all__ = ["FORMATS", "render", "summary_line"]
 
 FORMATS = ("table", "json", "yaml", "sarif", "markdown")
 
@@ -38,12 +41,3 @@ def render(
 
         return r(report, rules, color=color, show_findings=show_findings)
     raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
-
-
-def summary_line(report: Report) -> str:
-    langs = ", ".join(f"{n} {k}" for k, n in sorted(report.languages.items())) or "no files"
-    return (
-        f"{len(report.findings)} findings in {report.files_with_findings} files "
-        f"({report.files_scanned} scanned: {langs}); {len(report.errors)} errors; "
-        f"{report.duration_s:.2f}s"
-    )

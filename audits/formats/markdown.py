@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..model import Report, Rule
-from . import summary_line
+from .summary import summary_line
 
 
 def _c(text: str) -> str:

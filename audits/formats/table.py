@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..model import Report, Rule
-from . import summary_line
+from .summary import summary_line
 
 LIST_UP_TO = 60
 

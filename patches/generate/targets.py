@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 from typing import Iterable
 
@@ -45,10 +46,12 @@ def _names(rule: Rule) -> tuple[str, ...]:
 
 
 def accelerator_api_names() -> frozenset[str]:
-    """``accelerator_api.__all__``, read from the source (no import: registering nothing)."""
-    import accelerator_api
-
-    tree = ast.parse(Path(accelerator_api.__file__).read_text())
+    """``accelerator_api.__all__``, read from the source: importing the package could patch torch
+    (``HN_AUTOPORT=1``), so it is located with ``find_spec`` and never imported."""
+    spec = importlib.util.find_spec("accelerator_api")
+    if spec is None or not spec.origin:
+        raise ValueError("--target accelerator_api: the accelerator_api package is not installed")
+    tree = ast.parse(Path(spec.origin).read_text())
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
             getattr(t, "id", "") == "__all__" for t in node.targets

@@ -26,6 +26,8 @@ from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 from patches.common.outcome import Outcome
+from patches.matrix.grid import pivot
+from patches.matrix.html import render_html
 from patches.common.runner import boot_command, device_env, probe_all, run_tests, _run, tail
 
 SCHEMA = 1
@@ -253,15 +255,6 @@ def build(
 # ---------------------------------------------------------------------------- views
 
 
-def pivot(data: dict) -> tuple[list[tuple[str, str]], dict[tuple[str, str], dict[str, dict]]]:
-    """Columns (device, dtype) and rows op -> {(device, dtype): cell}."""
-    cols = [(d, t) for d in data["devices"] for t in data["dtypes"]]
-    rows: dict = {}
-    for c in data["cells"]:
-        rows.setdefault(c["op"], {})[(c["device"], c["dtype"])] = c
-    return cols, dict(sorted(rows.items()))
-
-
 def to_markdown(data: dict) -> str:
     cols, rows = pivot(data)
     lines = [
@@ -347,8 +340,6 @@ def to_junit(data: dict) -> str:
 
 
 def write_outputs(data: dict, out: Path) -> list[Path]:
-    from patches.matrix.html import render_html
-
     out.mkdir(parents=True, exist_ok=True)
     files = {
         "matrix.json": json.dumps(data, indent=1) + "\n",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from html import escape
 
-from patches.matrix.cli import pivot
+from patches.matrix.grid import pivot
 
 COLORS = {
     "pass": "#2e7d32",
