@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 from .model import FileError, Finding, Rule
+from .resolve import bindings, dotted_parts, package_name, qualify
 from .suppress import is_suppressed, suppressed_lines
 
 __all__ = ["scan_source", "subsystem"]
@@ -128,17 +129,7 @@ def _plan(rules: Sequence[Rule]) -> _Plan:
 
 
 # ---------------------------------------------------------------------------------- utilities
-def _dotted(node: ast.AST) -> list[str] | None:
-    """['a', 'b', 'c'] for a pure Name/Attribute chain a.b.c, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    parts.reverse()
-    return parts
+_dotted = dotted_parts
 
 
 def _text(node: ast.AST, depth: int = 0) -> str:
@@ -232,33 +223,12 @@ class _Scan:
 
     # -- imports
     def add_import(self, node: ast.Import | ast.ImportFrom) -> None:
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                if a.asname:
-                    self.imports[a.asname] = a.name
-                else:
-                    head = a.name.split(".")[0]
-                    self.imports[head] = head
-            return
-        mod = node.module or ""
-        if node.level:
-            base = self.package.split(".") if self.package else []
-            if node.level > 1:
-                base = base[: len(base) - (node.level - 1)]
-            if not base:
-                return
-            mod = ".".join(base + ([mod] if mod else []))
-        for a in node.names:
-            if a.name != "*":
-                self.imports[a.asname or a.name] = f"{mod}.{a.name}"
+        for local, qual in bindings(node, self.package):
+            if qual is not None:
+                self.imports[local] = qual
 
     def resolve(self, parts: list[str]) -> str | None:
-        head = self.imports.get(parts[0])
-        if head is None:
-            if parts[0] != "torch":  # `torch` without a visible import is still torch
-                return None
-            head = "torch"
-        return ".".join([head, *parts[1:]])
+        return qualify(parts, self.imports.get)
 
     def match_name(self, full: str) -> tuple[Rule, str] | None:
         memo = self.p.matched
@@ -889,7 +859,7 @@ def scan_source(
         return [], [FileError(relpath, "binary", "NUL byte in source")]
     lines = text.split("\n")
     qual = package_prefix + relpath
-    package = ".".join(qual.split("/")[:-1])
+    package = package_name(relpath, package_prefix)
     hits = _hit_lines(data, low)
     segs = _segments(data) if segments and len(data) >= SEGMENT_MIN_BYTES else None
     scan = _Scan(plan, lines, hits, package)

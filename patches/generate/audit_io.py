@@ -26,13 +26,26 @@ def read_report(path: Path) -> Report:
     return Report.from_dict(json.loads(path.read_text(encoding="utf-8")))
 
 
+def package_prefix(root: Path) -> str:
+    """The scan's package prefix for ``root`` (``torch/`` when the root is itself a package): the
+    rescan and the codemod resolve relative imports against it, as the tree scan does."""
+    from audits.walk import package_prefix as prefix
+
+    return prefix(str(root))
+
+
 def scan_source(
-    data: bytes, relpath: str, rules: Sequence[Rule]
+    data: bytes, relpath: str, rules: Sequence[Rule], package_prefix: str = ""
 ) -> tuple[list[Finding], list[FileError]]:
     """Rescan one file's (in-memory) text with the audit's own Python scanner."""
     from audits import python_scan
 
-    return python_scan.scan_source(data, relpath, [r for r in rules if r.language == "python"])
+    return python_scan.scan_source(
+        data,
+        relpath,
+        [r for r in rules if r.language == "python"],
+        package_prefix=package_prefix,
+    )
 
 
 def scan_tree(

@@ -2,7 +2,9 @@
 
 Also ``--diff`` (print a unified diff; exit 1 when there would be changes) and ``--apply``
 (write in place; refuses a dirty git tree unless ``--force``). The summary goes to stderr.
-Exit codes: 0 done / nothing to fix, 1 ``--diff`` found changes, 2 bad input or refusal.
+Exit codes: 0 done / nothing to fix, 1 ``--diff`` found changes, 2 bad input or refusal,
+3 the plan does not account for every finding (``fixed + left != findings`` for a rule: a bug;
+nothing is written).
 """
 
 from __future__ import annotations
@@ -121,7 +123,17 @@ def main(argv: list[str] | None = None) -> int:
         tree=_label(args.path),
         series=_label(args.out or Path("DIR")),
         devices=args.devices,
+        package_prefix=audit_io.package_prefix(root),
     )
+    broken = plan.unaccounted(report.findings)
+    if broken:  # a finding neither fixed nor left with a reason: a bug, so nothing is written
+        print(
+            "error: the series does not account for every finding (fixed + left != findings):",
+            file=sys.stderr,
+        )
+        for line in broken:
+            print(f"  {line}", file=sys.stderr)
+        return 3
     rc = 0
     if args.out:
         write_series(plan.patches, args.out, args.author, args.date)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -43,6 +43,27 @@ class Plan:
     errors: list[FileError] = field(default_factory=list)
     modes: dict[str, str] = field(default_factory=dict)  # path -> git file mode
     kept_imports: list[tuple[str, str, str]] = field(default_factory=list)  # (path, name, by)
+    unscanned: dict[str, str] = field(default_factory=dict)  # path -> why it was not rescanned
+
+    def unaccounted(self, findings: Sequence[Finding]) -> list[str]:
+        """The invariant of every run: per rule, ``fixed + left == findings`` of the report
+        (a finding is either rewritten or left with a reason, never dropped). One line per rule
+        that breaks it, naming the files whose counts differ; empty when it holds."""
+        want = Counter((f.rule, f.path) for f in findings)
+        got = Counter((f.rule, f.path) for f in self.fixed)
+        got.update((x.finding.rule, x.finding.path) for x in self.left)
+        out = []
+        for rule in sorted({r for r, _ in want} | {r for r, _ in got}):
+            n_want = sum(n for (r, _), n in want.items() if r == rule)
+            n_fixed = sum(1 for f in self.fixed if f.rule == rule)
+            n_left = sum(1 for x in self.left if x.finding.rule == rule)
+            paths = sorted({p for (r, p) in want | got if r == rule and want[r, p] != got[r, p]})
+            if n_want != n_fixed + n_left or paths:
+                out.append(
+                    f"{rule}: {n_want} findings, {n_fixed} fixed + {n_left} left"
+                    + (f" (differs in {', '.join(paths[:5])})" if paths else "")
+                )
+        return out
 
     def changes(self) -> list[FileChange]:
         return [
@@ -72,17 +93,22 @@ def build(
     tree: str,
     series: str,
     devices: str,
+    package_prefix: str = "",
 ) -> Plan:
     """Plan the series for ``report`` (a scan of ``root``).
 
     ``specs``: the rules this run may fix (already filtered by safety and target);
     ``skipped``: rule id -> why it is not fixed (manual, review without --unsafe-fixes, ...).
+    ``package_prefix``: the scan's (``audit_io.package_prefix(root)``): the rescan and the
+    codemod resolve relative imports as the scan did.
     """
     plan = Plan(errors=list(report.errors))
     todo: dict[tuple[str, str], set[str]] = defaultdict(set)
+    reported: dict[tuple[str, str], list[Finding]] = defaultdict(list)  # (path, rule) -> findings
     for f in sorted(report.findings, key=Finding.sort_key):
         if f.rule in specs:
             todo[(f.subsystem, f.rule)].add(f.path)
+            reported[(f.path, f.rule)].append(f)
         else:
             plan.left.append(Left(f, skipped.get(f.rule, "no codemod for this rule")))
     # Per file: one rescan (all rules, as the audit does) and one analysis whose steps are the
@@ -93,17 +119,27 @@ def build(
             rules_of[path].append(rule_id)
     steps: dict[str, dict[str, tuple]] = {}
     all_rules = list(rules.values())
-    importers = Importers(root)
+    importers = Importers(root, package_prefix)
     for (subsystem, rule_id), paths in sorted(todo.items()):
         rule, spec = rules[rule_id], specs[rule_id]
         changes: list[tuple[FileChange, list[Finding]]] = []
         for path in sorted(paths):
             if path not in steps:
                 steps[path] = _file_steps(
-                    root, path, rules_of[path], all_rules, specs, scan, plan, importers
+                    root,
+                    path,
+                    rules_of[path],
+                    all_rules,
+                    specs,
+                    scan,
+                    plan,
+                    importers,
+                    package_prefix,
                 )
             step = steps[path].get(rule_id)
-            if step is None:
+            if step is None:  # unreadable now, or the rescan does not find them
+                why = plan.unscanned.get(path, "the rescan of the file does not find it")
+                plan.left += [Left(f, why) for f in reported[(path, rule_id)]]
                 continue
             result, found = step
             if result.error:
@@ -201,21 +237,31 @@ def _file_steps(
     scan: ScanFn,
     plan: Plan,
     importers: Importers,
+    package_prefix: str = "",
 ) -> dict[str, tuple]:
     """rule id -> (Rewrite, its findings) for one file, each step on top of the previous."""
     try:
         text, plan.modes[path] = _read(root, path)
     except (OSError, UnicodeDecodeError) as e:
         plan.errors.append(FileError(path, "read", str(e)))
+        plan.unscanned[path] = f"cannot read the file: {e}"
         return {}
     plan.originals[path] = plan.finals[path] = text
-    found, errs = scan(text.encode("utf-8"), path, all_rules)
+    found, errs = scan(text.encode("utf-8"), path, all_rules, package_prefix=package_prefix)
     if errs:
+        plan.unscanned[path] = f"the rescan failed: {errs[0].reason} {errs[0].detail}".rstrip()
         return {}
     by_rule: dict[str, list[Finding]] = defaultdict(list)
     for f in found:
         by_rule[f.rule].append(f)
     order = [r for r in rule_ids if by_rule.get(r)]
     groups = [[(specs[r], frozenset(f.line for f in by_rule[r]))] for r in order]
-    results = rewrite_steps(text, path, groups, findings=found, importer=importers.of(path))
+    results = rewrite_steps(
+        text,
+        path,
+        groups,
+        findings=found,
+        importer=importers.of(path),
+        package_prefix=package_prefix,
+    )
     return {r: (res, by_rule[r]) for r, res in zip(order, results)}

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 
+from audits.resolve import absolute_module, package_name
+
 SKIP_DIRS = {
     ".git",
     ".hg",
@@ -110,16 +112,16 @@ def imported_modules(source: str, rel: str) -> set[str]:
     """Every dotted module a file's imports name (``from a import b`` yields ``a`` and ``a.b``);
     relative imports are resolved against the file's own package path."""
     tree = ast.parse(source, filename=rel)
-    pkg = list(PurePosixPath(rel).parent.parts)
+    pkg = package_name(rel)
     out: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base_parts = pkg[: len(pkg) - node.level + 1] if node.level <= len(pkg) + 1 else []
-                base = ".".join(base_parts + ([node.module] if node.module else []))
-            else:
+            # audits.resolve; a relative import climbing above the tree's root may come from a
+            # package the root sits in: its module part alone still names a module of the tree
+            base = absolute_module(node.level, node.module, pkg)
+            if base is None:
                 base = node.module or ""
             if base:
                 out.add(base)
@@ -213,14 +215,7 @@ def _reexported_from(root: Path, dotted: str, cache: dict) -> str | None:
             tree = None
         for node in ast.walk(tree) if tree else ():
             if isinstance(node, ast.ImportFrom):
-                base = (
-                    ".".join(
-                        pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
-                        + ([node.module] if node.module else [])
-                    )
-                    if node.level
-                    else (node.module or "")
-                )
+                base = absolute_module(node.level, node.module, pkg) or ""
                 for a in node.names:
                     names[a.asname or a.name] = base
         cache[pkg] = names

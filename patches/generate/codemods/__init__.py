@@ -42,10 +42,17 @@ class Rewrite:
 
 
 def rewrite(
-    source: str, path: str, gated: Gated, whole_file: bool = False, findings=None
+    source: str,
+    path: str,
+    gated: Gated,
+    whole_file: bool = False,
+    findings=None,
+    package_prefix: str = "",
 ) -> Rewrite:
     """Apply ``gated`` (spec, finding lines) to ``source``; never returns code that fails to compile."""
-    return rewrite_steps(source, path, [gated], whole_file, findings=findings)[0]
+    return rewrite_steps(
+        source, path, [gated], whole_file, findings=findings, package_prefix=package_prefix
+    )[0]
 
 
 class _Failed(Exception):
@@ -56,12 +63,18 @@ class _File:
     """One file's analysis, shared by every step: context, regions, parsed pieces."""
 
     def __init__(
-        self, source: str, path: str, groups: list[Gated], whole_file: bool, importer=None
+        self,
+        source: str,
+        path: str,
+        groups: list[Gated],
+        whole_file: bool,
+        importer=None,
+        package_prefix: str = "",
     ) -> None:
         self.source, self.path, self.importer = source, path, importer
         self.kept: list[tuple[str, str]] = []
         self.lines = _lines(source)
-        self.ctx = FileContext(source, ast.parse(source), path)
+        self.ctx = FileContext(source, ast.parse(source), path, package_prefix)
         self.sites = {}
         if any(guards.IS_AVAILABLE in s.names for g in groups for s, _ in g):
             self.sites = guards.sites(self.ctx)
@@ -175,14 +188,16 @@ def rewrite_steps(
     verify_each: bool = False,
     findings=None,
     importer=None,
+    package_prefix: str = "",
 ) -> list[Rewrite]:
     """One Rewrite per group, each applied on top of the previous ones (``before`` is the
     previous step's ``after``). A group whose result fails is reported and left out; the
     following groups still apply. ``findings``: the scan's findings for the file (every rule);
     an is_available() whose guarded code keeps one that no group fixes is left as it is.
-    ``importer(name)``: a file of the tree importing ``name`` from this one (its import stays)."""
+    ``importer(name)``: a file of the tree importing ``name`` from this one (its import stays).
+    ``package_prefix``: the scan's (``torch/`` when the root is a package), for relative imports."""
     try:
-        f = _File(source, path, groups, whole_file, importer)
+        f = _File(source, path, groups, whole_file, importer, package_prefix)
     except (SyntaxError, ValueError, RecursionError) as e:
         return [Rewrite(path, source, source, error=f"parse: {e}") for _ in groups]
     groups = f.groups
@@ -236,5 +251,6 @@ def rewrite_steps(
                 verify_each=True,
                 findings=findings,
                 importer=importer,
+                package_prefix=package_prefix,
             )
     return out

@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from audits.resolve import bindings, module_name, package_name, qualify
+
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -37,10 +39,15 @@ def stmt_start(node: ast.stmt) -> int:
 class FileContext:
     """Scopes, imports and statements of one parsed file (``ast`` line numbers, 1-based)."""
 
-    def __init__(self, source: str, tree: ast.Module, path: str = "") -> None:
+    def __init__(
+        self, source: str, tree: ast.Module, path: str = "", package_prefix: str = ""
+    ) -> None:
         self.source = source
         self.tree = tree
         self.path = path
+        # the dotted names relative imports resolve against (the scan's ``package_prefix``)
+        self.module_name = module_name(path, package_prefix)
+        self.package = package_name(path, package_prefix)
         self.module = Scope(tree, 1, max(source.count("\n") + 1, 1), False, None)
         self.scopes: list[Scope] = [self.module]
         self.stmts: list[ast.stmt] = []
@@ -96,18 +103,11 @@ class FileContext:
             self._visit(b, inner)
 
     def _import(self, node: ast.Import | ast.ImportFrom, scope: Scope) -> None:
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                local = a.asname or a.name.split(".")[0]
-                scope.bind(local, "import")
-                scope.imports[local] = a.name if a.asname else local
-            return
-        mod = "." * node.level + (node.module or "")
-        for a in node.names:
-            if a.name != "*":
-                local = a.asname or a.name
-                scope.bind(local, "import")
-                scope.imports[local] = f"{mod}.{a.name}" if not mod.endswith(".") else mod + a.name
+        # audits.resolve, as the scan does: `from . import cuda` in package torch is torch.cuda
+        for local, qual in bindings(node, self.package):
+            scope.bind(local, "import")
+            if qual is not None:
+                scope.imports[local] = qual
 
     # -- queries ---------------------------------------------------------------------------
     def scope_at(self, line: int) -> Scope:
@@ -153,13 +153,12 @@ class FileContext:
     def qualify(self, line: int, dotted: str) -> str | None:
         """``tc.device_count`` -> ``torch.cuda.device_count`` through the visible imports;
         a bare name bound only by an assignment qualifies as itself; unbound -> None."""
-        head, _, rest = dotted.partition(".")
+        return qualify(dotted.split("."), lambda head: self._lookup(line, head))
+
+    def _lookup(self, line: int, head: str) -> str | None:
         for s in self.chain(line):
             if head in s.imports and (head not in s.bound or "import" in s.bound[head]):
-                q = s.imports[head]
-                return f"{q}.{rest}" if rest else q
+                return s.imports[head]
             if head in s.bound:
-                return dotted
-        if head == "torch":  # `torch` without a visible import is still torch (as the scan does)
-            return dotted
+                return head  # bound here by an assignment (or an unresolvable import): itself
         return None

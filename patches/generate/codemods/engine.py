@@ -51,11 +51,6 @@ class Outcome:
     failed: list[tuple[str, int, str]] = field(default_factory=list)  # (rule, line, why)
 
 
-def module_name(path: str) -> str:
-    """``torch/testing/_internal/common_utils.py`` -> ``torch.testing._internal.common_utils``."""
-    return (path or "").removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-
-
 class Engine(cst.CSTTransformer):
     """Dispatches Call / Name / Attribute nodes at finding lines to the family handlers."""
 
@@ -72,7 +67,7 @@ class Engine(cst.CSTTransformer):
         self.ctx = ctx
         self.delta = delta  # region line + delta = file line
         # The file's own module, so a rename never makes a module import from itself.
-        self.module_name = module_name(ctx.path)
+        self.module_name = ctx.module_name
         self.gated = gated
         self.families = families
         self.outcome = Outcome()

@@ -11,27 +11,16 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from patches.generate.codemods.engine import module_name
-
-
-def _package(rel: str) -> list[str]:
-    parts = module_name(rel).split(".")
-    return parts if rel.endswith("__init__.py") else parts[:-1]
-
-
-def _resolve(node: ast.ImportFrom, rel: str) -> str:
-    if not node.level:
-        return node.module or ""
-    base = _package(rel)
-    base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
-    return ".".join(base + ([node.module] if node.module else []))
+from audits.resolve import absolute_module, module_name, package_name
 
 
 class Importers:
-    """``importers(path)(name)`` -> a file of ``root`` importing ``name`` from ``path``, or ""."""
+    """``importers(path)(name)`` -> a file of ``root`` importing ``name`` from ``path``, or "".
+    ``package_prefix``: the scan's, so module names read as the scan reads them."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, package_prefix: str = "") -> None:
         self.root = root
+        self.prefix = package_prefix
         self._bytes: dict[str, bytes] | None = None
         self._trees: dict[str, ast.Module | None] = {}
 
@@ -55,7 +44,7 @@ class Importers:
         return self._trees[rel]
 
     def of(self, path: str):
-        module = module_name(path)
+        module = module_name(path, self.prefix)
 
         def importer(name: str) -> str:
             key = name.encode()
@@ -66,7 +55,8 @@ class Importers:
                 for node in ast.walk(tree) if tree else ():
                     if (
                         isinstance(node, ast.ImportFrom)
-                        and _resolve(node, rel) == module
+                        and absolute_module(node.level, node.module, package_name(rel, self.prefix))
+                        == module
                         and any(a.name == name for a in node.names)
                     ):
                         return rel

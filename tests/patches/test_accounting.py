@@ -1,0 +1,82 @@
+"""Every finding is fixed or left with a reason (``fixed + left == findings`` per rule), whether
+the scanned root is a package or not; the scan and the codemod resolve imports alike
+(``audits.resolve``). The bug this guards: ``from . import cuda; cuda.synchronize()`` next to
+``torch.cuda.synchronize()`` in a package gave two findings, one fixed and one neither fixed
+nor left."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from patches.generate import audit_io
+from patches.generate import plan as planner
+from patches.generate.cli import main
+from patches.generate.targets import fix_specs
+
+MOD = "import torch\nfrom . import cuda\n\n\ndef f():\n    cuda.synchronize()\n    torch.cuda.synchronize()\n"
+
+
+@pytest.mark.parametrize("root_is_package", [False, True])
+def test_relative_cuda_import_is_fixed_like_the_absolute_one(tmp_path, capsys, root_is_package):
+    pkg = tmp_path / "torch"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "mod.py").write_text(MOD)
+    root = pkg if root_is_package else tmp_path
+    assert main([str(root), "--diff", "--force", "--select", "HN105"]) == 1
+    out = capsys.readouterr()
+    assert "HN105    before     2  fixed     2  left     0" in out.err, out.err
+    assert "-    cuda.synchronize()\n" in out.out
+    assert "-from . import cuda\n" in out.out  # left unused by the rewrite
+    assert out.out.count("+    torch.accelerator.synchronize()\n") == 2
+
+
+def _plan(root: Path):
+    rules = audit_io.load_rules()
+    specs, skipped = fix_specs(rules.values(), "torch", True)
+    report = audit_io.scan_tree(root, list(rules.values()), use_cache=False)
+    plan = planner.build(
+        root,
+        report,
+        rules,
+        specs,
+        skipped,
+        audit_io.scan_source,
+        10,
+        tree="t",
+        series="s",
+        devices="cpu",
+        package_prefix=audit_io.package_prefix(root),
+    )
+    return report, plan
+
+
+def test_invariant_on_installed_torch_subset(tmp_path):
+    """Bounded: torch/cuda, torch/amp and torch/backends (relative imports throughout), scanned
+    once with the package itself as the root (prefix ``torch/``) and once from above it."""
+    src = Path(torch.__file__).parent
+    pkg = tmp_path / "torch"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for sub in ("cuda", "amp", "backends"):
+        shutil.copytree(src / sub, pkg / sub, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for root in (pkg, tmp_path):
+        report, plan = _plan(root)
+        assert len(report.findings) > 50
+        assert plan.fixed, "nothing fixed: the subset no longer exercises the codemod"
+        assert plan.unaccounted(report.findings) == []
+        # the relative `from . import ...` names resolve as in the scan: cuda/__init__.py
+        # imports its own submodules relatively and none of their uses is dropped
+        assert any(f.path.endswith("cuda/__init__.py") for f in plan.fixed)
+
+
+def test_invariant_reports_a_dropped_finding(tmp_path):
+    (tmp_path / "a.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    report, plan = _plan(tmp_path)
+    assert plan.unaccounted(report.findings) == []
+    plan.fixed.clear()
+    assert plan.unaccounted(report.findings) == [
+        "HN105: 1 findings, 0 fixed + 0 left (differs in a.py)"
+    ]
