@@ -17,17 +17,23 @@ Exit codes: 0 done (whatever the statuses: the matrix is a report), 2 bad input.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 from patches.common.outcome import Outcome
+from patches.common.cli import ArgumentParser, UsageError, fail
+from patches.matrix.args import check_args
 from patches.matrix.grid import pivot
 from patches.matrix.html import render_html
+from patches.matrix.shard import ShardError, cost_table
+from patches.matrix.shard import parse as parse_shard
 from patches.common.runner import boot_command, device_env, probe_all, run_tests, _run, tail
 
 SCHEMA = 1
@@ -102,10 +108,14 @@ def run_device(
     max_samples: int,
     timeout: float,
     plugin: str | None = None,
+    shards: tuple[str, ...] = (),
+    tag: str = "",
     log=print,
 ) -> tuple[list[Cell], list[dict]]:
-    """All cells for one available device; restarts the worker past an op that kills it."""
-    out, skip = work / f"cells-{device}.jsonl", work / f"done-{device}.txt"
+    """All cells for one available device; restarts the worker past an op that kills it.
+
+    ``shards`` (``"I/N"`` specs, nested in order) restrict the ops to one shard of them."""
+    out, skip = work / f"cells-{device}{tag}.jsonl", work / f"done-{device}{tag}.txt"
     out.unlink(missing_ok=True)
     skip.write_text("")
     cells: dict[tuple[str, str], Cell] = {}
@@ -128,10 +138,14 @@ def run_device(
         ]
         if ops:
             cmd += ["--ops", ",".join(ops)]
+        for spec in shards:
+            cmd += ["--shard", spec]
+        if plugin:
+            cmd += ["--package", plugin]  # where the device declares its OpInfo skips
         left = deadline - time.monotonic()
         if left <= 0:
             break
-        logf = work / f"worker-{device}-{attempt}.log"
+        logf = work / f"worker-{device}{tag}-{attempt}.log"
         rc, dt = _run(cmd, work, device_env(device), left, logf)
         runs.append(
             {
@@ -185,9 +199,14 @@ def build(
     timeout: float = 3600,
     plugins: dict[str, str] | None = None,
     work: Path | None = None,
+    shard: str | None = None,
+    workers: int = 1,
     log=None,
 ) -> dict:
-    """Run the matrix; return its JSON-able form."""
+    """Run the matrix; return its JSON-able form.
+
+    ``shard`` ("I/N") runs one shard of the ops; ``workers`` > 1 splits a device's ops over that
+    many worker processes (nested shards of the same cost-balanced assignment)."""
     log = log or (lambda m: print(m, file=sys.stderr))
     plugins = plugins or {}
     t0 = time.monotonic()
@@ -202,18 +221,31 @@ def build(
         if not infos[dev].available:
             continue
         t = time.monotonic()
-        dev_cells, dev_runs = run_device(
-            dev,
-            dtypes,
-            ops,
-            work,
-            max_samples=max_samples,
-            timeout=timeout,
-            plugin=plugins.get(dev),
-            log=log,
+        outer = (shard,) if shard else ()
+        local = (
+            [outer + (f"{j}/{workers}",) for j in range(1, workers + 1)] if workers > 1 else [outer]
         )
+        with ThreadPoolExecutor(len(local)) as pool:
+            parts = pool.map(
+                lambda specs, dev=dev: run_device(
+                    dev,
+                    dtypes,
+                    ops,
+                    work,
+                    max_samples=max_samples,
+                    timeout=timeout,
+                    plugin=plugins.get(dev),
+                    shards=specs,
+                    tag="".join(f"-{s.replace('/', 'of')}" for s in specs),
+                    log=log,
+                ),
+                local,
+            )
+            dev_cells = []
+            for part_cells, part_runs in parts:
+                dev_cells += part_cells
+                runs += part_runs
         cells += dev_cells
-        runs += dev_runs
         for tf in tests:
             r = run_tests(
                 Path.cwd(),
@@ -239,6 +271,8 @@ def build(
     return {
         "schema": SCHEMA,
         "tool": "patches.matrix",
+        "torch": _torch_version(),
+        "shard": dict(zip(("index", "count"), parse_shard(shard))) if shard else None,
         "devices": {d: infos[d].to_dict() for d in devices},
         "dtypes": dtypes.split(","),
         "ops": "all" if ops is None else list(ops),
@@ -250,6 +284,13 @@ def build(
         "runs": runs,
         "duration_s": round(time.monotonic() - t0, 2),
     }
+
+
+def _torch_version() -> str:
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
 
 
 # ---------------------------------------------------------------------------- views
@@ -354,10 +395,64 @@ def write_outputs(data: dict, out: Path) -> list[Path]:
     return paths
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m patches.matrix", description=__doc__.split("\n\n")[0]
+def merge_main(argv: list[str]) -> int:
+    """``merge DIR... --out DIR``: the matrix of a whole run from its shards' outputs."""
+    from patches.matrix import merge
+
+    ap = argparse.ArgumentParser(prog="python -m patches.matrix merge", description=merge.__doc__)
+    ap.add_argument("shards", nargs="+", help="--out folders (or matrix.json files) of the shards")
+    ap.add_argument("--out", required=True, help="output folder for the merged matrix")
+    a = ap.parse_args(argv)
+    out = Path(a.out)
+    try:
+        if out.exists() and not out.is_dir():
+            raise ShardError(f"--out {out}: exists and is not a folder")
+        data = merge.merge(merge.load(a.shards))
+    except ShardError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".hn-merge-", dir=out.parent) as tmp:
+        paths = write_outputs(data, Path(tmp))  # complete before anything lands in --out
+        out.mkdir(exist_ok=True)
+        for p in paths:
+            p.replace(out / p.name)
+    print(
+        f"matrix: {len(data['cells'])} cells merged from {data['merged_from']} shard(s) -> {out}",
+        file=sys.stderr,
     )
+    return 0
+
+
+def costs_main(argv: list[str]) -> int:
+    """``costs MATRIX.json [--out FILE]``: refresh the shard cost table from a (full) run."""
+    from patches.matrix import merge
+    from patches.matrix.shard import COSTS
+
+    ap = argparse.ArgumentParser(
+        prog="python -m patches.matrix costs", description=costs_main.__doc__
+    )
+    ap.add_argument("matrix", help="matrix.json (or its folder) of a run, ideally --full")
+    ap.add_argument("--out", default=str(COSTS), help=f"cost table to write (default {COSTS})")
+    a = ap.parse_args(argv)
+    try:
+        [(_, data)] = merge.load([a.matrix])
+    except ShardError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    table = cost_table(data)
+    Path(a.out).write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+    print(f"costs: {len(table['seconds'])} ops -> {a.out}", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["merge"]:
+        return merge_main(argv[1:])
+    if argv[:1] == ["costs"]:
+        return costs_main(argv[1:])
+    ap = ArgumentParser(prog="python -m patches.matrix", description=__doc__.split("\n\n")[0])
     ap.add_argument("--devices", default="cpu,trn")
     g = ap.add_mutually_exclusive_group()
     g.add_argument(
@@ -375,27 +470,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plugin", action="append", default=[], metavar="DEVICE=MODULE")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per device")
     ap.add_argument("--out", default="matrix-out", help="output folder (default matrix-out)")
+    ap.add_argument("--shard", metavar="I/N", help="run shard I of N (cost-balanced op split)")
+    ap.add_argument(
+        "--workers", type=int, default=1, help="worker processes per device (e.g. one per core)"
+    )
     ap.add_argument("--work", help="keep worker logs in this folder")
     a = ap.parse_args(argv)
-    devices = [d.strip() for d in a.devices.split(",") if d.strip()]
-    dtypes = a.dtypes or (FULL_DTYPES if a.full else "float32")
-    import torch
-
-    bad = [d for d in dtypes.split(",") if not isinstance(getattr(torch, d, None), torch.dtype)]
-    plugins = {}
-    for it in a.plugin:
-        dev, sep, mod = it.partition("=")
-        if not sep:
-            bad.append(f"--plugin {it}")
-        plugins[dev] = mod
-    missing = [t for t in a.tests if not Path(t).is_file()]
-    if bad or missing or not devices:
-        print(
-            f"error: unknown dtype/plugin {bad}, missing test files {missing} or no --devices",
-            file=sys.stderr,
-        )
+    try:  # every bad value is refused here, before any device runs or anything is written
+        devices, dtypes, plugins, ops = check_args(a, SMOKE_OPS, FULL_DTYPES)
+    except UsageError as e:
+        return fail(e)
+    try:
+        if a.shard:
+            parse_shard(a.shard)
+        if a.workers < 1:
+            raise ShardError(f"--workers {a.workers}: expected 1 or more")
+    except ShardError as e:
+        print(f"error: {e}", file=sys.stderr)
         return 2
-    ops = None if a.full else (a.ops.split(",") if a.ops else list(SMOKE_OPS))
     with tempfile.TemporaryDirectory(prefix="hn-matrix-") as tmp:  # logs: keep with --work
         data = build(
             devices,
@@ -406,6 +498,8 @@ def main(argv: list[str] | None = None) -> int:
             timeout=a.timeout,
             plugins=plugins,
             work=Path(a.work or tmp),
+            shard=a.shard,
+            workers=a.workers,
         )
     paths = write_outputs(data, Path(a.out))
     for dev, cnt in data["summary"].items():
