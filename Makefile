@@ -6,13 +6,16 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.hwneutral-installed
 ARGS   ?=
 
-.PHONY: run test lint bench docs clean
+.PHONY: install run test lint bench docs clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -c constraints.txt torch==2.13.0
 	$(PY) -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[test]'
 	@touch $(STAMP)
+
+# The venv with torch (pinned CPU build) and the project, nothing else (CI jobs that only run tools).
+install: $(STAMP)
 
 # The main job on its embedded default: audit the installed PyTorch's own source tree.
 run: $(STAMP)
