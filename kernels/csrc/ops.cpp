@@ -166,8 +166,24 @@ at::Tensor device_view(const at::Tensor& like, c10::Storage storage) {
   return at::Tensor(std::move(impl));
 }
 
+// nn.Module._apply swaps converted parameters in place (`param.data = new`, keeping tied
+// weights tied) only when this says the two impls are interchangeable. c10's rule lists the
+// in-tree dense backends but not PrivateUse1 (note above has_compatible_shallow_copy_type in
+// c10/core/TensorImpl.h): dense strided CPU and trn tensors are as interchangeable as CPU and CUDA.
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  if (self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set())) return true;
+  // c10's own dense test, with PrivateUse1 among the dense backends.
+  auto dense = [](c10::DispatchKeySet ks) {
+    constexpr auto backends = c10::DispatchKeySet(
+        {c10::BackendComponent::CPUBit, c10::BackendComponent::PrivateUse1Bit});
+    return ks.has_any(c10::DispatchKeySet(c10::DispatchKey::Dense)) && ks.has_any(backends);
+  };
+  return dense(self.key_set()) && dense(from.key_set());
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", empty_memory_format);
+  m.impl("_has_compatible_shallow_copy_type", has_compatible_shallow_copy_type);
   m.impl("empty_strided", empty_strided);
   m.impl("_efficientzerotensor", efficientzerotensor);
   m.impl("_copy_from", copy_from);
