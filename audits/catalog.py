@@ -67,8 +67,10 @@ FIX_STYLES = {
     "device-module",
     "keep",
     "manual",
+    "idiom",
 }
 FIX_ARGS = {
+    "idiom",
     "positional_only",
     "rename",
     "keyword_only",

@@ -2,7 +2,12 @@
 
 The plan's token regex proposes byte positions (cheap); the parse tree decides what each one is:
 code or comment/string, the condition of which `#if`, a comparison or a plain use, a call or a
-definition. Tokens inside macro bodies (`#define`) are raw text to tree-sitter and are not reported.
+definition. Macro bodies (`#define`) are raw text in the file's parse; the bodies that hold a token
+are parsed again on their own (tree-sitter's included ranges, so positions stay the file's) and
+their findings say which macro they are in. CUDA's own syntax (`k<<<grid, block>>>(...)`,
+`__global__`, `__shared__`, `__launch_bounds__(n)`) is blanked to same-length C++ before parsing
+(audits/cpp/cuda_syntax.py); what tree-sitter still cannot structure (an ERROR node) is reported at
+the token level, and the finding says so.
 """
 
 from __future__ import annotations
@@ -10,8 +15,9 @@ from __future__ import annotations
 import re
 
 import tree_sitter_cpp
-from tree_sitter import Language, Node, Parser, Tree
+from tree_sitter import Language, Node, Parser, Range, Tree
 
+from audits.cpp.cuda_syntax import as_cxx
 from audits.cpp.hits import Hit
 from audits.cpp.plan import Plan, macro_rule
 
@@ -37,8 +43,33 @@ CUDA_KEY_RE = re.compile(r"^\w*CUDA$")
 BACKSLASH_NEWLINE = "\\\n"  # a directive continued on the next line
 
 
+MACRO_DEFS = ("preproc_def", "preproc_function_def")
+CONTAINERS = {  # an error inside one of these says nothing about a token elsewhere in it
+    "translation_unit",
+    "compound_statement",
+    "declaration_list",
+    "field_declaration_list",
+    "namespace_definition",
+    "function_definition",
+    "class_specifier",
+    "struct_specifier",
+    "template_declaration",
+    "linkage_specification",
+    "lambda_expression",
+    "nested_namespace_specifier",
+} | ARMS
+TOKEN_LEVEL = " (token level: tree-sitter could not parse this region)"
+
+
 def parse(data: bytes) -> Tree:
     return _PARSER.parse(data)
+
+
+def parse_range(data: bytes, node: Node) -> Tree:
+    """A parse of ``node``'s bytes alone, positioned as in ``data`` (a macro body)."""
+    p = Parser(_LANGUAGE)
+    p.included_ranges = [Range(node.start_point, node.end_point, node.start_byte, node.end_byte)]
+    return p.parse(data)
 
 
 def _in(node: Node, types: set[str], limit: int = 64) -> Node | None:
@@ -50,6 +81,23 @@ def _in(node: Node, types: set[str], limit: int = 64) -> Node | None:
         n = n.parent
         limit -= 1
     return None
+
+
+def _broken(node: Node, limit: int = 6) -> bool:
+    """Whether tree-sitter failed to structure the code around ``node``: an ERROR ancestor, or an
+    error inside the expression or statement that holds it (not merely somewhere in the enclosing
+    block, namespace or function)."""
+    n: Node | None = node
+    while n is not None and limit:
+        if n.type == "ERROR":
+            return True
+        if n.type in CONTAINERS:
+            return False
+        if n.has_error:
+            return True
+        n = n.parent
+        limit -= 1
+    return False
 
 
 def _outer_qualified(node: Node) -> Node:
@@ -76,14 +124,19 @@ def _directive(arm: Node) -> str:
 
 
 class _Scan:
-    def __init__(self, data: bytes, tree: Tree, plan: Plan):
+    def __init__(self, data: bytes, tree: Tree, plan: Plan, parse_data: bytes | None = None):
         self.data, self.tree, self.plan = data, tree, plan
+        self.parse_data = data if parse_data is None else parse_data  # what tree-sitter saw
         self.root = tree.root_node
         self.hits: list[Hit] = []
         self.ignores: dict[int, set[str]] = {}  # row -> suppressed codes/prefixes
         self.arms: dict[int, tuple[Node, str]] = {}  # matched #if arm id -> (node, rule)
         self._lines: list[bytes] | None = None
         self.loose: list[tuple[Node, Node, str]] = []  # (directive token, condition, rule)
+        self.macros: dict[int, tuple[Node, list[re.Match[bytes]]]] = {}  # body id -> tokens
+        self.usings: list[tuple[Node, str, str]] = []  # (using-declaration, namespace, text)
+        self.where = ""  # appended to messages: the macro whose body is being scanned
+        self.cuda_file = False  # a .cu/.cuh source
 
     # -- per-token dispatch -------------------------------------------------------------------
     def token(self, m: re.Match[bytes]) -> None:
@@ -100,9 +153,78 @@ class _Scan:
                         c.strip() for c in codes.group(1).decode().split(",") if c.strip()
                     )
             return
+        if node.type == "preproc_arg" and node.parent is not None:
+            if node.parent.type in MACRO_DEFS:  # a macro body: parsed on its own, later
+                self.macros.setdefault(node.id, (node, []))[1].append(m)
+            return
         if _in(node, NOT_CODE, limit=4) is not None:
             return
+        before = len(self.hits)
         getattr(self, "_" + group)(m, node)
+        if len(self.hits) == before and _broken(node):
+            self._token_level(m, node)
+
+    def macro_bodies(self) -> None:
+        """Scan each macro body that holds a token as code of its own."""
+        if not self.macros:
+            return
+        root = self.root
+        # `#x` (stringify) and `a ## b` (paste) would read as directives: blank them, same length.
+        text = bytearray(self.parse_data)
+        for body, _ in self.macros.values():
+            text[body.start_byte : body.end_byte] = text[body.start_byte : body.end_byte].replace(
+                b"#", b" "
+            )
+        text = bytes(text)
+        try:
+            for body, matches in self.macros.values():
+                name = body.parent.child_by_field_name("name")
+                self.where = f"; in the body of macro `{_text(name) if name else '?'}`"
+                self.root = parse_range(text, body).root_node
+                for m in matches:
+                    self.token(m)
+        finally:
+            self.root, self.where = root, ""
+
+    def _token_level(self, m: re.Match[bytes], node: Node) -> None:
+        """A token tree-sitter could not structure (inside an ERROR node): report the token alone."""
+        group, tok = m.lastgroup, " ".join(m.group().decode().split())
+        if group == "devtype":
+            rule, kind = self._enabled("devicetype", "other"), "literal"
+        elif group == "iscuda":
+            prev = self.data[max(0, m.start() - 64) : m.start()].rstrip()[-1:]
+            if not re.match(rb"\s*\(", self.data[m.end() : m.end() + 8]) or (
+                prev.isalnum() or prev == b"_"  # `bool is_cuda()`: a declaration
+            ):
+                return
+            rule, kind, tok = self._enabled("is-cuda"), "call", "is_cuda()"
+        elif group == "ns":
+            line_start = self.data.rfind(b"\n", 0, m.start()) + 1
+            if re.match(rb"\s*namespace\b", self.data[line_start : m.start()]):
+                return  # `namespace c10::cuda::impl {`: a definition
+            ns = next(
+                (n for n in self.plan.namespaces if n.split("::")[0] == tok.split("::")[0]), None
+            )
+            rule, kind = (self.plan.rules[self.plan.namespaces[ns]] if ns else None), "reference"
+        elif group == "dkey":
+            rule, kind = self._enabled("dispatch-key"), "literal"
+        else:
+            return
+        if rule is None:
+            return
+        row = self.data.count(b"\n", 0, m.start())
+        col = m.start() - (self.data.rfind(b"\n", 0, m.start()) + 1)
+        erow = row + m.group().count(b"\n")
+        ecol = len(m.group()) if erow == row else len(m.group().rsplit(b"\n", 1)[1])
+        self.hits.append(
+            Hit(
+                rule.id,
+                kind,
+                (row, col),
+                (erow, ecol + (col if erow == row else 0)),
+                f"`{tok}`{TOKEN_LEVEL}{self.where}",
+            )
+        )
 
     def _macro(self, m: re.Match[bytes], node: Node) -> None:
         rid = macro_rule(self.plan, m.group().decode())
@@ -185,13 +307,15 @@ class _Scan:
 
     def _ns(self, m: re.Match[bytes], node: Node, prefix: str = "") -> None:
         e = _outer_qualified(node)
-        if e.type != "qualified_identifier" or _in(
-            e, {"using_declaration", "namespace_definition"}, 3
-        ):
+        if e.type != "qualified_identifier" or _in(e, {"namespace_definition"}, 3):
             return
         full = prefix + re.sub(r"\s+", "", _text(e)).lstrip(":")
         ns = next((n for n in self.plan.namespaces if full.startswith(n + "::")), None)
         if ns is None:
+            return
+        using = _in(e, {"using_declaration"}, 3)
+        if using is not None:
+            self.usings.append((using, ns, full))
             return
         rid = self.plan.namespaces[ns]
         rest = full[len(ns) + 2 :]
@@ -220,6 +344,50 @@ class _Scan:
             replacement=repl,
             safety="review" if repl else "manual",
         )
+
+    def _usingns(self, m: re.Match[bytes], node: Node) -> None:
+        using = _in(node, {"using_declaration"}, 3)
+        if using is not None:
+            ns = re.sub(r"\s+", "", m.group().decode()[len("using") :])[len("namespace") :]
+            self.usings.append((using, ns.lstrip(":").rstrip(";"), ""))
+
+    def using_hits(self) -> None:
+        """`using c10::cuda::X;` / `using namespace at::cuda;`: the name enters a scope where later
+        unqualified uses no longer say `cuda::`. Not reported in CUDA-only files."""
+        rule = self._enabled("cuda-using")
+        if rule is None:
+            return
+        for using, ns, full in self.usings:
+            what = " ".join(_text(using).split()).rstrip(";")
+            parts = full.split("::")
+            if not full:
+                msg = f"brings the `{ns}` namespace into scope: its uses below are unqualified"
+            elif len(parts) > 3 and parts[-1] == parts[-2]:
+                msg = f"inherits the constructors of `{'::'.join(parts[:-1])}`"
+            else:
+                msg = f"brings `{full}` into scope: its uses below are unqualified"
+            self.add(rule, "reference", using, f"`{what}` {msg}")
+
+    def _launch(self, m: re.Match[bytes], node: Node) -> None:
+        rule = self._enabled("kernel-launch")
+        if rule is None:
+            return
+        # the `(  grid, block)  ` argument list of the rewritten launch, or its `(`
+        config = node if node.type == "argument_list" else node.parent
+        inner = config.parent if config is not None else None
+        outer = inner.parent if inner is not None else None
+        if (
+            config is None
+            or config.type != "argument_list"
+            or inner is None
+            or inner.type != "call_expression"
+        ):
+            return
+        kernel = inner.child_by_field_name("function")
+        name = " ".join(self.data[kernel.start_byte : kernel.end_byte].decode().split())
+        cfg = " ".join(self.data[config.start_byte : config.end_byte + 2].decode().split())
+        target = outer if outer is not None and outer.type == "call_expression" else inner
+        self.add(rule, "call", target, f"`{name}{cfg}` CUDA kernel launch")
 
     def _dkey(self, m: re.Match[bytes], node: Node) -> None:
         rule = self._enabled("dispatch-key")
@@ -258,6 +426,11 @@ class _Scan:
         elif name in self.plan.stub_macros:
             if parent.type == "call_expression" and parent.child_by_field_name("function") == node:
                 self.add(rule, "macro", parent, f"`{name}` registers a CUDA/HIP-only stub kernel")
+        elif name in self.plan.cuda_file_stub_macros and self.cuda_file and not self.where:
+            if parent.type == "call_expression" and parent.child_by_field_name("function") == node:
+                self.add(
+                    rule, "macro", parent, f"`{name}` in a CUDA source registers a CUDA-only kernel"
+                )
 
     # -- preprocessor chains and whole-file guards --------------------------------------------
     def branches(self) -> None:
@@ -374,7 +547,7 @@ class _Scan:
                 kind,
                 tuple(node.start_point),
                 tuple(end or node.end_point),
-                message,
+                message + self.where,
                 replacement,
                 safety,
             )
@@ -408,11 +581,17 @@ def scan_cxx(data: bytes, plan: Plan, suffix: str) -> tuple[list[Hit], dict[int,
     tokens = _tokens(data, plan)
     if not is_cuda_file and all(m.lastgroup == "ignore" for m in tokens):
         return [], {}, False
-    tree = parse(data)
-    scan = _Scan(data, tree, plan)
+    source = as_cxx(data)
+    tree = parse(source)
+    scan = _Scan(data, tree, plan, source)
+    scan.cuda_file = suffix in plan.cuda_suffixes
     for m in tokens:
         scan.token(m)
+    scan.macro_bodies()
     scan.branches()
+    guard = None if is_cuda_file else scan.whole_file_guard()
+    if not is_cuda_file and guard is None and suffix not in plan.cuda_suffixes:
+        scan.using_hits()
     file_rule = plan.rule("cuda-file")
     if file_rule is not None:
         last = tuple(tree.root_node.end_point)
@@ -420,7 +599,7 @@ def scan_cxx(data: bytes, plan: Plan, suffix: str) -> tuple[list[Hit], dict[int,
             last = (last[0] - 1, len(scan._line(last[0] - 1)))
         if is_cuda_file:
             scan.hits.append(Hit(file_rule.id, "build", (0, 0), last, f"CUDA-only file ({suffix})"))
-        elif (guard := scan.whole_file_guard()) is not None:
+        elif guard is not None:
             scan.hits.append(
                 Hit(
                     file_rule.id,

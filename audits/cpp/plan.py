@@ -26,6 +26,7 @@ class Plan:
     namespaces: dict[str, str] = field(default_factory=dict)  # "c10::cuda" -> rule id
     library_macros: tuple[str, ...] = ()
     stub_macros: tuple[str, ...] = ()
+    cuda_file_stub_macros: tuple[str, ...] = ()  # CUDA-only registrations in .cu/.cuh files
     cuda_suffixes: tuple[str, ...] = ()
     gate: tuple[bytes, ...] = ()  # cheap `in` tests: no hit, no parse
     anchors: tuple[bytes, ...] = ()  # every token's line holds one of these
@@ -65,6 +66,7 @@ def build_plan(rules: Any) -> Plan:
         elif det == "registration":
             plan.library_macros = tuple(r.match.get("library_macros", ()))
             plan.stub_macros = tuple(r.match.get("stub_macros", ()))
+            plan.cuda_file_stub_macros = tuple(r.match.get("cuda_file_stub_macros", ()))
         elif det == "cuda-file":
             plan.cuda_suffixes = tuple(r.match.get("suffixes", ()))
         elif det == "cmake-option":
@@ -88,13 +90,16 @@ def build_plan(rules: Any) -> Plan:
         alts.append(r"(?P<ns>\b(?:%s)\s*::\s*cuda\s*::)" % heads)
         # `cuda::x` written inside `namespace at {...}` / `namespace c10 {...}` means at::cuda::x.
         alts.append(r"(?P<nsrel>(?<![\w:])cuda\s*::)")
+    if "cuda-using" in plan.by_detector and plan.namespaces:
+        heads = "|".join(re.escape(ns.split("::")[0]) for ns in plan.namespaces)
+        alts.append(r"(?P<usingns>\busing\s+namespace\s+(?:::)?(?:%s)\s*::\s*cuda\s*;)" % heads)
+    if "kernel-launch" in plan.by_detector:
+        alts.append(r"(?P<launch><<<)")
     if "dispatch-key" in plan.by_detector:
         alts.append(r"(?P<dkey>\bDispatchKey\s*::\s*\w*CUDA\b)")
-    if plan.library_macros or plan.stub_macros:
-        alts.append(
-            r"(?P<reg>\b(?:%s)\b)"
-            % "|".join(re.escape(m) for m in plan.library_macros + plan.stub_macros)
-        )
+    reg = plan.library_macros + plan.stub_macros + plan.cuda_file_stub_macros
+    if reg:
+        alts.append(r"(?P<reg>\b(?:%s)\b)" % "|".join(re.escape(m) for m in reg))
     alts.append(r"(?P<ignore>hn:\s*ignore\[)")
     plan.token_re = re.compile("|".join(alts).encode())
 
@@ -106,6 +111,8 @@ def build_plan(rules: Any) -> Plan:
     for p, _ in plan.prefix_rule:
         if not any(g.decode() in p for g in gate):
             gate.add(p.encode())
+    if "kernel-launch" in plan.by_detector:
+        gate.add(b"<<<")
     plan.gate = tuple(sorted(gate))
     plan.anchors = plan.gate + (b"hn:",)
     return plan

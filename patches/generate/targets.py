@@ -23,6 +23,8 @@ def family_of(rule: Rule) -> str | None:
     """The codemod family for a rule, from its catalogue ``fix.style`` and match type."""
     style = (rule.fix or {}).get("style")
     mtype = rule.match.get("type")
+    if style == "idiom":  # a whole-idiom family (codemods/idioms_*.py) named by the rule
+        return (rule.fix.get("args") or {}).get("idiom")
     if style in ("rename", "ctor") and mtype == "name":
         return "call"
     if style == "rename" and mtype == "identifier":

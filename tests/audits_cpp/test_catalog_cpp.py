@@ -26,6 +26,8 @@ DETECTORS = {
     "cmake-option",
     "cmake-branch",
     "cmake-else",
+    "cuda-using",
+    "kernel-launch",
 }
 # Where each namespace's declarations live in the installed headers.
 HEADERS = {

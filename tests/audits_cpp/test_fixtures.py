@@ -78,6 +78,7 @@ HN820 call 6:11-6:38 `c10::cuda::device_count` call: use `at::accelerator::devic
 HN820 call 7:3-7:48 `c10::cuda::CUDACachingAllocator::emptyCache` call: use `at::accelerator::emptyCache` -> at::accelerator::emptyCache [review]
 HN820 call 8:13-8:59 `c10::cuda::CUDACachingAllocator::raw_alloc` call: no device-generic equivalent -> - [manual]
 HN821 call 9:3-9:77 `at::cuda::blas::gemm` call: no device-generic equivalent -> - [manual]
+HN822 reference 17:1-17:29 `using c10::cuda::CUDAStream` brings `c10::cuda::CUDAStream` into scope: its uses below are unqualified -> - [manual]
 HN821 call 25:12-25:40 `at::cuda::getCurrentCUDAStream` call (written `cuda::` inside namespace at): use `at::accelerator::getCurrentStream` -> at::accelerator::getCurrentStream [review]""",
         )
 

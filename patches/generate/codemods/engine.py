@@ -191,6 +191,31 @@ class Engine(cst.CSTTransformer):
                 return new
         return updated
 
+    # Whole idioms (idioms_*.py families): expressions and statements a family may replace as
+    # a unit (`"cuda" if "cuda" in d else "cpu"`, `f"cuda:{i}"`, `flag = True`).
+    def leave_IfExp(self, original, updated):
+        return self._node(original, updated)
+
+    def leave_Comparison(self, original, updated):
+        return self._node(original, updated)
+
+    def leave_FormattedString(self, original, updated):
+        return self._node(original, updated)
+
+    def leave_BinaryOperation(self, original, updated):
+        return self._node(original, updated)
+
+    def leave_Assign(self, original, updated):
+        return self._node(original, updated)
+
+    def _node(self, original, updated):
+        for fam in self.families.values():
+            hook = getattr(fam, "on_node", None)
+            new = hook(self, original, updated) if hook is not None else None
+            if new is not None:
+                return new
+        return updated
+
     def leave_Attribute(
         self, original: cst.Attribute, updated: cst.Attribute
     ) -> cst.BaseExpression:

@@ -1,0 +1,63 @@
+"""What the idiom families (``idioms_*.py``) share: the neutral expressions they write.
+
+Every expression names the *current* accelerator, so on a CUDA machine it evaluates to what the
+CUDA literal did (``torch.accelerator.current_accelerator()`` is ``torch.device("cuda")`` there,
+with no index, like ``torch.device("cuda")``). With ``--target accelerator_api`` the layer's own
+``accelerator_api.device_type()`` is used: "cpu" when there is no accelerator.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+CUDA_DEVICE_STR = re.compile(r"cuda(?::(\d+))?")  # "cuda" / "cuda:N"
+
+CURRENT = "torch.accelerator.current_accelerator()"
+# A device type to run on: the accelerator's, CPU when there is none (pytorch/tutorials#3167).
+TYPE_OR_CPU = f'{CURRENT}.type if torch.accelerator.is_available() else "cpu"'
+API_TYPE = "accelerator_api.device_type()"
+
+
+def api_target(spec) -> bool:
+    """``--target accelerator_api``: the spec maps names our layer provides."""
+    return "device_type" in spec.ours
+
+
+def expr(eng, spec, node, torch_form: str, api_form: str | None = None) -> cst.BaseExpression:
+    """``torch_form`` (or ``api_form`` for the accelerator_api target), imports scheduled."""
+    if api_form is not None and api_target(spec):
+        eng.add_needed_import("accelerator_api", node=node)
+        return cst.parse_expression(api_form)
+    eng.add_needed_import("torch", node=node)
+    return cst.parse_expression(torch_form)
+
+
+def accel_type(eng, spec, node) -> cst.BaseExpression:
+    """The accelerator's device type (for an indexed device: there is an accelerator)."""
+    return expr(eng, spec, node, f"{CURRENT}.type", API_TYPE)
+
+
+def type_or_cpu(eng, spec, node) -> cst.BaseExpression:
+    return expr(eng, spec, node, TYPE_OR_CPU, API_TYPE)
+
+
+def string_value(node) -> str | None:
+    """The value of a plain (non-bytes, non-f) string literal, else None."""
+    if not isinstance(node, cst.SimpleString) or node.prefix.lower().strip("r"):
+        return None
+    value = node.evaluated_value
+    return value if isinstance(value, str) else None
+
+
+def with_value(node: cst.SimpleString, old: str, new: str) -> cst.SimpleString:
+    """``node`` with its text's first ``old`` replaced by ``new`` (quotes and prefix kept)."""
+    q = node.quote
+    body = node.value[len(node.prefix) + len(q) : -len(q)]
+    return node.with_changes(value=f"{node.prefix}{q}{body.replace(old, new, 1)}{q}")
+
+
+def specs_at(eng, node, family: str, names: tuple[str, ...] = ()) -> list:
+    """Specs of ``family`` at ``node``'s line (whose names include one of ``names``, if given)."""
+    return [s for s in eng.specs_for(family, node) if not names or any(n in s.names for n in names)]

@@ -1,0 +1,196 @@
+"""Device defaults and indexed devices (HN502 ``"cuda"``, HN503 ``torch.device("cuda")``) where a
+training script picks its device, rewritten to the current accelerator.
+
+* a default, i.e. the whole value of an assignment to a device-named target or an argparse-style
+  ``default=`` (``device = "cuda"``, ``add_argument("--device", default="cuda")``,
+  ``dev = torch.device("cuda")``): the accelerator's type, CPU when there is none; the value
+  stays overridable exactly as before (same type: a string stays a string);
+* an indexed device anywhere but a comparison: ``f"cuda:{rank}"``, ``"cuda:%d" % i``,
+  ``"cuda:{}".format(i)`` keep their string form with the accelerator's type in place of
+  "cuda"; ``torch.device("cuda", i)`` / ``torch.device("cuda:1")`` become
+  ``torch.device(<accelerator type>, i)``.
+
+On CUDA every rewrite evaluates to the value it replaces. Device arguments
+(``x.to("cuda")``) are ``literals.DeviceLiteral``'s; comparisons and parameter defaults stay.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from patches.generate.codemods.families import Family
+from patches.generate.codemods.idioms_common import (
+    CUDA_DEVICE_STR,
+    CURRENT,
+    accel_type,
+    expr,
+    specs_at,
+    string_value,
+    type_or_cpu,
+    with_value,
+)
+
+LITERAL_FAMILY = "device-literal"  # HN502/HN503's specs (catalogue style `literal`)
+_STR, _CTOR = "cuda", "torch.device"
+DEFAULT_KEYWORDS = frozenset({"default"})
+
+
+def _is_default(eng, node) -> bool:
+    """``node`` is the whole assigned value (``device = node``) or a ``default=node``."""
+    parent = eng.parent(node)
+    if isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is node:
+        return True
+    return (
+        isinstance(parent, cst.Arg)
+        and parent.keyword is not None
+        and parent.keyword.value in DEFAULT_KEYWORDS
+    )
+
+
+def _compared(eng, node) -> bool:
+    parent = eng.parent(node)
+    return isinstance(parent, (cst.Comparison, cst.ComparisonTarget))
+
+
+class DeviceDefaults(Family):
+    name = "device-defaults"
+
+    # -- "cuda" / "cuda:N" ------------------------------------------------------------------
+    def on_literal(self, eng, original, updated):
+        specs = specs_at(eng, original, LITERAL_FAMILY, (_STR,))
+        value = string_value(original)
+        if not specs or value is None:
+            return None
+        m = CUDA_DEVICE_STR.fullmatch(value)
+        if m is None or not _is_default(eng, original):
+            return None
+        spec = specs[0]
+        eng.done(spec, original)
+        if m.group(1) is None:
+            return type_or_cpu(eng, spec, original)
+        # "cuda:N" as a default: that index of the accelerator, CPU when there is none.
+        index = m.group(1)
+        return expr(
+            eng,
+            spec,
+            original,
+            f'f"{{{CURRENT}.type}}:{index}" if torch.accelerator.is_available() else "cpu"',
+            f'f"{{accelerator_api.device_type()}}:{index}"',
+        )
+
+    # -- torch.device("cuda"), torch.device("cuda", i), torch.device("cuda:N") ----------------
+    def on_call(self, eng, original, updated):
+        if eng.qualnames(original.func) != {_CTOR}:
+            return self._format(eng, original, updated)
+        specs = specs_at(eng, original, LITERAL_FAMILY, (_CTOR,))
+        if not specs:
+            return None
+        args = original.args
+        if not args or args[0].keyword is not None or any(a.star for a in args):
+            return None
+        value = string_value(args[0].value)
+        m = CUDA_DEVICE_STR.fullmatch(value) if value is not None else None
+        if m is None or _compared(eng, original):
+            return None
+        spec = specs[0]
+        if len(args) == 1 and m.group(1) is None:
+            if not _is_default(eng, original):
+                return None  # a device argument: DeviceLiteral's (`device` in scope)
+            eng.done(spec, original)
+            return expr(
+                eng,
+                spec,
+                original,
+                f'{CURRENT[:-1]}check_available=True) or torch.device("cpu")',
+                "torch.device(accelerator_api.device_type())",
+            )
+        if len(args) == 2 and m.group(1) is None and args[1].keyword in (None,):
+            index = args[1].value
+        elif len(args) == 1 and m.group(1) is not None:
+            index = cst.Integer(m.group(1))
+        else:
+            return None
+        eng.done(spec, original)
+        eng.add_needed_import("torch", node=original)
+        return updated.with_changes(
+            args=(
+                cst.Arg(
+                    accel_type(eng, spec, original),
+                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+                ),
+                cst.Arg(index),
+            )
+        )
+
+    # -- f"cuda:{i}", "cuda:%d" % i, "cuda:{}".format(i) ----------------------------------------
+    def on_node(self, eng, original, updated):
+        if isinstance(original, cst.FormattedString):
+            return self._fstring(eng, original, updated)
+        if isinstance(original, cst.BinaryOperation):
+            return self._percent(eng, original, updated)
+        return None
+
+    def _spec(self, eng, node):
+        specs = specs_at(eng, node, LITERAL_FAMILY, (_STR, _CTOR))
+        return specs[0] if specs and not _compared(eng, node) else None
+
+    def _fstring(self, eng, original, updated):
+        parts = updated.parts
+        if not parts or not isinstance(parts[0], cst.FormattedStringText):
+            return None
+        if not parts[0].value.startswith("cuda:") or len(parts) < 2:
+            return None
+        spec = self._spec(eng, original)
+        if spec is None:
+            return None
+        eng.done(spec, original)
+        head = cst.FormattedStringExpression(accel_type(eng, spec, original))
+        rest = parts[0].with_changes(value=parts[0].value[len("cuda") :])
+        return updated.with_changes(parts=(head, rest, *parts[1:]))
+
+    def _percent(self, eng, original, updated):
+        left = original.left
+        value = string_value(left)
+        if not isinstance(original.operator, cst.Modulo) or value is None:
+            return None
+        if not value.startswith("cuda:%") or value.count("%") != 1:
+            return None
+        spec = self._spec(eng, original)
+        if spec is None:
+            return None
+        right = updated.right
+        acc = cst.Element(
+            accel_type(eng, spec, original),
+            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+        )
+        if isinstance(right, cst.Tuple):
+            new_right = right.with_changes(elements=(acc, *right.elements))
+        else:
+            new_right = cst.Tuple([acc, cst.Element(right)])
+        eng.done(spec, original)
+        return updated.with_changes(left=with_value(left, "cuda", "%s"), right=new_right)
+
+    def _format(self, eng, original, updated):
+        """``"cuda:{}".format(i)`` -> ``"{}:{}".format(<accelerator type>, i)`` (auto-numbered
+        fields only: a ``{0}`` would shift)."""
+        func = original.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "format"):
+            return None
+        value = string_value(func.value)
+        if value is None or not value.startswith("cuda:{}") or "{" in value[len("cuda:{}") :]:
+            return None
+        if any(a.keyword is not None or a.star for a in original.args):
+            return None
+        specs = specs_at(eng, original, LITERAL_FAMILY, (_STR, _CTOR))
+        if not specs or _compared(eng, original):
+            return None
+        spec = specs[0]
+        eng.done(spec, original)
+        acc = cst.Arg(
+            accel_type(eng, spec, original),
+            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+        )
+        return updated.with_changes(
+            func=updated.func.with_changes(value=with_value(func.value, "cuda", "{}")),
+            args=(acc, *updated.args),
+        )

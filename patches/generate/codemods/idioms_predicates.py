@@ -1,0 +1,144 @@
+"""Derived device types and device-type predicates (HN505, HN506, with HN502's literal):
+
+* ``"cuda" if "cuda" in device else "cpu"`` -> ``torch.device(device).type``;
+* ``device_type == "cuda"`` / ``x.device.type == "cuda"`` -> ``... != "cpu"`` (and ``!=`` ->
+  ``== "cpu"``), the form that picks autocast, pinned memory or fused optimizers;
+* ``"cuda" in str(device)`` / ``"cuda" in device`` -> ``torch.device(device).type != "cpu"``.
+
+Same meaning on a CUDA machine, whose devices are "cuda" or "cpu"; true on any accelerator
+elsewhere. Whether the guarded code is itself neutral (not cuDNN, not a capability check) is the
+intent gate's decision (``intent.py``), made before a site reaches this family.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from patches.generate.codemods.families import Family
+from patches.generate.codemods.idioms_common import specs_at, string_value, with_value
+
+LITERAL_FAMILY = "device-literal"
+
+
+def _only(comp: cst.Comparison):
+    return comp.comparisons[0] if len(comp.comparisons) == 1 else None
+
+
+def _unwrap_str(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``str(x)`` -> ``x`` (``torch.device`` takes a string or a device alike)."""
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value == "str"
+        and len(node.args) == 1
+        and node.args[0].keyword is None
+        and not node.args[0].star
+    ):
+        return node.args[0].value
+    return node
+
+
+def _type_of(eng, node: cst.BaseExpression, original) -> cst.BaseExpression:
+    eng.add_needed_import("torch", node=original)
+    return cst.Call(
+        cst.parse_expression("torch.device"), [cst.Arg(_unwrap_str(node).deep_clone())]
+    ).with_changes()
+
+
+def _attr_type(call: cst.BaseExpression) -> cst.BaseExpression:
+    return cst.Attribute(value=call, attr=cst.Name("type"))
+
+
+def _contains_cuda(comp) -> cst.BaseExpression | None:
+    """``"cuda" in X`` -> X (the containment test of a device string), else None."""
+    if not isinstance(comp, cst.Comparison):
+        return None
+    target = _only(comp)
+    if target is None or not isinstance(target.operator, cst.In):
+        return None
+    return target.comparator if string_value(comp.left) == "cuda" else None
+
+
+class DevicePredicates(Family):
+    name = "device-predicates"
+
+    def _specs(self, eng, node):
+        return specs_at(eng, node, self.name)
+
+    def on_literal(self, eng, original, updated):
+        # The "cuda" of a derived device type is rewritten with its whole IfExp (on_node):
+        # answer for it so that no other family reports it as "not a device argument".
+        parent = eng.parent(original)
+        if isinstance(parent, cst.IfExp) and self._derived(eng, parent) is not None:
+            return updated
+        return None
+
+    def _derived(self, eng, node: cst.IfExp):
+        if string_value(node.body) != "cuda" or string_value(node.orelse) != "cpu":
+            return None
+        subject = _contains_cuda(node.test)
+        if subject is None or not self._specs(eng, node.test):
+            return None
+        return subject
+
+    def on_node(self, eng, original, updated):
+        if isinstance(original, cst.IfExp):
+            subject = self._derived(eng, original)
+            if subject is None:
+                return None
+            for spec in self._specs(eng, original.test):
+                eng.done(spec, original.test)
+            for spec in specs_at(eng, original.body, LITERAL_FAMILY, ("cuda",)):
+                eng.done(spec, original.body)
+            return _attr_type(_type_of(eng, subject, original))
+        if not isinstance(original, cst.Comparison):
+            return None
+        specs = self._specs(eng, original)
+        target = _only(original)
+        if not specs or target is None:
+            return None
+        parent = eng.parent(original)
+        if isinstance(parent, cst.IfExp) and parent.test is original:
+            if self._derived(eng, parent) is not None:
+                return None  # rewritten with the whole IfExp
+        op = target.operator
+        if isinstance(op, (cst.Equal, cst.NotEqual)):
+            # X == "cuda" / "cuda" == X -> X != "cpu"
+            if string_value(target.comparator) == "cuda":
+                lit, right = target.comparator, True
+            elif string_value(original.left) == "cuda":
+                lit, right = original.left, False
+            else:
+                return None
+            new_op = (
+                cst.NotEqual(
+                    whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after
+                )
+                if isinstance(op, cst.Equal)
+                else cst.Equal(
+                    whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after
+                )
+            )
+            cpu = with_value(lit, "cuda", "cpu")
+            eng.done(specs[0], original)
+            u = updated.comparisons[0]
+            if right:
+                return updated.with_changes(
+                    comparisons=[u.with_changes(operator=new_op, comparator=cpu)]
+                )
+            return updated.with_changes(left=cpu, comparisons=[u.with_changes(operator=new_op)])
+        if isinstance(op, (cst.In, cst.NotIn)) and string_value(original.left) == "cuda":
+            # "cuda" in str(device) -> torch.device(device).type != "cpu"
+            new_op = "!=" if isinstance(op, cst.In) else "=="
+            eng.done(specs[0], original)
+            cpu = with_value(original.left, "cuda", "cpu")
+            return cst.Comparison(
+                left=_attr_type(_type_of(eng, target.comparator, original)),
+                comparisons=[
+                    cst.ComparisonTarget(
+                        operator=cst.NotEqual() if new_op == "!=" else cst.Equal(),
+                        comparator=cpu,
+                    )
+                ],
+            )
+        return None

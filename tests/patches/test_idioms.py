@@ -1,0 +1,123 @@
+"""Training-script idioms (issue 14): device defaults, indexed devices, derived device types,
+predicates, capability queries, precision flags, the distributed backend. Each case: the real
+scan (or, for forms the scan does not report yet, the rule's spec on the given line), the real
+codemod, the exact rewritten line; every result compiles and a second run changes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from patches.generate.codemods import rewrite
+from tests.patches.codemod_helpers import diff, fix, specs
+
+ACC = "torch.accelerator.current_accelerator().type"
+OR_CPU = f'{ACC} if torch.accelerator.is_available() else "cpu"'
+
+SCANNED = [
+    # device defaults: the accelerator's type, CPU when none; still overridable
+    ('device = "cuda"  # or cpu\n', f"device = {OR_CPU}  # or cpu\n"),
+    (
+        "device = 'cuda:0'\n",
+        f'device = f"{{{ACC}}}:0" if torch.accelerator.is_available() else "cpu"\n',
+    ),
+    (
+        'p.add_argument("--device", default="cuda", help="x")\n',
+        f'p.add_argument("--device", default={OR_CPU}, help="x")\n',
+    ),
+    (
+        'dev = torch.device("cuda")\n',
+        'dev = torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")\n',
+    ),
+    # indexed devices
+    ('device = f"cuda:{rank}"\n', f'device = f"{{{ACC}}}:{{rank}}"\n'),
+    ("d = torch.device('cuda', rank)\n", f"d = torch.device({ACC}, rank)\n"),
+    ('d = torch.device("cuda:1")\n', f"d = torch.device({ACC}, 1)\n"),
+    # derived device types and predicates
+    (
+        'device_type = "cuda" if "cuda" in device else "cpu"\n',
+        "device_type = torch.device(device).type\n",
+    ),
+    ('use_fused = device_type == "cuda"\n', 'use_fused = device_type != "cpu"\n'),
+    ("if x.device.type != 'cuda':\n    pass\n", "if x.device.type == 'cpu':\n    pass\n"),
+    (
+        'pin = "cuda" in str(device)\n',
+        'pin = torch.device(device).type != "cpu"\n',
+    ),
+]
+
+
+def _lines(src: str) -> list[str]:
+    return [ln for ln in diff(src, "").splitlines() if ln.startswith("-")]
+
+
+@pytest.mark.parametrize("line,expected", SCANNED)
+def test_scanned_idiom(line, expected):
+    src = "import torch\n\ndevice = 'cpu'\nrank = 0\n" + line
+    rw, found = fix(src)
+    assert not rw.error, rw.error
+    assert rw.after == src.replace(line, expected), diff(src, rw.after)
+    compile(rw.after, "x.py", "exec")
+    again, _ = fix(rw.after)
+    assert again.after == rw.after  # idempotent: nothing left to rewrite
+
+
+UNREPORTED = [
+    # forms the scan does not report yet: the rule's spec on the line, as generate would pass it
+    (
+        "HN503",
+        'd = torch.device("cuda:%d" % rank)\n',
+        f'd = torch.device("%s:%d" % ({ACC}, rank))\n',
+    ),
+    (
+        "HN503",
+        "d = torch.device('cuda:{}'.format(rank))\n",
+        f"d = torch.device('{{}}:{{}}'.format({ACC}, rank))\n",
+    ),
+    ("HN502", 'd = "cuda:%d" % (rank,)\n', f'd = "%s:%d" % ({ACC}, rank,)\n'),
+]
+
+
+@pytest.mark.parametrize("rule,line,expected", UNREPORTED)
+def test_unreported_forms(rule, line, expected):
+    src = "import torch\n\nrank = 0\n" + line
+    rw = rewrite(src, "x.py", [(specs()[rule], frozenset({4}))])
+    assert not rw.error, rw.error
+    assert rw.after == src.replace(line, expected), diff(src, rw.after)
+    compile(rw.after, "x.py", "exec")
+
+
+def test_accelerator_api_target():
+    src = 'import torch\n\ndevice = "cuda"\ndev = f"cuda:{device}"\n'
+    rw, _ = fix(src, target="accelerator_api")
+    assert "device = accelerator_api.device_type()\n" in rw.after
+    assert 'dev = f"{accelerator_api.device_type()}:{device}"\n' in rw.after
+    assert "import accelerator_api\n" in rw.after
+    compile(rw.after, "x.py", "exec")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'if x.device == torch.device("cuda", 0):\n    pass\n',  # asks "is this CUDA?"
+        'def f(device="cuda"):\n    pass\n',  # a parameter default: the API's own
+        'if "cuda" in device and torch.backends.cudnn.enabled:\n    pass\n',  # cuDNN chain
+    ],
+)
+def test_left_alone(line):
+    src = "import torch\n\ndevice = 'cpu'\nx = torch.zeros(1)\n" + line
+    rw, _ = fix(src)
+    assert line in rw.after, diff(src, rw.after)
+
+
+def test_rewritten_defaults_run_on_cpu():
+    """The rewritten defaults evaluate on this CPU-only machine: CPU, and the derived type."""
+    src = (
+        "import torch\n\n"
+        'device = "cuda"\n'
+        'device_type = "cuda" if "cuda" in device else "cpu"\n'
+        'use_amp = device_type == "cuda"\n'
+    )
+    rw, _ = fix(src)
+    ns: dict = {}
+    exec(compile(rw.after, "x.py", "exec"), ns)
+    assert (ns["device"], ns["device_type"], ns["use_amp"]) == ("cpu", "cpu", False)
