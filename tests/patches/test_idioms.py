@@ -42,6 +42,29 @@ SCANNED = [
     (
         'pin = "cuda" in str(device)\n',
         'pin = torch.device(device).type != "cpu"\n',
+    ),  # capability predicates that pick bf16
+    (
+        "ok = torch.cuda.is_available() and torch.cuda.is_bf16_supported()\n",
+        "ok = torch.accelerator.is_available() and torch.get_device_module().is_bf16_supported()\n",
+    ),
+    (
+        "use_bf16 = torch.cuda.get_device_capability() >= (8, 0)\n",
+        "use_bf16 = (torch.accelerator.is_available() and "
+        "torch.get_device_module().is_bf16_supported(including_emulation=False))\n",
+    ),
+    # precision flags
+    (
+        "torch.backends.cuda.matmul.allow_tf32 = True  # tf32\n",
+        'torch.set_float32_matmul_precision("high")  # tf32\n',
+    ),
+    # the distributed backend: at the process group, and as a configured default
+    (
+        'dist.init_process_group(backend="nccl")\n',
+        "dist.init_process_group(backend=torch.distributed.get_default_backend_for_device(device))\n",
+    ),
+    (
+        'backend = "nccl"\n',
+        "backend = torch.distributed.Backend.default_device_backend_map.get(" + OR_CPU + ")\n",
     ),
 ]
 
@@ -52,7 +75,7 @@ def _lines(src: str) -> list[str]:
 
 @pytest.mark.parametrize("line,expected", SCANNED)
 def test_scanned_idiom(line, expected):
-    src = "import torch\n\ndevice = 'cpu'\nrank = 0\n" + line
+    src = "import torch\nimport torch.distributed as dist\n\ndevice = 'cpu'\nrank = 0\n" + line
     rw, found = fix(src)
     assert not rw.error, rw.error
     assert rw.after == src.replace(line, expected), diff(src, rw.after)
@@ -101,6 +124,8 @@ def test_accelerator_api_target():
         'if x.device == torch.device("cuda", 0):\n    pass\n',  # asks "is this CUDA?"
         'def f(device="cuda"):\n    pass\n',  # a parameter default: the API's own
         'if "cuda" in device and torch.backends.cudnn.enabled:\n    pass\n',  # cuDNN chain
+        "torch.backends.cudnn.allow_tf32 = True\n",  # convolutions only: nothing neutral equals it
+        "sm90 = torch.cuda.get_device_capability() >= (9, 0)\n",  # an SM check, not bf16
     ],
 )
 def test_left_alone(line):
@@ -121,3 +146,19 @@ def test_rewritten_defaults_run_on_cpu():
     ns: dict = {}
     exec(compile(rw.after, "x.py", "exec"), ns)
     assert (ns["device"], ns["device_type"], ns["use_amp"]) == ("cpu", "cpu", False)
+
+
+def test_rewritten_queries_run_on_cpu():
+    """Without an accelerator the rewritten queries answer what the CUDA ones did: no bf16,
+    the gloo backend for a CPU default."""
+    src = (
+        "import torch\n\n"
+        'backend = "nccl"\n'
+        'dtype = "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float16"\n'
+        "use_bf16 = torch.cuda.get_device_capability() >= (8, 0)\n"
+    )
+    rw, _ = fix(src)
+    assert "cuda" not in rw.after.replace("import torch", ""), rw.after
+    ns: dict = {}
+    exec(compile(rw.after, "x.py", "exec"), ns)
+    assert (ns["backend"], ns["dtype"], ns["use_bf16"]) == ("gloo", "float16", False)

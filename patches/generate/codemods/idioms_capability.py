@@ -1,0 +1,115 @@
+"""Capability predicates that pick bf16 (HN112 ``torch.cuda.is_bf16_supported()``, HN109
+``torch.cuda.get_device_capability() >= (8, 0)``) -> the current device module's own query.
+
+``torch.get_device_module()`` is the current accelerator's module (``torch.cuda`` on a CUDA
+machine, so the call is the same function), ``torch.cpu`` when there is none; ``torch.cpu`` has
+no ``is_bf16_supported``, and ``torch.cuda.is_bf16_supported()`` is False without CUDA, so the
+query is guarded by ``torch.accelerator.is_available()`` unless an ``and`` chain already starts
+with the availability check. ``get_device_capability() >= (8, 0)`` is ``major >= 8``, which is
+``is_bf16_supported(including_emulation=False)`` on CUDA; it is rewritten only where it picks
+bf16 (assigned to a bf16-named target, or the test of an IfExp choosing bfloat16), since an SM
+check elsewhere is about CUDA itself.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from patches.generate.codemods.families import Family
+from patches.generate.codemods.idioms_common import api_target, specs_at
+
+BF16 = "torch.cuda.is_bf16_supported"
+CAPABILITY = "torch.cuda.get_device_capability"
+AVAILABLE = ("torch.cuda.is_available", "torch.accelerator.is_available")
+_QUERY = "torch.get_device_module().is_bf16_supported"
+_BF16_NAME = re.compile(r"(?i)bf16|bfloat16")
+
+
+class Capability(Family):
+    name = "capability"
+
+    def _after_availability(self, eng, node) -> bool:
+        """``node`` is a later operand of an ``and`` chain that starts with is_available()."""
+        parent = eng.parent(node)
+        while isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.And):
+            left = parent.left
+            while isinstance(left, cst.BooleanOperation) and isinstance(left.operator, cst.And):
+                left = left.left
+            if isinstance(left, cst.Call) and eng.qualnames(left.func) & set(AVAILABLE):
+                return left is not node
+            parent = eng.parent(parent)
+        return False
+
+    def on_call(self, eng, original, updated):
+        specs = specs_at(eng, original, self.name, (BF16,))
+        if not specs or eng.qualnames(original.func) != {BF16}:
+            return None
+        spec = specs[0]
+        eng.remove_unused_import_by_node(original.func)
+        chained = self._after_availability(eng, original)
+        if chained and api_target(spec):
+            eng.add_needed_import("accelerator_api", node=original)
+            eng.done(spec, original)
+            return updated.with_changes(
+                func=cst.parse_expression("accelerator_api.is_bf16_supported")
+            )
+        eng.add_needed_import("torch", node=original)
+        eng.done(spec, original)
+        call = updated.with_changes(func=cst.parse_expression(_QUERY))
+        return call if chained else _guarded(call)
+
+    def on_node(self, eng, original, updated):
+        if not isinstance(original, cst.Comparison) or len(original.comparisons) != 1:
+            return None
+        call, target = original.left, original.comparisons[0]
+        if not (
+            isinstance(call, cst.Call)
+            and not call.args
+            and eng.qualnames(call.func) == {CAPABILITY}
+            and isinstance(target.operator, cst.GreaterThanEqual)
+            and _is_sm80(target.comparator)
+        ):
+            return None
+        specs = specs_at(eng, original, self.name, (CAPABILITY,))
+        if not specs:
+            return None
+        if not self._picks_bf16(eng, original):
+            eng.fail(specs[0], original, "an SM-version check that does not pick bf16: about CUDA")
+            return None
+        eng.remove_unused_import_by_node(call.func)
+        eng.add_needed_import("torch", node=original)
+        eng.done(specs[0], original)
+        return _guarded(cst.parse_expression(f"{_QUERY}(including_emulation=False)"))
+
+    def _picks_bf16(self, eng, node) -> bool:
+        parent = eng.parent(node)
+        if isinstance(parent, cst.IfExp) and parent.test is node:
+            return bool(_BF16_NAME.search(cst.Module([]).code_for_node(parent.body)))
+        if isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is node:
+            targets = parent.targets if isinstance(parent, cst.Assign) else [parent]
+            return any(_BF16_NAME.search(cst.Module([]).code_for_node(t.target)) for t in targets)
+        return False
+
+
+def _is_sm80(node) -> bool:
+    if not isinstance(node, cst.Tuple):
+        return False
+    vals = [e.value for e in node.elements]
+    return all(isinstance(v, cst.Integer) for v in vals) and [int(v.value) for v in vals] in (
+        [8],
+        [8, 0],
+    )
+
+
+def _guarded(call: cst.BaseExpression) -> cst.BaseExpression:
+    """``(torch.accelerator.is_available() and <call>)``: False without an accelerator, as the
+    CUDA query is without CUDA."""
+    return cst.BooleanOperation(
+        left=cst.parse_expression("torch.accelerator.is_available()"),
+        operator=cst.And(),
+        right=call,
+        lpar=[cst.LeftParen()],
+        rpar=[cst.RightParen()],
+    )
