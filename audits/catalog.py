@@ -48,7 +48,7 @@ _REQUIRED = (
 )
 _OPTIONAL = ("fix", "before", "after", "verify")
 
-# Python match types and their keys (audits/python_scan.py implements them).
+# Python match types and their keys (audits/python/ implements them).
 PY_MATCH = {
     "name": ({"names"}, set()),
     "method": ({"methods"}, set()),

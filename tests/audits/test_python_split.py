@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import audits.python_scan as ps
+from audits.python import segments
 from audits.catalog import load
 from audits.scan import torch_source_root
 
@@ -87,7 +88,7 @@ def _scan(data: bytes, name: str, **kw):
 @pytest.fixture
 def split_everything(monkeypatch):
     monkeypatch.setattr(ps, "SEGMENT_MIN_BYTES", 0)
-    monkeypatch.setattr(ps, "SPLIT_MIN_LINES", 1)
+    monkeypatch.setattr(segments, "SPLIT_MIN_LINES", 1)
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.py")))

@@ -1,0 +1,103 @@
+"""From the visitor's matches to ``Finding`` records: positions (UTF-8 byte offsets to character
+columns), branches whose test holds a predicate match, suppression comments, messages."""
+
+from __future__ import annotations
+
+import bisect
+
+from audits.model import Finding, Rule
+from audits.python.visitor import Scan
+from audits.suppress import is_suppressed, suppressed_lines
+
+
+def subsystem(path: str) -> str:
+    """First two directory components (``torch/_dynamo``, ``test/distributed``); ``.`` at top."""
+    dirs = path.split("/")[:-1]
+    return "/".join(dirs[:2]) if dirs else "."
+
+
+def _col(lines: list[str], line: int, off: int) -> int:
+    """1-based character column from ast's UTF-8 byte offset."""
+    s = lines[line - 1] if 0 < line <= len(lines) else ""
+    if s.isascii():
+        return off + 1
+    return len(s.encode()[:off].decode("utf-8", "ignore")) + 1
+
+
+def findings(scan: Scan, relpath: str, qual: str, lines: list[str], text: str) -> list[Finding]:
+    sub = subsystem(qual)
+    items: list[tuple[Rule, int, int, int, int, str, str]] = []
+    for rule, node, matched, kind in scan.out:
+        items.append(
+            (
+                rule,
+                node.lineno,
+                node.col_offset,
+                node.end_lineno,
+                node.end_col_offset,
+                matched,
+                kind,
+            )
+        )
+    for rule, l1, c1, l2, c2, matched in scan.spans:
+        items.append((rule, l1, c1, l2, c2, matched, rule.kind))
+    # Branches: a candidate whose test holds a predicate match.
+    preds = sorted(
+        (l1, c1, l2, c2) for r, l1, c1, l2, c2, _, _ in items if r.id in scan.p.predicates
+    )
+    if preds and scan.branch_cands:
+        for kind, node, tests, start in scan.branch_cands:
+            for t in tests:
+                i = bisect.bisect_left(preds, (t.lineno, t.col_offset, 0, 0))
+                if i < len(preds) and (preds[i][0], preds[i][1]) <= (
+                    t.end_lineno,
+                    t.end_col_offset,
+                ):
+                    line, col = (
+                        (t.lineno, t.col_offset)
+                        if kind == "decorator"
+                        else (start.lineno, start.col_offset)
+                    )
+                    items.append(
+                        (
+                            scan.p.branches[kind],
+                            line,
+                            col,
+                            node.end_lineno,
+                            node.end_col_offset,
+                            kind,
+                            "branch",
+                        )
+                    )
+                    break
+    sup = suppressed_lines(text)
+    out = []
+    seen = set()
+    for rule, l1, c1, l2, c2, matched, kind in items:
+        key = (rule.id, l1, c1)
+        if key in seen or (sup and is_suppressed(sup, l1, rule)):
+            continue
+        seen.add(key)
+        rep = rule.replacement
+        if rep and "{name}" in rep:
+            rep = rep.replace("{name}", matched.rsplit(".", 1)[-1])
+        msg = f"{rule.title}: " + (f"use {rep}" if rep else "no neutral equivalent, review by hand")
+        out.append(
+            Finding(
+                rule.id,
+                rule.name,
+                rule.category,
+                kind,
+                relpath,
+                l1,
+                _col(lines, l1, c1),
+                l2,
+                _col(lines, l2, c2),
+                lines[l1 - 1].strip() if l1 <= len(lines) else "",
+                sub,
+                msg,
+                rep,
+                rule.safety,
+            )
+        )
+    return out

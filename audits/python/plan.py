@@ -1,0 +1,97 @@
+"""Compile the catalogue's Python match specs into lookup tables for the visitor.
+
+A plan is built once per rule selection (cached by the ids): exact and wildcard dotted names,
+method/attribute/identifier names, literal rules with their contexts, branch node kinds.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from audits.model import Rule
+
+
+@dataclass
+class LiteralRule:
+    rule: Rule
+    values: tuple[str, ...]
+    keywords: frozenset[str]
+    calls: frozenset[str]
+    methods: frozenset[str]
+    targets: re.Pattern | None
+    compare: re.Pattern | None
+    contains: re.Pattern | None
+
+
+@dataclass
+class Plan:
+    exact: dict[str, Rule] = field(default_factory=dict)
+    wildcard: dict[str, Rule] = field(default_factory=dict)  # "torch.cuda" for "torch.cuda.*"
+    methods: dict[str, Rule] = field(default_factory=dict)
+    attributes: dict[str, Rule] = field(default_factory=dict)
+    identifiers: dict[str, Rule] = field(default_factory=dict)
+    prefixes: list[tuple[str, Rule]] = field(default_factory=list)
+    literals: list[LiteralRule] = field(default_factory=list)
+    lit_keywords: set[str] = field(default_factory=set)
+    lit_calls: set[str] = field(default_factory=set)
+    lit_methods: set[str] = field(default_factory=set)
+    has_targets: bool = False
+    has_compare: bool = False
+    branches: dict[str, Rule] = field(default_factory=dict)  # node kind -> rule
+    predicates: set[str] = field(default_factory=set)  # rule ids
+    matched: dict[str, Any] = field(default_factory=dict)  # memo of _Scan.match_name
+
+
+_PLANS: dict[tuple[str, ...], Plan] = {}
+
+
+def build_plan(rules: Sequence[Rule]) -> Plan:
+    key = tuple(r.id for r in rules)
+    if key in _PLANS:
+        return _PLANS[key]
+    p = Plan()
+    for r in rules:
+        if r.language != "python":
+            continue
+        m = r.match
+        t = m["type"]
+        if m.get("predicate"):
+            p.predicates.add(r.id)
+        if t == "name":
+            for n in m["names"]:
+                if n.endswith(".*"):
+                    p.wildcard.setdefault(n[:-2], r)
+                else:
+                    p.exact.setdefault(n, r)
+        elif t == "method":
+            for n in m["methods"]:
+                p.methods.setdefault(n, r)
+        elif t == "attribute":
+            for n in m["attributes"]:
+                p.attributes.setdefault(n, r)
+        elif t == "identifier":
+            for n in m.get("identifiers", []):
+                p.identifiers.setdefault(n, r)
+            p.prefixes += [(n, r) for n in m.get("prefixes", [])]
+        elif t == "literal":
+            lr = LiteralRule(
+                r,
+                tuple(m["values"]),
+                frozenset(m.get("keywords", ())),
+                frozenset(m.get("calls", ())),
+                frozenset(m.get("methods", ())),
+                *(re.compile(m[k]) if k in m else None for k in ("targets", "compare", "contains")),
+            )
+            p.literals.append(lr)
+            p.lit_keywords |= lr.keywords
+            p.lit_calls |= lr.calls
+            p.lit_methods |= lr.methods
+            p.has_targets |= lr.targets is not None
+            p.has_compare |= lr.compare is not None or lr.contains is not None
+        elif t == "branch":
+            for n in m["nodes"]:
+                p.branches.setdefault(n, r)
+    _PLANS[key] = p
+    return p

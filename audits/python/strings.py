@@ -1,0 +1,55 @@
+"""What an expression may evaluate to as a string, and its text for the catalogue's regexes."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+
+def text_of(node: ast.AST, depth: int = 0) -> str:
+    """A cheap textual rendering of an operand, for the compare/targets regexes."""
+    if depth > 8:
+        return ""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{text_of(node.value, depth + 1)}.{node.attr}"
+    if isinstance(node, ast.Call):
+        return (
+            f"{text_of(node.func, depth + 1)}({','.join(text_of(a, depth + 1) for a in node.args)})"
+        )
+    if isinstance(node, ast.Subscript):
+        return f"{text_of(node.value, depth + 1)}[]"
+    return ""
+
+
+def literal_text(node: ast.AST) -> tuple[str, bool] | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value, False
+    if isinstance(node, ast.JoinedStr):
+        head = node.values[0] if node.values else None
+        if isinstance(head, ast.Constant) and isinstance(head.value, str):
+            return head.value, True
+    return None
+
+
+def value_matches(text: str, is_fstring: bool, values: tuple[str, ...]) -> bool:
+    for v in values:
+        if text == v or (text.startswith(v + ":") and (is_fstring or text[len(v) + 1 :].isdigit())):
+            return True
+    return False
+
+
+def candidates(node: ast.AST) -> Iterator[ast.AST]:
+    """String literal nodes an expression may evaluate to (ternaries, `or`, sequences)."""
+    if isinstance(node, (ast.Constant, ast.JoinedStr)):
+        yield node
+    elif isinstance(node, ast.IfExp):
+        yield from candidates(node.body)
+        yield from candidates(node.orelse)
+    elif isinstance(node, ast.BoolOp):
+        for v in node.values:
+            yield from candidates(v)
+    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        for v in node.elts:
+            yield from candidates(v)
