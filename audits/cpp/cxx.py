@@ -17,6 +17,7 @@ import re
 import tree_sitter_cpp
 from tree_sitter import Language, Node, Parser, Range, Tree
 
+from audits.cpp import closed_lists
 from audits.cpp.cuda_syntax import as_cxx
 from audits.cpp.hits import Hit
 from audits.cpp.plan import Plan, macro_rule
@@ -41,6 +42,11 @@ IGNORE_RE = re.compile(rb"hn:\s*ignore\[([^\]\n]*)\]")
 TEMPLATE_ARGS_RE = re.compile(r"<[^<>]*>")
 CUDA_KEY_RE = re.compile(r"^\w*CUDA$")
 BACKSLASH_NEWLINE = "\\\n"  # a directive continued on the next line
+CUDA_CASE_RE = re.compile(r"(?:\w+::)*(?:DeviceType::CUDA|kCUDA|BackendComponent::CUDABit)$")
+CUDA_CHECK_RE = re.compile(
+    rb"\bis_cuda\s*\(\s*\)(?!\s*\|\|)|==\s*(?:\w+::)*(?:DeviceType::CUDA|kCUDA)\b"
+    rb"|(?:DeviceType::CUDA|kCUDA)\s*=="
+)
 
 
 MACRO_DEFS = ("preproc_def", "preproc_function_def")
@@ -137,6 +143,7 @@ class _Scan:
         self.usings: list[tuple[Node, str, str]] = []  # (using-declaration, namespace, text)
         self.where = ""  # appended to messages: the macro whose body is being scanned
         self.cuda_file = False  # a .cu/.cuh source
+        self.closed: dict[tuple, tuple[Node, str]] = {}  # candidate closed lists, by extent
 
     # -- per-token dispatch -------------------------------------------------------------------
     def token(self, m: re.Match[bytes]) -> None:
@@ -163,6 +170,59 @@ class _Scan:
         getattr(self, "_" + group)(m, node)
         if len(self.hits) == before and _broken(node):
             self._token_level(m, node)
+        if self.plan.closed is not None and group in ("devtype", "dkey", "iscuda", "backend"):
+            box = closed_lists.container(node)
+            if box is not None:
+                self.closed.setdefault((box.start_byte, box.end_byte, box.type), (box, self.where))
+
+    def _backend(self, m: re.Match[bytes], node: Node) -> None:
+        """A backend that is only reported as an element of a closed list (see closed_hits)."""
+
+    def closed_hits(self, cuda_only_file: bool) -> None:
+        """Closed device lists, except in CUDA-only files and branches."""
+        rule = self._enabled("closed-device-list")
+        if rule is None or cuda_only_file:
+            return
+        for box, where in self.closed.values():
+            if self._in_cuda_branch(box):
+                continue
+            c = closed_lists.evaluate(box, self.data, self.plan.closed)
+            if c is None:
+                continue
+            others = ", ".join(c.left_out[1:])
+            msg = (
+                f"closed device list ({c.shape}): names {', '.join(c.named)}; leaves out "
+                f"{c.left_out[0]}" + (f" (and {others})" if others else "")
+            )
+            if c.fallback:
+                msg += f"; every other device type gets {c.fallback}"
+            self.where = where
+            self.add(rule, "gate", box, msg)
+            self.where = ""
+
+    def _in_cuda_branch(self, node: Node) -> bool:
+        """Inside a positive CUDA preprocessor arm, the body of `if (<CUDA check>)` or of
+        `case kCUDA:`."""
+        n = node.parent
+        while n is not None:
+            if n.type in COND_ARMS and n.id in self.arms:
+                head = _text(n.children[0]).strip()
+                cond = n.child_by_field_name("condition")
+                if head != "#ifndef" and not (
+                    cond is not None and _text(cond).lstrip().startswith("!")
+                ):
+                    return True
+            elif n.type == "case_statement":
+                value = n.child_by_field_name("value")
+                if value is not None and CUDA_CASE_RE.match(_text(value).strip()):
+                    return True
+            elif n.type == "if_statement":
+                cond = n.child_by_field_name("condition")
+                if cond is not None and not (cond.start_byte <= node.start_byte < cond.end_byte):
+                    if CUDA_CHECK_RE.search(self.data[cond.start_byte : cond.end_byte]):
+                        return True
+            n = n.parent
+        return False
 
     def macro_bodies(self) -> None:
         """Scan each macro body that holds a token as code of its own."""
@@ -590,8 +650,10 @@ def scan_cxx(data: bytes, plan: Plan, suffix: str) -> tuple[list[Hit], dict[int,
     scan.macro_bodies()
     scan.branches()
     guard = None if is_cuda_file else scan.whole_file_guard()
-    if not is_cuda_file and guard is None and suffix not in plan.cuda_suffixes:
+    cuda_only = is_cuda_file or guard is not None or suffix in plan.cuda_suffixes
+    if not cuda_only:
         scan.using_hits()
+    scan.closed_hits(cuda_only)
     file_rule = plan.rule("cuda-file")
     if file_rule is not None:
         last = tuple(tree.root_node.end_point)

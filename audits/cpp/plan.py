@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from audits.cpp.closed_lists import Vocab
 from audits.model import Rule
 
 CPP_LANGUAGES = ("cpp", "cmake")
@@ -31,6 +32,7 @@ class Plan:
     gate: tuple[bytes, ...] = ()  # cheap `in` tests: no hit, no parse
     anchors: tuple[bytes, ...] = ()  # every token's line holds one of these
     token_re: re.Pattern[bytes] | None = None
+    closed: Any = None  # closed_lists.Vocab of the closed-device-list rule
     cmake_options: frozenset[str] = frozenset()
     cmake_branch_vars: frozenset[str] = frozenset()
 
@@ -69,6 +71,8 @@ def build_plan(rules: Any) -> Plan:
             plan.cuda_file_stub_macros = tuple(r.match.get("cuda_file_stub_macros", ()))
         elif det == "cuda-file":
             plan.cuda_suffixes = tuple(r.match.get("suffixes", ()))
+        elif det == "closed-device-list":
+            plan.closed = Vocab.from_match(r.match)
         elif det == "cmake-option":
             plan.cmake_options = frozenset(r.match.get("variables", ()))
         elif det == "cmake-branch":
@@ -100,6 +104,11 @@ def build_plan(rules: Any) -> Plan:
     reg = plan.library_macros + plan.stub_macros + plan.cuda_file_stub_macros
     if reg:
         alts.append(r"(?P<reg>\b(?:%s)\b)" % "|".join(re.escape(m) for m in reg))
+    if plan.closed is not None:  # list elements besides kCUDA/DispatchKey::CUDA/is_cuda()
+        alts.append(
+            r"(?P<backend>\bBackendComponent\s*::\s*(?:CUDA|HIP)Bit\b|\bDeviceType\s*::\s*HIP\b"
+            r"|\bkHIP\b|\bis_hip\s*\()"
+        )
     alts.append(r"(?P<ignore>hn:\s*ignore\[)")
     plan.token_re = re.compile("|".join(alts).encode())
 

@@ -28,6 +28,7 @@ DETECTORS = {
     "cmake-else",
     "cuda-using",
     "kernel-launch",
+    "closed-device-list",
 }
 # Where each namespace's declarations live in the installed headers.
 HEADERS = {

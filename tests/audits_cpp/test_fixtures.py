@@ -53,6 +53,7 @@ HN801 branch 18:1-19:7 `#elif defined(USE_CUDA)` branch, lines 18-19 -> - [manua
             """\
 HN810 gate 5:7-5:49 device-type comparison with `c10::DeviceType::CUDA` -> at::accelerator::isAccelerator [review]
 HN810 gate 8:10-8:40 device-type comparison with `at::kCUDA` -> at::accelerator::isAccelerator [review]
+HN860 gate 12:3-19:4 closed device list (switch): names CUDA, CPU; leaves out PrivateUse1 (and HIP, HPU, MAIA, MPS, MTIA, XPU); every other device type gets `default:` (a generic path: `return -1;`) -> - [manual]
 HN810 gate 13:10-13:26 `case DeviceType::CUDA:` device-type switch arm -> at::accelerator::isAccelerator [review]
 HN811 literal 23:42-23:51 hard-coded `at::kCUDA` device type -> at::getAccelerator [review]""",
         )
@@ -92,6 +93,22 @@ HN831 macro 12:1-12:46 `REGISTER_CUDA_DISPATCH` registers a CUDA/HIP-only stub k
 HN831 macro 13:1-13:45 `REGISTER_HIP_DISPATCH` registers a CUDA/HIP-only stub kernel -> - [manual]
 HN830 literal 15:31-15:53 hard-coded `c10::DispatchKey::CUDA` dispatch key -> - [manual]
 HN830 literal 15:72-15:95 hard-coded `DispatchKey::SparseCUDA` dispatch key -> - [manual]""",
+        )
+
+    def test_hn860_closed_device_lists(self):
+        # Only the HN860 lines: the same tokens' HN810/HN811/HN812 findings are pinned elsewhere.
+        got = "\n".join(
+            ln for ln in self.check("hn860_closed_lists.cpp").split("\n") if "HN860" in ln
+        )
+        self.assertExpectedInline(
+            got,
+            """\
+HN860 gate 6:7-10:38 closed device list (list): names CPU, CUDA, MPS, HIP, XPU; leaves out PrivateUse1 (and HPU, MAIA, MTIA) -> - [manual]
+HN860 gate 15:3-23:4 closed device list (switch): names CUDA, HIP, XPU; leaves out PrivateUse1 (and HPU, MAIA, MPS, MTIA); every other device type gets `default:` (an error: `TORCH_CHECK(false, "warp_size: unsupported device ", t);`) -> - [manual]
+HN860 gate 28:7-28:52 closed device list (chain): names CUDA, XPU, MPS; leaves out PrivateUse1 (and HIP, HPU, MAIA, MTIA) -> - [manual]
+HN860 gate 31:10-31:42 closed device list (chain): names CUDA, MTIA; leaves out PrivateUse1 (and HIP, HPU, MAIA, MPS, XPU) -> - [manual]
+HN860 gate 34:54-34:85 closed device list (list): names CPU, CUDA, XPU; leaves out PrivateUse1 (and HIP, HPU, MAIA, MPS, MTIA) -> - [manual]
+HN860 gate 35:22-36:55 closed device list (chain): names CUDA, XPU; leaves out PrivateUse1 (and HIP, HPU, MAIA, MPS, MTIA) -> - [manual]""",
         )
 
     def test_hn840_cuda_only_files(self):

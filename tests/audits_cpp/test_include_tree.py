@@ -93,6 +93,7 @@ CHECKS = {
     "HN830": re.compile(r"DispatchKey::\w*CUDA$"),
     "HN831": re.compile(r"^(TORCH_LIBRARY_IMPL|REGISTER_(CUDA|HIP)_DISPATCH)\b"),
     "HN822": re.compile(r"^using\s+(namespace\s+)?(::)?(c10|at)::cuda\b"),
+    "HN860": re.compile(r"kCUDA|DeviceType\s*::\s*CUDA|CUDABit|is_cuda\s*\(|DispatchKey::\w*CUDA"),
     "HN841": re.compile(r"<<<[^;]*>>>[\s\\]*\(", re.S),
 }
 
