@@ -42,6 +42,18 @@ IGNORE_RE = re.compile(rb"hn:\s*ignore\[([^\]\n]*)\]")
 TEMPLATE_ARGS_RE = re.compile(r"<[^<>]*>")
 CUDA_KEY_RE = re.compile(r"^\w*CUDA$")
 BACKSLASH_NEWLINE = "\\\n"  # a directive continued on the next line
+DECLARATORS = {
+    "function_declarator",
+    "init_declarator",
+    "pointer_declarator",
+    "reference_declarator",
+    "array_declarator",
+    "declaration",
+    "field_declaration",
+    "parameter_declaration",
+    "optional_parameter_declaration",
+}
+COND_LINE_RE = re.compile(rb"\s*#\s*(?:if|ifdef|ifndef|elif)\b")
 CUDA_CASE_RE = re.compile(r"(?:\w+::)*(?:DeviceType::CUDA|kCUDA|BackendComponent::CUDABit)$")
 CUDA_CHECK_RE = re.compile(
     rb"\bis_cuda\s*\(\s*\)(?!\s*\|\|)|==\s*(?:\w+::)*(?:DeviceType::CUDA|kCUDA)\b"
@@ -175,6 +187,30 @@ class _Scan:
             if box is not None:
                 self.closed.setdefault((box.start_byte, box.end_byte, box.type), (box, self.where))
 
+    def _runtime(self, m: re.Match[bytes], node: Node) -> None:
+        rule = self._enabled("cuda-runtime")
+        parent = node.parent
+        if rule is None or parent is None:
+            return
+        if parent.type in MACRO_DEFS and parent.child_by_field_name("name") == node:
+            return  # `#define C10_CUDA_CHECK(EXPR) ...`: the definition, not a use
+        name = m.group().decode()
+        is_macro = name in self.plan.runtime_macros
+        if (
+            not is_macro
+            and not self.where
+            and parent.child_by_field_name("declarator") == node
+            and parent.type in DECLARATORS
+        ):
+            return  # the project's own `cudaStubs()` / `bool cudaEventCacheEnabled`: a definition
+        if parent.type == "call_expression" and parent.child_by_field_name("function") == node:
+            what = "error-check macro" if is_macro else "runtime call"
+            self.add(rule, "call", parent, f"`{name}(...)` CUDA {what}")
+        elif is_macro:
+            self.add(rule, "call", node, f"`{name}` CUDA error-check macro")
+        else:
+            self.add(rule, "reference", node, f"`{name}` CUDA runtime name")
+
     def _backend(self, m: re.Match[bytes], node: Node) -> None:
         """A backend that is only reported as an element of a closed list (see closed_hits)."""
 
@@ -287,6 +323,11 @@ class _Scan:
         )
 
     def _macro(self, m: re.Match[bytes], node: Node) -> None:
+        if m.group().decode() in self.plan.runtime_macros:
+            line = self.data[self.data.rfind(b"\n", 0, m.start()) + 1 : m.start()]
+            if not COND_LINE_RE.match(line):  # a use in code, not in an #if condition
+                self._runtime(m, node)
+                return
         rid = macro_rule(self.plan, m.group().decode())
         if rid is None:
             return

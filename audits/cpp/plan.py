@@ -32,7 +32,9 @@ class Plan:
     gate: tuple[bytes, ...] = ()  # cheap `in` tests: no hit, no parse
     anchors: tuple[bytes, ...] = ()  # every token's line holds one of these
     token_re: re.Pattern[bytes] | None = None
+    runtime_prefix: str = ""  # `cuda`: cudaStream_t, cudaMemcpyAsync, ...
     closed: Any = None  # closed_lists.Vocab of the closed-device-list rule
+    runtime_macros: frozenset[str] = frozenset()  # CUDA error-check macros (cuda-runtime)
     cmake_options: frozenset[str] = frozenset()
     cmake_branch_vars: frozenset[str] = frozenset()
 
@@ -71,6 +73,9 @@ def build_plan(rules: Any) -> Plan:
             plan.cuda_file_stub_macros = tuple(r.match.get("cuda_file_stub_macros", ()))
         elif det == "cuda-file":
             plan.cuda_suffixes = tuple(r.match.get("suffixes", ()))
+        elif det == "cuda-runtime":
+            plan.runtime_macros = frozenset(r.match.get("macros", ()))
+            plan.runtime_prefix = r.match.get("identifier_prefix") or ""
         elif det == "closed-device-list":
             plan.closed = Vocab.from_match(r.match)
         elif det == "cmake-option":
@@ -104,6 +109,11 @@ def build_plan(rules: Any) -> Plan:
     reg = plan.library_macros + plan.stub_macros + plan.cuda_file_stub_macros
     if reg:
         alts.append(r"(?P<reg>\b(?:%s)\b)" % "|".join(re.escape(m) for m in reg))
+    if "cuda-runtime" in plan.by_detector:
+        pieces = [re.escape(m) for m in sorted(plan.runtime_macros, key=len, reverse=True)]
+        if plan.runtime_prefix:
+            pieces.append(re.escape(plan.runtime_prefix) + r"[A-Z]\w*")
+        alts.append(r"(?P<runtime>\b(?:%s)\b)" % "|".join(pieces))
     if plan.closed is not None:  # list elements besides kCUDA/DispatchKey::CUDA/is_cuda()
         alts.append(
             r"(?P<backend>\bBackendComponent\s*::\s*(?:CUDA|HIP)Bit\b|\bDeviceType\s*::\s*HIP\b"

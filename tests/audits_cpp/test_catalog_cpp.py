@@ -29,6 +29,7 @@ DETECTORS = {
     "cuda-using",
     "kernel-launch",
     "closed-device-list",
+    "cuda-runtime",
 }
 # Where each namespace's declarations live in the installed headers.
 HEADERS = {

@@ -26,8 +26,10 @@ class TestCudaSources(TestCase):
             self.check("hn84x_fill_kernel.cu"),
             """\
 HN840 build 1:1-56:26 CUDA-only file (.cu) -> - [manual]
+HN823 reference 26:3-26:15 `cudaStream_t` CUDA runtime name -> - [manual]
 HN821 call 26:25-26:57 `at::cuda::getCurrentCUDAStream` call: use `at::accelerator::getCurrentStream` -> at::accelerator::getCurrentStream [review]
 HN841 call 28:5-29:75 `fill_kernel<scalar_t><<<grid, block, 0, stream>>>` CUDA kernel launch -> - [manual]
+HN823 call 30:5-30:35 `C10_CUDA_KERNEL_LAUNCH_CHECK(...)` CUDA error-check macro -> - [manual]
 HN810 gate 32:7-32:36 device-type comparison with `kCUDA` -> at::accelerator::isAccelerator [review]
 HN841 call 33:5-34:25 `fill_kernel<float><<<1, 1, 0, at::cuda::getCurrentCUDAStream(iter.device().index())>>>` CUDA kernel launch -> - [manual]
 HN821 call 33:35-33:88 `at::cuda::getCurrentCUDAStream` call: use `at::accelerator::getCurrentStream` -> at::accelerator::getCurrentStream [review]
@@ -55,9 +57,13 @@ HN831 macro 47:1-49:2 `TORCH_LIBRARY_IMPL(..., CUDA, ...)` registers kernels for
 HN812 call 5:35-5:46 `x.is_cuda()` CUDA-only device check; in the body of macro `CHECK_CUDA` -> at::accelerator::isAccelerator [review]
 HN841 call 8:3-9:14 `fill_kernel<T><<<blocks(n), 128, 0, at::cuda::getCurrentCUDAStream()>>>` CUDA kernel launch; in the body of macro `LAUNCH_FILL` -> - [manual]
 HN821 call 8:39-8:71 `at::cuda::getCurrentCUDAStream` call: use `at::accelerator::getCurrentStream`; in the body of macro `LAUNCH_FILL` -> at::accelerator::getCurrentStream [review]
+HN823 call 10:3-10:33 `C10_CUDA_KERNEL_LAUNCH_CHECK(...)` CUDA error-check macro; in the body of macro `LAUNCH_FILL` -> - [manual]
 HN810 gate 12:21-12:65 device-type comparison with `c10::DeviceType::CUDA`; in the body of macro `ON_CUDA` -> at::accelerator::isAccelerator [review]
 HN820 reference 13:20-13:42 `c10::cuda::compat::exp` reference: no device-generic equivalent; in the body of macro `compat_exp` -> - [manual]
-HN820 call 15:3-15:79 `c10::cuda::CUDACachingAllocator::recordStream` call: no device-generic equivalent; in the body of macro `RECORD` -> - [manual]""",
+HN820 call 15:3-15:79 `c10::cuda::CUDACachingAllocator::recordStream` call: no device-generic equivalent; in the body of macro `RECORD` -> - [manual]
+HN823 call 26:26-26:40 `C10_CUDA_CHECK` CUDA error-check macro; in the body of macro `SYNC_OR_THROW` -> - [manual]
+HN823 reference 26:41-26:62 `cudaStreamSynchronize` CUDA runtime name; in the body of macro `SYNC_OR_THROW` -> - [manual]
+HN801 branch 27:1-28:7 `#ifdef C10_CUDA_CHECK` branch, lines 27-28 -> - [manual]""",
         )
 
     def test_using_declarations(self):

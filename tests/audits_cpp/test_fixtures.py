@@ -95,6 +95,22 @@ HN830 literal 15:31-15:53 hard-coded `c10::DispatchKey::CUDA` dispatch key -> - 
 HN830 literal 15:72-15:95 hard-coded `DispatchKey::SparseCUDA` dispatch key -> - [manual]""",
         )
 
+    def test_hn823_runtime(self):
+        self.assertExpectedInline(
+            self.check("hn823_runtime.cpp"),
+            """\
+HN823 reference 4:55-4:67 `cudaStream_t` CUDA runtime name -> - [manual]
+HN823 call 5:3-5:81 `C10_CUDA_CHECK(...)` CUDA error-check macro -> - [manual]
+HN823 call 5:18-5:80 `cudaMemcpyAsync(...)` CUDA runtime call -> - [manual]
+HN823 reference 5:47-5:71 `cudaMemcpyDeviceToDevice` CUDA runtime name -> - [manual]
+HN823 call 6:3-6:47 `AT_CUDA_CHECK(...)` CUDA error-check macro -> - [manual]
+HN823 call 6:17-6:46 `cudaStreamSynchronize(...)` CUDA runtime call -> - [manual]
+HN823 reference 7:3-7:14 `cudaError_t` CUDA runtime name -> - [manual]
+HN823 call 7:21-7:39 `cudaGetLastError(...)` CUDA runtime call -> - [manual]
+HN823 reference 8:14-8:25 `cudaSuccess` CUDA runtime name -> - [manual]
+HN823 call 9:5-9:35 `C10_CUDA_KERNEL_LAUNCH_CHECK(...)` CUDA error-check macro -> - [manual]""",
+        )
+
     def test_hn860_closed_device_lists(self):
         # Only the HN860 lines: the same tokens' HN810/HN811/HN812 findings are pinned elsewhere.
         got = "\n".join(

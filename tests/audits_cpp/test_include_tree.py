@@ -93,6 +93,9 @@ CHECKS = {
     "HN830": re.compile(r"DispatchKey::\w*CUDA$"),
     "HN831": re.compile(r"^(TORCH_LIBRARY_IMPL|REGISTER_(CUDA|HIP)_DISPATCH)\b"),
     "HN822": re.compile(r"^using\s+(namespace\s+)?(::)?(c10|at)::cuda\b"),
+    "HN823": re.compile(
+        r"^(cuda[A-Z]\w*|C10_CUDA_\w+|AT_CUDA\w*|TORCH_CU\w+|AT_CUDNN\w*|C10_HIP_\w+)"
+    ),
     "HN860": re.compile(r"kCUDA|DeviceType\s*::\s*CUDA|CUDABit|is_cuda\s*\(|DispatchKey::\w*CUDA"),
     "HN841": re.compile(r"<<<[^;]*>>>[\s\\]*\(", re.S),
 }
