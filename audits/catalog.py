@@ -102,9 +102,7 @@ class Catalog:
     @staticmethod
     def replacement_for(rule: Rule, matched: str | None = None) -> str | None:
         """The replacement with ``{name}`` expanded to the matched name's last component."""
-        if rule.replacement is None or "{name}" not in rule.replacement:
-            return rule.replacement
-        return rule.replacement.replace("{name}", (matched or "").rsplit(".", 1)[-1])
+        return rule.replacement_for(matched)
 
     def select(self, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> list[Rule]:
         """Rules chosen by selectors (ids, id prefixes like HN1, names, categories, ALL).

@@ -44,13 +44,13 @@ class Language:
 
 # Every Python/C++ rule names something containing one of these (a catalogue test checks it).
 # `multigpu` is for TEST_MULTIGPU, the one CUDA test flag whose name lacks "cuda".
-_CUDA_TOKENS = (b"cuda", b"cudnn", b"nccl", b"multigpu")
+CUDA_TOKENS = (b"cuda", b"cudnn", b"nccl", b"multigpu")
 # C++/CMake also branch on ROCm/HIP/NVCC macros that contain no "cuda" (`#ifdef USE_ROCM`). Kept
 # narrow: a bare "hip"/"nvcc" passes 1,400 more headers ("ship", "windows NVCC" notes) for nothing.
-_CPP_TOKENS = _CUDA_TOKENS + (b"rocm", b"__hip", b"hip_", b"__nvcc__")
+_CPP_TOKENS = CUDA_TOKENS + (b"rocm", b"__hip", b"hip_", b"__nvcc__")
 
 LANGUAGES: tuple[Language, ...] = (
-    Language("python", (".py", ".pyi"), (), "audits.python_scan", ("python",), _CUDA_TOKENS),
+    Language("python", (".py", ".pyi"), (), "audits.python_scan", ("python",), CUDA_TOKENS),
     Language(
         "cpp",
         (".cpp", ".cc", ".cxx", ".h", ".hpp", ".cu", ".cuh"),

@@ -38,6 +38,18 @@ class Rule:
     def url(self) -> str:
         return f"docs/rules.md#{self.id.lower()}-{self.name}"
 
+    def replacement_for(self, matched: str | None = None) -> str | None:
+        """The replacement for the name ``matched`` (``{name}`` expanded)."""
+        return expand_name(self.replacement, matched)
+
+
+def expand_name(template: str | None, matched: str | None) -> str | None:
+    """A catalogue replacement with ``{name}`` expanded to the last component of the matched
+    name (``torch.accelerator.{name}`` for ``torch.cuda.memory_allocated``); the one place."""
+    if template is None or "{name}" not in template:
+        return template
+    return template.replace("{name}", (matched or "").rsplit(".", 1)[-1])
+
 
 @dataclass(frozen=True)
 class Finding:

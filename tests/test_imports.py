@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from audits.resolve import absolute_module
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("audits", "patches", "accelerator_api", "kernels")
 
@@ -61,12 +63,8 @@ def import_graph(mods: dict[str, tuple[bytes, bool]]) -> tuple[dict[str, dict[st
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = mod.split(".") if is_pkg else mod.split(".")[:-1]
-                    base = base[: len(base) - (node.level - 1)]
-                    full = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    full = node.module or ""
+                package = mod if is_pkg else mod.rpartition(".")[0]
+                full = absolute_module(node.level, node.module, package) or ""
                 # `from pkg import sub` imports the submodule when there is one
                 targets = [
                     f"{full}.{a.name}" if f"{full}.{a.name}" in mods else full for a in node.names

@@ -78,9 +78,7 @@ def findings(scan: Scan, relpath: str, qual: str, lines: list[str], text: str) -
         if key in seen or (sup and is_suppressed(sup, l1, rule)):
             continue
         seen.add(key)
-        rep = rule.replacement
-        if rep and "{name}" in rep:
-            rep = rep.replace("{name}", matched.rsplit(".", 1)[-1])
+        rep = rule.replacement_for(matched)
         msg = f"{rule.title}: " + (f"use {rep}" if rep else "no neutral equivalent, review by hand")
         out.append(
             Finding(

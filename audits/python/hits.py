@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-# Lower-cased tokens; every Python rule names something containing one (a catalogue test checks it).
-TOKENS = (b"cuda", b"cudnn", b"nccl", b"multigpu")
+from audits.languages import CUDA_TOKENS as TOKENS
+
+_WORDS = tuple(t.decode() for t in TOKENS)
 
 
 def hit_lines(data: bytes, low: bytes, aliases: Sequence[str] = ()) -> list[int]:
@@ -71,6 +72,6 @@ def cuda_aliases(imports: dict[str, str]) -> list[str]:
         k
         for k, v in imports.items()
         if k != v
-        and any(t in v.lower() for t in ("cuda", "cudnn", "nccl"))
-        and not any(t in k.lower() for t in ("cuda", "cudnn", "nccl", "multigpu"))
+        and any(t in v.lower() for t in _WORDS)
+        and not any(t in k.lower() for t in _WORDS)
     ]
