@@ -1,5 +1,7 @@
 """Upstream's test harness on trn: instantiate_device_type_tests creates trn variants, and the
-OpInfo conformance run compares op_db samples on trn against CPU (float32 and bfloat16).
+OpInfo conformance run compares op_db samples on trn against CPU (float32 and bfloat16) with the
+comparison patches.matrix uses (patches/matrix/compare.py) and the skips trn declares in
+kernels/trn/opinfo_skips.yaml.
 
 The default run (part of `make test`) is a fixed, deterministic subset: every
 HN_TRN_OPINFO_STRIDE-th (3) op of op_db, first HN_TRN_OPINFO_SAMPLES (2) samples each.
@@ -11,19 +13,17 @@ from pathlib import Path
 
 import pytest
 import torch
-import yaml
 from torch.testing._internal.common_device_type import instantiate_device_type_tests
 from torch.testing._internal.common_methods_invocations import op_db
 from torch.testing._internal.common_utils import TestCase
+
+from patches.matrix.compare import declared_skips, op_id, run_cell
 
 SKIPS_FILE = Path(__file__).resolve().parents[2] / "kernels" / "trn" / "opinfo_skips.yaml"
 FULL = os.environ.get("HN_TRN_OPINFO") == "full"
 MAX_SAMPLES = None if FULL else int(os.environ.get("HN_TRN_OPINFO_SAMPLES", "2"))
 STRIDE = 1 if FULL else int(os.environ.get("HN_TRN_OPINFO_STRIDE", "3"))
 DTYPES = (torch.float32, torch.bfloat16)
-# bf16: upstream's rtol plus one bf16 ulp at |x| <= 0.5 as atol, because a decomposition may round
-# an intermediate once more (e.g. linear_cross_entropy.chunked_none).
-TOLERANCE = {torch.bfloat16: {"rtol": 1.6e-2, "atol": 4e-3}}
 
 
 class TestOnDevice(TestCase):
@@ -46,110 +46,34 @@ def test_instantiation_created_trn_variants():
     assert not any(n.endswith("CPU") for n in names)
 
 
-def _load_skips():
-    data = yaml.safe_load(SKIPS_FILE.read_text()) or {}
-    skips = {}
-    for entry in data.get("skips", []):
-        if not entry.get("reason"):
-            raise ValueError(f"{SKIPS_FILE}: skip of {entry.get('op')!r} has no reason")
-        dtypes = entry.get("dtypes") or [str(d).removeprefix("torch.") for d in DTYPES]
-        for d in dtypes:
-            skips[(entry["op"], d)] = entry["reason"]
-    return skips
-
-
-SKIPS = _load_skips()
-
-
-def _opid(op):
-    return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+DECLARED = declared_skips("trn")
 
 
 def _cases():
     for op in op_db[::STRIDE]:
         for dtype in DTYPES:
             if dtype in op.supported_dtypes("cpu"):
-                yield pytest.param(op, dtype, id=f"{_opid(op)}-{str(dtype)[6:]}")
+                yield pytest.param(op, dtype, id=f"{op_id(op)}-{str(dtype)[6:]}")
 
 
-def _to(obj, device):
-    if isinstance(obj, torch.Tensor):
-        return obj.to(device)
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_to(o, device) for o in obj)
-    if isinstance(obj, dict):
-        return {k: _to(v, device) for k, v in obj.items()}
-    return obj
-
-
-def _refused_dtypes(obj) -> bool:
-    """Does the CPU result hold a dtype the Trainium preset refuses (kernels/trn/dtype_policy.py)?"""
-    from kernels.trn import trainium
-
-    unsupported = trainium.state().dtypes.unsupported if trainium._state is not None else ()
-    if isinstance(obj, torch.Tensor):
-        return obj.dtype in unsupported
-    if isinstance(obj, (list, tuple)):
-        return any(_refused_dtypes(o) for o in obj)
-    return False
-
-
-_POLICY_ERROR = "is not supported on trn"
-
-
-def _samples(op, dtype):
-    """op's samples on trn; a generator that builds e.g. float64 tensors on the device is refused
-    by the dtype policy part way, and its remaining samples cannot exist on trn."""
-    it = iter(op.sample_inputs("trn", dtype, requires_grad=False))
-    while True:
-        try:
-            yield next(it)
-        except StopIteration:
-            return
-        except TypeError as e:
-            if _POLICY_ERROR not in str(e):
-                raise
-            return
-
-
-def _run(op, sample):
-    torch.manual_seed(0)  # seeds the CPU and the trn generators alike: random ops compare too
-    return op(sample.input, *sample.args, **sample.kwargs)
+def test_declared_skips_are_the_devices_file():
+    # the matrix worker reads the same file, found through the plugin package
+    assert Path(DECLARED.source) == SKIPS_FILE
+    assert DECLARED.rng_matches_cpu
+    assert DECLARED.skip_reason(next(o for o in op_db if o.name == "empty"), torch.float32)
 
 
 @pytest.mark.parametrize("op,dtype", list(_cases()))
 def test_opinfo_matches_cpu(op, dtype):
-    """Like upstream's test_compare_cpu: samples made on trn, the reference is the same sample
-    copied to CPU (tensors the op wants on CPU, e.g. tensor_split's indices, stay there)."""
-    reason = SKIPS.get((_opid(op), str(dtype)[6:]))
-    if reason:
-        pytest.skip(reason)
-    ran = 0
-    for i, sample in enumerate(_samples(op, dtype)):
-        if MAX_SAMPLES is not None and i >= MAX_SAMPLES:
-            break
-        cpu_sample = sample.transform(lambda t: t.to("cpu") if isinstance(t, torch.Tensor) else t)
-        try:
-            expected = _run(op, cpu_sample)
-        except Exception:
-            continue  # the CPU sample itself does not run: nothing to compare against
-        try:
-            got = _run(op, sample)
-        except TypeError as e:
-            # a sample asking for e.g. dtype=float64 on the device: refused, as Trainium would,
-            # which is right only when the CPU result holds such a dtype
-            if _POLICY_ERROR in str(e) and _refused_dtypes(expected):
-                ran += 1
-                continue
-            raise
-        torch.testing.assert_close(
-            _to(got, "cpu"),
-            expected,
-            equal_nan=True,
-            check_device=False,
-            **TOLERANCE.get(dtype, {}),
-            msg=lambda m, i=i: f"{_opid(op)} sample {i}: {m}",
-        )
-        ran += 1
-    if ran == 0:
-        pytest.skip("no CPU sample of this op runs")
+    """Like upstream's test_compare_cpu, through the comparison patches.matrix uses: samples made
+    on trn, the reference is the same sample copied to CPU; every sample must match CPU within
+    tolerance, or be the dtype policy's refusal of a dtype the sample asks for."""
+    cell = run_cell(op, "trn:0", dtype, MAX_SAMPLES, DECLARED)
+    where = f"{op_id(op)} {str(dtype)[6:]}: {cell['message']}"
+    if cell["status"] == "xfail":
+        pytest.xfail(where)
+    assert cell["status"] not in ("fail", "error"), where
+    assert cell["failed"] == cell["errors"] == 0, where
+    if cell["status"] == "skip":
+        pytest.skip(cell["message"])
+    assert cell["passed"] + cell["refused"] > 0, where
