@@ -100,7 +100,7 @@ def _git(cwd, *args):
 
 
 def test_precommit_hook_fails_only_on_new_findings(tmp_path):
-    """The real pre-commit installs this repository's hook and runs it on a scratch repository."""
+    """The real pre-commit installs this repository's hook (at HEAD) and runs it in a scratch repo."""
     repo = tmp_path / "app"
     repo.mkdir()
     _git(repo, "init", "-q")
@@ -127,22 +127,21 @@ def test_precommit_hook_fails_only_on_new_findings(tmp_path):
     assert proc.returncode == 0, proc.stderr
     _git(repo, "add", ".")
     _git(repo, "commit", "-qm", "base")
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (repo / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {ROOT}\n    rev: {head}\n    hooks:\n      - id: hwneutral-audit\n"
+    )
+    _git(repo, "add", ".pre-commit-config.yaml")
     env = dict(os.environ)
-    # the hook's own venv takes the pinned torch build (a loose torch would pull a CUDA build)
+    # the hook's own venv takes the pinned torch build (a loose torch would pull a CUDA build);
+    # pre-commit keeps one venv per (repo, rev): it is built once per commit of this project
     env["PIP_CONSTRAINT"] = str(ROOT / "constraints.txt")
     env.setdefault("PRE_COMMIT_HOME", str(Path.home() / ".cache" / "hwneutral" / "pre-commit"))
 
     def hook():
-        return _tool(
-            "pre-commit",
-            "try-repo",
-            str(ROOT),
-            "hwneutral-audit",
-            "--all-files",
-            cwd=repo,
-            env=env,
-            timeout=1200,
-        )
+        return _tool("pre-commit", "run", "--all-files", cwd=repo, env=env, timeout=1200)
 
     proc = hook()  # only the baseline's finding: passes
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]

@@ -35,29 +35,39 @@ def load(dirs: list[str]) -> list[tuple[str, dict]]:
 
 
 def merge(shards: list[tuple[str, dict]]) -> dict:
-    """The whole run's matrix data from its shards (order of the inputs does not matter)."""
+    """The whole run's matrix data from its shards (order of the inputs does not matter).
+
+    Shards may also split the devices (one job per device and shard, as in CI): each device set
+    must then be complete (every shard index once); their columns are joined."""
     first_path, first = shards[0]
     for path, data in shards[1:]:
-        for key in _SAME + ("devices",):
-            a = first.get(key) if key != "devices" else sorted(first["devices"])
-            b = data.get(key) if key != "devices" else sorted(data["devices"])
-            if a != b:
+        for key in _SAME:
+            if first.get(key) != data.get(key):
                 raise ShardError(
-                    f"shards from different runs: {key} {a!r} ({first_path}) vs {b!r} ({path})"
+                    f"shards from different runs: {key} {first.get(key)!r} ({first_path}) "
+                    f"vs {data.get(key)!r} ({path})"
                 )
     counts = {(d.get("shard") or {"count": 1})["count"] for _, d in shards}
     if len(counts) != 1:
         raise ShardError(f"shards of different splits: counts {sorted(counts)}")
     count = counts.pop()
-    seen: dict[int, str] = {}
+    groups: dict[tuple[str, ...], dict[int, str]] = {}
     for path, d in shards:
-        i = (d.get("shard") or {"index": 1})["index"]
+        devs = tuple(sorted(d["devices"]))
+        seen = groups.setdefault(devs, {})
+        i = _index((path, d))
         if i in seen:
-            raise ShardError(f"shard {i}/{count} given twice: {seen[i]} and {path}")
+            raise ShardError(
+                f"shard {i}/{count} of {','.join(devs)} given twice: {seen[i]} and {path}"
+            )
         seen[i] = path
-    missing = sorted(set(range(1, count + 1)) - set(seen))
-    if missing:
-        raise ShardError(f"missing shard(s) {', '.join(f'{i}/{count}' for i in missing)}")
+    for devs, seen in groups.items():
+        missing = sorted(set(range(1, count + 1)) - set(seen))
+        if missing:
+            raise ShardError(
+                f"missing shard(s) {', '.join(f'{i}/{count}' for i in missing)}"
+                + (f" of {','.join(devs)}" if len(groups) > 1 else "")
+            )
     cells, keys = [], {}
     for path, d in shards:
         for c in d["cells"]:
@@ -66,10 +76,18 @@ def merge(shards: list[tuple[str, dict]]) -> dict:
                 raise ShardError(f"cell {k} in two shards: {keys[k]} and {path}")
             keys[k] = path
             cells.append(c)
-    devices = {}
-    for dev in first["devices"]:
-        infos = [d["devices"][dev] for _, d in shards]
-        devices[dev] = next((i for i in infos if i.get("available")), infos[0])
+    devices: dict[str, dict] = {}
+    for _, d in shards:
+        for dev, info in d["devices"].items():
+            if dev not in devices or (info.get("available") and not devices[dev].get("available")):
+                devices[dev] = info
+    # a device absent in its own job has no (op, dtype) keys there: give it the others' keys
+    have = {(c["op"], c["dtype"], c["device"]) for c in cells}
+    for dev, info in devices.items():
+        if not info.get("available"):
+            for op, dt in sorted({(c["op"], c["dtype"]) for c in cells}):
+                if (op, dt, dev) not in have:
+                    cells.append(_absent(op, dt, dev, info.get("detail", "")))
     summary = {dev: {} for dev in devices}
     for c in cells:
         summary[c["device"]][c["status"]] = summary[c["device"]].get(c["status"], 0) + 1
@@ -87,9 +105,26 @@ def merge(shards: list[tuple[str, dict]]) -> dict:
         runs=[r for _, d in sorted(shards, key=_index) for r in d.get("runs", [])],
         duration_s=max(d.get("duration_s", 0.0) for _, d in shards),
         shard=None,
-        merged_from=count,
+        merged_from=len(shards),
     )
     return merged
+
+
+def _absent(op: str, dtype: str, device: str, detail: str) -> dict:
+    return {
+        "op": op,
+        "device": device,
+        "dtype": dtype,
+        "status": "absent",
+        "samples": 0,
+        "passed": 0,
+        "failed": 0,
+        "errors": 0,
+        "skipped": 0,
+        "refused": 0,
+        "duration": 0.0,
+        "message": detail,
+    }
 
 
 def _index(item: tuple[str, dict]) -> int:

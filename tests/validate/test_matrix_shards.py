@@ -82,6 +82,20 @@ def test_shards_merged_equal_the_unsharded_run(tmp_path):
     for name in ("matrix.md", "matrix.junit.xml", "matrix.html"):
         assert (tmp_path / "merged" / name).stat().st_size > 0
 
+    # Per-device jobs (as in CI): a cuda column measured on a machine without one is 'absent'
+    # for every cell the other devices produced, with the reason.
+    c1, c2 = (
+        _matrix(tmp_path, f"cuda{i}", "--devices", "cuda", "--shard", f"{i}/2") for i in (1, 2)
+    )
+    rc, err = _merge(s1, s2, c1, c2, "--out", tmp_path / "both")
+    assert rc == 0, err
+    both = json.loads((tmp_path / "both" / "matrix.json").read_text())
+    cuda = [c for c in both["cells"] if c["device"] == "cuda"]
+    assert len(cuda) == len(_cells(whole)) and {c["status"] for c in cuda} == {"absent"}
+    assert all(c["message"] for c in cuda)
+    rc, err = _merge(s1, s2, c1, "--out", tmp_path / "m0")
+    assert (rc, err) == (2, "error: missing shard(s) 2/2 of cuda")
+
     # Bad sets of shards: one line naming what is wrong, nothing written.
     rc, err = _merge(s1, "--out", tmp_path / "m1")
     assert (rc, err) == (2, "error: missing shard(s) 2/2") and not (tmp_path / "m1").exists()
