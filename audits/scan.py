@@ -24,6 +24,31 @@ class UsageError(Exception):
     pass
 
 
+def _one_line(message: str) -> str:
+    """Errors are one line: a newline (any unprintable character) in a value shows escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message.strip())
+
+
+class _Parser(argparse.ArgumentParser):
+    """One-line usage errors (exit 2), like every command of the toolkit: no usage block."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {_one_line(message)}; see --help\n")
+
+
+def _check_output(output: str | None) -> None:
+    """Refuse an output path that cannot be written before scanning (nothing is created)."""
+    if not output:
+        return
+    parent = os.path.dirname(os.path.abspath(output))
+    if os.path.isdir(output):
+        raise UsageError(f"--output {output} is a directory; give a file path")
+    if not os.path.isdir(parent):
+        raise UsageError(f"--output {output}: no such directory {parent}")
+    if not os.access(output if os.path.exists(output) else parent, os.W_OK):
+        raise UsageError(f"--output {output}: not writable")
+
+
 def torch_source_root() -> str:
     """The installed torch package directory, located without importing torch."""
     spec = importlib.util.find_spec("torch")
@@ -38,7 +63,7 @@ def _csv(values: list[str] | None) -> list[str]:
 
 
 def scan_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="python -m audits.scan",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -90,7 +115,7 @@ def scan_parser() -> argparse.ArgumentParser:
 
 
 def diff_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="python -m audits.scan diff",
         description="Compare two JSON reports: new, fixed, existing findings.",
     )
@@ -156,7 +181,10 @@ def main_scan(argv: list[str]) -> int:
     ignore = cfg.ignore + _csv(args.ignore)
     cat.check_selectors([*select, *ignore, *(c for v in cfg.per_file_ignores.values() for c in v)])
     if args.jobs < 0:
-        raise UsageError("--jobs must be >= 0")
+        raise UsageError(f"--jobs must be >= 0, got {args.jobs}")
+    if args.max_file_size is not None and args.max_file_size < 1:
+        raise UsageError(f"--max-file-size must be >= 1 byte, got {args.max_file_size}")
+    _check_output(args.output)
     opts = Options(
         root=root,
         select=select,
@@ -194,6 +222,7 @@ def main_diff(argv: list[str]) -> int:
     from .diff import diff_reports, render as render_diff
 
     args = diff_parser().parse_args(argv)
+    _check_output(args.output)
     d = diff_reports(load_report(args.old), load_report(args.new))
     _write(render_diff(d, args.format), args.output)
     return 1 if args.fail_on_findings and d["summary"]["new"] else 0
@@ -206,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
             return main_diff(argv[1:])
         return main_scan(argv)
     except (UsageError, CatalogError, ConfigError, BaselineError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {_one_line(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -31,8 +31,8 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def one_line(message: str | BaseException) -> str:
-    """Errors are one line: a newline inside a value shows as ``\\n``."""
-    return str(message).strip().replace("\r", "\\r").replace("\n", "\\n")
+    """Errors are one line: a newline (any unprintable character) in a value shows escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(message).strip())
 
 
 def fail(error: BaseException | str) -> int:

@@ -5,11 +5,10 @@ Kept in one place so ``patches`` depends on a handful of audit entry points, not
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Sequence
 
-from audits import catalog
+from audits import baseline, catalog
 from audits.model import FileError, Finding, Report, Rule
 
 
@@ -23,7 +22,8 @@ def select(rules: dict[str, Rule], sel: Sequence[str], ignore: Sequence[str]) ->
 
 
 def read_report(path: Path) -> Report:
-    return Report.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    """An ``audits.scan --format json`` report; ValueError (one line) when it is not one."""
+    return baseline.load_report(str(path))
 
 
 def package_prefix(root: Path) -> str:

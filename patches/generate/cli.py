@@ -17,7 +17,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from audits.catalog import CatalogError
+
+from patches.common.cli import ArgumentParser, UsageError, fail
 from patches.generate import audit_io
+from patches.generate.args import check_args
 from patches.common import gitutil
 from patches.generate import plan as planner
 from patches.generate.series import (
@@ -31,9 +35,7 @@ from patches.generate.targets import TARGETS, fix_specs
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(
-        prog="python -m patches.generate", description=__doc__.split("\n")[0]
-    )
+    ap = ArgumentParser(prog="python -m patches.generate", description=__doc__.split("\n")[0])
     ap.add_argument("path", type=Path, help="source tree to make hardware-neutral")
     mode = ap.add_argument_group("what to produce (at least one)")
     mode.add_argument("--out", type=Path, help="write NNNN-*.patch and a quilt `series` file here")
@@ -81,15 +83,10 @@ def _split(s: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     root = args.path
-    if not root.is_dir():
-        print(f"error: {root} is not a directory", file=sys.stderr)
-        return 2
-    if args.out and args.out.exists() and any(args.out.glob("*.patch")):
-        print(
-            f"error: {args.out} already holds a series; give an empty or new directory",
-            file=sys.stderr,
-        )
-        return 2
+    try:  # every bad value is refused here: nothing is scanned or written before
+        given_report = check_args(args)
+    except UsageError as e:
+        return fail(e)
     if args.apply and not args.force:
         dirty = gitutil.dirty_paths(root)
         if dirty:
@@ -101,16 +98,18 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     t0 = time.perf_counter()
     rules = audit_io.load_rules()
-    selected = audit_io.select(rules, _split(args.select), _split(args.ignore))
+    try:
+        selected = audit_io.select(rules, _split(args.select), _split(args.ignore))
+    except CatalogError as e:  # an unknown rule selector
+        return fail(e)
     specs, skipped = fix_specs(selected.values(), args.target, args.unsafe_fixes)
-    if args.report:
-        report = audit_io.read_report(args.report)
+    if given_report is not None:
+        report = given_report
     else:
         try:
             report = audit_io.scan_tree(root, list(selected.values()))
         except ValueError as e:  # the audit's config error ([tool.hwneutral] in pyproject.toml)
-            print(f"error: {e}", file=sys.stderr)
-            return 2
+            return fail(e)
     report.findings = [f for f in report.findings if f.rule in selected]
     plan = planner.build(
         root,

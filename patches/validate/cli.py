@@ -22,7 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from patches.common.cli import ArgumentParser, UsageError, fail
 from patches.validate import selection
+from patches.validate.args import check_args
 from patches.validate import shadow
 from patches.common.gitutil import GitError, dirty_paths, git
 from patches.common.outcome import CHANGES, Comparison, Outcome, compare, generic_id
@@ -333,18 +335,8 @@ def render_table(report: dict, console) -> None:
             console.print(f"[dim]{d}: absent: {info['detail']}[/]")
 
 
-def _parse_plugins(items: list[str]) -> dict[str, str]:
-    out = {}
-    for it in items:
-        dev, sep, mod = it.partition("=")
-        if not sep or not dev or not mod:
-            raise ValidateError(f"--plugin expects DEVICE=MODULE, got {it!r}")
-        out[dev] = mod
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
+    ap = ArgumentParser(
         prog="python -m patches.validate",
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -392,10 +384,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scratch", help="scratch folder (default: a new temp folder)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder")
     a = ap.parse_args(argv)
+    try:  # bad values are refused here, before any clone, device run or output
+        plugins, devices = check_args(a)
+    except UsageError as e:
+        return fail(e)
     try:
-        devices = [d.strip() for d in a.devices.split(",") if d.strip()]
-        if not devices:
-            raise ValidateError("--devices is empty")
         tests = [t for item in a.tests for t in item.split(",") if t]
         report = validate(
             a.tree,
@@ -404,15 +397,14 @@ def main(argv: list[str] | None = None) -> int:
             tests,
             rev=a.rev,
             test_root=a.test_root,
-            plugins=_parse_plugins(a.plugin),
+            plugins=plugins,
             scratch=a.scratch,
             keep=a.keep,
             timeout=a.timeout,
             pytest_args=a.pytest_arg,
         )
     except (ValidateError, selection.SeriesError, shadow.ShadowError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return fail(e)
     if a.output:
         Path(a.output).write_text(json.dumps(report, indent=2) + "\n")
     fmt = a.format
