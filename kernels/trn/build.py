@@ -1,12 +1,21 @@
 """Build (or load from cache) the native core in kernels/csrc with torch.utils.cpp_extension.
 
-The cache lives outside the source tree, keyed by a hash of the sources and the torch version:
-$HN_TRN_BUILD_DIR, else $XDG_CACHE_HOME/hwneutral/trn-<hash>, else ~/.cache/hwneutral/trn-<hash>.
+The cache lives outside the source tree, keyed by what the built core depends on: the sources,
+the compile flags, the torch build (version + git revision) and the Python ABI, never by the path
+torch is reached through (a shadow tree of links, another venv with the same wheel):
+$HN_TRN_BUILD_DIR, else $XDG_CACHE_HOME/hwneutral/trn-<key>, else ~/.cache/hwneutral/trn-<key>.
+A finished build leaves a stamp holding its key; with the stamp present the core is imported
+directly, without cpp_extension or ninja (whose command lines name torch's include path and
+would rebuild under a shadow). Building and loading hold an fcntl lock on the cache folder, so
+concurrent processes build once and never read a half-written library.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
+import importlib.util
 import os
 import shutil
 import sys
@@ -17,6 +26,11 @@ import torch
 
 CSRC = Path(__file__).resolve().parent.parent / "csrc"
 NAME = "hn_trn_core"
+CFLAGS = ["-O2"]
+STAMP = "hn-build-key"
+LOCK = "hn-build.lock"
+# how the last load() got the core: "cache" (stamped build imported directly) or "built"
+last_load: str | None = None
 
 
 class BuildError(RuntimeError):
@@ -28,7 +42,11 @@ def sources() -> list[Path]:
 
 
 def source_hash() -> str:
-    h = hashlib.sha256(torch.__version__.encode())
+    """The cache key: sources, flags, torch build and Python ABI; no filesystem path."""
+    h = hashlib.sha256()
+    for part in (torch.__version__, torch.version.git_version, sys.implementation.cache_tag):
+        h.update(str(part).encode() + b"\0")
+    h.update(" ".join(CFLAGS).encode() + b"\0")
     for p in sorted(CSRC.glob("*.[ch]*")):
         h.update(p.name.encode())
         h.update(p.read_bytes())
@@ -62,13 +80,52 @@ def _preflight() -> None:
         )
 
 
+@contextlib.contextmanager
+def locked(out: Path):
+    """Exclusive fcntl lock on the cache folder (released by the kernel if the process dies)."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / LOCK, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _import(path: Path):
+    spec = importlib.util.spec_from_file_location(NAME, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def load(verbose: bool = False):
     """Return the compiled extension module, building it on first use."""
+    global last_load
+    key = source_hash()
+    out = build_dir()
+    lib = out / f"{NAME}{sysconfig.get_config_var('SHLIB_SUFFIX') or '.so'}"
+    with locked(out):
+        stamp = out / STAMP
+        if lib.exists() and stamp.exists() and stamp.read_text().strip() == key:
+            last_load = "cache"
+            return _import(lib)
+        reason = "no build yet" if not lib.exists() else "sources or torch build changed"
+        print(f"trn native core: building in {out} ({reason}; about a minute)", file=sys.stderr)
+        stamp.unlink(missing_ok=True)
+        # cpp_extension's own lock file, left behind by a build that was killed, would make it
+        # wait forever; under our lock no other build of this folder is running
+        (out / "lock").unlink(missing_ok=True)
+        module = _build(out, verbose)
+        stamp.write_text(key + "\n")
+        last_load = "built"
+        return module
+
+
+def _build(out: Path, verbose: bool):
     from torch.utils import cpp_extension
 
     _preflight()
-    out = build_dir()
-    out.mkdir(parents=True, exist_ok=True)
     venv_bin = str(Path(sys.executable).parent)
     if venv_bin not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = venv_bin + os.pathsep + os.environ.get("PATH", "")
@@ -77,7 +134,7 @@ def load(verbose: bool = False):
         return cpp_extension.load(
             name=NAME,
             sources=[str(p) for p in sources()],
-            extra_cflags=["-O2"],
+            extra_cflags=CFLAGS,
             build_directory=str(out),
             verbose=verbose,
         )
