@@ -9,7 +9,9 @@ on a GPU inside the "cpu" column. Outcomes come from the XML, never from console
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,6 +24,9 @@ from typing import Sequence
 from patches.common.outcome import Outcome
 
 BOOT = Path(__file__).resolve().with_name("device_boot.py")
+# the pytest plugin's own folder goes on PYTHONPATH: nothing in the tree under test can shadow it
+PLUGIN_DIR = Path(__file__).resolve().with_name("pytest_plugin")
+PLUGIN_MODULE = "hn_validate_plugin"
 UNAVAILABLE_RC = 3
 RUN_ERROR_ID = "<pytest run>"
 
@@ -45,6 +50,9 @@ class RunResult:
     command: list[str]
     outcomes: list[Outcome] = field(default_factory=list)
     log_tail: str = ""
+    workers: int = 0  # pytest-xdist processes (0: in the pytest process itself)
+    coverage_dir: Path | None = None  # coverage.py data files, one per process (see plugin)
+    running: list[str] = field(default_factory=list)  # tests still running when it timed out
 
     def to_dict(self) -> dict:
         return {
@@ -54,6 +62,8 @@ class RunResult:
             "duration": round(self.duration, 3),
             "command": self.command,
             "tests": len(self.outcomes),
+            "workers": self.workers,
+            "timed_out_in": self.running,
             "log_tail": self.log_tail,
         }
 
@@ -69,6 +79,7 @@ def device_env(
     if paths:
         env["PYTHONPATH"] = os.pathsep.join(paths)
     env["PYTORCH_TESTING_DEVICE_ONLY_FOR"] = device
+    env["HWNEUTRAL_TEST_DEVICE"] = device  # read by the plugin in pytest-xdist workers
     env.pop("PYTORCH_TESTING_DEVICE_EXCEPT_FOR", None)
     if device != "cuda":
         env["CUDA_VISIBLE_DEVICES"] = ""
@@ -213,29 +224,65 @@ def run_tests(
     plugin: str | None = None,
     timeout: float = 1800,
     pytest_args: Sequence[str] = (),
+    workers: int = 0,
+    coverage_include: Sequence[str] = (),
 ) -> RunResult:
-    """Run ``tests`` (paths relative to ``root``) with pytest on ``device``; cwd is ``root``."""
+    """Run ``tests`` (paths or node ids relative to ``root``) with pytest on ``device``; cwd is
+    ``root``. ``workers`` > 1 spreads the tests over pytest-xdist processes; ``coverage_include``
+    (absolute paths) measures those files with one coverage context per test (see the plugin).
+    A run past ``timeout`` is killed; the tests that finished keep their outcomes (from the
+    plugin's progress log) and the ones still running become ``error`` outcomes naming it."""
     workdir.mkdir(parents=True, exist_ok=True)
     xml = workdir / f"junit-{phase}-{device}.xml"
     log = workdir / f"pytest-{phase}-{device}.log"
+    progress = workdir / f"progress-{phase}-{device}"
+    cov_dir = workdir / f"coverage-{phase}-{device}" if coverage_include else None
     xml.unlink(missing_ok=True)
+    for d in (progress, cov_dir):
+        if d is not None:
+            shutil.rmtree(d, ignore_errors=True)
+            d.mkdir(parents=True)
     cmd = boot_command(device, python, plugin) + [
         "-m",
         "pytest",
         "-q",
         "-p",
         "no:cacheprovider",
+        "-p",
+        PLUGIN_MODULE,
         "--rootdir",
         str(root),
         f"--junitxml={xml}",
         "-o",
         "junit_logging=no",
+        # a test file that fails to import is one "collection error" row, not the end of the run
+        "--continue-on-collection-errors",
+        *(["-n", str(workers)] if workers > 1 else []),
         *pytest_args,
         "--",
         *tests,
     ]
-    rc, dt = _run(cmd, Path(root), device_env(device, [root, *pythonpath]), timeout, log)
-    result = RunResult(device, phase, rc, dt, cmd, log_tail=tail(log))
+    env = device_env(device, [root, *pythonpath, PLUGIN_DIR])
+    env["HWNEUTRAL_PROGRESS"] = str(progress)
+    if plugin:
+        env["HWNEUTRAL_TEST_PLUGIN"] = plugin
+    if cov_dir is not None:
+        env["HWNEUTRAL_COV_DIR"] = str(cov_dir)
+        env["HWNEUTRAL_COV_INCLUDE"] = os.pathsep.join(str(p) for p in coverage_include)
+    rc, dt = _run(cmd, Path(root), env, timeout, log)
+    result = RunResult(
+        device,
+        phase,
+        rc,
+        dt,
+        cmd,
+        log_tail=tail(log),
+        workers=workers if workers > 1 else 0,
+        coverage_dir=cov_dir,
+    )
+    if rc is None:  # killed on timeout: no JUnit XML; the progress log says what happened
+        result.outcomes, result.running = _from_progress(progress, device, phase, dt, timeout)
+        return result
     if xml.exists():
         try:
             result.outcomes = parse_junit(xml, device, phase)
@@ -245,9 +292,52 @@ def run_tests(
             ]
     # rc 5 = nothing collected: legitimately no outcomes. Anything else without XML is a crash.
     if not xml.exists() and rc != 5:
-        why = "timed out" if rc is None else f"exited {rc} without results"
         last = result.log_tail.splitlines()[-1] if result.log_tail else ""
         result.outcomes = [
-            Outcome(RUN_ERROR_ID, device, phase, "error", dt, f"pytest {why}: {last}"[:300])
+            Outcome(
+                RUN_ERROR_ID,
+                device,
+                phase,
+                "error",
+                dt,
+                f"pytest exited {rc} without results: {last}"[:300],
+            )
         ]
     return result
+
+
+def _from_progress(
+    folder: Path, device: str, phase: str, dt: float, timeout: float
+) -> tuple[list[Outcome], list[str]]:
+    """Outcomes of a run killed on timeout: finished tests as recorded, running ones as errors."""
+    finished: dict[str, Outcome] = {}
+    started: dict[str, None] = {}
+    for f in sorted(folder.glob("progress-*.jsonl")):
+        for line in f.read_text(errors="replace").splitlines():
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue  # a line cut short by the kill
+            if "start" in ev:
+                started[ev["start"]] = None
+            elif "end" in ev and ev.get("status") in ("pass", "fail", "error", "skip", "xfail"):
+                started.pop(ev["end"], None)
+                finished[ev["end"]] = Outcome(
+                    ev["end"], device, phase, ev["status"], 0.0, ev.get("message", "")
+                )
+    running = [t for t in started if t not in finished]
+    why = f"timed out after {timeout:g}s while running this test (the run was killed)"
+    out = list(finished.values())
+    out += [Outcome(t, device, phase, "error", dt, why) for t in running]
+    if not running:
+        out.append(
+            Outcome(
+                RUN_ERROR_ID,
+                device,
+                phase,
+                "error",
+                dt,
+                f"pytest timed out after {timeout:g}s outside any test (collection or exit)",
+            )
+        )
+    return out, running

@@ -16,12 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from patches.validate import hunks as hunkcov
 from patches.common.cli import ArgumentParser, UsageError, fail
 from patches.validate import selection
 from patches.validate.args import check_args
@@ -88,8 +90,9 @@ def apply_series(ws: Path, patches: list[Path], kind: str) -> list[str]:
             )
             if proc.returncode:
                 git("am", "--abort", cwd=ws, check=False)
+                out = (proc.stdout + proc.stderr).strip()
                 raise ValidateError(
-                    f"{p.name} does not apply (git am): {(proc.stdout + proc.stderr).strip()}"
+                    f"{p.name} does not apply (git am){failed_hunk(text, out)}: {out}"
                 )
             continue
         args = ["apply", "--whitespace=nowarn"]
@@ -104,10 +107,48 @@ def apply_series(ws: Path, patches: list[Path], kind: str) -> list[str]:
                     )
         proc = git(*args, str(p.resolve()), cwd=ws, check=False)
         if proc.returncode:
+            out = (proc.stdout + proc.stderr).strip()
             raise ValidateError(
-                f"{p.name} does not apply (git apply): {(proc.stdout + proc.stderr).strip()}"
+                f"{p.name} does not apply (git apply){failed_hunk(text, out)}: {out}"
             )
     return warnings
+
+
+_FAILED_AT = re.compile(r"patch failed: (\S+):(\d+)")
+_NO_FILE = re.compile(r"error: (\S+): (?:does not exist in index|No such file or directory)")
+
+
+def failed_hunk(patch_text: str, git_output: str) -> str:
+    """`` at FILE hunk #N (@@ ... @@)`` for git's "patch failed: FILE:LINE" (version skew)."""
+    m = _FAILED_AT.search(git_output)
+    if m:
+        path, line = m.group(1), int(m.group(2))
+        mine = [h for h in hunkcov.parse_patch(patch_text) if h.path == path]
+        for i, h in enumerate(mine, 1):
+            if h.old_start == line:
+                return f" at {path} hunk #{i} ({h.header})"
+        return f" at {path} line {line}"
+    m = _NO_FILE.search(git_output)
+    return f" at {m.group(1)} (file not found: version skew?)" if m else ""
+
+
+def shard_tests(tests: list[str], shard: tuple[int, int], root: Path) -> list[str]:
+    """Shard ``i`` of ``n`` (1-based) of the test files: deterministic, balanced by file size
+    (largest first, each to the lightest shard; ties by name), same answer on every machine."""
+    i, n = shard
+
+    def size(t: str) -> int:
+        f = root / t.split("::", 1)[0]
+        return f.stat().st_size if f.is_file() else 0
+
+    loads = [0] * n
+    mine = []
+    for t in sorted(tests, key=lambda t: (-size(t), t)):
+        k = min(range(n), key=lambda j: (loads[j], j))
+        loads[k] += size(t) or 1
+        if k == i - 1:
+            mine.append(t)
+    return [t for t in tests if t in mine]
 
 
 # ---------------------------------------------------------------------------- the run
@@ -127,8 +168,16 @@ def validate(
     timeout: float = 1800,
     pytest_args: list[str] = (),
     log=None,
+    workers: int = 0,
+    coverage: bool = True,
+    shard: tuple[int, int] | None = None,
 ) -> dict:
-    """Run the whole validation; return the JSON-able report."""
+    """Run the whole validation; return the JSON-able report.
+
+    ``tests`` may carry a pytest selector after the file (``test_utils.py::TestCheckpoint``);
+    ``workers`` > 1 runs each (device, phase) on that many pytest-xdist processes; ``coverage``
+    records per-hunk device coverage of the after runs; ``shard`` = (i, n) runs the i-th of n
+    deterministic shares of the selected test files."""
     log = log or (lambda msg: print(msg, file=sys.stderr))
     t0 = time.monotonic()
     patches = selection.series_files(Path(series))
@@ -137,7 +186,13 @@ def validate(
     if not touched:
         raise ValidateError(f"{series}: no file changes found in the series")
     warnings: list[str] = []
-    explicit = [Path(t) for t in tests or []]
+    selectors = {}  # test file -> the pytest node ids asked for in it (none: the whole file)
+    for t in tests or []:
+        f, sep, rest = t.partition("::")
+        ids = selectors.setdefault(f, [])
+        if sep:
+            ids.append(rest)
+    explicit = [Path(t) for t in selectors]
 
     if tree == "installed":
         kind, tree_path = "installed", None
@@ -167,6 +222,9 @@ def validate(
                     f"{len(dirty)} uncommitted change(s) in the tree are not part "
                     f"of the validation (it uses {rev}), e.g. {dirty[0]}"
                 )
+    node_args = {
+        rel: [f"{rel}::{n}" for n in selectors[f]] or [rel] for rel, f in zip(test_rels, selectors)
+    }
 
     work = Path(scratch) if scratch else Path(tempfile.mkdtemp(prefix="hn-validate-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -188,6 +246,10 @@ def validate(
             )
         for rel, why in sel.unreadable.items():
             warnings.append(f"{rel}: not searched for imports ({why})")
+        all_tests = list(sel.tests)
+        if shard:
+            sel.tests = shard_tests(sel.tests, shard, ws["after"])
+            log(f"shard {shard[0]}/{shard[1]}: {len(sel.tests)} of {len(all_tests)} test file(s)")
         for w in warnings:
             log(f"warning: {w}")
         log(
@@ -199,13 +261,24 @@ def validate(
         runs: list[RunResult] = []
         outcomes: list[Outcome] = []
         infos = probe_all(devices, work=work, plugins=plugins, log=log)
+        measured = [
+            t
+            for t in touched
+            if t.endswith(".py") and not selection.is_test_file(t) and (ws["after"] / t).is_file()
+        ]
+        contexts: dict[str, dict] = {}
+        cov_state: dict[str, str] = {}
         for dev in devices:
             if not infos[dev].available:
+                cov_state[dev] = f"absent: {infos[dev].detail}"
                 continue
             for ph in ("before", "after"):
-                present = [t for t in sel.tests if (ws[ph] / t).is_file()]
+                present = [
+                    n for t in sel.tests if (ws[ph] / t).is_file() for n in node_args.get(t, [t])
+                ]
                 if not present:
                     continue
+                with_cov = coverage and ph == "after" and bool(measured)
                 r = run_tests(
                     ws[ph],
                     present,
@@ -215,15 +288,67 @@ def validate(
                     plugin=plugins.get(dev),
                     timeout=timeout,
                     pytest_args=pytest_args,
+                    workers=workers,
+                    coverage_include=[ws[ph] / t for t in measured] if with_cov else (),
                 )
+                if workers > 1 and r.rc not in (0, 1, 5, None):
+                    # pytest-xdist itself failed (a worker that could not start, INTERNALERROR):
+                    # that says nothing about the series; run once more in one process
+                    log(f"  {dev} {ph}: xdist run failed (rc {r.rc}); rerunning in one process")
+                    r = run_tests(
+                        ws[ph],
+                        present,
+                        dev,
+                        ph,
+                        workdir=work / "runs",
+                        plugin=plugins.get(dev),
+                        timeout=timeout,
+                        pytest_args=pytest_args,
+                        coverage_include=[ws[ph] / t for t in measured] if with_cov else (),
+                    )
                 runs.append(r)
                 outcomes += r.outcomes
-                log(f"  {dev} {ph}: {len(r.outcomes)} tests in {r.duration:.1f}s (rc {r.rc})")
+                if with_cov:
+                    contexts[dev] = hunkcov.read_contexts(r.coverage_dir, ws[ph], set(measured))
+                    cov_state[dev] = "measured"
+                elif ph == "after":
+                    cov_state[dev] = (
+                        "not measured: --no-coverage" if not coverage else "not measured"
+                    )
+                extra = f", timed out in {', '.join(r.running)}" if r.running else ""
+                log(
+                    f"  {dev} {ph}: {len(r.outcomes)} tests in {r.duration:.1f}s (rc {r.rc}{extra})"
+                )
         comps = compare(outcomes)
         summary = {c: sum(1 for x in comps if x.change == c) for c in CHANGES}
         summary["by_device"] = {
             d: {c: sum(1 for x in comps if x.device == d and x.change == c) for c in CHANGES}
             for d in devices
+        }
+        series_hunks = hunkcov.series_hunks(patches)
+        hunkcov.attach_statements(series_hunks, ws["after"])
+        passing = {
+            d: {
+                o.test
+                for o in outcomes
+                if o.device == d and o.phase == "after" and o.status == "pass"
+            }
+            for d in devices
+        }
+        hunk_entries = hunkcov.hunk_coverage(
+            series_hunks, contexts, passing, {d: cov_state.get(d, "not measured") for d in devices}
+        )
+        comp_dicts = [c.to_dict() for c in comps]
+        for c in comp_dicts:  # name the hunks a regressed test ran: the patch to look at
+            if c["change"] == "regression":
+                c["hunks_run"] = [
+                    h["key"]
+                    for h in hunk_entries
+                    if c["test"] in h["devices"].get(c["device"], {}).get("tests", ())
+                ]
+        summary["hunks"] = len(hunk_entries)
+        summary["hunks_proven"] = {
+            d: sum(1 for h in hunk_entries if d in h["proven_on"]) for d in devices
         }
         return {
             "schema": REPORT_SCHEMA,
@@ -234,10 +359,19 @@ def validate(
             "series": [str(p) for p in patches],
             "touched": touched,
             "devices": {d: infos[d].to_dict() for d in devices},
-            "selection": sel.to_dict(),
+            "selection": {
+                **sel.to_dict(),
+                "node_ids": {t: node_args.get(t, [t]) for t in sel.tests},
+                "shard": f"{shard[0]}/{shard[1]}" if shard else None,
+                "all_tests": all_tests,
+            },
+            "pytest_args": list(pytest_args),
+            "workers": workers,
+            "coverage": {"enabled": coverage, "devices": cov_state, "measured_files": measured},
+            "hunks": hunk_entries,
             "warnings": warnings,
             "summary": summary,
-            "comparisons": [c.to_dict() for c in comps],
+            "comparisons": comp_dicts,
             "outcomes": [o.to_dict() for o in outcomes],
             "runs": [r.to_dict() for r in runs],
             "scratch": str(work) if keep else None,
@@ -266,6 +400,13 @@ def rows(report: dict) -> list[tuple[str, str, dict[str, Comparison]]]:
     return out
 
 
+def display_id(test: str) -> str:
+    """A collection failure reads as such (``test_x.py (collection error)``), not as a test."""
+    if test.endswith("::<collection>"):
+        return f"{test[: -len('::<collection>')]} (collection error)"
+    return test
+
+
 def _cell(report: dict, dev: str, c: Comparison | None) -> str:
     if not report["devices"][dev]["available"]:
         return "absent"
@@ -290,7 +431,7 @@ def render_markdown(report: dict) -> str:
     ]
     for test, worst, cells in rows(report):
         lines.append(
-            f"| `{test}` | {worst} | "
+            f"| `{display_id(test)}` | {worst} | "
             + " | ".join(_cell(report, d, cells.get(d)) for d in devs)
             + " |"
         )
@@ -298,11 +439,38 @@ def render_markdown(report: dict) -> str:
     if regs:
         lines += ["", "Regressions:"]
         lines += [
-            f"- `{c['test']}` on {c['device']}: {c['before']} -> {c['after']}"
+            f"- `{display_id(c['test'])}` on {c['device']}: {c['before']} -> {c['after']}"
             + (f" ({c['message']})" if c["message"] else "")
+            + (f"; it ran {', '.join(c['hunks_run'])}" if c.get("hunks_run") else "")
             for c in regs
         ]
+    lines += ["", *render_hunks_markdown(report)]
     return "\n".join(lines) + "\n"
+
+
+def render_hunks_markdown(report: dict) -> list[str]:
+    """Per-hunk device coverage: which added lines ran on which device, in how many tests."""
+    devs = list(report["devices"])
+    cov = report.get("coverage") or {}
+    entries = report.get("hunks") or []
+    if not cov.get("enabled"):
+        return ["Hunk coverage: not measured (`--no-coverage`)."]
+    proven = report["summary"].get("hunks_proven", {})
+    lines = [
+        f"**Hunk coverage** ({len(entries)} hunks; proven = an added line ran in a test that "
+        "passes after the series: "
+        + ", ".join(f"{d} {proven.get(d, 0)}/{len(entries)}" for d in devs)
+        + ")",
+        "",
+        "| hunk | file | " + " | ".join(devs) + " |",
+        "|---|---|" + "---|" * len(devs),
+    ]
+    for e in entries:
+        lines.append(
+            f"| {e['patch']} #{e['hunk']} `{e['header'].split('@@')[1].strip()}` "
+            f"| `{e['path']}` | " + " | ".join(hunkcov.cell(e, d) for d in devs) + " |"
+        )
+    return lines
 
 
 def render_table(report: dict, console) -> None:
@@ -333,9 +501,86 @@ def render_table(report: dict, console) -> None:
     for d, info in report["devices"].items():
         if not info["available"]:
             console.print(f"[dim]{d}: absent: {info['detail']}[/]")
+    if report.get("hunks"):
+        h = Table(title="hunk coverage: tests that ran an added line, per device")
+        h.add_column("hunk")
+        h.add_column("file", overflow="fold")
+        for d in devs:
+            h.add_column(d)
+        for e in report["hunks"]:
+            h.add_row(
+                f"{e['patch']} #{e['hunk']}",
+                e["path"],
+                *[hunkcov.cell(e, d).replace("**", "") for d in devs],
+            )
+        console.print(h)
+
+
+def merge_main(argv: list[str]) -> int:
+    """``python -m patches.validate merge SHARD.json ...``: one report from the shards."""
+    from patches.validate import merge as merging
+
+    ap = argparse.ArgumentParser(
+        prog="python -m patches.validate merge", description=merging.__doc__.split("\n\n")[0]
+    )
+    ap.add_argument("reports", nargs="+", help="the JSON report (-o) of every shard")
+    ap.add_argument("-o", "--output", help="write the merged JSON report here")
+    ap.add_argument("--junit", help="write the merged JUnit XML here")
+    ap.add_argument("--markdown", help="write the merged Markdown here")
+    ap.add_argument("--format", choices=("json", "markdown"), default="markdown", help="stdout")
+    a = ap.parse_args(argv)
+    try:
+        report = merging.merge(merging.load(a.reports))
+    except merging.MergeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    write_outputs(report, a.output, a.junit, a.markdown)
+    print(json.dumps(report, indent=2) if a.format == "json" else render_markdown(report), end="")
+    return 1 if report["summary"]["regression"] else 0
+
+
+def write_outputs(report: dict, output=None, junit=None, markdown=None) -> None:
+    from patches.validate import merge as merging
+
+    if output:
+        Path(output).write_text(json.dumps(report, indent=2) + "\n")
+    if junit:
+        Path(junit).write_text(merging.junit(report))
+    if markdown:
+        Path(markdown).write_text(render_markdown(report))
+
+
+def parse_workers(spec: str) -> int:
+    """``auto`` -> every core this process may use; ``0``/``1`` -> no xdist."""
+    if str(spec) == "auto":
+        try:
+            return len(os.sched_getaffinity(0))
+        except AttributeError:
+            return os.cpu_count() or 1
+    try:
+        n = int(spec)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise ValidateError(f"bad --workers {spec!r}: a number >= 0 or 'auto'")
+    return n
+
+
+def parse_shard(spec: str) -> tuple[int, int]:
+    i, sep, n = spec.partition("/")
+    try:
+        ii, nn = int(i), int(n)
+    except ValueError:
+        ii = nn = 0
+    if not sep or nn < 1 or not 1 <= ii <= nn:
+        raise ValidateError(f"bad --shard {spec!r}: expected I/N with 1 <= I <= N (e.g. 1/2)")
+    return ii, nn
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["merge"]:
+        return merge_main(argv[1:])
     ap = ArgumentParser(
         prog="python -m patches.validate",
         description=__doc__.split("\n\n")[0],
@@ -379,6 +624,24 @@ def main(argv: list[str] | None = None) -> int:
         help="stdout format; auto = table on a TTY, JSON otherwise",
     )
     ap.add_argument("-o", "--output", help="also write the JSON report to this file")
+    ap.add_argument("--junit", help="also write a JUnit XML view (one testsuite per device)")
+    ap.add_argument("--markdown", help="also write the Markdown view (a PR's test plan)")
+    ap.add_argument(
+        "-n",
+        "--workers",
+        default="auto",
+        help="pytest-xdist processes per run: a number or 'auto' (all cores; default)",
+    )
+    ap.add_argument(
+        "--no-coverage",
+        action="store_true",
+        help="skip per-hunk device coverage (coverage.py, one context per test)",
+    )
+    ap.add_argument(
+        "--shard",
+        help="I/N: run the I-th of N deterministic shares of the selected test files "
+        "(join the shard reports with `python -m patches.validate merge`)",
+    )
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per pytest run")
     ap.add_argument("--pytest-arg", action="append", default=[], help="extra pytest argument")
     ap.add_argument("--scratch", help="scratch folder (default: a new temp folder)")
@@ -402,11 +665,13 @@ def main(argv: list[str] | None = None) -> int:
             keep=a.keep,
             timeout=a.timeout,
             pytest_args=a.pytest_arg,
+            workers=parse_workers(a.workers),
+            coverage=not a.no_coverage,
+            shard=parse_shard(a.shard) if a.shard else None,
         )
     except (ValidateError, selection.SeriesError, shadow.ShadowError, OSError) as e:
         return fail(e)
-    if a.output:
-        Path(a.output).write_text(json.dumps(report, indent=2) + "\n")
+    write_outputs(report, a.output, a.junit, a.markdown)
     fmt = a.format
     if fmt == "auto":
         fmt = "table" if sys.stdout.isatty() else "json"
@@ -427,7 +692,8 @@ def main(argv: list[str] | None = None) -> int:
     for c in report["comparisons"]:
         if c["change"] == "regression":
             print(
-                f"REGRESSION {c['device']}: {c['test']} {c['before']} -> {c['after']}",
+                f"REGRESSION {c['device']}: {c['test']} {c['before']} -> {c['after']}"
+                + (f" (ran {', '.join(c['hunks_run'])})" if c.get("hunks_run") else ""),
                 file=sys.stderr,
             )
     return 1 if s["regression"] else 0
