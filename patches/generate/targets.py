@@ -15,6 +15,7 @@ from typing import Iterable
 from audits.model import Rule
 
 from patches.generate.codemods import FixSpec
+from patches.generate.codemods.registry import claimed_by
 
 TARGETS = ("torch", "accelerator_api")
 
@@ -26,7 +27,7 @@ def family_of(rule: Rule) -> str | None:
     if style == "idiom":  # a whole-idiom family (codemods/idioms_*.py) named by the rule
         return (rule.fix.get("args") or {}).get("idiom")
     if style in ("rename", "ctor") and mtype == "name":
-        return "call"
+        return claimed_by(rule.match.get("names")) or "call"
     if style == "rename" and mtype == "identifier":
         return "rename"
     if style == "rename" and mtype == "attribute":

@@ -65,11 +65,13 @@ def test_invariant_on_installed_torch_subset(tmp_path):
     for root in (pkg, tmp_path):
         report, plan = _plan(root)
         assert len(report.findings) > 50
-        assert plan.fixed, "nothing fixed: the subset no longer exercises the codemod"
         assert plan.unaccounted(report.findings) == []
         # the relative `from . import ...` names resolve as in the scan: cuda/__init__.py
-        # imports its own submodules relatively and none of their uses is dropped
-        assert any(f.path.endswith("cuda/__init__.py") for f in plan.fixed)
+        # imports its own submodules relatively and none of their uses is dropped (the intent
+        # gate leaves them: torch/cuda/ implements CUDA itself, issue 20)
+        mine = [x for x in plan.left if x.finding.path.endswith("cuda/__init__.py")]
+        assert any(x.reason.startswith("cuda-owned-path") for x in mine), mine[:3]
+        assert not [x for x in mine if x.reason == "no rewrite matched this site"]
 
 
 def test_invariant_reports_a_dropped_finding(tmp_path):

@@ -240,7 +240,6 @@ class TestRuleFixtures(expecttest.TestCase):
 # left HN502:8: device index
 # left HN502:15: no `device` variable bound before it in scope
 # left HN502:15: no `device` variable bound before it in scope
-# left HN502:19: not a device argument
 # left HN502:23: a parameter's default: the API's own choice, kept
 @@ -5,3 +5,3 @@
 -    x = torch.zeros(3, device="cuda")
@@ -249,8 +248,13 @@ class TestRuleFixtures(expecttest.TestCase):
 +    x = torch.zeros(3, device=device)
 +    y = x.to(device, non_blocking=True)
 +    state = torch.load("ckpt.pt", map_location=device)
-@@ -20 +20 @@
+@@ -9 +9 @@
+-    if x.device.type == "cuda":              # a comparison: CUDA-specific on purpose
++    if x.device.type != "cpu":              # a comparison: CUDA-specific on purpose
+@@ -19,2 +19,2 @@
+-    device = "cuda"                          # where the device is picked: stays
 -    return x.to("cuda")
++    device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"                          # where the device is picked: stays
 +    return x.to(device)
 """,
         )
@@ -261,7 +265,6 @@ class TestRuleFixtures(expecttest.TestCase):
             """\
 # left HN503:7: compared with: asks whether it is CUDA, kept
 # left HN503:9: compared with: asks whether it is CUDA, kept
-# left HN503:14: not a device argument
 # left HN503:19: no `device` variable bound before it in scope
 # left HN503:24: no `device` variable bound before it in scope
 @@ -5,2 +5,2 @@
@@ -269,8 +272,10 @@ class TestRuleFixtures(expecttest.TestCase):
 -    out = torch.empty(4, device=torch.device("cuda"))
 +    batch = batch.to(device)
 +    out = torch.empty(4, device=device)
-@@ -15 +15 @@
+@@ -14,2 +14,2 @@
+-    device = torch.device("cuda")                # where the device is picked: stays
 -    return model.to(torch.device("cuda")), device
++    device = torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")                # where the device is picked: stays
 +    return model.to(device), device
 """,
         )
@@ -514,17 +519,16 @@ class TestIsAvailableGuards(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn101_guarded_cuda.py"),
             """\
-# left HN101:7: guarded code is still CUDA-specific: HN501 at line 8: x = x.cuda()  # no device in scope: HN501 stays, so the gate stays
 # left HN501:8: no `device` in scope
-# left HN101:14: guarded code is still CUDA-specific: HN504 at line 14: if torch.cuda.is_available() and x.is_cuda:
-# left HN101:20: guarded code is still CUDA-specific: HN710 at line 21: if torch.cuda.is_available():
-# left HN101:21: guarded code is still CUDA-specific: HN412 at line 22: torch.backends.cudnn.benchmark = True
-# left HN101:26: guarded code is still CUDA-specific: HN501 at line 28: x = torch.ones(3).cuda()
 # left HN501:28: no `device` in scope
-@@ -15,2 +15,2 @@
--        torch.cuda.synchronize()
+# left HN101:7: cuda-guarded: HN501 x.cuda() (line 8)
+# left HN101:14: cuda-chain: HN504 x.is_cuda (line 14)
+# left HN101:20: cuda-guarded: HN412 torch.backends.cudnn.benchmark (line 22)
+# left HN101:21: cuda-guarded: HN412 torch.backends.cudnn.benchmark (line 22)
+# left HN101:26: cuda-guarded: HN501 torch.ones(3).cuda() (line 28)
+# left HN105:15: cuda-branch: HN504 x.is_cuda (line 14)
+@@ -16 +16 @@
 -    return x.cuda() if torch.cuda.is_available() else x
-+        torch.accelerator.synchronize()
 +    return x.to(device) if torch.accelerator.is_available() else x
 """,
         )

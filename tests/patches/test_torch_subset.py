@@ -37,12 +37,14 @@ def test_series_on_a_copy_of_torch_utils_and_cuda(tmp_path, capsys):
     err = capsys.readouterr().err
     assert " 0 file errors" in err, err
     names = (tmp_path / "s" / "series").read_text().split()
-    assert len(names) >= 5
+    assert len(names) >= 2
     gitutil.am(repo, [tmp_path / "s" / n for n in names])
     changed = gitutil.git(
         "diff", "--name-only", f"HEAD~{len(names)}", "HEAD", cwd=repo
     ).stdout.split()
     assert changed
+    # torch/cuda implements CUDA itself: the intent gate leaves it whole (issue 20).
+    assert not [c for c in changed if c.startswith("torch/cuda/")], changed
     for rel in changed:
         compile((repo / rel).read_text(encoding="utf-8"), rel, "exec", dont_inherit=True)
     after = audit_io.scan_tree(repo, rules, use_cache=False)
@@ -55,7 +57,7 @@ def test_series_on_a_copy_of_torch_utils_and_cuda(tmp_path, capsys):
             if ln.startswith("  HN") and " fixed " in ln
         }
     )
-    assert sum(fixed.values()) >= 20, err
+    assert sum(fixed.values()) >= 4, err
     for rule, n in fixed.items():
         assert a[rule] <= b[rule] - n, (rule, b[rule], n, a[rule])
     assert sum(a.values()) < sum(b.values())

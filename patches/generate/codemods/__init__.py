@@ -5,6 +5,9 @@ groups of rules one after the other (one patch each) from a single analysis of t
 ``ast`` parse for scopes and imports, and one libcst parse + metadata resolution per region
 (the statement around a finding), reused by every step. Only the lines the scan reported are
 touched; every result is ``compile()``d, and a step whose result does not compile is dropped.
+
+Every family's sites pass one gate first (``intent.Gate``): a site whose code is about CUDA
+itself is left, with its evidence as the reason, before any family sees it.
 """
 
 from __future__ import annotations
@@ -17,12 +20,12 @@ from libcst.metadata import MetadataWrapper
 
 from patches.generate.codemods.context import FileContext
 from patches.generate.codemods.engine import Engine, FixSpec, Outcome
-from patches.generate.codemods.families import FAMILIES
-from patches.generate.codemods import guards
-from patches.generate.codemods.imports import _lines, fix_imports
+from patches.generate.codemods.imports import fix_imports, split_lines
+from patches.generate.codemods.intent import Gate
+from patches.generate.codemods.registry import FAMILY_NAMES, new_families
 from patches.generate.codemods.regions import Piece, Region, regions
 
-__all__ = ["FAMILIES", "FixSpec", "Rewrite", "rewrite", "rewrite_steps"]
+__all__ = ["FAMILY_NAMES", "FixSpec", "Rewrite", "rewrite", "rewrite_steps"]
 
 Gated = list[tuple[FixSpec, frozenset[int]]]
 
@@ -73,13 +76,14 @@ class _File:
     ) -> None:
         self.source, self.path, self.importer = source, path, importer
         self.kept: list[tuple[str, str]] = []
-        self.lines = _lines(source)
+        self.lines = split_lines(source)
         self.ctx = FileContext(source, ast.parse(source), path, package_prefix)
-        self.sites = {}
-        if any(guards.IS_AVAILABLE in s.names for g in groups for s, _ in g):
-            self.sites = guards.sites(self.ctx)
-            groups = [[(s, self._with_picks(s, ls)) for s, ls in g] for g in groups]
-        self.groups = groups
+        self.families = new_families()
+        self.groups = groups = [
+            [(s, self.families[s.family].prepare(self.ctx, s, ls)) for s, ls in g] for g in groups
+        ]
+        self.left: dict[tuple[str, int], str] = {}  # (rule, line) -> why the gate left it
+        self.gate: Gate | None = None
         all_lines = {ln for g in groups for _, ls in g for ln in ls}
         regs = None if whole_file else regions(self.ctx, self.lines, all_lines)
         self.whole = regs is None
@@ -89,37 +93,46 @@ class _File:
         self.wrappers: dict[int, MetadataWrapper] = {}
         self.variants: dict[tuple, tuple[str, Engine]] = {}
 
-    def _with_picks(self, spec: FixSpec, lines: frozenset[int]) -> frozenset[int]:
-        """HN101's lines plus the device-pick literals its calls rewrite in the same step."""
-        if guards.IS_AVAILABLE not in spec.names:
-            return lines
-        picks = {lit: ln for ln in lines for site in self.sites.get(ln, ()) for lit in site.picks}
-        self.ctx.guard_picks.update(picks)
-        return lines | frozenset(picks)
-
     def settle(self, findings) -> None:
-        """Decide which is_available() calls stay: those whose guarded code keeps a finding that
-        this run does not fix. Iterated, since a call kept is itself a finding left unfixed."""
+        """The intent gate over every site of every group: which stay, and why. Iterated with
+        the families, since a site a family cannot rewrite stays CUDA and may hold others."""
         everything = [x for g in self.groups for x in g]
-        blocked: dict[int, str] = {}
+        specs = {s.rule: (s, ls) for s, ls in everything}
+        candidates = {
+            (f.rule, f.line) for f in findings if f.line in specs.get(f.rule, ((), ()))[1]
+        }
+        companions: dict = {}
+        for s, ls in everything:
+            companions.update(self.families[s.family].companions(self.ctx, s, ls))
+        self.gate = gate = Gate(self.ctx, findings, candidates, companions)
+        failed: set[tuple[str, int]] = set()
         for _ in range(4):
-            self.ctx.guard_blocked, self.variants = blocked, {}
+            left = gate.settle(failed)
+            self.left = {k: "; ".join(str(e) for e in ev[:2]) for k, ev in left.items()}
+            self.variants = {}
             try:
                 _, engines = self.state(everything)
                 applied = {a for e in engines for a in e.outcome.applied}
             except (_Failed, SyntaxError, ValueError):
-                applied = set()  # cannot tell what is fixed: assume nothing is
-            unfixed = [x for x in findings if (x.rule, x.line) not in applied]
-            new = guards.blocked(self.sites, unfixed)
-            if new == blocked:
-                break
-            blocked = new
-        self.ctx.guard_blocked, self.variants = blocked, {}
+                return  # cannot tell what the families do: the step reports the failure
+            new = {c for c in candidates - set(left) if c not in applied} - failed
+            if not new:
+                return
+            failed |= new
+        self.variants = {}
 
     def variant(self, i: int, gated: Gated) -> tuple[str, Engine]:
         """Piece ``i`` rewritten for ``gated`` (restricted to its lines), cached."""
         r = self.pieces[i].region
-        mine = [(s, frozenset(ln for ln in ls if r.start <= ln <= r.end)) for s, ls in gated]
+        mine = [
+            (
+                s,
+                frozenset(
+                    ln for ln in ls if r.start <= ln <= r.end and (s.rule, ln) not in self.left
+                ),
+            )
+            for s, ls in gated
+        ]
         mine = [(s, ls) for s, ls in mine if ls]
         key = (i, tuple((s.rule, ls) for s, ls in mine))
         if key in self.variants:
@@ -134,7 +147,7 @@ class _File:
                 except cst.ParserSyntaxError as e:
                     raise _Failed(f"parse: {str(e).splitlines()[0]}") from None
                 self.wrappers[i] = MetadataWrapper(module, unsafe_skip_copy=True)
-            engine = Engine(self.ctx, mine, FAMILIES, piece.delta)
+            engine = Engine(self.ctx, mine, self.families, piece.delta, self.gate)
             try:
                 new = self.wrappers[i].visit(engine)
             except Exception as e:  # a codemod bug must cost this file, not the series
@@ -201,7 +214,7 @@ def rewrite_steps(
     except (SyntaxError, ValueError, RecursionError) as e:
         return [Rewrite(path, source, source, error=f"parse: {e}") for _ in groups]
     groups = f.groups
-    if f.sites and findings is not None:
+    if findings is not None:
         f.settle(findings)
     out: list[Rewrite] = []
     active: Gated = []
@@ -218,7 +231,13 @@ def rewrite_steps(
             continue
         outcome = Outcome(
             [a for e in engines for a in e.outcome.applied if a[0] in rules],
-            [x for e in engines for x in e.outcome.failed if x[0] in rules],
+            [x for e in engines for x in e.outcome.failed if x[0] in rules]
+            + [
+                (s.rule, ln, f.left[(s.rule, ln)])
+                for s, ls in group
+                for ln in sorted(ls)
+                if (s.rule, ln) in f.left
+            ],
         )
         if text != prev and verify_each:
             try:

@@ -51,10 +51,6 @@ class FileContext:
         self.module = Scope(tree, 1, max(source.count("\n") + 1, 1), False, None)
         self.scopes: list[Scope] = [self.module]
         self.stmts: list[ast.stmt] = []
-        # HN101 (guards.py): is_available() lines kept as they are (-> why), and the device-pick
-        # literals rewritten with them (literal line -> the call's line).
-        self.guard_blocked: dict[int, str] = {}
-        self.guard_picks: dict[int, int] = {}
         self._collect(tree, self.module)
 
     # -- building --------------------------------------------------------------------------

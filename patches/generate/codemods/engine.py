@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import ExpressionContextProvider, ParentNodeProvider, PositionProvider
 
-from audits.model import expand_name
 from patches.generate.codemods.context import FileContext
 
 
@@ -36,7 +35,7 @@ class FixSpec:
     ours: frozenset[str] = frozenset()  # --target accelerator_api: names our layer provides
 
     def new_for(self, matched: str) -> str:
-        new = expand_name(self.replacement, matched)
+        new = self.replacement.replace("{name}", matched.rsplit(".", 1)[-1])
         last = new.rsplit(".", 1)[-1]
         if last in self.ours and not new.startswith("torch.testing."):
             return f"accelerator_api.{last}"
@@ -63,9 +62,11 @@ class Engine(cst.CSTTransformer):
         gated: list[tuple[FixSpec, frozenset[int]]],
         families: dict,
         delta: int = 0,
+        gate=None,
     ) -> None:
         super().__init__()
         self.ctx = ctx
+        self.gate = gate  # intent.Gate of the file, or None (no findings given: no gate)
         self.delta = delta  # region line + delta = file line
         # The file's own module, so a rename never makes a module import from itself.
         self.module_name = ctx.module_name
@@ -99,21 +100,13 @@ class Engine(cst.CSTTransformer):
         parent = self.get_metadata(ParentNodeProvider, node, None)
         return isinstance(parent, cst.Attribute) and parent.attr is node
 
-    def assigned_name(self, node: cst.CSTNode) -> str:
-        """The name ``node`` is directly assigned to (``X = node``, ``X: T = node``), else ""."""
-        parent = self.get_metadata(ParentNodeProvider, node, None)
-        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
-            t = parent.targets[0].target
-        elif isinstance(parent, cst.AnnAssign):
-            t = parent.target
-        else:
-            return ""
-        if isinstance(t, cst.Name):
-            return t.value
-        return t.attr.value if isinstance(t, cst.Attribute) else ""
-
     def expr_context(self, node: cst.CSTNode):
         return self.get_metadata(ExpressionContextProvider, node, None)
+
+    def fixes(self, rule: str, line: int) -> bool:
+        """The intent gate lets ``rule``'s site at ``line`` through (it may be in another region:
+        a family rewriting a companion of that site asks)."""
+        return self.gate is None or self.gate.fixes(rule, line)
 
     def specs_for(self, family: str, node: cst.CSTNode):
         """(spec) for each spec of ``family`` whose finding lines include ``node``'s line."""

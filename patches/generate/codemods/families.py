@@ -11,16 +11,31 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ExpressionContext
 
-from patches.generate.codemods.guards import IS_AVAILABLE, _CUDA_STR
-from patches.generate.codemods.literals import DeviceLiteral
 from patches.generate.codemods.signatures import Unsupported, remap, signature_of
 
-# conventions.md: cuDNN and CUDA-graph checks are CUDA-specific on purpose; keep them guarded.
+# docs/patches.md, "What stays CUDA": cuDNN and CUDA-graph gates are CUDA-specific on purpose.
 CUDA_SPECIFIC_GATES = ("CUDNN", "CUDA_GRAPH")
 
 
 class Family:
+    """A rewrite shape. One instance per file (``registry.new_families``), so a family may keep
+    per-file state. Every site a family is offered has passed the intent gate (``intent.py``):
+    the family decides only *how* to rewrite, never *whether* the code is about CUDA.
+
+    ``claims``: the matched names whose rules this family fixes instead of the one their
+    catalogue style names (``targets.family_of``). ``prepare`` may add lines the family
+    rewrites with a site in the same step; ``companions`` names spans it rewrites together
+    with a site (they count as fixed with it, see ``intent.Gate``).
+    """
+
     name = ""
+    claims: tuple[str, ...] = ()
+
+    def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
+        return lines
+
+    def companions(self, ctx, spec, lines: frozenset[int]) -> dict[tuple[str, int], list]:
+        return {}
 
     def on_call(self, eng, original: cst.Call, updated: cst.Call):
         return None
@@ -51,35 +66,16 @@ class CallRename(Family):
 
     name = "call"
 
-    def on_literal(self, eng, original, updated):
-        return _pick(eng, original, updated)
-
     def on_call(self, eng, original, updated):
         specs = eng.specs_for(self.name, original)
         if not specs:
             return None
         names = eng.qualnames(original.func)
-        if names == {"torch.device"}:
-            return _pick(eng, original, updated)
         for spec in specs:
             matched = sorted(names & set(spec.names))
             if not matched:
                 continue
             old, new = matched[0], spec.new_for(matched[0])
-            if old == IS_AVAILABLE and eng.ctx.guard_blocked.get(eng.line(original)):
-                eng.fail(spec, original, eng.ctx.guard_blocked[eng.line(original)])
-                return updated
-            if old == IS_AVAILABLE and _test_gate(eng, original, updated):
-                # Upstream's form in test files: `@skipIf(not TEST_ACCELERATOR, ...)`.
-                eng.done(spec, original)
-                eng.remove_unused_import_by_node(original.func)
-                eng.add_needed_import(COMMON_UTILS, "TEST_ACCELERATOR")
-                return cst.Name("TEST_ACCELERATOR")
-            target = eng.assigned_name(original)
-            if target and "cuda" in target.lower():
-                # `TEST_CUDA = torch.cuda.is_available()`: the intent is "is CUDA", keep it.
-                eng.fail(spec, original, f"assigned to {target}: the intent is CUDA itself")
-                return updated
             old_sig, new_sig = signature_of(old), signature_of(new)
             lead, extra = (), {}
             need = _device_type_param(old_sig, new_sig)
@@ -114,56 +110,7 @@ class CallRename(Family):
         return None
 
 
-_CURRENT = "torch.accelerator.current_accelerator()"
-
-
-def _pick(eng, original, updated):
-    """The CUDA literal of a device-pick (guards.py) in the form of the current accelerator:
-    ``"cuda"`` -> ``torch.accelerator.current_accelerator().type``, ``torch.device("cuda")`` ->
-    ``torch.accelerator.current_accelerator()``, an index ``N`` (``"cuda:N"``,
-    ``torch.device("cuda", N)``) -> ``torch.device(torch.accelerator.current_accelerator().type, N)``.
-    Only in the IfExp body / assigned value the analysis found, in the step that rewrites the call."""
-    line = eng.line(original)
-    call_line = eng.ctx.guard_picks.get(line)
-    if call_line is None or eng.ctx.guard_blocked.get(call_line):
-        return None
-    if not any(IS_AVAILABLE in s.names for s in eng.specs_for("call", original)):
-        return None
-    parent = eng.parent(original)
-    if not (
-        (isinstance(parent, cst.IfExp) and parent.body is original)
-        or (isinstance(parent, cst.Assign) and parent.value is original)
-    ):
-        return None
-    if isinstance(original, cst.SimpleString):
-        text = original.evaluated_value if not original.prefix.lower().strip("ru") else None
-        m_ = _CUDA_STR.fullmatch(text) if isinstance(text, str) else None
-        if m_ is None:
-            return None
-        index, device = m_.group(1), False
-    elif (
-        isinstance(original, cst.Call)
-        and original.args
-        and isinstance(original.args[0].value, cst.SimpleString)
-    ):
-        m_ = _CUDA_STR.fullmatch(original.args[0].value.evaluated_value or "")
-        if m_ is None or original.args[0].keyword is not None:
-            return None
-        index, device = m_.group(1), True
-        if len(original.args) == 2 and isinstance(original.args[1].value, cst.Integer):
-            index = original.args[1].value.value
-        elif len(original.args) != 1:
-            return None
-    else:
-        return None
-    eng.add_needed_import("torch", node=original)
-    if index is not None:
-        return cst.parse_expression(f"torch.device({_CURRENT}.type, {index})")
-    return cst.parse_expression(_CURRENT if device else f"{_CURRENT}.type")
-
-
 COMMON_UTILS = "torch.testing._internal.common_utils"
-_SKIPS = ("skipIf", "skipUnless")
 
 
 def is_test_file(path: str) -> bool:
@@ -177,28 +124,6 @@ def is_test_file(path: str) -> bool:
         or any(d in ("test", "tests") for d in parts[:-1])
         or "testing/_internal/" in path
     )
-
-
-def _test_gate(eng, original: cst.Call, updated: cst.Call) -> bool:
-    """``torch.cuda.is_available()`` as the condition of a ``@skipIf(not ...)`` /
-    ``@skipUnless(...)`` decorator in a test file (not common_utils itself, which defines it)."""
-    if updated.args or not is_test_file(eng.ctx.path) or eng.module_name == COMMON_UTILS:
-        return False
-    node = original
-    parent = eng.parent(node)
-    negated = isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
-    if negated:
-        node, parent = parent, eng.parent(parent)
-    call = eng.parent(parent) if isinstance(parent, cst.Arg) and parent.keyword is None else None
-    if not isinstance(call, cst.Call) or not call.args or call.args[0] is not parent:
-        return False
-    func = (
-        call.func.attr.value
-        if isinstance(call.func, cst.Attribute)
-        else getattr(call.func, "value", "")
-    )
-    want = "skipIf" if negated else "skipUnless"
-    return func == want and isinstance(eng.parent(call), cst.Decorator)
 
 
 def _device_type_param(old, new):
@@ -346,9 +271,3 @@ class MethodToDevice(Family):
         return updated.with_changes(
             func=updated.func.with_changes(attr=cst.Name("to")), args=(dev, *updated.args)
         )
-
-
-FAMILIES = {
-    f.name: f
-    for f in (CallRename(), Rename(), AttributeRename(), MethodToDevice(), DeviceLiteral())
-}

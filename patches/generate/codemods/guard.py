@@ -1,78 +1,28 @@
-"""What a ``torch.cuda.is_available()`` guards, from the file's ``ast`` (HN101's safety check).
+"""HN101 ``torch.cuda.is_available()``: one family that owns its analysis and its state.
 
 The neutral predicate answers "is there any accelerator", so the rewrite is right only when the
-code it guards is neutral too. Two shapes are decided here:
+code it guards is neutral too (the shared intent gate, ``intent.py``, decides that for every
+family). What is HN101's own:
 
 * the device-pick idiom (upstream's own rewrite, pytorch/tutorials#3167): ``"cuda" if
   torch.cuda.is_available() else other`` and its ``if ...: d = "cuda" else: d = other`` form,
-  where the CUDA literal is rewritten with the predicate (``PICK``);
-* otherwise the guarded code's extent: the ``if`` body, the IfExp body, the rest of an ``and``
-  chain, a ``@skipIf(not ...)``/``@skipUnless(...)`` definition's body. A finding the run leaves
-  there keeps the predicate as it is (see ``blocked``).
+  whose CUDA literal is rewritten in the same step as the predicate (``prepare`` adds the
+  literal's line to the step);
+* in test files, ``@skipIf(not torch.cuda.is_available(), ...)`` / ``@skipUnless(...)`` become
+  upstream's ``TEST_ACCELERATOR`` gate.
 """
 
 from __future__ import annotations
 
 import ast
-import re
-from dataclasses import dataclass, field
 
-from patches.generate.codemods.context import FileContext
+import libcst as cst
+
+from patches.generate.codemods.families import COMMON_UTILS, CallRename, is_test_file
+from patches.generate.codemods.intent import CUDA_DEVICE_STR, Span, cuda_literal, is_call, span_of
 
 IS_AVAILABLE = "torch.cuda.is_available"
-_CUDA_STR = re.compile(r"cuda(?::(\d+))?")
-
-Pos = tuple[int, int]  # (line 1-based, column 0-based)
-Span = tuple[Pos, Pos]
-
-
-@dataclass
-class Site:
-    """One ``torch.cuda.is_available()`` call."""
-
-    line: int
-    col: int
-    spans: list[Span] = field(default_factory=list)  # the code it guards
-    picks: dict[int, str] = field(default_factory=dict)  # literal line -> kind ("str"/"device")
-
-
-def _is_call(ctx: FileContext, node: ast.AST, name: str) -> bool:
-    if not isinstance(node, ast.Call):
-        return False
-    parts, f = [], node.func
-    while isinstance(f, ast.Attribute):
-        parts.append(f.attr)
-        f = f.value
-    if not isinstance(f, ast.Name):
-        return False
-    dotted = ".".join([f.id, *reversed(parts)])
-    return ctx.qualify(node.lineno, dotted) == name
-
-
-def cuda_literal(ctx: FileContext, node: ast.AST) -> str | None:
-    """``"cuda"``/``"cuda:N"`` -> "str"; ``torch.device("cuda"[, N])``/``torch.device("cuda:N")``
-    -> "device"; anything else None."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return "str" if _CUDA_STR.fullmatch(node.value) else None
-    if _is_call(ctx, node, "torch.device") and not node.keywords and 1 <= len(node.args) <= 2:
-        first = node.args[0]
-        if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
-            return None
-        m = _CUDA_STR.fullmatch(first.value)
-        if m and (
-            len(node.args) == 1
-            or (
-                m.group(1) is None
-                and isinstance(node.args[1], ast.Constant)
-                and isinstance(node.args[1].value, int)
-            )
-        ):
-            return "device"
-    return None
-
-
-def _span(nodes) -> Span:
-    return (nodes[0].lineno, nodes[0].col_offset), (nodes[-1].end_lineno, nodes[-1].end_col_offset)
+_CURRENT = "torch.accelerator.current_accelerator()"
 
 
 def _single_assign(stmts):
@@ -81,7 +31,7 @@ def _single_assign(stmts):
     return None
 
 
-def _pick_if(ctx: FileContext, node: ast.If) -> ast.Assign | None:
+def _pick_if(ctx, node: ast.If) -> ast.Assign | None:
     """``if P: d = "cuda" else: d = other`` -> the ``d = "cuda"`` statement."""
     body, other = _single_assign(node.body), _single_assign(node.orelse)
     if body is None or other is None or cuda_literal(ctx, body.value) is None:
@@ -91,100 +41,137 @@ def _pick_if(ctx: FileContext, node: ast.If) -> ast.Assign | None:
     return body
 
 
-def _guarded(ctx: FileContext, node: ast.AST, parents: dict, site: Site) -> None:
-    """Fill ``site`` for the expression ``node`` (the call, or an ``and``/``not`` around it)."""
-    parent = parents.get(node)
-    if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
-        grand = parents.get(parent)
-        # `@skipIf(not P, ...)`: the definition runs only when P holds.
-        if _decorator_call(grand, parent, parents, "skipIf"):
-            site.spans.append(_span(parents[grand].body))
-        elif isinstance(grand, ast.If) and grand.test is parent and grand.orelse:
-            site.spans.append(_span(grand.orelse))
-        return
-    if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
-        rest = parent.values[parent.values.index(node) + 1 :]
-        if rest:
-            site.spans.append(_span(rest))
-        _guarded(ctx, parent, parents, site)
-        return
-    if isinstance(parent, ast.IfExp) and parent.test is node:
-        kind = cuda_literal(ctx, parent.body)
-        if kind is not None and node is parent.test and isinstance(node, ast.Call):
-            site.picks[parent.body.lineno] = kind
-        else:
-            site.spans.append(_span([parent.body]))
-        return
-    if isinstance(parent, (ast.If, ast.While)) and parent.test is node:
-        assign = (
-            _pick_if(ctx, parent)
-            if isinstance(parent, ast.If) and isinstance(node, ast.Call)
-            else None
-        )
-        if assign is not None:
-            site.picks[assign.value.lineno] = cuda_literal(ctx, assign.value)
-        else:
-            site.spans.append(_span(parent.body))
-        return
-    if _decorator_call(parent, node, parents, "skipUnless"):
-        site.spans.append(_span(parents[parent].body))
-
-
-def _decorator_call(call, arg, parents: dict, name: str) -> bool:
-    """``call`` is ``<...>.name(arg, ...)`` used as a decorator of a def or class."""
-    if not isinstance(call, ast.Call) or not call.args or call.args[0] is not arg:
-        return False
-    f = call.func
-    fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
-    owner = parents.get(call)
-    return (
-        fname == name
-        and isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        and call in owner.decorator_list
-    )
-
-
-def sites(ctx: FileContext) -> dict[int, list[Site]]:
-    """line -> the ``torch.cuda.is_available()`` calls starting on it, with what they guard."""
-    parents: dict[ast.AST, ast.AST] = {}
-    calls = []
+def picks(ctx) -> dict[int, tuple[int, Span]]:
+    """literal line -> (line of the bare ``is_available()`` call whose device-pick it is, the
+    literal's span)."""
+    out: dict[int, tuple[int, Span]] = {}
     for node in ast.walk(ctx.tree):
-        for child in ast.iter_child_nodes(node):
-            parents[child] = node
+        if isinstance(node, ast.IfExp):
+            test, lit = node.test, node.body
+        elif isinstance(node, ast.If):
+            assign = _pick_if(ctx, node)
+            test, lit = node.test, (assign.value if assign is not None else None)
+        else:
+            continue
         if (
-            isinstance(node, ast.Call)
-            and not node.args
-            and not node.keywords
-            and _is_call(ctx, node, IS_AVAILABLE)
+            lit is not None
+            and isinstance(test, ast.Call)
+            and not test.args
+            and not test.keywords
+            and is_call(ctx, test, IS_AVAILABLE)
+            and cuda_literal(ctx, lit) is not None
         ):
-            calls.append(node)
-    out: dict[int, list[Site]] = {}
-    for call in calls:
-        site = Site(call.lineno, call.col_offset)
-        _guarded(ctx, call, parents, site)
-        out.setdefault(call.lineno, []).append(site)
+            out[lit.lineno] = (test.lineno, span_of(lit))
     return out
 
 
-def _inside(f, span: Span) -> bool:
-    """The finding lies wholly inside ``span`` (finding columns are 1-based)."""
-    (l1, c1), (l2, c2) = span
-    start, end = (f.line, f.col - 1), (f.end_line, f.end_col - 1)
-    return (l1, c1) <= start and end <= (l2, c2)
+class AvailabilityGuard(CallRename):
+    """``torch.cuda.is_available()`` -> ``torch.accelerator.is_available()``, its device-pick
+    literal, or ``TEST_ACCELERATOR`` in a test gate (see the module docstring)."""
+
+    name = "guard"
+    claims = (IS_AVAILABLE,)
+
+    def __init__(self) -> None:
+        self.picks: dict[int, tuple[int, Span]] | None = None  # literal line -> (call, span)
+
+    def _picks(self, ctx):
+        if self.picks is None:
+            self.picks = picks(ctx)
+        return self.picks
+
+    def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
+        """The call lines plus the device-pick literals they rewrite in the same step."""
+        return lines | frozenset(lit for lit, (c, _) in self._picks(ctx).items() if c in lines)
+
+    def companions(self, ctx, spec, lines: frozenset[int]) -> dict[tuple[str, int], list]:
+        out: dict[tuple[str, int], list] = {}
+        for call, sp in self._picks(ctx).values():
+            if call in lines:
+                out.setdefault((spec.rule, call), []).append(sp)
+        return out
+
+    def on_literal(self, eng, original, updated):
+        return self._pick(eng, original)
+
+    def on_call(self, eng, original, updated):
+        specs = eng.specs_for(self.name, original)
+        if not specs:
+            return None
+        names = eng.qualnames(original.func)
+        if names == {"torch.device"}:
+            return self._pick(eng, original)
+        if IS_AVAILABLE in names and _test_gate(eng, original, updated):
+            # Upstream's form in test files: `@skipIf(not TEST_ACCELERATOR, ...)`.
+            eng.done(specs[0], original)
+            eng.remove_unused_import_by_node(original.func)
+            eng.add_needed_import(COMMON_UTILS, "TEST_ACCELERATOR")
+            return cst.Name("TEST_ACCELERATOR")
+        return super().on_call(eng, original, updated)
+
+    def _pick(self, eng, original):
+        """The CUDA literal of a device-pick in the form of the current accelerator: ``"cuda"``
+        -> ``torch.accelerator.current_accelerator().type``, ``torch.device("cuda")`` ->
+        ``torch.accelerator.current_accelerator()``, an index ``N`` (``"cuda:N"``,
+        ``torch.device("cuda", N)``) -> ``torch.device(...current_accelerator().type, N)``.
+        Only in the IfExp body / assigned value, in the step (and only where) the call is
+        rewritten: a call the gate keeps keeps its literal."""
+        call_line = (self.picks or {}).get(eng.line(original), (None,))[0]
+        specs = eng.specs_for(self.name, original)
+        if call_line is None or not specs or not eng.fixes(specs[0].rule, call_line):
+            return None
+        parent = eng.parent(original)
+        if not (
+            (isinstance(parent, cst.IfExp) and parent.body is original)
+            or (isinstance(parent, cst.Assign) and parent.value is original)
+        ):
+            return None
+        if isinstance(original, cst.SimpleString):
+            text = original.evaluated_value if not original.prefix.lower().strip("ru") else None
+            m_ = CUDA_DEVICE_STR.fullmatch(text) if isinstance(text, str) else None
+            if m_ is None:
+                return None
+            index, device = m_.group(1), False
+        elif (
+            isinstance(original, cst.Call)
+            and original.args
+            and isinstance(original.args[0].value, cst.SimpleString)
+        ):
+            m_ = CUDA_DEVICE_STR.fullmatch(original.args[0].value.evaluated_value or "")
+            if m_ is None or original.args[0].keyword is not None:
+                return None
+            index, device = m_.group(1), True
+            if len(original.args) == 2 and isinstance(original.args[1].value, cst.Integer):
+                index = original.args[1].value.value
+            elif len(original.args) != 1:
+                return None
+        else:
+            return None
+        eng.add_needed_import("torch", node=original)
+        for spec in eng.specs_for("device-literal", original):  # the literal's own finding
+            eng.done(spec, original)
+        if index is not None:
+            return cst.parse_expression(f"torch.device({_CURRENT}.type, {index})")
+        return cst.parse_expression(_CURRENT if device else f"{_CURRENT}.type")
 
 
-def blocked(all_sites: dict[int, list[Site]], unfixed) -> dict[int, str]:
-    """line of an is_available() call -> why it stays: its guarded code holds ``unfixed``."""
-    out: dict[int, str] = {}
-    for line, ss in all_sites.items():
-        for s in ss:
-            hits = sorted(
-                (f for f in unfixed for sp in s.spans if _inside(f, sp)),
-                key=lambda f: (f.line, f.col),
-            )
-            if hits:
-                h = hits[0]
-                out[line] = (
-                    f"guarded code is still CUDA-specific: {h.rule} at line {h.line}: {h.source}"
-                )
-    return out
+def _test_gate(eng, original: cst.Call, updated: cst.Call) -> bool:
+    """``torch.cuda.is_available()`` as the condition of a ``@skipIf(not ...)`` /
+    ``@skipUnless(...)`` decorator in a test file (not common_utils itself, which defines it)."""
+    if updated.args or not is_test_file(eng.ctx.path) or eng.module_name == COMMON_UTILS:
+        return False
+    node = original
+    parent = eng.parent(node)
+    negated = isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
+    if negated:
+        node, parent = parent, eng.parent(parent)
+    call = eng.parent(parent) if isinstance(parent, cst.Arg) and parent.keyword is None else None
+    if not isinstance(call, cst.Call) or not call.args or call.args[0] is not parent:
+        return False
+    func = (
+        call.func.attr.value
+        if isinstance(call.func, cst.Attribute)
+        else getattr(call.func, "value", "")
+    )
+    want = "skipIf" if negated else "skipUnless"
+    return func == want and isinstance(eng.parent(call), cst.Decorator)

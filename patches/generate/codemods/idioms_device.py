@@ -105,7 +105,7 @@ class DeviceDefaults(Family):
                 "torch.device(accelerator_api.device_type())",
             )
         if len(args) == 2 and m.group(1) is None and args[1].keyword in (None,):
-            index = args[1].value
+            index = updated.args[1].value  # keeps a rewrite inside it (current_device())
         elif len(args) == 1 and m.group(1) is not None:
             index = cst.Integer(m.group(1))
         else:

@@ -19,7 +19,7 @@ import libcst as cst
 from patches.generate.codemods.regions import Piece, Region
 
 
-def _lines(text: str) -> list[str]:
+def split_lines(text: str) -> list[str]:
     parts = text.split("\n")
     return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
@@ -162,7 +162,7 @@ def fix_imports(
 
 def _remove(text: str, path: str, dead: set[str], renames: dict[str, dict[str, str]]) -> str:
     tree = ast.parse(text)
-    lines = _lines(text)
+    lines = split_lines(text)
     parents = _parents(tree)
     top = {id(s) for s in tree.body}
     init = path.endswith("__init__.py")
@@ -194,7 +194,7 @@ def _add(text: str, adds: list[tuple[str, str | None]]) -> str:
     if not adds:
         return text
     tree = ast.parse(text)
-    lines = _lines(text)
+    lines = split_lines(text)
     have_mod = set()
     have_from: dict[str, ast.ImportFrom] = {}
     have_names = set()

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from patches.generate.codemods.guards import _CUDA_STR
+from patches.generate.codemods.families import Family
+from patches.generate.codemods.intent import CUDA_DEVICE_STR
 
 # Keywords whose value may be any device (str or torch.device) and so may be `device` itself.
 DEVICE_KEYWORDS = frozenset({"device", "map_location", "output_device"})
@@ -29,20 +30,17 @@ def _string_value(node) -> str | None:
     return value if isinstance(value, str) else None
 
 
-class DeviceLiteral:
+class DeviceLiteral(Family):
     """HN502/HN503 in a device-argument position -> ``device`` (see the module docstring)."""
 
     name = "device-literal"
-
-    def on_ref(self, eng, original, updated):
-        return None
 
     def on_literal(self, eng, original, updated):
         specs = [s for s in eng.specs_for(self.name, original) if _STRING in s.names]
         if not specs:
             return None
         value = _string_value(original)
-        if value is None or _CUDA_STR.fullmatch(value) is None:
+        if value is None or CUDA_DEVICE_STR.fullmatch(value) is None:
             return None
         arg = eng.parent(original)
         call = eng.parent(arg) if isinstance(arg, cst.Arg) else None
@@ -56,7 +54,7 @@ class DeviceLiteral:
             return None
         args = original.args
         first = _string_value(args[0].value) if args and args[0].keyword is None else None
-        if first is None or _CUDA_STR.fullmatch(first) is None:
+        if first is None or CUDA_DEVICE_STR.fullmatch(first) is None:
             return None  # torch.device("cpu"), torch.device(name): not this finding
         plain = len(args) == 1 and not args[0].star and first == _STRING
         return self._replace(eng, specs[0], original, plain)

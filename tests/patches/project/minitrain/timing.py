@@ -3,7 +3,7 @@ import torch
 from torch.cuda import synchronize
 
 
-def time_cuda(fn, *args, warmup: int = 2, iters: int = 10, device=None):
+def time_call(fn, *args, warmup: int = 2, iters: int = 10, device=None):
     """Return (milliseconds per call, peak bytes allocated)."""
     for _ in range(warmup):
         fn(*args)

@@ -3,7 +3,7 @@ import unittest
 import torch
 from torch.testing._internal.common_utils import TEST_CUDA, TestCase, run_tests
 
-from minitrain import pick_device, time_cuda
+from minitrain import pick_device, time_call
 from minitrain.runtime import visible_devices
 
 
@@ -20,7 +20,7 @@ class TestRuntime(TestCase):
     @unittest.skipIf(not TEST_CUDA, "needs CUDA")
     def test_time(self):
         x = torch.randn(64, 64, device="cuda")
-        ms, peak = time_cuda(torch.mm, x, x)
+        ms, peak = time_call(torch.mm, x, x)
         self.assertGreater(ms, 0)
         self.assertGreater(peak, 0)
 

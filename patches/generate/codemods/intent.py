@@ -1,0 +1,603 @@
+"""Intent analysis: is the code around a finding about CUDA itself? The gate every family uses.
+
+A neutral rewrite is right only where the code means "the accelerator", not "CUDA". This module
+answers that from the file's ``ast`` alone (no libcst, nothing of ``patches`` but the file
+context), so the audit's messages can reuse it. Each reason is a named ``Evidence`` kind:
+
+- ``cuda-owned-path``: the file (or function) implements CUDA support itself (data:
+  ``cuda_intent.toml`` ``[[owned]]``: ``torch/cuda/``, ``torch/backends/cudnn/``, CUDA codegen...);
+- ``cuda-function``: an enclosing function or class is named for CUDA, or its docstring is about
+  CUDA (``has_cuda_pallas``, "Checks for a full Pallas-on-CUDA environment");
+- ``cuda-name``: the value flows into a name that says CUDA (``cuda_available_str = str(...)``,
+  ``has_cuda = ...``, ``f(use_cuda=...)``, ``{"cuda": ...}``);
+- ``cuda-statement``: the rest of the site's own statement stays CUDA (``current_stream(f"cuda:{i}")``,
+  ``torch.cuda.current_stream().cuda_stream`` while ``.cuda_stream`` stays);
+- ``cuda-guarded`` / ``cuda-chain`` / ``cuda-loop`` / ``cuda-comprehension``: the code the site
+  guards (``if`` body, ``IfExp`` branch, decorated test, the rest of the block after an early
+  ``if not ...: return``), the other operands of its boolean chain, the body of the loop or the
+  comprehension it iterates over still use CUDA-only APIs or values;
+- ``cuda-flow``: the value is assigned to a name that a later statement hands to CUDA-only code
+  (``n = torch.cuda.device_count()`` ... ``torch.cuda.get_device_capability(i)``);
+- ``cuda-branch``: the site is in a branch only CUDA reaches (``if x.is_cuda:``,
+  ``device.type == "cuda"``, ``@onlyCUDA``): the rewrite is moot noise.
+
+"Still CUDA" means a CUDA token (an identifier, attribute or space-free string matching
+``[markers]``: ``cuda``, ``cudnn``, ``nccl``, ``nvtx``, ``jiterator``, ``tf32``, ...) or a finding
+that this run does not fix. Tokens that a fixed finding covers (its rewrite removes them) do not
+count. Consistency follows: a site is left when what shares its unit stays CUDA, so a unit becomes
+neutral as a whole or not at all; ``Gate.settle`` iterates that to a fixed point.
+
+API (one ``Gate`` per file, built by ``codemods._File`` for every family's sites)::
+
+    gate = Gate(ctx, findings, candidates, companions)   # candidates: {(rule, line)}
+    left = gate.settle(failed)        # {(rule, line): [Evidence, ...]}; failed: sites a family
+                                      # could not rewrite (they stay CUDA too)
+    gate.fixes(rule, line)            # the decision for one site
+    Intent(ctx).evidence(finding, remaining)   # the raw evidence for one finding
+
+A family's own ``companions`` (spans it rewrites together with a site, e.g. HN101's device-pick
+literal) count as fixed with that site.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import fnmatch
+import functools
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+CUDA_DEVICE_STR = re.compile(r"cuda(?::(\d+))?")
+
+Pos = tuple[int, int]  # (line 1-based, column 0-based)
+Span = tuple[Pos, Pos]
+Site = tuple[str, int]  # (rule, line)
+
+KINDS = {
+    "cuda-owned-path": "the file implements CUDA support itself",
+    "cuda-function": "the enclosing function or class is about CUDA",
+    "cuda-name": "the value flows into a name that says CUDA",
+    "cuda-statement": "the rest of the statement stays CUDA-specific",
+    "cuda-guarded": "the code it guards stays CUDA-specific",
+    "cuda-chain": "the rest of the boolean chain stays CUDA-specific",
+    "cuda-loop": "the loop body stays CUDA-specific",
+    "cuda-comprehension": "the comprehension stays CUDA-specific",
+    "cuda-flow": "the value is handed to CUDA-specific code",
+    "cuda-branch": "only CUDA reaches this branch (moot)",
+}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    kind: str  # a key of KINDS
+    line: int  # where the evidence is
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.detail}"
+
+
+@functools.lru_cache(maxsize=1)
+def _data() -> dict:
+    return tomllib.loads(Path(__file__).with_name("cuda_intent.toml").read_text())
+
+
+@functools.lru_cache(maxsize=1)
+def _marker() -> re.Pattern:
+    return re.compile("|".join(_data()["markers"]["words"]), re.IGNORECASE)
+
+
+def is_cuda_word(text: str) -> bool:
+    """An identifier / attribute / device-like string that names something CUDA-only."""
+    return bool(_marker().search(text))
+
+
+def about_cuda_text(doc: str) -> bool:
+    """A docstring's first paragraph is about CUDA (mentions it, names no neutral device)."""
+    head = doc.strip().split("\n\n")[0].lower()
+    return is_cuda_word(head) and not any(w in head for w in _data()["markers"]["neutral_words"])
+
+
+def owned(path: str) -> list[tuple[str, list[str]]]:
+    """The ``[[owned]]`` entries that cover ``path``: (path prefix, function patterns or [])."""
+    path = path.replace("\\", "/")
+    out = []
+    for e in _data()["owned"]:
+        p = e["path"]
+        if path == p or (p.endswith("/") and (path.startswith(p) or f"/{p}" in f"/{path}")):
+            out.append((p, list(e.get("functions", []))))
+        elif not p.endswith("/") and (path.endswith("/" + p)):
+            out.append((p, list(e.get("functions", []))))
+    return out
+
+
+def _tree_path(ctx) -> str:
+    """The file's path as its module names it (``torch/cuda/__init__.py`` also when the scanned
+    root is the ``torch`` package itself), else its path."""
+    mod = getattr(ctx, "module_name", "")
+    if not mod:
+        return ctx.path
+    tail = "/__init__.py" if ctx.path.endswith("__init__.py") else ".py"
+    return mod.replace(".", "/") + tail
+
+
+def is_call(ctx, node: ast.AST, name: str) -> bool:
+    """``node`` is a call of the qualified ``name`` through the file's imports."""
+    return isinstance(node, ast.Call) and _qualified(ctx, node.func) == name
+
+
+def _qualified(ctx, node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ctx.qualify(node.lineno, ".".join([node.id, *reversed(parts)]))
+
+
+def cuda_literal(ctx, node: ast.AST) -> str | None:
+    """``"cuda"``/``"cuda:N"`` -> "str"; ``torch.device("cuda"[, N])``/``torch.device("cuda:N")``
+    -> "device"; anything else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return "str" if CUDA_DEVICE_STR.fullmatch(node.value) else None
+    if is_call(ctx, node, "torch.device") and not node.keywords and 1 <= len(node.args) <= 2:
+        first = node.args[0]
+        if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+            return None
+        m = CUDA_DEVICE_STR.fullmatch(first.value)
+        if m and (
+            len(node.args) == 1
+            or (
+                m.group(1) is None
+                and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, int)
+            )
+        ):
+            return "device"
+    return None
+
+
+def span_of(nodes) -> Span:
+    nodes = nodes if isinstance(nodes, list) else [nodes]
+    return (nodes[0].lineno, nodes[0].col_offset), (nodes[-1].end_lineno, nodes[-1].end_col_offset)
+
+
+def finding_span(f) -> Span:
+    return (f.line, f.col - 1), (f.end_line, f.end_col - 1)
+
+
+def _inside(inner: Span, outer: Span) -> bool:
+    return outer[0] <= inner[0] and inner[1] <= outer[1]
+
+
+@dataclass(frozen=True)
+class Token:
+    span: Span
+    text: str
+    node: ast.AST | None = None
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+class Intent:
+    """Per-file facts: parents, CUDA tokens, the node at a finding."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.at: dict[Span, ast.AST] = {}
+        tokens: list[Token] = []
+        for node in ast.walk(ctx.tree):
+            for child in ast.iter_child_nodes(node):
+                self.parents[child] = node
+            if not hasattr(node, "end_lineno") or isinstance(node, ast.stmt):
+                continue
+            self.at[span_of(node)] = node
+            text = None
+            if isinstance(node, ast.Name):
+                text = node.id
+            elif isinstance(node, ast.Attribute):
+                text = node.attr
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value if not any(c.isspace() for c in node.value) else None
+            elif isinstance(node, ast.arg):
+                text = node.arg
+            elif isinstance(node, ast.keyword):
+                text = node.arg
+            if text and is_cuda_word(text):
+                tokens.append(Token(span_of(node), "", node))
+        tokens.sort(key=lambda t: t.span)
+        self.tokens = tokens
+        self._starts = [t.span[0] for t in tokens]
+
+    def show(self, node: ast.AST) -> str:
+        """A short text for a CUDA token: its whole dotted name (``torch.cuda.get_device_capability``)."""
+        if isinstance(node, (ast.arg, ast.keyword)):
+            return f"{node.arg}="
+        while isinstance(self.parents.get(node), ast.Attribute):
+            node = self.parents[node]
+        text = ast.unparse(node)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    def tokens_in(self, span: Span) -> Iterable[Token]:
+        i = bisect.bisect_left(self._starts, span[0])
+        while i < len(self.tokens) and self.tokens[i].span[0] <= span[1]:
+            t = self.tokens[i]
+            if t.span[1] <= span[1]:
+                yield t
+            i += 1
+
+    def node_of(self, f) -> ast.AST | None:
+        """The expression a finding is about (a call finding's func -> the call)."""
+        node = self.at.get(finding_span(f))
+        if node is None:
+            return None
+        parent = self.parents.get(node)
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return parent
+        return node
+
+    def evidence(self, f, remaining: Callable[[Span, Span], list[str]]) -> list[Evidence]:
+        """Why the site of finding ``f`` is about CUDA (empty: nothing says so).
+
+        ``remaining(span, own)`` -> what stays CUDA inside ``span`` (excluding ``own``)."""
+        out: list[Evidence] = []
+        node = self.node_of(f)
+        defs = self._defs(node) if node is not None else []
+        for prefix, funcs in owned(_tree_path(self.ctx)):
+            if not funcs:
+                out.append(Evidence("cuda-owned-path", f.line, f"{prefix} implements CUDA"))
+            else:
+                hit = [d.name for d in defs if any(fnmatch.fnmatch(d.name, p) for p in funcs)]
+                if hit:
+                    out.append(
+                        Evidence("cuda-owned-path", f.line, f"{hit[0]}() in {prefix} is CUDA's")
+                    )
+        if node is None:
+            return out
+        for d in defs:
+            if is_cuda_word(d.name):
+                out.append(Evidence("cuda-function", d.lineno, f"inside {d.name}"))
+                break
+            doc = ast.get_docstring(d, clean=False)
+            if doc and about_cuda_text(doc):
+                line = doc.strip().split("\n")[0][:60]
+                out.append(Evidence("cuda-function", d.lineno, f"{d.name}: {line!r}"))
+                break
+        own = finding_span(f)
+        top, stmt = self._top(node)
+        name = self._target_name(node, stmt)
+        if name:
+            out.append(Evidence("cuda-name", node.lineno, f"flows into {name}"))
+        for kind, spans in self._guarded(node, top, stmt):
+            for sp in spans:
+                self._add(out, kind, remaining(sp, own))
+        self._branch(out, node, remaining, own)
+        self._flow(out, stmt, node, remaining, own)
+        unit = span_of(stmt) if not _compound(stmt) else span_of(top)
+        self._add(out, "cuda-statement", remaining(unit, own))
+        seen, kept = set(), []
+        for e in out:  # one entry per kind and per thing that stays CUDA
+            key = e.detail if e.kind.startswith("cuda-") and "(line" in e.detail else e
+            if e.kind in seen or key in seen:
+                continue
+            seen |= {e.kind, key}
+            kept.append(e)
+        return kept
+
+    @staticmethod
+    def _add(out, kind, hits) -> None:
+        if hits:
+            line, what = hits[0]
+            out.append(Evidence(kind, line, f"{what} (line {line})"))
+
+    # -- structure ----------------------------------------------------------------------------
+    def _defs(self, node) -> list[ast.AST]:
+        out, n = [], node
+        while n is not None:
+            p = self.parents.get(n)
+            if isinstance(p, _DEFS) and n in p.body:
+                out.append(p)
+            n = p
+        return out
+
+    def _top(self, node) -> tuple[ast.AST, ast.stmt]:
+        """(the outermost expression holding ``node`` below its statement, the statement)."""
+        n, top = node, node
+        while True:
+            p = self.parents.get(n)
+            if p is None or isinstance(p, ast.stmt):
+                return top, p if p is not None else n
+            n = p
+            if hasattr(n, "end_lineno"):
+                top = n
+
+    def _target_name(self, node, stmt) -> str:
+        """A CUDA-saying name the value of ``node`` flows into (assignment target, keyword,
+        dict key), climbing through the expressions that carry the value."""
+        n = node
+        while True:
+            p = self.parents.get(n)
+            if p is None or isinstance(p, ast.stmt):
+                break
+            if isinstance(p, ast.keyword) and p.arg and is_cuda_word(p.arg):
+                return p.arg
+            if isinstance(p, ast.Dict) and n in p.values:
+                key = p.keys[p.values.index(n)]
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    if is_cuda_word(key.value):
+                        return repr(key.value)
+            if isinstance(p, (ast.Lambda, *_COMPS)) or isinstance(p, ast.comprehension):
+                break
+            n = p
+        targets = []
+        if isinstance(stmt, ast.Assign) and stmt.value is n:
+            targets = stmt.targets
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and stmt.value is n:
+            targets = [stmt.target]
+        elif isinstance(stmt, ast.Return) and stmt.value is n:
+            return ""
+        for t in targets:
+            for sub in ast.walk(t):
+                text = getattr(sub, "id", None) or getattr(sub, "attr", None)
+                if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                    text = sub.value
+                if text and is_cuda_word(text):
+                    return text
+        return ""
+
+    def _guarded(self, node, top, stmt):
+        """(kind, spans) of the code the site guards or iterates over."""
+        out = []
+        n, negated = node, False
+        while True:
+            p = self.parents.get(n)
+            if isinstance(p, ast.BoolOp):
+                rest = [v for v in p.values if v is not n]
+                if rest:
+                    out.append(("cuda-chain", [span_of(v) for v in rest]))
+            elif isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.Not):
+                negated = not negated
+            elif isinstance(p, ast.Compare) or (isinstance(p, ast.Call) and n is not p.func):
+                pass  # `device_count() > 1`, `bool(P)`, `range(device_count())`
+            elif isinstance(p, ast.IfExp) and p.test is n:
+                out.append(("cuda-guarded", [span_of(p.orelse if negated else p.body)]))
+                break
+            elif isinstance(p, (ast.If, ast.While)) and p.test is n:
+                block = p.orelse if negated else p.body
+                if block:
+                    out.append(("cuda-guarded", [span_of(block)]))
+                if negated and isinstance(p, ast.If) and _exits(p.body):
+                    after = self._after(p)
+                    if after:
+                        out.append(("cuda-guarded", [span_of(after)]))
+                break
+            elif isinstance(p, ast.For) and p.iter is n:
+                out.append(("cuda-loop", [span_of(p.body + p.orelse)]))
+                break
+            elif isinstance(p, ast.comprehension) and p.iter is n:
+                comp = self.parents.get(p)
+                parts = [getattr(comp, a) for a in ("elt", "key", "value") if hasattr(comp, a)]
+                parts += [c for g in comp.generators for c in g.ifs]
+                out.append(("cuda-comprehension", [span_of(x) for x in parts]))
+                break
+            elif isinstance(p, ast.Call) and n is p.func:
+                pass
+            elif isinstance(p, _DEFS) and n in p.decorator_list:
+                out.append(("cuda-guarded", [span_of(p.body)]))
+                break
+            else:
+                break
+            n = p
+        # `@skipIf(not P, ...)` / `@skipUnless(P, ...)`: the decorated definition.
+        dec = self.parents.get(top)
+        if isinstance(dec, _DEFS) and top in dec.decorator_list and isinstance(top, ast.Call):
+            out.append(("cuda-guarded", [span_of(dec.body)]))
+        return out
+
+    def _after(self, stmt) -> list[ast.stmt]:
+        p = self.parents.get(stmt)
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(p, field, None)
+            if isinstance(block, list) and stmt in block:
+                return block[block.index(stmt) + 1 :]
+        return []
+
+    def _branch(self, out, node, remaining, own) -> None:
+        """Moot: an enclosing condition (or decorator) that only CUDA passes."""
+        n = node
+        while True:
+            p = self.parents.get(n)
+            if p is None:
+                return
+            tests = []
+            if isinstance(p, (ast.If, ast.While, ast.IfExp)) and n is not p.test:
+                in_body = n in p.body if isinstance(p.body, list) else n is p.body
+                if in_body != _negative(p.test):
+                    tests = [p.test]
+            elif isinstance(p, ast.BoolOp) and isinstance(p.op, ast.And):
+                tests = [v for v in p.values[: p.values.index(n)] if not _negative(v)]
+            elif isinstance(p, _DEFS) and n in p.body:
+                tests = [d for d in p.decorator_list if _cuda_only_decorator(d)]
+            for t in tests:
+                hits = remaining(span_of(t), own)
+                if hits:
+                    self._add(out, "cuda-branch", hits)
+                    return
+            n = p
+
+    def _flow(self, out, stmt, node, remaining, own) -> None:
+        """``x = <site>`` and a later statement of the same scope hands ``x`` to CUDA-only code
+        (an argument of a call that stays CUDA, or the iterable of a loop whose body does)."""
+        if not isinstance(stmt, ast.Assign) or stmt.value is not node:
+            return
+        names = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+        if not names:
+            return
+        scope = self.ctx.scope_at(stmt.lineno)
+        for sub in ast.walk(scope.node):
+            if not (
+                isinstance(sub, ast.Name)
+                and sub.id in names
+                and isinstance(sub.ctx, ast.Load)
+                and sub.lineno > stmt.end_lineno
+                and self.ctx.scope_at(sub.lineno) is scope
+            ):
+                continue
+            n = sub
+            while not isinstance(n, ast.stmt):
+                p = self.parents.get(n)
+                hits = []
+                if isinstance(p, ast.Call) and n is not p.func:
+                    hits = remaining(span_of(p.func), own)
+                elif isinstance(p, ast.For) and n is p.iter:
+                    hits = remaining(span_of(p.body), own)
+                if hits:
+                    self._add(out, "cuda-flow", hits)
+                    return
+                if p is None:
+                    break
+                n = p
+
+
+def _compound(stmt) -> bool:
+    return isinstance(
+        stmt,
+        (
+            ast.If,
+            ast.For,
+            ast.AsyncFor,
+            ast.While,
+            ast.With,
+            ast.AsyncWith,
+            ast.Try,
+            ast.FunctionDef,
+            ast.AsyncFunctionDef,
+            ast.ClassDef,
+            ast.Match,
+        ),
+    )
+
+
+def _exits(block) -> bool:
+    last = block[-1] if block else None
+    if isinstance(last, _EXITS):
+        return True
+    if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
+        f = last.value.func
+        name = getattr(f, "attr", None) or getattr(f, "id", "")
+        return "skip" in name.lower() or name in ("exit", "fail")
+    return False
+
+
+def _negative(test) -> bool:
+    """``not X`` / ``X != "cuda"`` / ``X is not ...``: the CUDA side is the other branch."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return True
+    return isinstance(test, ast.Compare) and all(
+        isinstance(o, (ast.NotEq, ast.IsNot, ast.NotIn)) for o in test.ops
+    )
+
+
+_ONLY = re.compile(r"only.*cuda|requires?_?cuda|needs?_?cuda|skip_?unless|skipif", re.IGNORECASE)
+
+
+def _cuda_only_decorator(dec) -> bool:
+    """``@onlyCUDA``, ``@requires_cuda``, ``@skipIf(not <cuda>)``, ``@skipUnless(<cuda>)``."""
+    f = dec.func if isinstance(dec, ast.Call) else dec
+    name = getattr(f, "attr", None) or getattr(f, "id", "")
+    if name in ("skipIf",):
+        return isinstance(dec, ast.Call) and bool(dec.args) and _negative(dec.args[0])
+    return bool(_ONLY.search(name))
+
+
+class Gate:
+    """The decision for every candidate site of one file (see the module docstring)."""
+
+    def __init__(self, ctx, findings, candidates: set[Site], companions=None) -> None:
+        self.intent = Intent(ctx)
+        self.findings = [f for f in findings if f.kind != "branch"]
+        self.candidates = set(candidates)
+        self.companions: dict[Site, list[Span]] = companions or {}
+        self.left: dict[Site, list[Evidence]] = {}
+        self._by_line: dict[int, list] = {}
+        for f in self.findings:
+            self._by_line.setdefault(f.line, []).append(f)
+
+    def fixes(self, rule: str, line: int) -> bool:
+        return (rule, line) in self.candidates and (rule, line) not in self.left
+
+    def settle(self, failed: Iterable[Site] = ()) -> dict[Site, list[Evidence]]:
+        """Iterate to the least fixed point: a site is left when evidence remains with every
+        site not left counted as fixed; ``failed`` sites (a family could not rewrite them) stay
+        CUDA too."""
+        failed = set(failed)
+        left: dict[Site, list[Evidence]] = dict(self.left)
+        for _ in range(20):
+            fixed = self.candidates - set(left) - failed
+            spans = self._fixed_spans(fixed)
+            new = dict(left)
+            for f in self.findings:
+                site = (f.rule, f.line)
+                if site not in self.candidates or site in new or site in failed:
+                    continue
+                ev = self.intent.evidence(f, self._remaining(spans, fixed, f))
+                if ev:
+                    new[site] = ev
+            if new.keys() == left.keys():
+                break
+            left = new
+        self.left = left
+        return left
+
+    def _fixed_spans(self, fixed: set[Site]) -> dict[int, list[Span]]:
+        out: dict[int, list[Span]] = {}
+        for f in self.findings:
+            if (f.rule, f.line) in fixed:
+                sp = finding_span(f)
+                out.setdefault(sp[0][0], []).append(sp)
+        for site, sps in self.companions.items():
+            if site in fixed:
+                for sp in sps:
+                    out.setdefault(sp[0][0], []).append(sp)
+        return out
+
+    def _remaining(self, spans, fixed, me):
+        mine = (me.rule, me.line)
+        own_extra = self.companions.get(mine, [])
+
+        def covered(sp: Span) -> bool:
+            for line in range(max(1, sp[0][0] - 20), sp[0][0] + 1):
+                for fs in spans.get(line, ()):
+                    if _inside(sp, fs):
+                        return True
+            return any(_inside(sp, c) for c in own_extra)
+
+        def remaining(unit: Span, own: Span) -> list[tuple[int, str]]:
+            hits = []
+            for t in self.intent.tokens_in(unit):
+                if _inside(t.span, own) or covered(t.span):
+                    continue
+                hits.append((t.span[0][0], self.intent.show(t.node)))
+                break
+            for line in range(unit[0][0], unit[1][0] + 1):
+                for f in self._by_line.get(line, ()):
+                    sp = finding_span(f)
+                    if (f.rule, f.line) in fixed or (f.rule, f.line) == mine or covered(sp):
+                        continue
+                    if _inside(sp, unit) and not _inside(sp, own):
+                        node = self.intent.at.get(sp)
+                        what = self.intent.show(node) if node is not None else f.source.strip()
+                        hits.append((f.line, f"{f.rule} {what[:60]}"))
+                        break
+            return sorted(hits)
+
+        return remaining

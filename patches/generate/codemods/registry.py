@@ -1,0 +1,46 @@
+"""The family registry: every rewrite shape, in dispatch order (the first that answers wins).
+
+A new family is a module with one ``Family`` subclass (``families.py`` documents the protocol),
+added to ``FAMILY_TYPES`` here; ``targets.family_of`` maps catalogue rules to family names.
+Every site any family is offered has passed the intent gate (``intent.Gate``) first.
+"""
+
+from __future__ import annotations
+
+from patches.generate.codemods.families import AttributeRename, CallRename, MethodToDevice, Rename
+from patches.generate.codemods.guard import AvailabilityGuard
+from patches.generate.codemods.idioms_backend import Backend
+from patches.generate.codemods.idioms_capability import Capability
+from patches.generate.codemods.idioms_device import DeviceDefaults
+from patches.generate.codemods.idioms_precision import Precision
+from patches.generate.codemods.idioms_predicates import DevicePredicates
+from patches.generate.codemods.literals import DeviceLiteral
+
+FAMILY_TYPES = (
+    AvailabilityGuard,
+    CallRename,
+    Rename,
+    AttributeRename,
+    MethodToDevice,
+    # idioms_*.py (issue 14): whole training-script idioms, before the plain device literal
+    DevicePredicates,
+    DeviceDefaults,
+    Capability,
+    Precision,
+    Backend,
+    DeviceLiteral,
+)
+FAMILY_NAMES = tuple(t.name for t in FAMILY_TYPES)
+
+
+def new_families() -> dict:
+    """Fresh instances for one file (families may keep per-file state)."""
+    return {t.name: t() for t in FAMILY_TYPES}
+
+
+def claimed_by(names) -> str | None:
+    """The family that claims all of a rule's matched ``names``, if any."""
+    for t in FAMILY_TYPES:
+        if t.claims and names and set(names) <= set(t.claims):
+            return t.name
+    return None
