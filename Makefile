@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.hwneutral-installed
 ARGS   ?=
 
-.PHONY: install run test lint bench docs clean
+.PHONY: install run test lint bench docs prove clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,12 @@ test: $(STAMP) lint
 lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+
+# Prove generated series on PyTorch's own code with upstream's own tests (docs/validation.md):
+# one PR bundle per subsystem of patches/prove/subsystems.yaml in OUT, plus OUT/SUMMARY.md.
+OUT ?= prove-out
+prove: $(STAMP)
+	$(PY) -m patches.prove --out $(OUT) $(ARGS)
 
 bench: $(STAMP)
 	@for b in tests/benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -1,0 +1,5 @@
+import sys
+
+from patches.prove.cli import main
+
+sys.exit(main())

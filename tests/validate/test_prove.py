@@ -1,0 +1,172 @@
+"""`python -m patches.prove` end to end on PyTorch's own code and upstream's own tests.
+
+Bounded for `make test`: one subsystem (DLPack), a -k subset of upstream's test_dlpack.py, one
+pytest process per run. The upstream files are read in place from ../shared (never copied).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+UPSTREAM = REPO_ROOT.parent / "shared" / "upstream" / "pytorch-tests"
+DLPACK = Path(torch.__file__).parent / "utils" / "dlpack.py"
+K = "test_from_dlpack_dtype or test_dlpack_capsule_conversion"
+
+CONFIG = f"""
+subsystems:
+  dlpack:
+    title: DLPack interchange (bounded for make test)
+    paths: [torch/utils/dlpack.py, torch/_tensor.py]
+    tests:
+      - file: test_dlpack.py
+        k: "{K}"
+        why: "a bounded -k subset for make test"
+"""
+
+
+def prove(tmp_path: Path, *args: str) -> tuple[int, str, str]:
+    cfg = tmp_path / "subsystems.yaml"
+    cfg.write_text(CONFIG)
+    proc = subprocess.run(
+        [sys.executable, "-m", "patches.prove", "--config", str(cfg), "-n", "0", *args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def wrong_series(folder: Path, *, skew: bool = False) -> Path:
+    """A deliberately wrong patch to the installed torch/utils/dlpack.py: it hoists the stream
+    lookup out of the CUDA branch ("every device has a stream"), which raises where there is
+    no accelerator, i.e. on CPU. ``skew``: its context no longer matches the installed file."""
+    old = DLPACK.read_text().splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(old) if "ext_device = ext_tensor.__dlpack_device__()" in ln)
+    indent = old[at][: len(old[at]) - len(old[at].lstrip())]
+    new = list(old)
+    new.insert(at + 1, f"{indent}stream = torch.accelerator.current_stream()\n")
+    base = list(old)
+    if skew:  # a line the installed torch does not have: the patch is for another version
+        base[at - 1] = base[at - 1].rstrip("\n") + "  # from another torch version\n"
+        new[at - 1] = base[at - 1]
+    rel = "torch/utils/dlpack.py"
+    diff = "".join(difflib.unified_diff(base, new, f"a/{rel}", f"b/{rel}"))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "0001-dlpack-hoist-stream.patch").write_text(f"diff --git a/{rel} b/{rel}\n{diff}")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def proved(tmp_path_factory):
+    if not UPSTREAM.is_dir():
+        pytest.fail(f"{UPSTREAM} is missing: the upstream tests must lie beside the project")
+    tmp = tmp_path_factory.mktemp("prove")
+    rc, out, err = prove(
+        tmp, "--subsystems", "dlpack", "--devices", "cpu,trn,cuda", "--out", str(tmp / "out")
+    )
+    return rc, out, err, tmp / "out"
+
+
+def test_bundle_is_written_with_no_regression(proved):
+    rc, out, err, bundles = proved
+    assert rc == 0, err[-3000:]
+    b = bundles / "dlpack"
+    patches = sorted((b / "series").glob("*.patch"))
+    assert patches, err[-2000:]
+    for p in patches:  # paths from the folder holding torch: they apply to a PyTorch checkout
+        assert "diff --git a/torch/" in p.read_text()
+    report = json.loads((b / "validation.json").read_text())
+    assert report["summary"]["regression"] == 0
+    assert report["devices"]["trn"]["available"], report["devices"]["trn"]
+    assert not report["devices"]["cuda"]["available"]
+    assert report["pytest_args"] == ["-k", K]
+    assert "imports torch.utils.dlpack" in report["prove"]["selection"]["test_dlpack.py"]
+    outcomes = {(o["device"], o["phase"]) for o in report["outcomes"]}
+    assert {("cpu", "before"), ("cpu", "after"), ("trn", "before"), ("trn", "after")} <= outcomes
+    summary = (bundles / "SUMMARY.md").read_text()
+    assert "| dlpack |" in summary and "| ok |" in summary and summary in out
+
+
+def test_every_hunk_has_device_coverage(proved):
+    _, _, err, bundles = proved
+    report = json.loads((bundles / "dlpack" / "validation.json").read_text())
+    assert report["coverage"]["devices"]["cpu"] == "measured"
+    assert report["coverage"]["devices"]["trn"] == "measured"
+    assert report["coverage"]["devices"]["cuda"].startswith("absent")
+    assert report["hunks"] and report["summary"]["hunks"] == len(report["hunks"])
+    for h in report["hunks"]:
+        assert h["path"].startswith("torch/")
+        for dev in ("cpu", "trn"):
+            d = h["devices"][dev]
+            assert d["state"] == "measured"
+            assert set(d["passing_tests"]) <= set(d["tests"])
+            assert (dev in h["proven_on"]) == bool(d["passing_tests"])
+    md = (bundles / "dlpack" / "validation.md").read_text()
+    assert "**Hunk coverage**" in md and "| hunk | file | cpu | trn | cuda |" in md
+    assert f"-k {K}" in md  # the selection is said, not hidden
+
+
+def test_wrong_patch_is_a_named_regression_and_exits_1(tmp_path):
+    series = wrong_series(tmp_path / "wrong")
+    rc, out, err = prove(
+        tmp_path,
+        "--subsystems",
+        "dlpack",
+        "--series",
+        str(series),
+        "--devices",
+        "cpu",
+        "--out",
+        str(tmp_path / "out"),
+    )
+    assert rc == 1, err[-3000:]
+    report = json.loads((tmp_path / "out" / "dlpack" / "validation.json").read_text())
+    regs = [c for c in report["comparisons"] if c["change"] == "regression"]
+    assert regs and all(c["device"] == "cpu" and c["before"] == "pass" for c in regs)
+    # coverage names the hunk the failing tests ran: the patch to look at
+    assert all(c["hunks_run"] == ["0001-dlpack-hoist-stream.patch#1"] for c in regs), regs[:2]
+    assert "REGRESSION dlpack: cpu:" in err
+    summary = (tmp_path / "out" / "SUMMARY.md").read_text()
+    assert "## Regressions" in summary and regs[0]["test"] in summary
+    assert "0001-dlpack-hoist-stream.patch#1" in summary
+
+
+def test_series_for_another_version_exits_2_naming_file_and_hunk(tmp_path):
+    series = wrong_series(tmp_path / "skew", skew=True)
+    rc, out, err = prove(
+        tmp_path,
+        "--subsystems",
+        "dlpack",
+        "--series",
+        str(series),
+        "--devices",
+        "cpu",
+        "--out",
+        str(tmp_path / "o"),
+    )
+    assert rc == 2, err[-2000:]
+    assert "0001-dlpack-hoist-stream.patch does not apply" in err
+    assert "at torch/utils/dlpack.py hunk #1 (@@ -" in err
+
+
+def test_missing_test_root_says_how_to_point_elsewhere(tmp_path):
+    rc, out, err = prove(
+        tmp_path,
+        "--subsystems",
+        "dlpack",
+        "--test-root",
+        str(tmp_path / "nope"),
+        "--out",
+        str(tmp_path / "o"),
+    )
+    assert rc == 2 and "--test-root" in err and "PyTorch checkout's test/" in err
+    assert not (tmp_path / "o").exists()
