@@ -1,6 +1,6 @@
 """Language registry: which files each scanner reads, its byte prefilter, and the scanner module.
 
-A language is one ``Language`` entry. Adding one (e.g. the C++ scanner of issue 8) means adding
+A language is one ``Language`` entry. Adding one (as the C++ and CMake scanners were) means adding
 an entry here and a module that exposes the stable scanner interface::
 
     def scan_source(data: bytes, relpath: str, rules: Sequence[Rule]) -> tuple[list[Finding], list[FileError]]

@@ -165,6 +165,23 @@ def test_package_boundaries(graph):
     assert not bad, "imports across docs/architecture.md's boundaries:\n" + "\n".join(bad)
 
 
+def test_patches_commands_share_only_common(graph):
+    # generate, validate and matrix are separate concerns: what they share lives in common/
+    concerns = ("generate", "validate", "matrix", "common")
+    bad = [
+        f"{mod} imports {t}"
+        for mod, edges in graph.items()
+        for t in edges
+        if mod.startswith("patches.")
+        and t.startswith("patches.")
+        and (a := mod.split(".")[1]) in concerns
+        and (b := t.split(".")[1]) in concerns
+        and a != b
+        and b != "common"
+    ]
+    assert not bad, "\n".join(bad)
+
+
 def test_generate_locates_accelerator_api_without_importing_it(graph):
     # importing accelerator_api can patch torch (HN_AUTOPORT=1): generate reads its source instead
     assert not any(t.startswith("accelerator_api") for t in graph["patches.generate.targets"])

@@ -12,7 +12,7 @@ namespace trn {
 // Upper bound on devices the runtime can address; the visible count is set from Python.
 constexpr int kMaxDevices = 64;
 
-// ---- device.cpp (device count and per-thread current device) ----
+// ---- guard.cpp (device count and per-thread current device) ----
 c10::DeviceIndex device_count();
 void set_device_count(int n);
 c10::DeviceIndex current_device();

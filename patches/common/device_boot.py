@@ -1,7 +1,7 @@
 """Subprocess bootstrap: make DEVICE available, then hand over to a module (pytest, a worker).
 
-    python patches/device_boot.py DEVICE [--plugin MODULE] --probe
-    python patches/device_boot.py DEVICE [--plugin MODULE] -m MODULE [ARGS...]
+    python patches/common/device_boot.py DEVICE [--plugin MODULE] --probe
+    python patches/common/device_boot.py DEVICE [--plugin MODULE] -m MODULE [ARGS...]
 
 Upstream's ``common_device_type`` computes its device list when it is imported, so a PrivateUse1
 plugin must be registered *before* the test harness is imported; this script guarantees the order
