@@ -27,7 +27,3 @@ def run_py(args, env=None, timeout=240):
 
 def last_json(stdout: str):
     return json.loads(stdout.strip().splitlines()[-1])
-
-
-def trn_present() -> bool:
-    return (ROOT / "kernels" / "trn" / "__init__.py").exists()

@@ -8,7 +8,8 @@ import pytest
 import torch
 import torch.nn as nn
 
-from aa_helpers import APPS, PLUGIN_MISSING, last_json, run_py, trn_present
+from aa_helpers import APPS, PLUGIN_MISSING, last_json, run_py
+from hn_skip import skip_environment
 
 APP = APPS / "cuda_train.py"
 STEPS = 30
@@ -103,13 +104,10 @@ def test_cuda_app_runs_unmodified_on_cpu(tmp_path):
     assert "cuda_train.py:" in proc.stderr
 
 
-@pytest.mark.skipif(
-    not trn_present(), reason="kernels/trn (the trn plugin) is not in this tree yet"
-)
 def test_cuda_app_runs_unmodified_on_trn(tmp_path):
     proc, out, report = run_app(tmp_path, "--import", "kernels.trn")
     if proc.returncode == PLUGIN_MISSING:
-        pytest.skip(f"kernels.trn could not be imported/built: {proc.stderr.strip()[-500:]}")
+        skip_environment(f"kernels.trn could not be imported/built: {proc.stderr.strip()[-500:]}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = check_run(out, report, "trn")
     assert result["param_device"].startswith("trn")

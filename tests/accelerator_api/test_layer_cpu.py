@@ -1,6 +1,14 @@
-"""The neutral layer on a machine without an accelerator, and on a simulated older torch."""
+"""The neutral layer in a process without an accelerator, and on a simulated older torch.
 
+On a machine with a GPU, each test marked ``cpu_only_process`` runs in a child pytest whose GPUs
+are hidden (``CUDA_VISIBLE_DEVICES=""``), so the same assertions are checked there, not skipped.
+"""
+
+import functools
+import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -9,7 +17,37 @@ import torch
 
 import accelerator_api as A
 
+HIDE_GPUS = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "HN_CPU_ONLY_CHILD": "1"}
 
+
+def _accelerator():
+    acc = getattr(torch, "accelerator", None)
+    return acc.current_accelerator() if acc is not None else None
+
+
+def cpu_only_process(test):
+    """Run ``test`` here when this process sees no accelerator, else in a child that sees none."""
+    if _accelerator() is None:
+        return test
+    if os.environ.get("HN_CPU_ONLY_CHILD"):
+        raise RuntimeError(f"cannot hide the {_accelerator()} accelerator from a child process")
+
+    @functools.wraps(test)
+    def in_child(*args, **kwargs):
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+            + [f"{__file__}::{test.__name__}"],
+            env={**os.environ, **HIDE_GPUS},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+
+    return in_child
+
+
+@cpu_only_process
 def test_runtime_falls_back_to_cpu():
     assert A.accelerator() is None and not A.is_available()
     assert A.device() == torch.device("cpu") and A.device_type() == "cpu"
@@ -20,6 +58,7 @@ def test_runtime_falls_back_to_cpu():
         A.set_device_index(1)
 
 
+@cpu_only_process
 def test_memory_on_cpu_is_zero_not_an_error():
     # torch.accelerator.memory_allocated raises here; the layer answers like torch.cuda does.
     with pytest.raises(RuntimeError):
@@ -32,6 +71,7 @@ def test_memory_on_cpu_is_zero_not_an_error():
     assert 0 < free <= total
 
 
+@cpu_only_process
 def test_host_event_times_real_work():
     with pytest.raises(RuntimeError, match="events"):
         torch.Event(enable_timing=True).record()  # the gap this fills
@@ -48,6 +88,7 @@ def test_host_event_times_real_work():
         assert s is None
 
 
+@cpu_only_process
 def test_rng_state_round_trip_and_fork():
     A.manual_seed_all(123)
     state = A.get_rng_state()
@@ -60,6 +101,7 @@ def test_rng_state_round_trip_and_fork():
     assert torch.equal(before, A.get_rng_state())
 
 
+@cpu_only_process
 def test_autocast_picks_device_dtype_and_rejects_unsupported():
     x = torch.randn(4, 4)
     with A.autocast():
@@ -71,6 +113,7 @@ def test_autocast_picks_device_dtype_and_rejects_unsupported():
     assert A.GradScaler()._device == "cpu"  # torch's own default would be "cuda"
 
 
+@cpu_only_process
 def test_properties_dtypes_distributed_pinning():
     assert A.supports_dtype(torch.float64) and A.is_bf16_supported()
     p = A.device_properties()
@@ -80,6 +123,7 @@ def test_properties_dtypes_distributed_pinning():
     assert A.pin_memory(t) is t and A.loader_kwargs() == {"pin_memory": False}
 
 
+@cpu_only_process
 def test_graph_runs_eagerly_without_capture():
     calls = []
     with A.graph() as g:
@@ -91,6 +135,7 @@ def test_graph_runs_eagerly_without_capture():
     assert not step.captured and step() == 2 and step() == 3
 
 
+@cpu_only_process
 def test_older_torch_without_accelerator_namespace(monkeypatch):
     monkeypatch.delattr(torch, "accelerator")
     monkeypatch.delattr(torch, "get_device_module")

@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 
 import pytest
 
+from hn_skip import skip_environment
 from patches.matrix.cli import SMOKE_OPS
 from validate_helpers import REPO_ROOT
 
@@ -50,7 +51,7 @@ def test_trn_column_compares_with_cpu(smoke):
     trn = _cells(data, "trn")
     if not info["available"]:
         assert trn and all(c["status"] == "absent" for c in trn.values())
-        pytest.skip(f"trn cannot boot in this checkout: {info['detail']}")
+        skip_environment(f"trn cannot boot in this checkout: {info['detail']}")
     cpu = _cells(data, "cpu")
     assert set(trn) == set(cpu)
     for key, c in trn.items():
@@ -154,7 +155,7 @@ def test_dtype_policy_refusal_is_its_own_status(tmp_path):
     assert proc.returncode == 0, proc.stderr
     data = json.loads((tmp_path / "matrix.json").read_text())
     if not data["devices"]["trn"]["available"]:
-        pytest.skip(f"trn cannot boot in this checkout: {data['devices']['trn']['detail']}")
+        skip_environment(f"trn cannot boot in this checkout: {data['devices']['trn']['detail']}")
     assert _cells(data, "cpu")[("double", "float32")]["status"] == "pass"
     c = _cells(data, "trn")[("double", "float32")]
     assert c["status"] == "refused" and c["errors"] == 0
