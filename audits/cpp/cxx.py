@@ -176,6 +176,9 @@ class _Scan:
             if node.parent.type in MACRO_DEFS:  # a macro body: parsed on its own, later
                 self.macros.setdefault(node.id, (node, []))[1].append(m)
             return
+        if group == "devstr":  # a string is the token itself
+            self._devstr(m, node)
+            return
         if _in(node, NOT_CODE, limit=4) is not None:
             return
         before = len(self.hits)
@@ -395,6 +398,63 @@ class _Scan:
             return
         self.add(rule, "call", call, f"`{' '.join(_text(call).split())}` CUDA-only device check")
 
+    def _cudam(self, m: re.Match[bytes], node: Node) -> None:
+        rule = self._enabled("cuda-method")
+        i = m.start() + m.group().index(b"cuda")
+        field = self.root.descendant_for_byte_range(i, i + 4)
+        fe = field.parent if field is not None else None
+        call = fe.parent if fe is not None else None
+        if (
+            rule is None
+            or fe is None
+            or fe.type != "field_expression"
+            or fe.child_by_field_name("field") != field
+            or call is None
+            or call.type != "call_expression"
+            or call.child_by_field_name("function") != fe
+        ):
+            return
+        self.add(rule, "call", call, f"`{' '.join(_text(call).split())}` moves to CUDA only")
+
+    def _devstr(self, m: re.Match[bytes], node: Node) -> None:
+        rule = self._enabled("device-string")
+        lit = _in(node, {"string_literal"}, 3)
+        if rule is None or lit is None or lit.start_byte != m.start():
+            return  # inside a longer string, a comment or a raw string
+        n = lit.parent
+        for _ in range(8):  # a message: an argument of a logging/check call, or `<< "cuda"`
+            if n is None or n.type in ("concatenated_string",):
+                return
+            if n.type == "binary_expression" and _text(n.child_by_field_name("operator")) == "<<":
+                return
+            if n.type == "call_expression":
+                fn = n.child_by_field_name("function")
+                if fn is not None and re.sub(r"\s+", "", _text(fn)) in self.plan.message_calls:
+                    return
+            if n.type in ("expression_statement", "declaration", "compound_statement"):
+                break
+            n = n.parent
+        self.add(rule, "literal", lit, f"`{_text(lit)}` device string")
+
+    def _include(self, m: re.Match[bytes], node: Node) -> None:
+        rule = self._enabled("cuda-include")
+        inc = _in(node, {"preproc_include"}, 3)
+        path = inc.child_by_field_name("path") if inc is not None else None
+        if rule is None or path is None:
+            return
+        name = _text(path).strip()[1:-1]
+        if not self.plan.include_re.search(name):
+            return
+        self.hits.append(
+            Hit(
+                rule.id,
+                "include",
+                tuple(inc.start_point),
+                tuple(path.end_point),
+                f"`#include {_text(path).strip()}`: a CUDA/ROCm header{self.where}",
+            )
+        )
+
     def _nsrel(self, m: re.Match[bytes], node: Node) -> None:
         e = _outer_qualified(node)
         outer = None  # the outermost enclosing namespace's first component
@@ -403,7 +463,7 @@ class _Scan:
             if n.type == "namespace_definition" and n.child_by_field_name("name") is not None:
                 outer = _text(n.child_by_field_name("name")).split("::")[0].strip()
             n = n.parent
-        if outer in ("at", "c10"):
+        if outer is not None and any(ns.split("::")[0] == outer for ns in self.plan.namespaces):
             self._ns(m, node, prefix=outer + "::")
 
     def _ns(self, m: re.Match[bytes], node: Node, prefix: str = "") -> None:

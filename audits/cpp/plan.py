@@ -33,6 +33,10 @@ class Plan:
     anchors: tuple[bytes, ...] = ()  # every token's line holds one of these
     token_re: re.Pattern[bytes] | None = None
     runtime_prefix: str = ""  # `cuda`: cudaStream_t, cudaMemcpyAsync, ...
+    include_re: re.Pattern[str] | None = None  # a CUDA/ROCm header path (cuda-include)
+    device_string: str = ""  # regex of a device string's content (device-string)
+    message_calls: frozenset[str] = frozenset()  # calls whose string arguments are messages
+    extra_anchors: tuple[bytes, ...] = ()
     closed: Any = None  # closed_lists.Vocab of the closed-device-list rule
     runtime_macros: frozenset[str] = frozenset()  # CUDA error-check macros (cuda-runtime)
     cmake_options: frozenset[str] = frozenset()
@@ -76,6 +80,12 @@ def build_plan(rules: Any) -> Plan:
         elif det == "cuda-runtime":
             plan.runtime_macros = frozenset(r.match.get("macros", ()))
             plan.runtime_prefix = r.match.get("identifier_prefix") or ""
+        elif det == "cuda-include":
+            plan.include_re = re.compile(r.match["path_pattern"])
+            plan.extra_anchors += tuple(a.encode() for a in r.match.get("anchors", ()))
+        elif det == "device-string":
+            plan.device_string = r.match["pattern"]
+            plan.message_calls = frozenset(r.match.get("message_calls", ()))
         elif det == "closed-device-list":
             plan.closed = Vocab.from_match(r.match)
         elif det == "cmake-option":
@@ -94,6 +104,12 @@ def build_plan(rules: Any) -> Plan:
         alts.append(r"(?P<devtype>\bDeviceType\s*::\s*CUDA\b|\bkCUDA\b)")
     if "is-cuda" in plan.by_detector:
         alts.append(r"(?P<iscuda>\bis_cuda\b)")
+    if "cuda-method" in plan.by_detector:
+        alts.append(r"(?P<cudam>(?:\.|->)\s*cuda\s*\()")
+    if plan.device_string:
+        alts.append(r'(?P<devstr>"%s")' % plan.device_string.lstrip("^").rstrip("$"))
+    if plan.include_re is not None:
+        alts.append(r'(?P<include>#[ \t]*include[ \t]*[<"][^>"\n]+[>"])')
     if plan.namespaces:
         heads = "|".join(re.escape(ns.split("::")[0]) for ns in plan.namespaces)
         alts.append(r"(?P<ns>\b(?:%s)\s*::\s*cuda\s*::)" % heads)
@@ -132,6 +148,7 @@ def build_plan(rules: Any) -> Plan:
             gate.add(p.encode())
     if "kernel-launch" in plan.by_detector:
         gate.add(b"<<<")
+    gate.update(plan.extra_anchors)
     plan.gate = tuple(sorted(gate))
     plan.anchors = plan.gate + (b"hn:",)
     return plan

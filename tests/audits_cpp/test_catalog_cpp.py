@@ -30,6 +30,9 @@ DETECTORS = {
     "kernel-launch",
     "closed-device-list",
     "cuda-runtime",
+    "cuda-method",
+    "device-string",
+    "cuda-include",
 }
 # Where each namespace's declarations live in the installed headers.
 HEADERS = {

@@ -26,6 +26,8 @@ class TestCudaSources(TestCase):
             self.check("hn84x_fill_kernel.cu"),
             """\
 HN840 build 1:1-56:26 CUDA-only file (.cu) -> - [manual]
+HN842 include 3:1-3:35 `#include <ATen/cuda/CUDAContext.h>`: a CUDA/ROCm header -> - [manual]
+HN842 include 5:1-5:36 `#include <c10/cuda/CUDAException.h>`: a CUDA/ROCm header -> - [manual]
 HN823 reference 26:3-26:15 `cudaStream_t` CUDA runtime name -> - [manual]
 HN821 call 26:25-26:57 `at::cuda::getCurrentCUDAStream` call: use `at::accelerator::getCurrentStream` -> at::accelerator::getCurrentStream [review]
 HN841 call 28:5-29:75 `fill_kernel<scalar_t><<<grid, block, 0, stream>>>` CUDA kernel launch -> - [manual]
@@ -54,6 +56,7 @@ HN831 macro 47:1-49:2 `TORCH_LIBRARY_IMPL(..., CUDA, ...)` registers kernels for
         self.assertExpectedInline(
             self.check("hn8xx_macro_bodies.h"),
             """\
+HN842 include 3:1-3:35 `#include <ATen/cuda/CUDAContext.h>`: a CUDA/ROCm header -> - [manual]
 HN812 call 5:35-5:46 `x.is_cuda()` CUDA-only device check; in the body of macro `CHECK_CUDA` -> at::accelerator::isAccelerator [review]
 HN841 call 8:3-9:14 `fill_kernel<T><<<blocks(n), 128, 0, at::cuda::getCurrentCUDAStream()>>>` CUDA kernel launch; in the body of macro `LAUNCH_FILL` -> - [manual]
 HN821 call 8:39-8:71 `at::cuda::getCurrentCUDAStream` call: use `at::accelerator::getCurrentStream`; in the body of macro `LAUNCH_FILL` -> at::accelerator::getCurrentStream [review]
@@ -73,13 +76,15 @@ HN801 branch 27:1-28:7 `#ifdef C10_CUDA_CHECK` branch, lines 27-28 -> - [manual]
         self.assertExpectedInline(
             got,
             """\
-hn822_using.h: HN822 reference 6:1-6:39 `using c10::cuda::getCurrentCUDAStream` brings `c10::cuda::getCurrentCUDAStream` into scope: its uses below are unqualified -> - [manual]
+hn822_using.h: HN842 include 3:1-3:33 `#include <c10/cuda/CUDAStream.h>`: a CUDA/ROCm header -> - [manual]
+HN822 reference 6:1-6:39 `using c10::cuda::getCurrentCUDAStream` brings `c10::cuda::getCurrentCUDAStream` into scope: its uses below are unqualified -> - [manual]
 HN822 reference 7:1-7:26 `using namespace at::cuda` brings the `at::cuda` namespace into scope: its uses below are unqualified -> - [manual]
 HN822 reference 8:1-8:52 `using ::c10::cuda::CUDACachingAllocator::raw_alloc` brings `c10::cuda::CUDACachingAllocator::raw_alloc` into scope: its uses below are unqualified -> - [manual]
 HN820 reference 10:23-10:43 `c10::cuda::CUDAGuard` reference: use `c10::DeviceGuard` -> c10::DeviceGuard [review]
 HN822 reference 11:3-11:41 `using c10::cuda::CUDAGuard::CUDAGuard` inherits the constructors of `c10::cuda::CUDAGuard` -> - [manual]
 hn822_guarded.h: HN840 build 1:1-9:7 whole file is under `#ifdef USE_CUDA` (line 3) -> - [manual]
-HN801 branch 3:1-9:7 `#ifdef USE_CUDA` branch, lines 3-9 -> - [manual]""",
+HN801 branch 3:1-9:7 `#ifdef USE_CUDA` branch, lines 3-9 -> - [manual]
+HN842 include 4:1-4:33 `#include <c10/cuda/CUDAStream.h>`: a CUDA/ROCm header -> - [manual]""",
         )
 
     def test_unstructured_region_falls_back_to_the_token(self):

@@ -22,6 +22,7 @@ class TestFixtures(TestCase):
 HN801 branch 4:1-6:7 `#ifdef USE_CUDA` branch, lines 4-6 -> - [manual]
 HN801 branch 8:1-10:7 `#if defined(__CUDACC__) && !defined(USE_ROCM)` branch, lines 8-10 -> - [manual]
 HN801 branch 12:1-14:7 `#ifndef C10_CUDA_NO_CMAKE_CONFIGURE_FILE` branch, lines 12-14 -> - [manual]
+HN842 include 13:1-13:45 `#include <c10/cuda/impl/cuda_cmake_macros.h>`: a CUDA/ROCm header -> - [manual]
 HN801 branch 20:1-23:7 `#if CUDA_VERSION >= 12000 && defined(__CUDA_ARCH__)` branch, lines 20-23 -> - [manual]""",
         )
 
@@ -95,10 +96,28 @@ HN830 literal 15:31-15:53 hard-coded `c10::DispatchKey::CUDA` dispatch key -> - 
 HN830 literal 15:72-15:95 hard-coded `DispatchKey::SparseCUDA` dispatch key -> - [manual]""",
         )
 
+    def test_hn813_814_824_842_libtorch_app(self):
+        self.assertExpectedInline(
+            self.check("hn813_libtorch_app.cpp"),
+            """\
+HN842 include 3:1-3:35 `#include <ATen/cuda/CUDAContext.h>`: a CUDA/ROCm header -> - [manual]
+HN842 include 4:1-4:26 `#include <cuda_runtime.h>`: a CUDA/ROCm header -> - [manual]
+HN842 include 5:1-5:34 `#include "kernels/fused_adam.cuh"`: a CUDA/ROCm header -> - [manual]
+HN824 call 8:24-8:51 `torch::cuda::is_available` call: no device-generic equivalent -> - [manual]
+HN814 literal 8:54-8:62 `"cuda:0"` device string -> at::getAccelerator [review]
+HN813 call 10:3-10:16 `model->cuda()` moves to CUDA only -> at::getAccelerator [review]
+HN813 call 11:12-11:39 `torch::randn({8, 3}).cuda()` moves to CUDA only -> at::getAccelerator [review]
+HN814 literal 12:17-12:23 `"cuda"` device string -> at::getAccelerator [review]
+HN824 call 13:31-13:58 `torch::cuda::device_count` call: use `at::accelerator::deviceCount` -> at::accelerator::deviceCount [review]
+HN824 call 14:3-14:29 `torch::cuda::synchronize` call: use `at::accelerator::synchronizeDevice` -> at::accelerator::synchronizeDevice [review]
+HN824 call 15:3-15:34 `torch::cuda::manual_seed_all` call: no device-generic equivalent -> - [manual]""",
+        )
+
     def test_hn823_runtime(self):
         self.assertExpectedInline(
             self.check("hn823_runtime.cpp"),
             """\
+HN842 include 2:1-2:36 `#include <c10/cuda/CUDAException.h>`: a CUDA/ROCm header -> - [manual]
 HN823 reference 4:55-4:67 `cudaStream_t` CUDA runtime name -> - [manual]
 HN823 call 5:3-5:81 `C10_CUDA_CHECK(...)` CUDA error-check macro -> - [manual]
 HN823 call 5:18-5:80 `cudaMemcpyAsync(...)` CUDA runtime call -> - [manual]
@@ -143,6 +162,7 @@ HN860 gate 35:22-36:55 closed device list (chain): names CUDA, XPU; leaves out P
 hn840_kernel.cu: HN840 build 1:1-5:2 CUDA-only file (.cu) -> - [manual]
 hn840_guarded.h: HN840 build 1:1-13:30 whole file is under `#if defined(USE_CUDA)` (line 6) -> - [manual]
 HN801 branch 6:1-11:7 `#if defined(USE_CUDA)` branch, lines 6-11 -> - [manual]
+HN842 include 7:1-7:26 `#include <cuda_runtime.h>`: a CUDA/ROCm header -> - [manual]
 hn840_not_guarded.h: HN801 branch 5:1-7:7 `#ifdef USE_CUDA` branch, lines 5-7 -> - [manual]
 hn840_negated.h: HN801 branch 3:1-5:7 `#ifndef USE_CUDA` branch, lines 3-5 -> - [manual]""",
         )
