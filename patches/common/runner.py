@@ -95,7 +95,7 @@ def boot_command(device: str, python: str = sys.executable, plugin: str | None =
     return cmd
 
 
-def _run(
+def run_logged(
     cmd: list[str], cwd: Path, env: dict[str, str], timeout: float, log: Path
 ) -> tuple[int | None, float]:
     """Run ``cmd`` in its own process group, output to ``log``; None rc means timed out."""
@@ -141,7 +141,7 @@ def probe(
     if device == "cpu":
         return DeviceInfo("cpu", True, "cpu")  # always there; saves a torch import
     log = log or Path(cwd) / f".probe-{device}.log"
-    rc, _ = _run(
+    rc, _ = run_logged(
         boot_command(device, python, plugin) + ["--probe"],
         Path(cwd),
         device_env(device, pythonpath),
@@ -269,7 +269,7 @@ def run_tests(
     if cov_dir is not None:
         env["HWNEUTRAL_COV_DIR"] = str(cov_dir)
         env["HWNEUTRAL_COV_INCLUDE"] = os.pathsep.join(str(p) for p in coverage_include)
-    rc, dt = _run(cmd, Path(root), env, timeout, log)
+    rc, dt = run_logged(cmd, Path(root), env, timeout, log)
     result = RunResult(
         device,
         phase,

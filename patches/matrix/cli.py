@@ -34,7 +34,7 @@ from patches.matrix.grid import pivot
 from patches.matrix.html import render_html
 from patches.matrix.shard import ShardError, cost_table
 from patches.matrix.shard import parse as parse_shard
-from patches.common.runner import boot_command, device_env, probe_all, run_tests, _run, tail
+from patches.common.runner import boot_command, device_env, probe_all, run_logged, run_tests, tail
 
 SCHEMA = 1
 SMOKE_OPS = (
@@ -146,7 +146,7 @@ def run_device(
         if left <= 0:
             break
         logf = work / f"worker-{device}{tag}-{attempt}.log"
-        rc, dt = _run(cmd, work, device_env(device), left, logf)
+        rc, dt = run_logged(cmd, work, device_env(device), left, logf)
         runs.append(
             {
                 "device": device,
