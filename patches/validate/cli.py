@@ -389,7 +389,7 @@ def rows(report: dict) -> list[tuple[str, str, dict[str, Comparison]]]:
     """(generic test id, worst change, {device: Comparison}) sorted regressions first."""
     table: dict[str, dict[str, Comparison]] = {}
     for d in report["comparisons"]:
-        c = Comparison(**d)
+        c = Comparison(**{k: d[k] for k in Comparison.__dataclass_fields__})
         table.setdefault(generic_id(c.test, c.device), {})[c.device] = c
     order = {"regression": 0, "gain": 1, "unchanged": 2}
     out = []
