@@ -59,7 +59,7 @@ ENTRY = {
     "validate": _main("patches.validate.cli"),
     "matrix": _main("patches.matrix.cli"),
     "autoport": _autoport,
-    # `make prove` (issue 11) joins here as a subprocess runner with its rows below.
+    "prove": _main("patches.prove.cli"),  # `make prove` is `python -m patches.prove $(ARGS)`
 }
 
 
@@ -256,6 +256,31 @@ ROWS = [
     ("matrix", ["--full", "--ops", "add"], ["--ops", "--full"]),
     ("matrix", ["--devices", "cpu", "--out", "{u}/notes.txt/m"], ["notes.txt/m", "is a file"]),
     ("matrix", ["--bogus"], ["--bogus", "--help"]),
+    (
+        "validate",
+        ["--tree", "{u}/tree", "--series", "{u}/stale.patch", "--shard", "3/2"],
+        ["'3/2'", "1 <= I <= N"],
+    ),
+    (
+        "validate",
+        ["--tree", "{u}/tree", "--series", "{u}/stale.patch", "--workers", "many"],
+        ["'many'", "auto"],
+    ),
+    ("validate", ["merge", "{u}/nope.json"], ["nope.json", "JSON report"]),
+    ("validate", ["merge", "{u}/corrupt.json"], ["corrupt.json", "JSON report"]),
+    ("matrix", ["--devices", "cpu", "--shard", "0/4"], ["'0/4'", "1 <= I <= N"]),
+    ("matrix", ["--devices", "cpu", "--workers", "0"], ["--workers 0", "1 or more"]),
+    ("matrix", ["merge", "{u}/corrupt.json", "--out", "m"], ["corrupt.json", ""]),
+    ("matrix", ["merge", "{u}/tree"], ["--out", "required"]),
+    ("matrix", ["costs", "{u}/nope"], ["nope", "matrix.json"]),
+    # make prove / python -m patches.prove
+    ("prove", ["--bogus"], ["--bogus", "--help"]),
+    ("prove", ["--out", "{u}/notes.txt"], ["notes.txt", "give a directory"]),
+    ("prove", ["--devices", "tpu"], ["'tpu'", "known: cpu"]),
+    ("prove", ["--subsystems", "nope"], ["nope", "known:"]),
+    ("prove", ["--series", "{u}/nope"], ["nope", "series folder"]),
+    ("prove", ["--config", "{u}/tree"], ["tree", "expected a file"]),
+    ("prove", ["--timeout", "0"], ["0", "> 0"]),
     # accelerator_api.autoport
     ("autoport", [], ["script", "-m MODULE"]),
     ("autoport", ["{u}/nope.py"], ["nope.py", "no such script"]),
@@ -374,6 +399,10 @@ FUZZ = {
         lambda u: ["--tests", f"{u}/nope.py"],
     ),
     "autoport": (["--import", "--report"], lambda u: [f"{u}/nope.py"]),
+    "prove": (
+        ["--devices", "--subsystems", "--timeout", "--workers", "--out"],
+        lambda u: ["--config", f"{u}/nope.yaml"],
+    ),
 }
 
 

@@ -399,7 +399,7 @@ def merge_main(argv: list[str]) -> int:
     """``merge DIR... --out DIR``: the matrix of a whole run from its shards' outputs."""
     from patches.matrix import merge
 
-    ap = argparse.ArgumentParser(prog="python -m patches.matrix merge", description=merge.__doc__)
+    ap = ArgumentParser(prog="python -m patches.matrix merge", description=merge.__doc__)
     ap.add_argument("shards", nargs="+", help="--out folders (or matrix.json files) of the shards")
     ap.add_argument("--out", required=True, help="output folder for the merged matrix")
     a = ap.parse_args(argv)

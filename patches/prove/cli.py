@@ -26,6 +26,15 @@ from pathlib import Path
 
 import yaml
 
+from patches.common.cli import (
+    ArgumentParser,
+    UsageError,
+    fail,
+    input_file,
+    output_dir,
+    parse_devices,
+    positive,
+)
 from patches.validate import cli as vcli
 from patches.validate import selection, shadow
 
@@ -342,7 +351,7 @@ def summary_markdown(rows: list[dict], devices: list[str], seconds: float, worke
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
+    ap = ArgumentParser(
         prog="python -m patches.prove",
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -363,6 +372,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-coverage", action="store_true", help="skip per-hunk device coverage")
     ap.add_argument("--timeout", type=float, default=1200, help="seconds per pytest run")
     a = ap.parse_args(argv)
+    try:  # bad values are refused before anything is generated, run or written
+        devices = parse_devices(a.devices)
+        output_dir("--out", a.out)
+        input_file("--config", a.config)
+        positive("--timeout", a.timeout)
+        if a.series and not Path(a.series).exists():
+            raise UsageError(f"--series {a.series}: no such file or directory (a series folder)")
+    except UsageError as e:
+        return fail(e)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     try:
         subs = load_config(Path(a.config))
@@ -386,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
                 + "; point --test-root at a PyTorch checkout's test/ folder, e.g. "
                 "`make prove ARGS='--test-root ~/src/pytorch/test'`"
             )
-        a.devices = [d.strip() for d in a.devices.split(",") if d.strip()]
+        a.devices = devices
         a.workers = vcli.parse_workers(a.workers)
         site = shadow.installed_site()
         out = Path(a.out)
@@ -406,8 +424,7 @@ def main(argv: list[str] | None = None) -> int:
         shadow.ShadowError,
         OSError,
     ) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return fail(e)
     print((out / "SUMMARY.md").read_text(), end="")
     regs = [r for r in rows if r.get("regressed")]
     for r in regs:
