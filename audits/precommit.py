@@ -9,7 +9,6 @@ exits 1 when any is left. A missing baseline is a usage error (exit 2): create o
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -19,7 +18,7 @@ from audits import scan
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="hn-precommit", description=__doc__.split("\n\n")[0])
+    p = scan.OneLineParser(prog="hn-precommit", description=__doc__.split("\n\n")[0])
     p.add_argument("files", nargs="*", help="files to check (paths as pre-commit passes them)")
     p.add_argument("--baseline", metavar="OLD.json", help="findings already accepted")
     p.add_argument("--root", default=".", help="repository root (default: .)")

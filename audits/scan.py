@@ -29,7 +29,7 @@ def _one_line(message: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message.strip())
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
     """One-line usage errors (exit 2), like every command of the toolkit: no usage block."""
 
     def error(self, message: str):
@@ -63,7 +63,7 @@ def _csv(values: list[str] | None) -> list[str]:
 
 
 def scan_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = OneLineParser(
         prog="python -m audits.scan",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -115,7 +115,7 @@ def scan_parser() -> argparse.ArgumentParser:
 
 
 def diff_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = OneLineParser(
         prog="python -m audits.scan diff",
         description="Compare two JSON reports: new, fixed, existing findings.",
     )

@@ -55,6 +55,7 @@ def _main(module: str):
 
 ENTRY = {
     "scan": _main("audits.scan"),
+    "precommit": _main("audits.precommit"),  # hn-precommit, the pre-commit hook
     "generate": _main("patches.generate.cli"),
     "validate": _main("patches.validate.cli"),
     "matrix": _main("patches.matrix.cli"),
@@ -147,6 +148,10 @@ ROWS = [
     ("scan", ["diff", "{u}/empty.json", "{u}/empty.json"], ["empty.json", "JSON report"]),
     ("scan", ["diff", "{u}/tree", "{u}/tree"], ["tree", "JSON report"]),
     ("scan", ["diff", "{u}/other.json", "{u}/other.json", "-f", "html"], ["'html'", "text"]),
+    # hn-precommit
+    ("precommit", ["--baseline", "{u}/nope.json", "a.py"], ["nope.json", "create it"]),
+    ("precommit", ["--root", "{u}/notes.txt", "a.py"], ["notes.txt", "not a directory"]),
+    ("precommit", ["--bogus"], ["--bogus", "--help"]),
     # patches.generate
     ("generate", ["{u}/nope", "--out", "s"], ["nope", "no such directory"]),
     ("generate", ["{u}/notes.txt", "--out", "s"], ["notes.txt", "not a directory"]),
