@@ -8,4 +8,4 @@ explicitly with ``HN_ALLOW_SKIP=1`` (README, "Tests"). Other skips (an upstream 
 permission check that cannot apply to root) are ordinary skips.
 """
 
-from hn_skip import pytest_runtest_makereport  # noqa: F401  (the hook, see hn_skip)
+from hn_skip import pytest_configure, pytest_runtest_makereport  # noqa: F401  (hooks, see hn_skip)

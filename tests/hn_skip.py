@@ -1,7 +1,8 @@
 """The one way a test says "this machine cannot run me", and the hook that makes it count in CI.
 
 ``skip_environment(reason)`` skips with a marked reason. Under ``CI=true`` (or 1/yes) the hook
-turns such a skip into a failure, unless ``HN_ALLOW_SKIP=1`` opts out. Loaded by tests/conftest.py
+turns such a skip into a failure, unless ``HN_ALLOW_SKIP=1`` opts out; and CI refuses
+``EXPECTTEST_ACCEPT`` (it would rewrite the snapshots instead of checking them). Loaded by tests/conftest.py
 (and usable as ``-p hn_skip``).
 """
 
@@ -23,6 +24,15 @@ def strict() -> bool:
 def skip_environment(reason: str):
     """Skip because the environment lacks what the test needs (a failure under CI)."""
     pytest.skip(ENV_PREFIX + reason)
+
+
+def pytest_configure(config):
+    """Snapshots rewritten in CI would make every snapshot test pass: refuse that combination."""
+    ci = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+    if ci and os.environ.get("EXPECTTEST_ACCEPT"):
+        raise pytest.UsageError(
+            "EXPECTTEST_ACCEPT rewrites the snapshots instead of checking them; unset it in CI"
+        )
 
 
 @pytest.hookimpl(hookwrapper=True)

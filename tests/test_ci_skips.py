@@ -41,9 +41,10 @@ def suite(tmp_path_factory):
     return d
 
 
-def _outcomes(suite: Path, **env: str) -> str:
-    base = {k: v for k, v in os.environ.items() if k not in ("CI", "HN_ALLOW_SKIP")}
-    proc = subprocess.run(
+def _pytest(suite: Path, **env: str) -> subprocess.CompletedProcess:
+    drop = ("CI", "HN_ALLOW_SKIP", "EXPECTTEST_ACCEPT")
+    base = {k: v for k, v in os.environ.items() if k not in drop}
+    return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "hn_skip", "-p", "no:cacheprovider", "-q", "-rA"]
         + ["-c", os.devnull, "--rootdir", str(suite), str(suite / "test_suite.py")],
         env={**base, "PYTHONPATH": str(HERE), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **env},
@@ -51,6 +52,10 @@ def _outcomes(suite: Path, **env: str) -> str:
         text=True,
         timeout=120,
     )
+
+
+def _outcomes(suite: Path, **env: str) -> str:
+    proc = _pytest(suite, **env)
     return re.sub(r" in [\d.]+s.*$", "", proc.stdout.strip().splitlines()[-1].strip("= "))
 
 
@@ -63,3 +68,8 @@ def test_allow_skip_opts_out_and_without_ci_they_skip(suite):
     expected = "1 passed, 3 skipped, 1 xfailed"
     assert _outcomes(suite, CI="true", HN_ALLOW_SKIP="1") == expected
     assert _outcomes(suite, CI="false") == expected
+
+
+def test_ci_refuses_rewriting_snapshots(suite):
+    proc = _pytest(suite, CI="true", EXPECTTEST_ACCEPT="1")
+    assert proc.returncode == 4 and "EXPECTTEST_ACCEPT rewrites the snapshots" in proc.stderr
