@@ -53,6 +53,7 @@ DECLARATORS = {
     "parameter_declaration",
     "optional_parameter_declaration",
 }
+INCLUDE_PATH_RE = re.compile(rb'[<"][^>"\n]+[>"]')
 COND_LINE_RE = re.compile(rb"\s*#\s*(?:if|ifdef|ifndef|elif)\b")
 CUDA_CASE_RE = re.compile(r"(?:\w+::)*(?:DeviceType::CUDA|kCUDA|BackendComponent::CUDABit)$")
 CUDA_CHECK_RE = re.compile(
@@ -734,6 +735,40 @@ def _tokens(data: bytes, plan: Plan) -> list[re.Match[bytes]]:
     return out
 
 
+def _includes_only(
+    data: bytes, plan: Plan, tokens: list[re.Match[bytes]]
+) -> tuple[list[Hit], dict[int, set[str]], bool]:
+    """A file whose only tokens are `#include` lines needs no parse: a directive at the start of
+    a line is one (most CUDA includes in generic files end here; see docs/performance.md)."""
+    rule = plan.rule("cuda-include")
+    hits: list[Hit] = []
+    ignores: dict[int, set[str]] = {}
+    for m in tokens:
+        start = data.rfind(b"\n", 0, m.start()) + 1
+        row = data.count(b"\n", 0, m.start())
+        if m.lastgroup == "ignore":
+            codes = IGNORE_RE.match(data, m.start())
+            if codes:
+                ignores.setdefault(row, set()).update(
+                    c.strip() for c in codes.group(1).decode().split(",") if c.strip()
+                )
+            continue
+        if rule is None or data[start : m.start()].strip():
+            continue  # not at the start of its line (inside a comment or a string)
+        path = INCLUDE_PATH_RE.search(m.group()).group()
+        if plan.include_re.search(path.decode("utf-8", "replace")[1:-1]):
+            hits.append(
+                Hit(
+                    rule.id,
+                    "include",
+                    (row, m.start() - start),
+                    (row, m.end() - start),
+                    f"`#include {path.decode('utf-8', 'replace')}`: a CUDA/ROCm header",
+                )
+            )
+    return hits, ignores, False
+
+
 def scan_cxx(data: bytes, plan: Plan, suffix: str) -> tuple[list[Hit], dict[int, set[str]], bool]:
     """Hits, suppression comments by row and whether the parse had errors, for one C++ file."""
     is_cuda_file = suffix in plan.cuda_suffixes and plan.rule("cuda-file") is not None
@@ -742,6 +777,8 @@ def scan_cxx(data: bytes, plan: Plan, suffix: str) -> tuple[list[Hit], dict[int,
     tokens = _tokens(data, plan)
     if not is_cuda_file and all(m.lastgroup == "ignore" for m in tokens):
         return [], {}, False
+    if not is_cuda_file and all(m.lastgroup in ("include", "ignore") for m in tokens):
+        return _includes_only(data, plan, tokens)
     source = as_cxx(data)
     tree = parse(source)
     scan = _Scan(data, tree, plan, source)

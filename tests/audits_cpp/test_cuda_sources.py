@@ -102,3 +102,32 @@ HN842 include 4:1-4:33 `#include <c10/cuda/CUDAStream.h>`: a CUDA/ROCm header ->
             render(findings),
             """HN812 call 2:16-2:23 `is_cuda()` (token level: tree-sitter could not parse this region) -> at::accelerator::isAccelerator [review]""",
         )
+
+
+def test_include_only_files_skip_the_parse_with_the_same_findings():
+    """A file whose only tokens are #include lines is answered without tree-sitter; adding one
+    code token forces the parse, and the include findings must not change."""
+    from audits.cpp import cxx
+
+    src = (
+        b"#include <c10/cuda/CUDAGuard.h>\n"
+        b'  #include "x/cuda_utils.h"  // hn: ignore[HN842]\n'
+        b"#include <vector>\n"
+        b"/* #include <cuda.h> */\n"
+        b'const char* k = "#include <cudnn.h>";\n'
+        b"#include <thrust/sort.h>\n"
+    )
+    parsed = []
+    real = cxx.parse
+    cxx.parse = lambda data: parsed.append(1) or real(data)
+    try:
+        alone, _ = scan_source(src, "a.cpp", CPP_RULES)
+        assert parsed == []
+        forced, _ = scan_source(src + b"bool b = t.is_cuda();\n", "a.cpp", CPP_RULES)
+        assert parsed == [1]
+    finally:
+        cxx.parse = real
+    assert [(f.rule, f.line, f.col, f.end_col, f.message) for f in alone] == [
+        (f.rule, f.line, f.col, f.end_col, f.message) for f in forced if f.rule == "HN842"
+    ]
+    assert [f.line for f in alone] == [1, 6]
