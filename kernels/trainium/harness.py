@@ -18,6 +18,7 @@ import torch
 
 HARNESS_MODULE = "torch.testing._internal.common_device_type"
 _applied: frozenset | None = None
+_policy: frozenset | None = None  # the registered preset's unsupported dtypes (install_import_hook)
 
 
 def _is_trn(device_type: str) -> bool:
@@ -25,14 +26,14 @@ def _is_trn(device_type: str) -> bool:
 
 
 def apply_dtype_policy(unsupported=None) -> frozenset:
-    """Filter trn test variants by ``unsupported`` (default: the active preset's table)."""
+    """Filter trn test variants by ``unsupported`` (default: the registered preset's table)."""
     global _applied
     from torch.testing._internal import common_device_type as cdt
 
     if unsupported is None:
-        from . import trainium
-
-        unsupported = trainium.state().dtypes.unsupported
+        if _policy is None:
+            raise RuntimeError("trn is not registered yet (import kernels.trn)")
+        unsupported = _policy
     unsupported = frozenset(unsupported)
     if _applied is not None:
         _applied = unsupported
@@ -97,8 +98,11 @@ class _ApplyAfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         apply_dtype_policy()
 
 
-def install_import_hook() -> None:
-    """Apply the policy when the harness gets imported (or now, if it already is)."""
+def install_import_hook(unsupported) -> None:
+    """Apply ``unsupported`` (the preset's table, given by the device's installer) when the
+    harness gets imported, or now if it already is."""
+    global _policy
+    _policy = frozenset(unsupported)
     if HARNESS_MODULE in sys.modules:
         apply_dtype_policy()
     elif not any(isinstance(f, _ApplyAfterImport) for f in sys.meta_path):

@@ -8,7 +8,7 @@ tick, stack). An access races with a previous one on another stream unless the a
 has waited for it, or ``record_stream(tensor, stream)`` declared the stream's use after it.
 
 Pure Python over opaque keys (stream ids, event ids, storage keys); the device runtime feeds it.
-Env var: HN_TRN_SANITIZER=1 turns it on for the device (see kernels/trn/sanitizer_mode.py).
+Env var: HN_TRN_SANITIZER=1 turns it on for the device (see kernels/trainium/sanitizer_mode.py).
 """
 
 from __future__ import annotations

@@ -102,11 +102,14 @@ def enable(core=None, *, raise_on_race: bool = True) -> StreamSanitizer:
     global _active
     if _active is not None:
         return _active.sanitizer
-    from . import _core
+    if core is None:
+        from kernels.trn import _core  # the device: enabling the sanitizer registers it
 
-    core = core or _core.native()
+        core = _core.native()
     # Reported stacks show the user's code, not torch's or this package's dispatch plumbing.
-    hide = (os.path.dirname(torch.__file__) + os.sep, os.path.dirname(__file__) + os.sep)
+    here = os.path.dirname(os.path.abspath(__file__))
+    device = os.path.join(os.path.dirname(here), "trn")
+    hide = (os.path.dirname(torch.__file__) + os.sep, here + os.sep, device + os.sep)
     san = StreamSanitizer(raise_on_race=raise_on_race, hide=hide)
     core.set_stream_observer(_observer(san))
     _active = _Mode(san)
@@ -118,7 +121,7 @@ def disable() -> None:
     global _active
     if _active is None:
         return
-    from . import _core
+    from kernels.trn import _core
 
     _active.__exit__(None, None, None)
     _core.native().set_stream_observer(None)

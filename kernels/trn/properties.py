@@ -19,7 +19,7 @@ class DeviceProperties:
     major: int = 0
     minor: int = 0
     is_emulated: bool = True
-    # Trainium topology (kernels/trn/topology.py fills these from the preset)
+    # Trainium topology (kernels/trainium/topology.py fills these from the preset)
     core_version: str = ""
     neuron_core_id: int = 0
     physical_cores: int = 1  # physical NeuronCores behind this logical core (LNC)

@@ -1,9 +1,9 @@
 """Make the registered `trn` device behave like Trainium (called once from register()).
 
-Reads the environment (topology.py, dtype_policy.py, numerics.py, sanitizer.py document the
-variables), then: sets the device count and each device's HBM capacity and properties, hands the
-dtype table to the native core, makes bf16 the autocast default, and installs the opt-in
-numerics kernels and the stream sanitizer. ``state()`` returns what was applied.
+Reads the environment (the policy modules in kernels/trainium/ document the variables), then:
+sets the device count and each device's HBM capacity and properties, hands the dtype table to the
+native core, makes bf16 the autocast default, and installs the opt-in numerics kernels and the
+stream sanitizer. ``state()`` returns what was applied.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import torch
 
-from . import topology as topo_mod
-from .dtype_policy import FALLBACK, DtypePolicy
-from .numerics import ENV_MATMUL_BF16, StochasticRounding, env_flag
-from .sanitizer import ENV_SANITIZER
+from kernels.trainium import topology as topo_mod
+from kernels.trainium.dtype_policy import FALLBACK, DtypePolicy
+from kernels.trainium.numerics import ENV_MATMUL_BF16, StochasticRounding, env_flag
+from kernels.trainium.sanitizer import ENV_SANITIZER
 
 
 @dataclass
@@ -111,14 +111,14 @@ def install(core, name: str) -> State | None:
     matmul_bf16 = env_flag(os.environ, ENV_MATMUL_BF16)
     _state = State(topo, policy, rounding, matmul_bf16)
     if rounding.enabled or matmul_bf16:
-        from . import numerics_ops
+        from kernels.trainium import numerics_ops
 
         numerics_ops.install(_state)
-    from . import harness
+    from kernels.trainium import harness
 
-    harness.install_import_hook()
+    harness.install_import_hook(policy.unsupported)
     if env_flag(os.environ, ENV_SANITIZER):
-        from . import sanitizer_mode
+        from kernels.trainium import sanitizer_mode
 
         _state.sanitizer = sanitizer_mode.enable(core)
     return _state

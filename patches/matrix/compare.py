@@ -159,7 +159,7 @@ _POLICY = re.compile(r"\b(\w+) is not supported on (\w+)\b")
 
 
 def refused(e: BaseException, device_type: str) -> bool:
-    """The device's dtype policy refused (kernels/trn/dtype_policy.py's message shape,
+    """The device's dtype policy refused (kernels/trainium/dtype_policy.py's message shape,
     ``"<dtype> is not supported on <device>"``)."""
     if not isinstance(e, TypeError):
         return False

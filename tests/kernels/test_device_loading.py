@@ -31,6 +31,20 @@ def test_importing_the_project_does_not_register_the_device():
     assert r.stdout.split() == ["privateuseone", "None"]
 
 
+def test_importing_the_trainium_policy_does_not_build_or_register():
+    r = _py(
+        "import pkgutil, importlib, sys, torch, kernels.trainium as t\n"
+        "names = [m.name for m in pkgutil.iter_modules(t.__path__)]\n"
+        "for n in names: importlib.import_module('kernels.trainium.' + n)\n"
+        "print(len(names), torch._C._get_privateuse1_backend_name(), 'kernels.trn' in sys.modules,"
+        " any('hn_trn_core' in m for m in sys.modules))",
+        HN_TRN_BUILD_DIR="/nonexistent/never-built",
+    )
+    assert r.returncode == 0, r.stderr
+    count, name, device, core = r.stdout.split()
+    assert int(count) >= 7 and (name, device, core) == ("privateuseone", "False", "False")
+
+
 def test_backend_entry_point_is_opt_in():
     code = "import torch; print(torch.accelerator.current_accelerator())"
     off, on = _py(code), _py(code, HN_TRN="1")

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from kernels.trn.numerics import StochasticRounding, fp32_accumulate, stochastic_round_bf16
+from kernels.trainium.numerics import StochasticRounding, fp32_accumulate, stochastic_round_bf16
 
 BF16_STEP_AT_1 = 2.0**-7
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from kernels.trn.sanitizer import StreamSanitizer, SynchronizationError
+from kernels.trainium.sanitizer import StreamSanitizer, SynchronizationError
 
 A, B = "A", "B"
 

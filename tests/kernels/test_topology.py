@@ -2,7 +2,14 @@
 
 import pytest
 
-from kernels.trn.topology import GiB, PRESETS, TopologyError, from_env, parse_bytes, parse_core_list
+from kernels.trainium.topology import (
+    GiB,
+    PRESETS,
+    TopologyError,
+    from_env,
+    parse_bytes,
+    parse_core_list,
+)
 
 
 def test_presets_match_the_documented_chips():

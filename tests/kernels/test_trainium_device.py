@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from kernels.trn.topology import GiB
+from kernels.trainium.topology import GiB
 
 DEV = "trn"
 
@@ -138,7 +138,7 @@ def test_rounding_is_rne_and_fp32_matmul_plain_by_default():
 
 @pytest.fixture
 def sanitizer():
-    from kernels.trn import sanitizer_mode
+    from kernels.trainium import sanitizer_mode
 
     san = sanitizer_mode.enable()
     yield san
@@ -146,7 +146,7 @@ def sanitizer():
 
 
 def test_sanitizer_reports_races_and_accepts_each_sync(sanitizer):
-    from kernels.trn.sanitizer import SynchronizationError
+    from kernels.trainium.sanitizer import SynchronizationError
 
     a, b = torch.Stream(device=DEV), torch.Stream(device=DEV)
 

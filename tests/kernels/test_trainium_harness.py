@@ -10,7 +10,7 @@ from torch.testing._internal.common_device_type import (
 from torch.testing._internal.common_methods_invocations import op_db
 from torch.testing._internal.common_utils import TestCase
 
-from kernels.trn.harness import apply_dtype_policy
+from kernels.trainium.harness import apply_dtype_policy
 
 OPS = [op for op in op_db if op.name in ("add", "mul", "sum") and not op.variant_test_name]
 
@@ -43,7 +43,7 @@ def _variants():
 
 
 def test_policy_applied_when_the_harness_was_imported():
-    from kernels.trn import harness
+    from kernels.trainium import harness
 
     assert harness._applied is not None and torch.float64 in harness._applied  # by the import hook
     assert apply_dtype_policy() == harness._applied  # idempotent
