@@ -29,7 +29,18 @@ CATALOG_PATH = Path(__file__).with_name("catalog.yaml")
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is ~10x faster
 SCHEMA = 1
 LANGUAGES = ("python", "cpp", "cmake")
-KINDS = ("call", "reference", "attribute", "literal", "gate", "branch", "include", "macro", "build")
+KINDS = (
+    "call",
+    "reference",
+    "attribute",
+    "literal",
+    "gate",
+    "branch",
+    "include",
+    "import",
+    "macro",
+    "build",
+)
 _ID = re.compile(r"^HN\d{3}$")
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_{][A-Za-z0-9_{}]*)*$")
@@ -52,10 +63,15 @@ _OPTIONAL = ("fix", "before", "after", "verify")
 PY_MATCH = {
     "name": ({"names"}, set()),
     "method": ({"methods"}, set()),
-    "attribute": ({"attributes"}, set()),
+    "attribute": ({"attributes"}, {"prefixes"}),
     "identifier": (set(), {"identifiers", "prefixes"}),
-    "literal": ({"values"}, {"keywords", "calls", "methods", "targets", "compare", "contains"}),
+    "literal": (
+        {"values"},
+        {"keywords", "calls", "methods", "targets", "compare", "contains", "anyargs", "anywhere"},
+    ),
     "branch": ({"nodes"}, set()),
+    "import": (set(), {"modules", "components"}),
+    "device_list": ({"backends"}, {"accelerators", "family", "open"}),
 }
 BRANCH_NODES = {"if", "elif", "ifexp", "assert", "decorator"}
 FIX_STYLES = {
@@ -230,9 +246,11 @@ def _validate_py_match(m: dict) -> list[str]:
         errs.append("identifier match needs identifiers or prefixes")
     if t == "literal" and not any(m.get(k) for k in optional):
         errs.append("literal match needs at least one context")
+    if t == "import" and not (m.get("modules") or m.get("components")):
+        errs.append("import match needs modules or components")
     if t == "branch" and not set(m.get("nodes", [])) <= BRANCH_NODES:
         errs.append(f"branch nodes must be among {sorted(BRANCH_NODES)}")
-    for k in ("targets", "compare", "contains"):
+    for k in ("targets", "compare", "contains", "components"):
         if k in m:
             try:
                 re.compile(m[k])
@@ -248,6 +266,12 @@ def _validate_py_match(m: dict) -> list[str]:
         "keywords",
         "calls",
         "nodes",
+        "anyargs",
+        "modules",
+        "backends",
+        "accelerators",
+        "family",
+        "open",
     ):
         if k in m and not (isinstance(m[k], list) and all(isinstance(x, str) for x in m[k])):
             errs.append(f"match.{k} must be a list of strings")

@@ -27,7 +27,8 @@ def _col(lines: list[str], line: int, off: int) -> int:
 def findings(scan: Scan, relpath: str, qual: str, lines: list[str], text: str) -> list[Finding]:
     sub = subsystem(qual)
     items: list[tuple[Rule, int, int, int, int, str, str]] = []
-    for rule, node, matched, kind in scan.out:
+    notes: dict[tuple[str, int, int], str] = {}
+    for rule, node, matched, kind, note in scan.out:
         items.append(
             (
                 rule,
@@ -39,6 +40,8 @@ def findings(scan: Scan, relpath: str, qual: str, lines: list[str], text: str) -
                 kind,
             )
         )
+        if note:
+            notes[(rule.id, node.lineno, node.col_offset)] = note
     for rule, l1, c1, l2, c2, matched in scan.spans:
         items.append((rule, l1, c1, l2, c2, matched, rule.kind))
     # Branches: a candidate whose test holds a predicate match.
@@ -80,6 +83,8 @@ def findings(scan: Scan, relpath: str, qual: str, lines: list[str], text: str) -
         seen.add(key)
         rep = rule.replacement_for(matched)
         msg = f"{rule.title}: " + (f"use {rep}" if rep else "no neutral equivalent, review by hand")
+        if key in notes:
+            msg += f" ({notes[key]})"
         out.append(
             Finding(
                 rule.id,

@@ -23,6 +23,24 @@ class LiteralRule:
     targets: re.Pattern | None
     compare: re.Pattern | None
     contains: re.Pattern | None
+    anyargs: frozenset[str] = frozenset()  # callee names (last component): every argument
+    anywhere: bool = False  # any value position but messages (print, logging, errors, help=)
+
+
+@dataclass
+class ImportRule:
+    rule: Rule
+    modules: tuple[str, ...]  # dotted module prefixes
+    components: re.Pattern | None  # a module path component matching it
+
+
+@dataclass
+class DeviceListRule:
+    rule: Rule
+    backends: frozenset[str]  # device type strings
+    accelerators: tuple[str, ...]  # the ones a list about devices should consider
+    family: frozenset[str]  # a list of only these is CUDA-only on purpose
+    open: tuple[str, ...]  # naming one of these (or calling something that does) opens the list
 
 
 @dataclass
@@ -33,6 +51,11 @@ class Plan:
     attributes: dict[str, Rule] = field(default_factory=dict)
     identifiers: dict[str, Rule] = field(default_factory=dict)
     prefixes: list[tuple[str, Rule]] = field(default_factory=list)
+    attr_prefixes: list[tuple[str, Rule]] = field(default_factory=list)
+    imports: list[ImportRule] = field(default_factory=list)
+    device_lists: list[DeviceListRule] = field(default_factory=list)
+    anywhere: list[LiteralRule] = field(default_factory=list)
+    lit_anyargs: set[str] = field(default_factory=set)
     literals: list[LiteralRule] = field(default_factory=list)
     lit_keywords: set[str] = field(default_factory=set)
     lit_calls: set[str] = field(default_factory=set)
@@ -71,6 +94,22 @@ def build_plan(rules: Sequence[Rule]) -> Plan:
         elif t == "attribute":
             for n in m["attributes"]:
                 p.attributes.setdefault(n, r)
+            p.attr_prefixes += [(n, r) for n in m.get("prefixes", [])]
+        elif t == "import":
+            comp = m.get("components")
+            p.imports.append(
+                ImportRule(r, tuple(m.get("modules", ())), re.compile(comp) if comp else None)
+            )
+        elif t == "device_list":
+            p.device_lists.append(
+                DeviceListRule(
+                    r,
+                    frozenset(m["backends"]),
+                    tuple(m.get("accelerators", ())),
+                    frozenset(m.get("family", ())),
+                    tuple(m.get("open", ())),
+                )
+            )
         elif t == "identifier":
             for n in m.get("identifiers", []):
                 p.identifiers.setdefault(n, r)
@@ -83,11 +122,17 @@ def build_plan(rules: Sequence[Rule]) -> Plan:
                 frozenset(m.get("calls", ())),
                 frozenset(m.get("methods", ())),
                 *(re.compile(m[k]) if k in m else None for k in ("targets", "compare", "contains")),
+                frozenset(m.get("anyargs", ())),
+                bool(m.get("anywhere")),
             )
+            if lr.anywhere:  # the fallback: after every specific context had its say
+                p.anywhere.append(lr)
+                continue
             p.literals.append(lr)
             p.lit_keywords |= lr.keywords
             p.lit_calls |= lr.calls
             p.lit_methods |= lr.methods
+            p.lit_anyargs |= lr.anyargs
             p.has_targets |= lr.targets is not None
             p.has_compare |= lr.compare is not None or lr.contains is not None
         elif t == "branch":

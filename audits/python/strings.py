@@ -24,12 +24,36 @@ def text_of(node: ast.AST, depth: int = 0) -> str:
 
 
 def literal_text(node: ast.AST) -> tuple[str, bool] | None:
+    """(text, built) of a string the expression evaluates to or begins with: a constant
+    (built False); an f-string's leading text, ``'cuda:{}'.format(i)``, ``"cuda:%d" % i`` or
+    ``"cuda:" + str(i)`` (built True: the rest is computed)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value, False
     if isinstance(node, ast.JoinedStr):
         head = node.values[0] if node.values else None
         if isinstance(head, ast.Constant) and isinstance(head.value, str):
             return head.value, True
+        return None
+    head = format_head(node)
+    return (head.value, True) if head is not None else None
+
+
+def format_head(node: ast.AST) -> ast.Constant | None:
+    """The string constant a ``.format(...)`` call, ``%`` or ``+`` expression starts with."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
+        left = node.left
+        while isinstance(left, ast.BinOp) and isinstance(left.op, ast.Add):
+            left = left.left
+        if isinstance(left, ast.Constant) and isinstance(left.value, str):
+            return left
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Constant)
+        and isinstance(node.func.value.value, str)
+    ):
+        return node.func.value
     return None
 
 
@@ -42,7 +66,7 @@ def value_matches(text: str, is_fstring: bool, values: tuple[str, ...]) -> bool:
 
 def candidates(node: ast.AST) -> Iterator[ast.AST]:
     """String literal nodes an expression may evaluate to (ternaries, `or`, sequences)."""
-    if isinstance(node, (ast.Constant, ast.JoinedStr)):
+    if isinstance(node, (ast.Constant, ast.JoinedStr)) or format_head(node) is not None:
         yield node
     elif isinstance(node, ast.IfExp):
         yield from candidates(node.body)

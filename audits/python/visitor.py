@@ -9,41 +9,68 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from typing import Any, Sequence
 
 from audits.model import Rule
 from audits.python.plan import Plan
 from audits.python.segments import DEFS
-from audits.python.strings import candidates, literal_text, text_of, value_matches
-from audits.resolve import bindings, dotted_parts, qualify
+from audits.python.strings import candidates, format_head, literal_text, text_of, value_matches
+from audits.resolve import absolute_module, bindings, dotted_parts, qualify
 
 # Child nodes that no handler looks at and that have no children worth a visit: contexts,
-# operators and constants (literal rules read constants from their parent's handler).
-_LEAVES = frozenset(
-    [ast.Constant]
-    + [
-        c
-        for base in (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
-        for c in base.__subclasses__()
-    ]
+# operators and, unless a rule reads string constants anywhere, constants (literal rules read
+# constants from their parent's handler).
+_OPS = [
+    c
+    for base in (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+    for c in base.__subclasses__()
+]
+
+
+def _children_fn(leaves: frozenset):
+    fields: dict[type, tuple[str, ...]] = {}
+
+    def children(node: ast.AST) -> list[ast.AST]:
+        """``list(ast.iter_child_nodes(node))`` in the same order, less the leaves."""
+        t = type(node)
+        names = fields.get(t)
+        if names is None:
+            names = fields[t] = () if t in leaves else tuple(f for f in t._fields if f != "ctx")
+        out: list[ast.AST] = []
+        for f in names:
+            v = getattr(node, f, None)
+            if isinstance(v, list):
+                out.extend([c for c in v if isinstance(c, ast.AST) and type(c) not in leaves])
+            elif isinstance(v, ast.AST) and type(v) not in leaves:
+                out.append(v)
+        return out
+
+    return children
+
+
+_children = _children_fn(frozenset([ast.Constant, *_OPS]))
+_children_with_constants = _children_fn(frozenset(_OPS))
+
+# Calls whose string arguments are text for people (never a device string in use): output,
+# logging, warnings, exceptions, skips; and keyword arguments that carry such text.
+_MESSAGE_CALLS = frozenset(
+    "print debug info warning warn error exception critical fatal log echo write skipTest "
+    "skip fail xfail skipIf skipUnless add_note".split()
 )
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _children(node: ast.AST) -> list[ast.AST]:
-    """``list(ast.iter_child_nodes(node))`` in the same order, less the ``_LEAVES``."""
-    t = type(node)
-    names = _FIELDS.get(t)
-    if names is None:
-        names = _FIELDS[t] = () if t in _LEAVES else tuple(f for f in t._fields if f != "ctx")
-    out: list[ast.AST] = []
-    for f in names:
-        v = getattr(node, f, None)
-        if isinstance(v, list):
-            out.extend([c for c in v if isinstance(c, ast.AST) and type(c) not in _LEAVES])
-        elif isinstance(v, ast.AST) and type(v) not in _LEAVES:
-            out.append(v)
-    return out
+_MESSAGE_SUFFIXES = ("Error", "Exception", "Warning", "Exit")
+# Names of text for people: assigned to, or compared against, a string is not a device string.
+_MESSAGE_NAME = re.compile(
+    r"(?i)(?:^|[._(\[])(?:msg|message|text|err|error|exc|exception|reason|help|doc|log|label|"
+    r"title|desc|description|warn|warning|name)s?(?:$|[._)\]])"
+)
+# Other vendors' device types and collective backends (a list naming one is multi-vendor).
+_OTHER_VENDORS = frozenset(
+    "xpu mps mtia hpu maia npu xla privateuseone xccl hccl cncl mccl ccl".split()
+)
+_MESSAGE_KEYWORDS = frozenset(
+    "help msg message reason description doc epilog usage err_msg error_msg warning".split()
+)
 
 
 class Scan:
@@ -56,13 +83,45 @@ class Scan:
         self.out: list[tuple[Rule, ast.AST, str, str]] = []  # rule, node, matched name, kind
         self.spans: list[tuple[Rule, int, int, int, int, str]] = []  # explicit spans
         self.done_literals: set[int] = set()
+        self.muted: set[int] = set()  # string nodes in messages (the `anywhere` rules skip them)
+        self.seen_imports: set[int] = set()
         self.branch_cands: list[tuple[str, ast.AST, list[ast.AST], ast.AST]] = []
+        self.children = _children_with_constants if plan.anywhere else _children
+        self.cuda_only = any(
+            ir.components is not None and any(ir.components.search(c) for c in package.split("."))
+            for ir in plan.imports
+        )
 
     # -- imports
     def add_import(self, node: ast.Import | ast.ImportFrom) -> None:
         for local, qual in bindings(node, self.package):
             if qual is not None:
                 self.imports[local] = qual
+        if self.p.imports and id(node) not in self.seen_imports:
+            self.seen_imports.add(id(node))
+            self.import_finding(node)
+
+    def import_finding(self, node: ast.Import | ast.ImportFrom) -> None:
+        """Once per import statement that binds a CUDA-specific module or a name from one."""
+        if isinstance(node, ast.Import):
+            mods = [a.name for a in node.names]
+            named: list[str] = []
+        else:
+            mod = absolute_module(node.level, node.module, self.package)
+            if not mod:
+                return
+            mods = [mod]
+            named = [f"{mod}.{a.name}" for a in node.names if a.name != "*"]
+        for ir in self.p.imports:
+            for m in mods + named:
+                parts = m.split(".")
+                if any(".".join(parts[:k]) in ir.modules for k in range(1, len(parts) + 1)) or (
+                    m in mods
+                    and ir.components is not None
+                    and any(ir.components.search(c) for c in parts)
+                ):
+                    self.emit(ir.rule, node, m, "import", note=f"binds {m}")
+                    return
 
     def resolve(self, parts: list[str]) -> str | None:
         return qualify(parts, self.imports.get)
@@ -99,17 +158,19 @@ class Scan:
         stack = list(reversed(roots))
         pop, push = stack.pop, stack.extend
         handlers = self.HANDLERS
-        stmt, in_hits = ast.stmt, self.in_hits
+        stmt, in_hits, children = ast.stmt, self.in_hits, self.children
         while stack:
             node = pop()
             if isinstance(node, stmt) and not in_hits(node):
                 continue
             h = handlers.get(type(node))
             kids = h(self, node) if h else None
-            push(reversed(_children(node)) if kids is None else kids)
+            push(reversed(children(node)) if kids is None else kids)
 
-    def emit(self, rule: Rule, node: ast.AST, matched: str = "", kind: str = "") -> None:
-        self.out.append((rule, node, matched, kind or rule.kind))
+    def emit(
+        self, rule: Rule, node: ast.AST, matched: str = "", kind: str = "", note: str = ""
+    ) -> None:
+        self.out.append((rule, node, matched, kind or rule.kind, note))
 
     def h_import(self, node):
         self.add_import(node)
@@ -136,18 +197,29 @@ class Scan:
                 if r is not None:
                     self.emit(r, node, last)
                     return ()
-            if isinstance(node, ast.Attribute) and last in p.attributes:
-                self.emit(p.attributes[last], node, last)
+            if isinstance(node, ast.Attribute):
+                r = self.attribute_rule(last)
+                if r is not None:
+                    self.emit(r, node, last)
             return ()
         # an Attribute on a non-chain base (call, subscript, ...)
-        if node.attr in p.attributes:
-            self.emit(p.attributes[node.attr], node, node.attr)
+        r = self.attribute_rule(node.attr)
+        if r is not None:
+            self.emit(r, node, node.attr)
         base = node.value
         while isinstance(base, ast.Attribute) and dotted_parts(base) is None:
-            if base.attr in p.attributes:
-                self.emit(p.attributes[base.attr], base, base.attr)
+            r = self.attribute_rule(base.attr)
+            if r is not None:
+                self.emit(r, base, base.attr)
             base = base.value
         return (base,)
+
+    def attribute_rule(self, attr: str) -> Rule | None:
+        p = self.p
+        r = p.attributes.get(attr)
+        if r is None and p.attr_prefixes:
+            r = next((rr for pre, rr in p.attr_prefixes if attr.startswith(pre)), None)
+        return r
 
     def h_call(self, node: ast.Call):
         p = self.p
@@ -171,8 +243,123 @@ class Scan:
                     self.literal_ctx(node.args[0], lambda lr: fname in lr.calls)
                 elif isinstance(func, ast.Attribute) and func.attr in p.lit_methods:
                     self.literal_ctx(node.args[0], lambda lr, a=func.attr: a in lr.methods)
+            if p.lit_anyargs:
+                last = parts[-1] if parts else getattr(func, "attr", None)
+                if last in p.lit_anyargs:
+                    for a in [*node.args, *(kw.value for kw in node.keywords)]:
+                        self.literal_ctx(a, lambda lr: last in lr.anyargs)
+        if p.anywhere or p.device_lists:
+            self.mute_messages(node, parts[-1] if parts else getattr(func, "attr", ""))
+            if p.anywhere and format_head(node) is not None:
+                self.anywhere(node)
         if hit is not None:  # the callee is reported; visit only the arguments
             return [*reversed(node.keywords), *reversed(node.args)]
+        return None
+
+    # -- strings anywhere (the fallback after every specific context)
+    def mute_messages(self, node: ast.Call, name: str) -> None:
+        if name in _MESSAGE_CALLS or name.endswith(_MESSAGE_SUFFIXES):
+            msgs = [*node.args, *(kw.value for kw in node.keywords)]
+            if name in ("skipIf", "skipUnless"):
+                msgs = msgs[1:]  # the condition is code
+        else:
+            msgs = [kw.value for kw in node.keywords if kw.arg in _MESSAGE_KEYWORDS]
+        for m in msgs:
+            self.mute(m)
+
+    def mute(self, expr: ast.AST) -> None:
+        for n in ast.walk(expr):
+            if isinstance(
+                n, (ast.Constant, ast.JoinedStr, ast.BinOp, ast.Call, ast.List, ast.Tuple, ast.Set)
+            ):
+                self.muted.add(id(n))
+
+    def anywhere(self, node: ast.AST) -> None:
+        """A device string in any other value position (``anywhere`` literal rules)."""
+        if id(node) in self.done_literals or id(node) in self.muted:
+            return
+        lt = literal_text(node)
+        if lt is None:
+            return
+        for lr in self.p.anywhere:
+            if value_matches(lt[0], lt[1], lr.values):
+                self.mark(node)
+                self.emit(lr.rule, node, lt[0])
+                return
+
+    def mark(self, node: ast.AST) -> None:
+        """A matched string node and the string pieces it is built from."""
+        self.done_literals.add(id(node))
+        if isinstance(node, ast.JoinedStr):
+            self.done_literals.update(id(v) for v in node.values)
+        else:
+            head = format_head(node)
+            if head is not None:
+                self.done_literals.add(id(head))
+
+    def h_const(self, node):
+        if isinstance(node.value, str):
+            self.anywhere(node)
+        return ()
+
+    def h_joined(self, node):
+        self.anywhere(node)
+        for v in node.values:  # its text pieces are not strings of their own
+            self.done_literals.add(id(v))
+            if id(node) in self.muted:
+                self.muted.add(id(v))
+        return [v for v in reversed(node.values) if isinstance(v, ast.FormattedValue)]
+
+    def h_binop(self, node):
+        if self.p.anywhere and format_head(node) is not None:
+            self.anywhere(node)
+        return None
+
+    def h_expr(self, node):
+        if isinstance(node.value, (ast.Constant, ast.JoinedStr)):
+            return ()  # a docstring or a string statement
+        return None
+
+    def h_raise(self, node):
+        if node.exc is not None and (self.p.anywhere or self.p.device_lists):
+            self.mute(node.exc)
+        return None
+
+    def h_seq(self, node):
+        """A closed device list: several backends named, the out-of-tree one not. A list that
+        names another vendor's device or collective backend is multi-vendor: its "cuda"/"nccl"
+        are not a hard-coded choice for the ``anywhere`` rules."""
+        if self.p.anywhere and any(
+            isinstance(e, ast.Constant) and e.value in _OTHER_VENDORS for e in node.elts
+        ):
+            self.muted.update(id(e) for e in node.elts)
+        if not self.p.device_lists or id(node) in self.muted or self.cuda_only:
+            return None
+        strs, opened = [], False
+        for e in node.elts:
+            if isinstance(e, ast.Constant) and isinstance(e.value, str):
+                strs.append(e.value)
+            elif "privateuse1" in text_of(e).lower():
+                opened = True
+            else:
+                return None  # computed elements: not a literal allow-list
+        for dl in self.p.device_lists:
+            if opened or any(s in dl.open for s in strs) or not all(s in dl.backends for s in strs):
+                continue
+            named = list(dict.fromkeys(strs))
+            accel = [s for s in named if s in dl.accelerators]
+            if len(named) >= 2 and accel and not set(accel) <= dl.family:
+                fam = dl.family & set(named)  # hip is cuda's build, not left out of it
+                out = [
+                    a for a in dl.accelerators if a not in named and not (fam and a in dl.family)
+                ]
+                self.emit(
+                    dl.rule,
+                    node,
+                    ",".join(named),
+                    note=f"names {', '.join(named)}; leaves out {', '.join(out)}",
+                )
+                break
         return None
 
     def literal_ctx(self, expr: ast.AST, ok) -> None:
@@ -184,11 +371,26 @@ class Scan:
                 continue
             for lr in self.p.literals:
                 if ok(lr) and value_matches(lt[0], lt[1], lr.values):
-                    self.done_literals.add(id(c))
+                    self.mark(c)
                     self.emit(lr.rule, c, lt[0])
                     break
 
     def h_assign(self, node):
+        if (
+            self.p.anywhere
+            and isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+        ):
+            self.mute(node.value)  # names exported, not devices
+        if (
+            self.p.anywhere
+            and node.value is not None
+            and any(
+                _MESSAGE_NAME.search(text_of(t))
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            )
+        ):
+            self.mute(node.value)  # msg = "...": text for people
         if self.p.has_targets and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
@@ -233,6 +435,10 @@ class Scan:
 
     def compare_pair(self, left, op, right) -> None:
         seqs = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set)
+        if self.p.anywhere:  # `"cuda" in str(err)`: a message searched, not a device
+            for a, b in ((left, right), (right, left)):
+                if _MESSAGE_NAME.search(text_of(b)):
+                    self.mute(a)
         if isinstance(op, (ast.In, ast.NotIn)) and not isinstance(right, seqs):
             lt = literal_text(left)  # `"cuda" in <expr>`: the substring rules come first
             for lr in self.p.literals:
@@ -243,6 +449,7 @@ class Scan:
                     and lr.contains.search(text_of(right))
                 ):
                     self.add_span(lr.rule, left, right, lt[0])
+                    self.mark(left)
                     return
         for lr in self.p.literals:
             if lr.compare is not None:
@@ -257,6 +464,8 @@ class Scan:
                             and lr.compare.search(text_of(other))
                         ):
                             self.add_span(lr.rule, left, right, lt[0])
+                            for c2 in candidates(lit_side):
+                                self.mark(c2)
                             return
 
     def add_span(self, rule: Rule, a: ast.AST, b: ast.AST, matched: str) -> None:
@@ -277,6 +486,8 @@ class Scan:
         return None
 
     def h_assert(self, node):
+        if node.msg is not None:
+            self.mute(node.msg)
         if "assert" in self.p.branches:
             self.branch_cands.append(("assert", node, [node.test], node))
         return None
@@ -299,6 +510,14 @@ Scan.HANDLERS = {
     ast.If: Scan.h_if,
     ast.IfExp: Scan.h_ifexp,
     ast.Assert: Scan.h_assert,
+    ast.Constant: Scan.h_const,
+    ast.JoinedStr: Scan.h_joined,
+    ast.BinOp: Scan.h_binop,
+    ast.Expr: Scan.h_expr,
+    ast.Raise: Scan.h_raise,
+    ast.List: Scan.h_seq,
+    ast.Tuple: Scan.h_seq,
+    ast.Set: Scan.h_seq,
 }
 
 

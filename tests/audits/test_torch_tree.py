@@ -56,7 +56,14 @@ def test_findings_match_the_source_text(report):
         elif rule.match["type"] == "method":
             assert re.search(r"\.cuda\s*\(", text), (f, text)
         elif rule.match["type"] == "attribute":
-            assert text.endswith(tuple(rule.match["attributes"])), (f, text)
+            last = text.rsplit(".", 1)[-1]
+            assert text.endswith(tuple(rule.match["attributes"])) or last.startswith(
+                tuple(rule.match.get("prefixes", ()))
+            ), (f, text)
+        elif rule.match["type"] == "import":
+            assert re.match(r"(import|from)\s", text), (f, text)
+        elif rule.match["type"] == "device_list":
+            assert text[:1] in "([{" and re.search(r"""["']cuda["']""", text), (f, text)
 
 
 def test_no_finding_starts_in_a_comment_or_docstring(report):

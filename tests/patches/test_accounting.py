@@ -25,7 +25,7 @@ def test_relative_cuda_import_is_fixed_like_the_absolute_one(tmp_path, capsys, r
     (pkg / "__init__.py").write_text("")
     (pkg / "mod.py").write_text(MOD)
     root = pkg if root_is_package else tmp_path
-    assert main([str(root), "--diff", "--force", "--select", "HN105"]) == 1
+    assert main([str(root), "--diff", "--select", "HN105"]) == 1
     out = capsys.readouterr()
     assert "HN105    before     2  fixed     2  left     0" in out.err, out.err
     assert "-    cuda.synchronize()\n" in out.out
