@@ -6,7 +6,11 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/alloc_cpu.h>
 
+#include <atomic>
+#include <cstdio>
+#include <fstream>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -35,10 +39,68 @@ int64_t physical_ram() {
   return ram;
 }
 
-// Books `n` bytes on device `d` or throws OutOfMemoryError when over its capacity.
-void book(c10::DeviceIndex d, const void* p, size_t n) {
-  auto& s = g_state[d];
-  std::lock_guard<std::mutex> lock(s.mu);
+// ---- host memory: the emulated HBM may exceed the host's RAM (8 cores x 24 GiB) ----
+// The kernel's OOM killer must never end the process for an allocation the device accepted.
+// Host allocations are lazily backed, so a successful malloc proves nothing: before accepting,
+// the allocator compares the request with the memory the host can still give (MemAvailable,
+// and the cgroup v2 limit when there is one). Reading /proc costs microseconds, so small
+// requests are checked in batches: every kHostCheckStep bytes booked, or any request that large.
+constexpr int64_t kHostCheckStep = int64_t{64} << 20;
+constexpr int64_t kHostMargin = int64_t{128} << 20;  // left for the rest of the process
+std::atomic<int64_t> g_unchecked{0};
+
+int64_t read_int(const char* path) {
+  std::ifstream f(path);
+  std::string v;
+  if (!(f >> v) || v == "max") return -1;
+  try {
+    return std::stoll(v);
+  } catch (...) {
+    return -1;
+  }
+}
+
+// Bytes the host can still hand out (-1: unknown).
+int64_t host_available() {
+  int64_t avail = -1;
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  int64_t kb;
+  std::string unit;
+  while (f >> key >> kb >> unit) {
+    if (key == "MemAvailable:") {
+      avail = kb * 1024;
+      break;
+    }
+  }
+  auto limit = read_int("/sys/fs/cgroup/memory.max");
+  auto used = read_int("/sys/fs/cgroup/memory.current");
+  if (limit > 0 && used >= 0) {
+    auto room = std::max<int64_t>(limit - used, 0);
+    avail = avail < 0 ? room : std::min(avail, room);
+  }
+  return avail;
+}
+
+[[noreturn]] void host_oom(c10::DeviceIndex d, size_t n, int64_t avail, const char* why) {
+  TORCH_CHECK_WITH(OutOfMemoryError, false, "trn:", static_cast<int>(d),
+                   " out of memory: tried to allocate ", n,
+                   " bytes, which the device's capacity allows, but the host RAM that backs trn "
+                   "memory ran out (", why, avail >= 0 ? "; " : "",
+                   avail >= 0 ? std::to_string(avail) + " bytes available on the host" : "",
+                   "). Nothing was allocated; the device stays usable.");
+}
+
+void check_host(c10::DeviceIndex d, size_t n) {
+  auto want = static_cast<int64_t>(n);
+  if (want < kHostCheckStep && g_unchecked.fetch_add(want) + want < kHostCheckStep) return;
+  g_unchecked = 0;
+  auto avail = host_available();
+  if (avail >= 0 && want > avail - kHostMargin) host_oom(d, n, avail, "request above available");
+}
+
+// Throws OutOfMemoryError when `n` more bytes would exceed device `d`'s capacity (s.mu held).
+void check_capacity_locked(DeviceState& s, c10::DeviceIndex d, size_t n) {
   auto cap = s.capacity ? s.capacity : physical_ram();
   if (s.stats.allocated_bytes[kAgg].current + static_cast<int64_t>(n) > cap) {
     s.stats.num_ooms++;
@@ -48,6 +110,19 @@ void book(c10::DeviceIndex d, const void* p, size_t n) {
                      " bytes free of ", cap, " total (", used,
                      " in use; capacity set by kernels.trn.memory.set_capacity)");
   }
+}
+
+void check_capacity(c10::DeviceIndex d, size_t n) {
+  auto& s = g_state[d];
+  std::lock_guard<std::mutex> lock(s.mu);
+  check_capacity_locked(s, d, n);
+}
+
+// Books `n` bytes on device `d` or throws OutOfMemoryError when over its capacity.
+void book(c10::DeviceIndex d, const void* p, size_t n) {
+  auto& s = g_state[d];
+  std::lock_guard<std::mutex> lock(s.mu);
+  check_capacity_locked(s, d, n);
   for (auto* st : {&s.stats.allocation, &s.stats.segment, &s.stats.active}) (*st)[kAgg].increase(1);
   for (auto* st : {&s.stats.allocated_bytes, &s.stats.reserved_bytes, &s.stats.active_bytes,
                    &s.stats.requested_bytes})
@@ -90,10 +165,21 @@ void free_adopted(void* ctx) {
   delete a;
 }
 
+// The device's capacity is booked first, so a request above HBM fails before any host memory
+// is touched; then the host is asked, and its failure is an OutOfMemoryError as well.
 c10::DataPtr allocate_on(c10::DeviceIndex d, size_t n) {
-  void* p = n ? c10::alloc_cpu(n) : nullptr;
+  check_capacity(d, n);
+  void* p = nullptr;
+  if (n) {
+    check_host(d, n);
+    try {
+      p = c10::alloc_cpu(n);
+    } catch (const c10::Error&) {
+      host_oom(d, n, host_available(), "the host allocator refused");
+    }
+  }
   try {
-    book(d, p, n);
+    book(d, p, n);  // checks again: another thread may have booked in between
   } catch (...) {
     c10::free_cpu(p);
     throw;

@@ -1,7 +1,7 @@
 // Extension point: the two Trainium policies Python cannot apply itself (kernels/trn/trainium.py
 // decides them). 1) The dtype check on every allocation and fallback output: a bitmask test when
 // nothing is configured. 2) A stream observer: the guard reports record/block/synchronize so the
-// opt-in stream sanitizer (kernels/trn/sanitizer.py) sees waits made through torch.Stream/Event.
+// opt-in stream sanitizer (kernels/trainium/sanitizer.py) sees waits made through torch.Stream/Event.
 #include "trn.h"
 
 #include <ATen/ops/_to_copy_native.h>
@@ -63,6 +63,11 @@ c10::ScalarType check_dtype(c10::ScalarType dtype, const char* op) {
                  " (permissive dtype policy; the preset has no ", dtype, ")");
   }
   return g_fallback[i];
+}
+
+bool dtype_supported(c10::ScalarType dtype) {
+  auto i = static_cast<size_t>(dtype);
+  return !(g_dtype_active.load(std::memory_order_relaxed) && i < kTypes && g_unsupported[i]);
 }
 
 void set_stream_observer(pybind11::object fn) {

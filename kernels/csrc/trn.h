@@ -43,6 +43,8 @@ at::Generator cpu_engine(const at::Generator& trn_gen);
 // The dtype the device stores for `dtype` requested by `op`: raises TypeError (strict) or returns
 // the fallback with a one-time warning (permissive) for dtypes the preset lacks.
 c10::ScalarType check_dtype(c10::ScalarType dtype, const char* op);
+// False for a dtype the preset lacks (torch.accelerator.get_device_capability reports the rest).
+bool dtype_supported(c10::ScalarType dtype);
 void set_dtype_policy(const std::vector<int>& dtypes, const std::vector<int>& fallbacks,
                       const std::vector<std::string>& messages, bool strict);
 // Tells the stream observer (the opt-in sanitizer) about record/block/synchronize.
