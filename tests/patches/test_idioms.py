@@ -54,8 +54,8 @@ SCANNED = [
     ),
     # precision flags
     (
-        "torch.backends.cuda.matmul.allow_tf32 = True  # tf32\n",
-        'torch.set_float32_matmul_precision("high")  # tf32\n',
+        "torch.backends.cuda.matmul.allow_tf32 = True  # faster\n",
+        'torch.set_float32_matmul_precision("high")  # faster\n',
     ),
     # the distributed backend: at the process group, and as a configured default
     (

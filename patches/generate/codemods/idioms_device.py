@@ -62,9 +62,23 @@ class DeviceDefaults(Family):
         if not specs or value is None:
             return None
         m = CUDA_DEVICE_STR.fullmatch(value)
-        if m is None or not _is_default(eng, original):
+        if m is None:
             return None
         spec = specs[0]
+        if not _is_default(eng, original):
+            parent = eng.parent(original)
+            if m.group(1) is None or not isinstance(parent, cst.Arg) or parent.star:
+                return None
+            # "cuda:N" passed as a device (the scan reports device positions only): the string
+            # of that index of the accelerator.
+            eng.done(spec, original)
+            return expr(
+                eng,
+                spec,
+                original,
+                f'f"{{{CURRENT}.type}}:{m.group(1)}"',
+                f'f"{{accelerator_api.device_type()}}:{m.group(1)}"',
+            )
         eng.done(spec, original)
         if m.group(1) is None:
             return type_or_cpu(eng, spec, original)

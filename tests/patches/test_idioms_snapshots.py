@@ -1,0 +1,128 @@
+"""Before/after snapshots of the idiom rules' fixtures (issue 14), run as generate runs them:
+scan, intent gate, catalogue-driven codemod (expecttest: EXPECTTEST_ACCEPT=1 rewrites them)."""
+
+import expecttest
+
+from codemod_helpers import FIXTURES, diff, fix
+
+
+def _fixed(name: str, target: str = "torch") -> str:
+    src = (FIXTURES / name).read_text()
+    result, _ = fix(src, name, target)
+    assert not result.error, result.error
+    compile(result.after, name, "exec")
+    again, _ = fix(result.after, name, target)
+    assert again.after == result.after, diff(result.after, again.after)  # idempotent
+    failed = "".join(f"# left {r}:{ln}: {why}\n" for r, ln, why in result.outcome.failed)
+    return failed + diff(src, result.after)
+
+
+class TestIdiomFixtures(expecttest.TestCase):
+    def test_hn109(self):
+        self.assertExpectedInline(
+            _fixed("hn109_capability_picks_bf16.py"),
+            """\
+# left HN109:5: cuda-comment: 'an SM check: about CUDA, stays'
+@@ -3,2 +3,2 @@
+-use_bf16 = torch.cuda.get_device_capability() >= (8, 0)
+-dtype = torch.bfloat16 if torch.cuda.get_device_capability() >= (8, 0) else torch.float16
++use_bf16 = (torch.accelerator.is_available() and torch.get_device_module().is_bf16_supported(including_emulation=False))
++dtype = torch.bfloat16 if (torch.accelerator.is_available() and torch.get_device_module().is_bf16_supported(including_emulation=False)) else torch.float16
+""",
+        )
+
+    def test_hn112(self):
+        self.assertExpectedInline(
+            _fixed("hn112_is_bf16_supported.py"),
+            """\
+@@ -3,2 +3,2 @@
+-dtype = "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float16"
+-bf16 = torch.cuda.is_bf16_supported()                     # alone: guarded, False without one
++dtype = "bfloat16" if torch.accelerator.is_available() and torch.get_device_module().is_bf16_supported() else "float16"
++bf16 = (torch.accelerator.is_available() and torch.get_device_module().is_bf16_supported())                     # alone: guarded, False without one
+""",
+        )
+
+    def test_hn411(self):
+        self.assertExpectedInline(
+            _fixed("hn411_tf32_flags.py"),
+            """\
+# left HN411:6: cuDNN convolutions only: torch.backends.fp32_precision would switch matmuls too
+# left HN411:7: not a literal True/False
+# left HN411:4: cuda-comment: 'allow tf32 on matmul'
+@@ -5 +5 @@
+-torch.backends.cuda.matmul.allow_tf32 = False
++torch.set_float32_matmul_precision("highest")
+""",
+        )
+
+    def test_hn505(self):
+        self.assertExpectedInline(
+            _fixed("hn505_device_type_compare.py"),
+            """\
+# left HN505:10: cuda-comment: 'guards cuDNN: stays (intent gate)'; cuda-guarded: HN412 torch.backends.cudnn.benchmark (line 11)
+@@ -5,2 +5,2 @@
+-    use_fused = device_type == "cuda"
+-    if x.device.type != "cuda":
++    use_fused = device_type != "cpu"
++    if x.device.type == "cpu":
+@@ -8 +8 @@
+-    if "cuda" == x.device.type:
++    if "cpu" != x.device.type:
+""",
+        )
+
+    def test_hn506(self):
+        self.assertExpectedInline(
+            _fixed("hn506_cuda_in_device_string.py"),
+            """\
+# left HN502:4: compared with: asks whether it is CUDA, kept
+@@ -3,4 +3,4 @@
+-device = "cuda:0"
+-device_type = "cuda" if "cuda" in device else "cpu"
+-pin = "cuda" in str(device)
+-cpu_only = "cuda" not in device
++device = f"{torch.accelerator.current_accelerator().type}:0" if torch.accelerator.is_available() else "cpu"
++device_type = torch.device(device).type
++pin = torch.device(device).type != "cpu"
++cpu_only = torch.device(device).type == "cpu"
+""",
+        )
+
+    def test_hn601(self):
+        self.assertExpectedInline(
+            _fixed("hn601_nccl_backend.py"),
+            """\
+# left HN601:6: cuda-comment: "'nccl', 'gloo', etc."
+@@ -8 +8 @@
+-parser.add_argument("--dist-backend", default="nccl", type=str)
++parser.add_argument("--dist-backend", default=torch.distributed.Backend.default_device_backend_map.get(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"), type=str)
+@@ -12,2 +12,2 @@
+-    dist.init_process_group(backend="nccl")
+-    dist.init_process_group("nccl", init_method="env://")
++    dist.init_process_group(backend=torch.distributed.get_default_backend_for_device(device))
++    dist.init_process_group(torch.distributed.get_default_backend_for_device(device), init_method="env://")
+@@ -17 +17 @@
+-    dist.init_process_group(backend="nccl")
++    dist.init_process_group(backend=torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator()))
+""",
+        )
+
+    def test_hn601_accelerator_api(self):
+        self.assertExpectedInline(
+            _fixed("hn601_nccl_backend.py", "accelerator_api"),
+            """\
+# left HN601:6: cuda-comment: "'nccl', 'gloo', etc."
+@@ -8 +8 @@
+-parser.add_argument("--dist-backend", default="nccl", type=str)
++parser.add_argument("--dist-backend", default=torch.distributed.Backend.default_device_backend_map.get(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"), type=str)
+@@ -12,2 +12,2 @@
+-    dist.init_process_group(backend="nccl")
+-    dist.init_process_group("nccl", init_method="env://")
++    dist.init_process_group(backend=torch.distributed.get_default_backend_for_device(device))
++    dist.init_process_group(torch.distributed.get_default_backend_for_device(device), init_method="env://")
+@@ -17 +17 @@
+-    dist.init_process_group(backend="nccl")
++    dist.init_process_group(backend=torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator()))
+""",
+        )
