@@ -15,16 +15,22 @@ LAUNCH_OPEN = b"<<<"
 # Preprocessor lines are kept as they are (a `#define X __device__` emptied to spaces would end
 # the directive's parse at the wrong line); only qualifiers in code are blanked.
 QUALIFIERS = re.compile(
-    rb"(?P<directive>^[ \t]*#(?:[^\n]*\\\r?\n)*[^\n]*)"
-    rb"|\b(?:__global__|__device__|__host__|__shared__|__constant__|__managed__|__forceinline__"
-    rb"|__noinline__|__grid_constant__)\b|\b__launch_bounds__\s*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)",
-    re.M,
+    rb"\b(?:__global__|__device__|__host__|__shared__|__constant__|__managed__|__forceinline__"
+    rb"|__noinline__|__grid_constant__)\b|\b__launch_bounds__\s*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)"
 )
 NEEDLES = (LAUNCH_OPEN, b"__global__", b"__device__", b"__host__", b"__shared__", b"__constant__")
 
 
-def _spaces(m: re.Match[bytes]) -> bytes:
-    return m.group() if m.lastgroup == "directive" else b" " * len(m.group())
+def _in_directive(data: bytes, pos: int) -> bool:
+    """Whether ``pos`` is on a preprocessor line (or a backslash-continued one)."""
+    start = data.rfind(b"\n", 0, pos) + 1
+    while True:
+        if data[start:pos].lstrip().startswith(b"#"):
+            return True
+        if start < 2 or data[start - 2 : start - 1] != b"\\":
+            return False
+        pos = start - 1
+        start = data.rfind(b"\n", 0, pos) + 1
 
 
 def as_cxx(data: bytes) -> bytes:
@@ -32,7 +38,10 @@ def as_cxx(data: bytes) -> bytes:
     it holds none."""
     if not any(n in data for n in NEEDLES) and b"__launch_bounds__" not in data:
         return data
-    out = bytearray(QUALIFIERS.sub(_spaces, data))
+    out = bytearray(data)
+    for m in QUALIFIERS.finditer(data):
+        if not _in_directive(data, m.start()):
+            out[m.start() : m.end()] = b" " * (m.end() - m.start())
     for start, end in launches(data):
         out[start : start + 3] = b"(  "
         out[end - 3 : end] = b")  "
