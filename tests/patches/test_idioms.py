@@ -32,6 +32,15 @@ SCANNED = [
     ('device = f"cuda:{rank}"\n', f'device = f"{{{ACC}}}:{{rank}}"\n'),
     ("d = torch.device('cuda', rank)\n", f"d = torch.device({ACC}, rank)\n"),
     ('d = torch.device("cuda:1")\n', f"d = torch.device({ACC}, 1)\n"),
+    # a device type argument: the device's type in scope
+    (
+        'with torch.autocast(device_type="cuda", dtype=torch.bfloat16):\n    pass\n',
+        "with torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16):\n    pass\n",
+    ),
+    (
+        'scaler = torch.amp.GradScaler("cuda")\n',
+        "scaler = torch.amp.GradScaler(torch.device(device).type)\n",
+    ),
     # derived device types and predicates
     (
         'device_type = "cuda" if "cuda" in device else "cpu"\n',

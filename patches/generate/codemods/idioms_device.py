@@ -33,6 +33,15 @@ from patches.generate.codemods.idioms_common import (
 LITERAL_FAMILY = "device-literal"  # HN502/HN503's specs (catalogue style `literal`)
 _STR, _CTOR = "cuda", "torch.device"
 DEFAULT_KEYWORDS = frozenset({"default"})
+# Calls whose first argument is a device type (HN502's `calls`).
+DEVICE_TYPE_CALLS = frozenset(
+    {
+        "torch.amp.autocast",
+        "torch.autocast",
+        "torch.amp.GradScaler",
+        "torch.amp.is_autocast_available",
+    }
+)
 
 
 def _is_default(eng, node) -> bool:
@@ -67,8 +76,10 @@ class DeviceDefaults(Family):
         spec = specs[0]
         if not _is_default(eng, original):
             parent = eng.parent(original)
-            if m.group(1) is None or not isinstance(parent, cst.Arg) or parent.star:
+            if not isinstance(parent, cst.Arg) or parent.star:
                 return None
+            if m.group(1) is None:
+                return self._device_type(eng, spec, original, parent)
             # "cuda:N" passed as a device (the scan reports device positions only): the string
             # of that index of the accelerator.
             eng.done(spec, original)
@@ -91,6 +102,31 @@ class DeviceDefaults(Family):
             f'f"{{{CURRENT}.type}}:{index}" if torch.accelerator.is_available() else "cpu"',
             f'f"{{accelerator_api.device_type()}}:{index}"',
         )
+
+    def _device_type(self, eng, spec, original, arg: cst.Arg):
+        """``autocast("cuda")`` / ``autocast(device_type="cuda")`` / ``GradScaler("cuda")``: the
+        ``device_type`` bound before the site, else ``torch.device(device).type`` for a bound
+        ``device``; with neither, the site is left (DeviceLiteral says why)."""
+        call = eng.parent(arg)
+        if arg.keyword is not None:
+            if arg.keyword.value != "device_type":
+                return None
+        elif not (
+            isinstance(call, cst.Call)
+            and call.args
+            and call.args[0] is arg
+            and eng.qualnames(call.func) & DEVICE_TYPE_CALLS
+        ):
+            return None
+        line = eng.line(original)
+        if eng.ctx.bound_before(line, "device_type"):
+            eng.done(spec, original)
+            return cst.Name("device_type")
+        if eng.ctx.bound_before(line, "device"):
+            eng.done(spec, original)
+            eng.add_needed_import("torch", node=original)
+            return cst.parse_expression("torch.device(device).type")
+        return None
 
     # -- torch.device("cuda"), torch.device("cuda", i), torch.device("cuda:N") ----------------
     def on_call(self, eng, original, updated):
