@@ -133,22 +133,16 @@ def failed_hunk(patch_text: str, git_output: str) -> str:
 
 
 def shard_tests(tests: list[str], shard: tuple[int, int], root: Path) -> list[str]:
-    """Shard ``i`` of ``n`` (1-based) of the test files: deterministic, balanced by file size
-    (largest first, each to the lightest shard; ties by name), same answer on every machine."""
+    """Shard ``i`` of ``n`` (1-based) of the test files: the matrix's deterministic assignment
+    (``patches.matrix.shard.assign``: largest first to the lightest shard, ties by name) with
+    each file's size as its cost, so every machine computes the same split."""
+    from patches.matrix.shard import assign
+
     i, n = shard
-
-    def size(t: str) -> int:
-        f = root / t.split("::", 1)[0]
-        return f.stat().st_size if f.is_file() else 0
-
-    loads = [0] * n
-    mine = []
-    for t in sorted(tests, key=lambda t: (-size(t), t)):
-        k = min(range(n), key=lambda j: (loads[j], j))
-        loads[k] += size(t) or 1
-        if k == i - 1:
-            mine.append(t)
-    return [t for t in tests if t in mine]
+    files = sorted({t.split("::", 1)[0] for t in tests})
+    sizes = {f: float((root / f).stat().st_size) if (root / f).is_file() else 1.0 for f in files}
+    mine = set(assign(files, n, sizes)[i - 1])
+    return [t for t in tests if t.split("::", 1)[0] in mine]
 
 
 # ---------------------------------------------------------------------------- the run
@@ -567,14 +561,12 @@ def parse_workers(spec: str) -> int:
 
 
 def parse_shard(spec: str) -> tuple[int, int]:
-    i, sep, n = spec.partition("/")
+    from patches.matrix.shard import ShardError, parse
+
     try:
-        ii, nn = int(i), int(n)
-    except ValueError:
-        ii = nn = 0
-    if not sep or nn < 1 or not 1 <= ii <= nn:
-        raise ValidateError(f"bad --shard {spec!r}: expected I/N with 1 <= I <= N (e.g. 1/2)")
-    return ii, nn
+        return parse(spec)
+    except ShardError as e:
+        raise ValidateError(f"--shard: {e}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
