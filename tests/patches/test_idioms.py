@@ -32,6 +32,8 @@ SCANNED = [
     ('device = f"cuda:{rank}"\n', f'device = f"{{{ACC}}}:{{rank}}"\n'),
     ("d = torch.device('cuda', rank)\n", f"d = torch.device({ACC}, rank)\n"),
     ('d = torch.device("cuda:1")\n', f"d = torch.device({ACC}, 1)\n"),
+    # HN509 (a device string anywhere): built strings keep their type
+    ('e = "cuda:{}".format(rank)\n', f'e = "{{}}:{{}}".format({ACC}, rank)\n'),
     # a device type argument: the device's type in scope
     (
         'with torch.autocast(device_type="cuda", dtype=torch.bfloat16):\n    pass\n',

@@ -64,9 +64,14 @@ def _compared(eng, node) -> bool:
 class DeviceDefaults(Family):
     name = "device-defaults"
 
+    def _specs(self, eng, node, names):
+        """HN502/HN503's specs (DeviceLiteral's family) and the rules naming this family
+        (HN509, a device string anywhere else) at ``node``'s line."""
+        return specs_at(eng, node, LITERAL_FAMILY, names) + specs_at(eng, node, self.name, names)
+
     # -- "cuda" / "cuda:N" ------------------------------------------------------------------
     def on_literal(self, eng, original, updated):
-        specs = specs_at(eng, original, LITERAL_FAMILY, (_STR,))
+        specs = self._specs(eng, original, (_STR,))
         value = string_value(original)
         if not specs or value is None:
             return None
@@ -132,7 +137,7 @@ class DeviceDefaults(Family):
     def on_call(self, eng, original, updated):
         if eng.qualnames(original.func) != {_CTOR}:
             return self._format(eng, original, updated)
-        specs = specs_at(eng, original, LITERAL_FAMILY, (_CTOR,))
+        specs = self._specs(eng, original, (_CTOR,))
         if not specs:
             return None
         args = original.args
@@ -181,7 +186,7 @@ class DeviceDefaults(Family):
         return None
 
     def _spec(self, eng, node):
-        specs = specs_at(eng, node, LITERAL_FAMILY, (_STR, _CTOR))
+        specs = self._specs(eng, node, (_STR, _CTOR))
         return specs[0] if specs and not _compared(eng, node) else None
 
     def _fstring(self, eng, original, updated):
@@ -231,7 +236,7 @@ class DeviceDefaults(Family):
             return None
         if any(a.keyword is not None or a.star for a in original.args):
             return None
-        specs = specs_at(eng, original, LITERAL_FAMILY, (_STR, _CTOR))
+        specs = self._specs(eng, original, (_STR, _CTOR))
         if not specs or _compared(eng, original):
             return None
         spec = specs[0]
