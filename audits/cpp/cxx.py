@@ -54,6 +54,7 @@ DECLARATORS = {
     "optional_parameter_declaration",
 }
 INCLUDE_PATH_RE = re.compile(rb'[<"][^>"\n]+[>"]')
+INCLUDE_TOKEN_RE = re.compile(rb'(?P<include>#[ \t]*include[ \t]*[<"](?P<path>[^>"\n]+)[>"])')
 COND_LINE_RE = re.compile(rb"\s*#\s*(?:if|ifdef|ifndef|elif)\b")
 CUDA_CASE_RE = re.compile(r"(?:\w+::)*(?:DeviceType::CUDA|kCUDA|BackendComponent::CUDABit)$")
 CUDA_CHECK_RE = re.compile(
@@ -732,6 +733,29 @@ def _tokens(data: bytes, plan: Plan) -> list[re.Match[bytes]]:
         if data.startswith(b"//", start) or data[start : start + 200].lstrip().startswith(b"//"):
             continue  # a line comment (or inside a string/comment): never code
         out.extend(plan.token_re.finditer(data, start, spans[start]))
+    if plan.include_re is not None:
+        inc = _include_tokens(data, plan)
+        if inc:
+            out = sorted(out + inc, key=lambda m: m.start())
+    return out
+
+
+def _include_tokens(data: bytes, plan: Plan) -> list[re.Match[bytes]]:
+    """`#include` directives of CUDA/ROCm headers: the path need not say CUDA (`<thrust/sort.h>`,
+    `"k.cuh"`), so these lines are found by the directive, and kept by the rule's path pattern."""
+    out = []
+    i = data.find(b"include")
+    while i >= 0:
+        start = data.rfind(b"\n", 0, i) + 1
+        end = data.find(b"\n", i)
+        end = len(data) if end < 0 else end
+        j = start
+        while j < i and data[j] in b" \t":
+            j += 1
+        m = INCLUDE_TOKEN_RE.match(data, j, end)
+        if m and plan.include_re.search(m.group("path").decode("utf-8", "replace")):
+            out.append(m)
+        i = data.find(b"include", end)
     return out
 
 
@@ -743,9 +767,11 @@ def _includes_only(
     rule = plan.rule("cuda-include")
     hits: list[Hit] = []
     ignores: dict[int, set[str]] = {}
+    row, pos = 0, 0
     for m in tokens:
         start = data.rfind(b"\n", 0, m.start()) + 1
-        row = data.count(b"\n", 0, m.start())
+        row += data.count(b"\n", pos, m.start())
+        pos = m.start()
         if m.lastgroup == "ignore":
             codes = IGNORE_RE.match(data, m.start())
             if codes:

@@ -36,7 +36,6 @@ class Plan:
     include_re: re.Pattern[str] | None = None  # a CUDA/ROCm header path (cuda-include)
     device_string: str = ""  # regex of a device string's content (device-string)
     message_calls: frozenset[str] = frozenset()  # calls whose string arguments are messages
-    extra_anchors: tuple[bytes, ...] = ()
     closed: Any = None  # closed_lists.Vocab of the closed-device-list rule
     runtime_macros: frozenset[str] = frozenset()  # CUDA error-check macros (cuda-runtime)
     cmake_options: frozenset[str] = frozenset()
@@ -82,7 +81,6 @@ def build_plan(rules: Any) -> Plan:
             plan.runtime_prefix = r.match.get("identifier_prefix") or ""
         elif det == "cuda-include":
             plan.include_re = re.compile(r.match["path_pattern"])
-            plan.extra_anchors += tuple(a.encode() for a in r.match.get("anchors", ()))
         elif det == "device-string":
             plan.device_string = r.match["pattern"]
             plan.message_calls = frozenset(r.match.get("message_calls", ()))
@@ -108,8 +106,7 @@ def build_plan(rules: Any) -> Plan:
         alts.append(r"(?P<cudam>(?:\.|->)\s*cuda\s*\()")
     if plan.device_string:
         alts.append(r'(?P<devstr>"%s")' % plan.device_string.lstrip("^").rstrip("$"))
-    if plan.include_re is not None:
-        alts.append(r'(?P<include>#[ \t]*include[ \t]*[<"][^>"\n]+[>"])')
+    # `#include` lines are found apart (audits/cpp/cxx.py: _include_tokens), not by this regex.
     if plan.namespaces:
         heads = "|".join(re.escape(ns.split("::")[0]) for ns in plan.namespaces)
         alts.append(r"(?P<ns>\b(?:%s)\s*::\s*cuda\s*::)" % heads)
@@ -148,7 +145,8 @@ def build_plan(rules: Any) -> Plan:
             gate.add(p.encode())
     if "kernel-launch" in plan.by_detector:
         gate.add(b"<<<")
-    gate.update(plan.extra_anchors)
+    if plan.include_re is not None:  # `#include <ATen/cudnn/Handle.h>`, `<nccl.h>`
+        gate.update((b"cudnn", b"nccl"))
     plan.gate = tuple(sorted(gate))
     plan.anchors = plan.gate + (b"hn:",)
     return plan
