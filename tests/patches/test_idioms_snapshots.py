@@ -22,7 +22,8 @@ class TestIdiomFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn109_capability_picks_bf16.py"),
             """\
-# left HN109:5: cuda-comment: 'an SM check: about CUDA, stays'
+# left HN109:5: an SM-version check other than >= (8, 0): about CUDA
+# left HN109:6: (major, minor) used as such: about CUDA
 @@ -3,2 +3,2 @@
 -use_bf16 = torch.cuda.get_device_capability() >= (8, 0)
 -dtype = torch.bfloat16 if torch.cuda.get_device_capability() >= (8, 0) else torch.float16
@@ -49,9 +50,10 @@ class TestIdiomFixtures(expecttest.TestCase):
             """\
 # left HN411:6: cuDNN convolutions only: torch.backends.fp32_precision would switch matmuls too
 # left HN411:7: not a literal True/False
-# left HN411:4: cuda-comment: 'allow tf32 on matmul'
-@@ -5 +5 @@
+@@ -4,2 +4,2 @@
+-torch.backends.cuda.matmul.allow_tf32 = True  # allow tf32 on matmul
 -torch.backends.cuda.matmul.allow_tf32 = False
++torch.set_float32_matmul_precision("high")  # allow tf32 on matmul
 +torch.set_float32_matmul_precision("highest")
 """,
         )
@@ -60,7 +62,7 @@ class TestIdiomFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn505_device_type_compare.py"),
             """\
-# left HN505:10: cuda-comment: 'guards cuDNN: stays (intent gate)'; cuda-guarded: HN412 torch.backends.cudnn.benchmark (line 11)
+# left HN505:10: cuda-guarded: HN412 torch.backends.cudnn.benchmark (line 11)
 @@ -5,2 +5,2 @@
 -    use_fused = device_type == "cuda"
 -    if x.device.type != "cuda":
@@ -93,7 +95,9 @@ class TestIdiomFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn601_nccl_backend.py"),
             """\
-# left HN601:6: cuda-comment: "'nccl', 'gloo', etc."
+@@ -6 +6 @@
+-backend = "nccl"  # 'nccl', 'gloo', etc.
++backend = torch.distributed.Backend.default_device_backend_map.get(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")  # 'nccl', 'gloo', etc.
 @@ -8 +8 @@
 -parser.add_argument("--dist-backend", default="nccl", type=str)
 +parser.add_argument("--dist-backend", default=torch.distributed.Backend.default_device_backend_map.get(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"), type=str)
@@ -112,7 +116,9 @@ class TestIdiomFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn601_nccl_backend.py", "accelerator_api"),
             """\
-# left HN601:6: cuda-comment: "'nccl', 'gloo', etc."
+@@ -6 +6 @@
+-backend = "nccl"  # 'nccl', 'gloo', etc.
++backend = torch.distributed.Backend.default_device_backend_map.get(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")  # 'nccl', 'gloo', etc.
 @@ -8 +8 @@
 -parser.add_argument("--dist-backend", default="nccl", type=str)
 +parser.add_argument("--dist-backend", default=torch.distributed.Backend.default_device_backend_map.get(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"), type=str)

@@ -43,6 +43,11 @@ class Capability(Family):
         return False
 
     def on_call(self, eng, original, updated):
+        if eng.qualnames(original.func) == {CAPABILITY}:
+            specs = specs_at(eng, original, self.name, (CAPABILITY,))
+            if specs and not isinstance(eng.parent(original), cst.Comparison):
+                eng.fail(specs[0], original, "(major, minor) used as such: about CUDA")
+            return None
         specs = specs_at(eng, original, self.name, (BF16,))
         if not specs or eng.qualnames(original.func) != {BF16}:
             return None
@@ -64,16 +69,17 @@ class Capability(Family):
         if not isinstance(original, cst.Comparison) or len(original.comparisons) != 1:
             return None
         call, target = original.left, original.comparisons[0]
-        if not (
-            isinstance(call, cst.Call)
-            and not call.args
-            and eng.qualnames(call.func) == {CAPABILITY}
-            and isinstance(target.operator, cst.GreaterThanEqual)
-            and _is_sm80(target.comparator)
-        ):
+        if not (isinstance(call, cst.Call) and eng.qualnames(call.func) == {CAPABILITY}):
             return None
         specs = specs_at(eng, original, self.name, (CAPABILITY,))
         if not specs:
+            return None
+        if (
+            call.args
+            or not isinstance(target.operator, cst.GreaterThanEqual)
+            or not _is_sm80(target.comparator)
+        ):
+            eng.fail(specs[0], original, "an SM-version check other than >= (8, 0): about CUDA")
             return None
         if not self._picks_bf16(eng, original):
             eng.fail(specs[0], original, "an SM-version check that does not pick bf16: about CUDA")
