@@ -36,7 +36,14 @@ from patches.generate.targets import TARGETS, fix_specs
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = ArgumentParser(prog="python -m patches.generate", description=__doc__.split("\n")[0])
-    ap.add_argument("path", type=Path, help="source tree to make hardware-neutral")
+    ap.add_argument(
+        "path", type=Path, nargs="?", help="source tree to make hardware-neutral (the tree root)"
+    )
+    ap.add_argument(
+        "--explain",
+        metavar="FILE:LINE",
+        help="print the decision and its evidence for the findings on one line, and exit",
+    )
     mode = ap.add_argument_group("what to produce (at least one)")
     mode.add_argument("--out", type=Path, help="write NNNN-*.patch and a quilt `series` file here")
     mode.add_argument(
@@ -64,6 +71,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--devices", default="cpu,trn", help="devices named in the Test Plan")
     ap.add_argument("--report", type=Path, help="reuse a `audits.scan --format json` report")
     args = ap.parse_args(argv)
+    if args.explain:
+        return args
+    if args.path is None:
+        ap.error("the following arguments are required: path")
     if not (args.out or args.diff or args.apply):
         ap.error("nothing to do: give --out DIR, --diff and/or --apply")
     if args.max_files < 1:
@@ -82,6 +93,15 @@ def _split(s: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.explain:
+        from patches.generate import explain
+
+        try:
+            file, line = explain.parse_site(args.explain)
+            sys.stdout.write(explain.explain(file, line, args.path, args.target))
+        except (UsageError, ValueError) as e:  # ValueError: FILE not under the tree given
+            return fail(e)
+        return 0
     root = args.path
     try:  # every bad value is refused here: nothing is scanned or written before
         given_report = check_args(args)
@@ -161,11 +181,20 @@ def _apply(root: Path, plan: planner.Plan) -> None:
         os.replace(tmp, dst)
 
 
+def _reason_kind(reason: str) -> str:
+    from patches.generate.codemods.intent import KINDS
+
+    kind = reason.split(":", 1)[0]
+    return f"{kind}: {KINDS[kind]}" if kind in KINDS else reason
+
+
 def _summary(report, plan: planner.Plan, seconds: float, args) -> None:
     before = report.counts("rule")
     fixed = Counter(f.rule for f in plan.fixed)
     left = Counter(x.finding.rule for x in plan.left)
-    reasons = Counter(x.reason for x in plan.left)
+    # A site the intent gate left is counted by its first evidence kind (the details differ
+    # per site: `--explain FILE:LINE` prints them).
+    reasons = Counter(_reason_kind(x.reason) for x in plan.left)
     out = sys.stderr
     print(
         f"{len(plan.patches)} patches, {len(plan.changes())} files, {sum(fixed.values())} "

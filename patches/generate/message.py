@@ -36,13 +36,27 @@ def subject(new: str, subsystem: str, part: int, parts: int) -> str:
 
 
 def body(
-    rule: Rule, old: str, new: str, sites: list[Finding], tree: str, series: str, devices: str
+    rule: Rule,
+    old: str,
+    new: str,
+    sites: list[Finding],
+    tree: str,
+    series: str,
+    devices: str,
+    also: list[Rule] = (),
 ) -> str:
+    """``also``: rules whose changes only work together with this one, in the same patch."""
     why = textwrap.fill(" ".join(rule.rationale.split()), 72) if rule.rationale else ""
     lines = [f"Replace {old} with {new} ({rule.safety} fix).", ""]
     if why:
         lines += [why, ""]
-    lines += [f"Rule: {rule.id} ({rule.name}), see {rule.url()}", "", "Call sites:"]
+    lines += [f"Rule: {rule.id} ({rule.name}), see {rule.url()}"]
+    for r in also:
+        lines.append(
+            f"Also rule: {r.id} ({r.name}), see {r.url()}: it only works together with this "
+            "change, so it lands here (every prefix of the series keeps working)"
+        )
+    lines += ["", "Call sites:"]
     for f in sites[:MAX_SITES]:
         lines.append(f"  {f.path}:{f.line}: {f.source}")
     if len(sites) > MAX_SITES:

@@ -23,6 +23,7 @@ from patches.generate.linediff import opcodes
 from patches.generate.codemods.reexports import Importers
 from patches.generate.codemods import FixSpec, rewrite_steps
 from patches.generate.series import FileChange, Patch
+from patches.generate.targets import together
 
 ScanFn = Callable[[bytes, str, Sequence[Rule]], tuple[list[Finding], list[FileError]]]
 
@@ -142,25 +143,30 @@ def build(
                 plan.left += [Left(f, why) for f in reported[(path, rule_id)]]
                 continue
             result, found = step
+            if result is None:  # lands with another rule's step (targets.together)
+                continue
             if result.error:
                 plan.errors.append(FileError(path, "codemod", result.error))
                 plan.left += [Left(f, result.error) for f in found]
                 continue
             found = _remap(found, plan.originals[path], result.before)
             done = {
-                _map_line(plan.originals[path], result.before, line)
-                for _, line in result.outcome.applied
+                (r, _map_line(plan.originals[path], result.before, line))
+                for r, line in result.outcome.applied
             }
             why = {
-                _map_line(plan.originals[path], result.before, line): reason
-                for _, line, reason in result.outcome.failed
+                (r, _map_line(plan.originals[path], result.before, line)): reason
+                for r, line, reason in result.outcome.failed
             }
-            sites = [f for f in found if f.line in done]
+            sites = [f for f in found if (f.rule, f.line) in done]
             plan.left += [
-                Left(f, why.get(f.line, "no rewrite matched this site"))
+                Left(f, why.get((f.rule, f.line), "no rewrite matched this site"))
                 for f in found
-                if f.line not in done
+                if (f.rule, f.line) not in done
             ]
+            # A site may already be rewritten by an earlier step (a device-pick literal goes
+            # with its is_available()): fixed, with nothing left to change here.
+            plan.fixed += sites
             if result.changed:
                 plan.kept_imports += [
                     (path, n, by)
@@ -168,7 +174,6 @@ def build(
                     if (path, n, by) not in plan.kept_imports
                 ]
                 plan.finals[path] = result.after
-                plan.fixed += sites
                 changes.append(
                     (FileChange(path, result.before, result.after, plan.modes[path]), sites)
                 )
@@ -186,6 +191,7 @@ def build(
                         tree,
                         series,
                         devices,
+                        also=[rules[r] for r in sorted({x.rule for x in sites} - {rule_id})],
                     ),
                     [c for c, _ in chunk],
                 )
@@ -228,6 +234,26 @@ def _remap(found: list[Finding], original: str, before: str) -> list[Finding]:
     return out
 
 
+def file_groups(order: list[str], by_rule, specs: dict[str, FixSpec]):
+    """(step rules, rule -> the step rule it lands with, one group per step) for one file:
+    rules that only work together (``targets.together``) land in the step of the earliest of
+    their partners present, so every prefix of the series works."""
+    host, tog = {}, together(specs)
+    for r in order:
+        partners = [p for p in order if p in tog.get(r, ())]
+        if partners:
+            host[r] = min(partners, key=order.index)
+    steps = [r for r in order if r not in host]
+    groups = [
+        [
+            (specs[x], frozenset(f.line for f in by_rule[x]))
+            for x in [r, *sorted(k for k, h in host.items() if h == r)]
+        ]
+        for r in steps
+    ]
+    return steps, host, groups
+
+
 def _file_steps(
     root: Path,
     path: str,
@@ -255,7 +281,7 @@ def _file_steps(
     for f in found:
         by_rule[f.rule].append(f)
     order = [r for r in rule_ids if by_rule.get(r)]
-    groups = [[(specs[r], frozenset(f.line for f in by_rule[r]))] for r in order]
+    steps, host, groups = file_groups(order, by_rule, specs)
     results = rewrite_steps(
         text,
         path,
@@ -264,4 +290,7 @@ def _file_steps(
         importer=importers.of(path),
         package_prefix=package_prefix,
     )
-    return {r: (res, by_rule[r]) for r, res in zip(order, results)}
+    out: dict[str, tuple] = {r: (None, []) for r in host}
+    for r, res in zip(steps, results):
+        out[r] = (res, by_rule[r] + [f for k, h in host.items() if h == r for f in by_rule[k]])
+    return out

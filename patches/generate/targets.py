@@ -93,3 +93,34 @@ def fix_specs(
                 ours,
             )
     return specs, skipped
+
+
+def together(specs: dict[str, FixSpec]) -> dict[str, tuple[str, ...]]:
+    """rule -> the rules whose rewrite it must land with (one patch keeps every prefix of the
+    series working): an attribute rename on a type (``.cuda_stream`` -> ``torch.Stream.
+    native_handle``) goes with the rules whose replacement makes that type (``torch.Stream``,
+    ``torch.accelerator.current_stream() -> torch.Stream``): after those alone,
+    ``torch.accelerator.current_stream().cuda_stream`` would fail. From the catalogue's names
+    and the real signatures, not a list."""
+    from patches.generate.codemods.signatures import signature_of
+
+    out: dict[str, tuple[str, ...]] = {}
+    for rid, spec in specs.items():
+        if spec.family != "attribute" or "." not in spec.replacement:
+            continue
+        owner = spec.replacement.rsplit(".", 1)[0]
+        makers = []
+        for other, o in specs.items():
+            if other == rid or o.family in ("attribute", "rename"):
+                continue
+            for name in o.names:
+                new = o.new_for(name)
+                sig = signature_of(new)
+                ret = getattr(sig, "return_annotation", None) if sig is not None else None
+                shown = f"{ret.__module__}.{ret.__qualname__}" if isinstance(ret, type) else ""
+                if new == owner or shown == owner or str(ret) == owner:
+                    makers.append(other)
+                    break
+        if makers:
+            out[rid] = tuple(sorted(makers))
+    return out

@@ -237,19 +237,19 @@ class TestRuleFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn502_cuda_device_literal.py"),
             """\
-# left HN502:8: device index
 # left HN502:15: no `device` variable bound before it in scope
 # left HN502:15: no `device` variable bound before it in scope
 # left HN502:23: a parameter's default: the API's own choice, kept
-@@ -5,3 +5,3 @@
+@@ -5,5 +5,5 @@
 -    x = torch.zeros(3, device="cuda")
 -    y = x.to("cuda", non_blocking=True)
 -    state = torch.load("ckpt.pt", map_location="cuda")
+-    z = x.to("cuda:1")                       # an index: left for a human
+-    if x.device.type == "cuda":              # a comparison: CUDA-specific on purpose
 +    x = torch.zeros(3, device=device)
 +    y = x.to(device, non_blocking=True)
 +    state = torch.load("ckpt.pt", map_location=device)
-@@ -9 +9 @@
--    if x.device.type == "cuda":              # a comparison: CUDA-specific on purpose
++    z = x.to(f"{torch.accelerator.current_accelerator().type}:1")                       # an index: left for a human
 +    if x.device.type != "cpu":              # a comparison: CUDA-specific on purpose
 @@ -19,2 +19,2 @@
 -    device = "cuda"                          # where the device is picked: stays
@@ -522,7 +522,7 @@ class TestIsAvailableGuards(expecttest.TestCase):
 # left HN501:8: no `device` in scope
 # left HN501:28: no `device` in scope
 # left HN101:7: cuda-guarded: HN501 x.cuda() (line 8)
-# left HN101:14: cuda-chain: HN504 x.is_cuda (line 14)
+# left HN101:14: cuda-comment: '`x.cuda()` is fixed (device in scope), `x.is_cuda` is not: t'; cuda-chain: HN504 x.is_cuda (line 14)
 # left HN101:20: cuda-guarded: HN412 torch.backends.cudnn.benchmark (line 22)
 # left HN101:21: cuda-guarded: HN412 torch.backends.cudnn.benchmark (line 22)
 # left HN101:26: cuda-guarded: HN501 torch.ones(3).cuda() (line 28)

@@ -84,6 +84,7 @@ class _File:
         ]
         self.left: dict[tuple[str, int], str] = {}  # (rule, line) -> why the gate left it
         self.gate: Gate | None = None
+        self.evidence: dict = {}  # (rule, line) -> [intent.Evidence] of the sites left
         all_lines = {ln for g in groups for _, ls in g for ln in ls}
         regs = None if whole_file else regions(self.ctx, self.lines, all_lines)
         self.whole = regs is None
@@ -107,7 +108,7 @@ class _File:
         self.gate = gate = Gate(self.ctx, findings, candidates, companions)
         failed: set[tuple[str, int]] = set()
         for _ in range(4):
-            left = gate.settle(failed)
+            left = self.evidence = gate.settle(failed)
             self.left = {k: "; ".join(str(e) for e in ev[:2]) for k, ev in left.items()}
             self.variants = {}
             try:
@@ -202,13 +203,15 @@ def rewrite_steps(
     findings=None,
     importer=None,
     package_prefix: str = "",
+    evidence: dict | None = None,
 ) -> list[Rewrite]:
     """One Rewrite per group, each applied on top of the previous ones (``before`` is the
     previous step's ``after``). A group whose result fails is reported and left out; the
     following groups still apply. ``findings``: the scan's findings for the file (every rule);
     an is_available() whose guarded code keeps one that no group fixes is left as it is.
     ``importer(name)``: a file of the tree importing ``name`` from this one (its import stays).
-    ``package_prefix``: the scan's (``torch/`` when the root is a package), for relative imports."""
+    ``package_prefix``: the scan's (``torch/`` when the root is a package), for relative imports.
+    ``evidence``: filled with the intent gate's evidence, (rule, line) -> [Evidence]."""
     try:
         f = _File(source, path, groups, whole_file, importer, package_prefix)
     except (SyntaxError, ValueError, RecursionError) as e:
@@ -216,6 +219,8 @@ def rewrite_steps(
     groups = f.groups
     if findings is not None:
         f.settle(findings)
+        if evidence is not None:  # --explain: the gate's evidence for every site it left
+            evidence.update(f.evidence)
     out: list[Rewrite] = []
     active: Gated = []
     prev = source

@@ -19,7 +19,13 @@ context), so the audit's messages can reuse it. Each reason is a named ``Evidenc
 - ``cuda-flow``: the value is assigned to a name that a later statement hands to CUDA-only code
   (``n = torch.cuda.device_count()`` ... ``torch.cuda.get_device_capability(i)``);
 - ``cuda-branch``: the site is in a branch only CUDA reaches (``if x.is_cuda:``,
-  ``device.type == "cuda"``, ``@onlyCUDA``): the rewrite is moot noise.
+  ``device.type == "cuda"``, ``@onlyCUDA``): the rewrite is moot noise;
+- ``cuda-state``: it sets the current device or stream (``[state]``) and the code after it in
+  the same block stays CUDA (``torch.cuda.set_device(rank)`` then ``model.cuda(rank)``);
+- ``cuda-comment``: a comment line in the statement or right above it is about CUDA ("the cuSolver
+  backend returns V^H", "also makes sure this is CUDA or HIP");
+- ``cuda-check``: an explicit device-type comparison (``x.device.type == "cuda"``) in a tree whose
+  code handles each backend itself (``[checks]``: PyTorch's own).
 
 "Still CUDA" means a CUDA token (an identifier, attribute or space-free string matching
 ``[markers]``: ``cuda``, ``cudnn``, ``nccl``, ``nvtx``, ``jiterator``, ``tf32``, ...) or a finding
@@ -68,6 +74,9 @@ KINDS = {
     "cuda-comprehension": "the comprehension stays CUDA-specific",
     "cuda-flow": "the value is handed to CUDA-specific code",
     "cuda-branch": "only CUDA reaches this branch (moot)",
+    "cuda-state": "the device or stream it sets is used by code that stays CUDA-specific",
+    "cuda-comment": "the comment at the site is about CUDA",
+    "cuda-check": "an explicit device-type check in code that handles each backend itself",
 }
 
 
@@ -215,6 +224,7 @@ class Intent:
             if text and is_cuda_word(text):
                 tokens.append(Token(span_of(node), "", node))
         tokens.sort(key=lambda t: t.span)
+        self.comments = _comments(ctx.source)
         self.tokens = tokens
         self._starts = [t.span[0] for t in tokens]
 
@@ -274,6 +284,15 @@ class Intent:
                 break
         own = finding_span(f)
         top, stmt = self._top(node)
+        comment = self._comment(stmt)
+        if comment:
+            out.append(Evidence("cuda-comment", comment[0], repr(comment[1][:60])))
+        if self._check(node):
+            out.append(Evidence("cuda-check", f.line, "compares a device type with CUDA"))
+        if _qualified(self.ctx, node.func if isinstance(node, ast.Call) else node) in _state():
+            after = self._after(stmt)
+            if after:
+                self._add(out, "cuda-state", remaining(span_of(after), own))
         name = self._target_name(node, stmt)
         if name:
             out.append(Evidence("cuda-name", node.lineno, f"flows into {name}"))
@@ -292,6 +311,42 @@ class Intent:
             seen |= {e.kind, key}
             kept.append(e)
         return kept
+
+    def _comment(self, stmt) -> tuple[int, str] | None:
+        """A comment line inside the statement's header, or in the block right above it, about
+        CUDA (trailing comments are tags more often than explanations: not read)."""
+        if not hasattr(stmt, "lineno"):
+            return None
+        first = stmt.lineno
+        hdr_end = stmt.body[0].lineno - 1 if _compound(stmt) and stmt.body else stmt.end_lineno
+        lines = list(range(first, hdr_end + 1))
+        above = first - 1
+        while above in self.comments and self.comments[above][1]:
+            lines.append(above)
+            above -= 1
+        for ln in sorted(lines):
+            text, alone = self.comments.get(ln, ("", False))
+            if text and alone and about_cuda_text(text):  # not a trailing `# tag`
+                return ln, text
+        return None
+
+    def _check(self, node) -> bool:
+        """``node`` is (in) a device-type comparison with a CUDA string, in a ``[checks]`` tree."""
+        path = _tree_path(self.ctx)
+        if not any(path.startswith(p) for p in _data()["checks"]["deliberate"]):
+            return False
+        n = node
+        while n is not None and not isinstance(n, ast.stmt):
+            if isinstance(n, ast.Compare):
+                parts = [n.left, *n.comparators]
+                return any(
+                    isinstance(x, ast.Constant)
+                    and isinstance(x.value, str)
+                    and CUDA_DEVICE_STR.fullmatch(x.value)
+                    for x in parts
+                )
+            n = self.parents.get(n)
+        return False
 
     @staticmethod
     def _add(out, kind, hits) -> None:
@@ -436,7 +491,8 @@ class Intent:
 
     def _flow(self, out, stmt, node, remaining, own) -> None:
         """``x = <site>`` and a later statement of the same scope hands ``x`` to CUDA-only code
-        (an argument of a call that stays CUDA, or the iterable of a loop whose body does)."""
+        (an argument of a call that stays CUDA, a CUDA-only attribute of it, or the iterable of
+        a loop whose body stays CUDA)."""
         if not isinstance(stmt, ast.Assign) or stmt.value is not node:
             return
         names = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
@@ -458,6 +514,8 @@ class Intent:
                 hits = []
                 if isinstance(p, ast.Call) and n is not p.func:
                     hits = remaining(span_of(p.func), own)
+                elif isinstance(p, ast.Attribute) and n is p.value:
+                    hits = remaining(span_of(p), own)  # `s.cuda_stream` while it stays
                 elif isinstance(p, ast.For) and n is p.iter:
                     hits = remaining(span_of(p.body), own)
                 if hits:
@@ -466,6 +524,27 @@ class Intent:
                 if p is None:
                     break
                 n = p
+
+
+def _comments(source: str) -> dict[int, tuple[str, bool]]:
+    """line -> (comment text, whether the line holds nothing but the comment)."""
+    import io
+    import tokenize
+
+    out: dict[int, tuple[str, bool]] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                alone = not tok.line[: tok.start[1]].strip()
+                out[tok.start[0]] = (tok.string.lstrip("#").strip(), alone)
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _state() -> frozenset[str]:
+    return frozenset(_data()["state"]["calls"])
 
 
 def _compound(stmt) -> bool:
@@ -502,8 +581,13 @@ def _negative(test) -> bool:
     """``not X`` / ``X != "cuda"`` / ``X is not ...``: the CUDA side is the other branch."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return True
-    return isinstance(test, ast.Compare) and all(
-        isinstance(o, (ast.NotEq, ast.IsNot, ast.NotIn)) for o in test.ops
+    return (
+        isinstance(test, ast.Compare)
+        and all(isinstance(o, (ast.NotEq, ast.IsNot, ast.NotIn)) for o in test.ops)
+        # `torch.version.cuda is not None` asks "is this CUDA": the positive side
+        and not all(
+            isinstance(c, ast.Constant) and c.value in (None, False) for c in test.comparators
+        )
     )
 
 

@@ -1,0 +1,85 @@
+"""``python -m patches.generate --explain FILE:LINE [TREE]``: the decision for one site, and why.
+
+Scans the file as ``generate`` does (every rule, ``--unsafe-fixes`` implied, the target given),
+runs the file's steps, and prints, for each finding on that line, whether the series rewrites it
+(and into what) or leaves it, with the intent gate's evidence (``codemods/intent.py``) or the
+family's or catalogue's reason.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from patches.common.cli import UsageError
+from patches.generate import audit_io
+from patches.generate.codemods import rewrite_steps
+from patches.generate.codemods.intent import KINDS
+from patches.generate.plan import file_groups
+from patches.generate.targets import fix_specs
+
+
+def parse_site(site: str) -> tuple[Path, int]:
+    path, sep, line = site.rpartition(":")
+    if not sep or not line.isdigit() or not path:
+        raise UsageError(f"--explain wants FILE:LINE, got {site!r}")
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"--explain {site}: {path} is not a file")
+    return p, int(line)
+
+
+def tree_root(file: Path) -> Path:
+    """The directory above the file's outermost package (``.../site-packages`` for torch)."""
+    d = file.resolve().parent
+    while (d / "__init__.py").is_file() and d.parent != d:
+        d = d.parent
+    return d
+
+
+def explain(file: Path, line: int, root: Path | None = None, target: str = "torch") -> str:
+    root = (root or tree_root(file)).resolve()
+    rel = file.resolve().relative_to(root).as_posix()
+    rules = audit_io.load_rules()
+    specs, skipped = fix_specs(rules.values(), target, True)
+    prefix = audit_io.package_prefix(root)
+    text = file.read_bytes().decode("utf-8")
+    found, errs = audit_io.scan_source(
+        text.encode("utf-8"), rel, list(rules.values()), package_prefix=prefix
+    )
+    if errs:
+        return f"{rel}: the scan fails: {errs[0].reason} {errs[0].detail}\n"
+    here = [f for f in found if f.line <= line <= f.end_line]
+    src = text.split("\n")[line - 1].strip() if line <= text.count("\n") + 1 else ""
+    out = [f"{rel}:{line}: {src}"]
+    if not here:
+        return "\n".join(out + ["  no finding on this line"]) + "\n"
+    by_rule: dict[str, list] = defaultdict(list)
+    for f in found:
+        if f.rule in specs:
+            by_rule[f.rule].append(f)
+    _, _, groups = file_groups(sorted(by_rule), by_rule, specs)
+    evidence: dict = {}
+    results = rewrite_steps(
+        text, rel, groups, findings=found, package_prefix=prefix, evidence=evidence
+    )
+    applied = {a for r in results for a in r.outcome.applied}
+    failed = {(x[0], x[1]): x[2] for r in results for x in r.outcome.failed}
+    final = results[-1].after.split("\n") if results else []
+    for f in here:
+        rule = rules[f.rule]
+        head = f"  {f.rule} ({rule.name}, {rule.safety}) col {f.col}"
+        if f.rule not in specs:
+            out.append(f"{head}: left: {skipped.get(f.rule, 'no codemod for this rule')}")
+        elif (f.rule, f.line) in applied:
+            out.append(f"{head}: REWRITTEN (no evidence that this code is about CUDA itself)")
+            if f.line <= len(final):
+                out.append(f"    -> {final[f.line - 1].strip()}")
+        elif (f.rule, f.line) in evidence:
+            out.append(f"{head}: LEFT, the code is about CUDA itself:")
+            for e in evidence[(f.rule, f.line)]:
+                out.append(f"    {e.kind} ({KINDS[e.kind]}): {e.detail}")
+        else:
+            why = failed.get((f.rule, f.line), "no rewrite matched this site")
+            out.append(f"{head}: LEFT: {why}")
+    return "\n".join(out) + "\n"
