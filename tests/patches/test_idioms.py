@@ -32,6 +32,11 @@ SCANNED = [
     ('device = f"cuda:{rank}"\n', f'device = f"{{{ACC}}}:{{rank}}"\n'),
     ("d = torch.device('cuda', rank)\n", f"d = torch.device({ACC}, rank)\n"),
     ('d = torch.device("cuda:1")\n', f"d = torch.device({ACC}, 1)\n"),
+    # a device chosen by a flag: the accelerator when asked for
+    (
+        'device = torch.device("cuda" if args.gpu else "cpu")\n',
+        f'device = torch.device({ACC} if args.gpu else "cpu")\n',
+    ),
     # HN509 (a device string anywhere): built strings keep their type
     ('e = "cuda:{}".format(rank)\n', f'e = "{{}}:{{}}".format({ACC}, rank)\n'),
     # a device type argument: the device's type in scope
@@ -86,7 +91,10 @@ def _lines(src: str) -> list[str]:
 
 @pytest.mark.parametrize("line,expected", SCANNED)
 def test_scanned_idiom(line, expected):
-    src = "import torch\nimport torch.distributed as dist\n\ndevice = 'cpu'\nrank = 0\n" + line
+    src = (
+        "import torch\nimport torch.distributed as dist\n\ndevice = 'cpu'\nrank = 0\nargs = None\n"
+        + line
+    )
     rw, found = fix(src)
     assert not rw.error, rw.error
     assert rw.after == src.replace(line, expected), diff(src, rw.after)

@@ -71,7 +71,10 @@ class DeviceDefaults(Family):
 
     # -- "cuda" / "cuda:N" ------------------------------------------------------------------
     def on_literal(self, eng, original, updated):
-        specs = self._specs(eng, original, (_STR,))
+        parent = eng.parent(original)
+        in_pick = isinstance(parent, cst.IfExp) and parent.body is original
+        # `torch.device("cuda" if flag else "cpu")` is HN503's site
+        specs = self._specs(eng, original, (_STR, _CTOR) if in_pick else (_STR,))
         value = string_value(original)
         if not specs or value is None:
             return None
@@ -81,6 +84,11 @@ class DeviceDefaults(Family):
         spec = specs[0]
         if not _is_default(eng, original):
             parent = eng.parent(original)
+            if in_pick and m.group(1) is None:
+                # `"cuda" if args.cuda else "cpu"`: the user asked for the accelerator (an
+                # is_available() pick is the availability family's, dispatched before this one).
+                eng.done(spec, original)
+                return accel_type(eng, spec, original)
             if not isinstance(parent, cst.Arg) or parent.star:
                 return None
             if m.group(1) is None:
