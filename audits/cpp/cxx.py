@@ -7,7 +7,8 @@ are parsed again on their own (tree-sitter's included ranges, so positions stay 
 their findings say which macro they are in. CUDA's own syntax (`k<<<grid, block>>>(...)`,
 `__global__`, `__shared__`, `__launch_bounds__(n)`) is blanked to same-length C++ before parsing
 (audits/cpp/cuda_syntax.py); what tree-sitter still cannot structure (an ERROR node) is reported at
-the token level, and the finding says so.
+the token level, and the finding says so. The runtime-API, include, launch, using and
+closed-list detectors are a mixin in audits/cpp/cuda_api.py; node helpers in audits/cpp/nodes.py.
 """
 
 from __future__ import annotations
@@ -18,15 +19,15 @@ import tree_sitter_cpp
 from tree_sitter import Language, Node, Parser, Range, Tree
 
 from audits.cpp import closed_lists
+from audits.cpp.cuda_api import CudaApiDetectors, include_tokens, includes_only
 from audits.cpp.cuda_syntax import as_cxx
 from audits.cpp.hits import Hit
+from audits.cpp.nodes import COND_ARMS, IGNORE_RE, MACRO_DEFS, _broken, _in, _text
 from audits.cpp.plan import Plan, macro_rule
 
 _LANGUAGE = Language(tree_sitter_cpp.language())
 _PARSER = Parser(_LANGUAGE)
 
-COND_ARMS = {"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef"}
-ARMS = COND_ARMS | {"preproc_else"}
 STOP_MACRO = COND_ARMS | {"ERROR", "translation_unit", "preproc_def", "preproc_function_def"}
 DIRECTIVES = {"#if", "#ifdef", "#ifndef", "#elif", "#elifdef", "#elifndef"}
 NOT_CODE = {
@@ -38,46 +39,12 @@ NOT_CODE = {
     "system_lib_string",
     "preproc_arg",
 }
-IGNORE_RE = re.compile(rb"hn:\s*ignore\[([^\]\n]*)\]")
 TEMPLATE_ARGS_RE = re.compile(r"<[^<>]*>")
 CUDA_KEY_RE = re.compile(r"^\w*CUDA$")
 BACKSLASH_NEWLINE = "\\\n"  # a directive continued on the next line
-DECLARATORS = {
-    "function_declarator",
-    "init_declarator",
-    "pointer_declarator",
-    "reference_declarator",
-    "array_declarator",
-    "declaration",
-    "field_declaration",
-    "parameter_declaration",
-    "optional_parameter_declaration",
-}
-INCLUDE_PATH_RE = re.compile(rb'[<"][^>"\n]+[>"]')
-INCLUDE_TOKEN_RE = re.compile(rb'(?P<include>#[ \t]*include[ \t]*[<"](?P<path>[^>"\n]+)[>"])')
 COND_LINE_RE = re.compile(rb"\s*#\s*(?:if|ifdef|ifndef|elif)\b")
-CUDA_CASE_RE = re.compile(r"(?:\w+::)*(?:DeviceType::CUDA|kCUDA|BackendComponent::CUDABit)$")
-CUDA_CHECK_RE = re.compile(
-    rb"\bis_cuda\s*\(\s*\)(?!\s*\|\|)|==\s*(?:\w+::)*(?:DeviceType::CUDA|kCUDA)\b"
-    rb"|(?:DeviceType::CUDA|kCUDA)\s*=="
-)
 
 
-MACRO_DEFS = ("preproc_def", "preproc_function_def")
-CONTAINERS = {  # an error inside one of these says nothing about a token elsewhere in it
-    "translation_unit",
-    "compound_statement",
-    "declaration_list",
-    "field_declaration_list",
-    "namespace_definition",
-    "function_definition",
-    "class_specifier",
-    "struct_specifier",
-    "template_declaration",
-    "linkage_specification",
-    "lambda_expression",
-    "nested_namespace_specifier",
-} | ARMS
 TOKEN_LEVEL = " (token level: tree-sitter could not parse this region)"
 
 
@@ -92,42 +59,10 @@ def parse_range(data: bytes, node: Node) -> Tree:
     return p.parse(data)
 
 
-def _in(node: Node, types: set[str], limit: int = 64) -> Node | None:
-    """The nearest ancestor-or-self of ``node`` whose type is in ``types``."""
-    n: Node | None = node
-    while n is not None and limit:
-        if n.type in types:
-            return n
-        n = n.parent
-        limit -= 1
-    return None
-
-
-def _broken(node: Node, limit: int = 6) -> bool:
-    """Whether tree-sitter failed to structure the code around ``node``: an ERROR ancestor, or an
-    error inside the expression or statement that holds it (not merely somewhere in the enclosing
-    block, namespace or function)."""
-    n: Node | None = node
-    while n is not None and limit:
-        if n.type == "ERROR":
-            return True
-        if n.type in CONTAINERS:
-            return False
-        if n.has_error:
-            return True
-        n = n.parent
-        limit -= 1
-    return False
-
-
 def _outer_qualified(node: Node) -> Node:
     while node.parent is not None and node.parent.type == "qualified_identifier":
         node = node.parent
     return node
-
-
-def _text(node: Node) -> str:
-    return node.text.decode("utf-8", "replace")
 
 
 def _first_line(node: Node) -> str:
@@ -143,7 +78,7 @@ def _directive(arm: Node) -> str:
     return f"{head} {' '.join(_text(cond).replace(BACKSLASH_NEWLINE, ' ').split())}"
 
 
-class _Scan:
+class _Scan(CudaApiDetectors):
     def __init__(self, data: bytes, tree: Tree, plan: Plan, parse_data: bytes | None = None):
         self.data, self.tree, self.plan = data, tree, plan
         self.parse_data = data if parse_data is None else parse_data  # what tree-sitter saw
@@ -191,79 +126,6 @@ class _Scan:
             box = closed_lists.container(node)
             if box is not None:
                 self.closed.setdefault((box.start_byte, box.end_byte, box.type), (box, self.where))
-
-    def _runtime(self, m: re.Match[bytes], node: Node) -> None:
-        rule = self._enabled("cuda-runtime")
-        parent = node.parent
-        if rule is None or parent is None:
-            return
-        if parent.type in MACRO_DEFS and parent.child_by_field_name("name") == node:
-            return  # `#define C10_CUDA_CHECK(EXPR) ...`: the definition, not a use
-        name = m.group().decode()
-        is_macro = name in self.plan.runtime_macros
-        if (
-            not is_macro
-            and not self.where
-            and parent.child_by_field_name("declarator") == node
-            and parent.type in DECLARATORS
-        ):
-            return  # the project's own `cudaStubs()` / `bool cudaEventCacheEnabled`: a definition
-        if parent.type == "call_expression" and parent.child_by_field_name("function") == node:
-            what = "error-check macro" if is_macro else "runtime call"
-            self.add(rule, "call", parent, f"`{name}(...)` CUDA {what}")
-        elif is_macro:
-            self.add(rule, "call", node, f"`{name}` CUDA error-check macro")
-        else:
-            self.add(rule, "reference", node, f"`{name}` CUDA runtime name")
-
-    def _backend(self, m: re.Match[bytes], node: Node) -> None:
-        """A backend that is only reported as an element of a closed list (see closed_hits)."""
-
-    def closed_hits(self, cuda_only_file: bool) -> None:
-        """Closed device lists, except in CUDA-only files and branches."""
-        rule = self._enabled("closed-device-list")
-        if rule is None or cuda_only_file:
-            return
-        for box, where in self.closed.values():
-            if self._in_cuda_branch(box):
-                continue
-            c = closed_lists.evaluate(box, self.data, self.plan.closed)
-            if c is None:
-                continue
-            others = ", ".join(c.left_out[1:])
-            msg = (
-                f"closed device list ({c.shape}): names {', '.join(c.named)}; leaves out "
-                f"{c.left_out[0]}" + (f" (and {others})" if others else "")
-            )
-            if c.fallback:
-                msg += f"; every other device type gets {c.fallback}"
-            self.where = where
-            self.add(rule, "gate", box, msg)
-            self.where = ""
-
-    def _in_cuda_branch(self, node: Node) -> bool:
-        """Inside a positive CUDA preprocessor arm, the body of `if (<CUDA check>)` or of
-        `case kCUDA:`."""
-        n = node.parent
-        while n is not None:
-            if n.type in COND_ARMS and n.id in self.arms:
-                head = _text(n.children[0]).strip()
-                cond = n.child_by_field_name("condition")
-                if head != "#ifndef" and not (
-                    cond is not None and _text(cond).lstrip().startswith("!")
-                ):
-                    return True
-            elif n.type == "case_statement":
-                value = n.child_by_field_name("value")
-                if value is not None and CUDA_CASE_RE.match(_text(value).strip()):
-                    return True
-            elif n.type == "if_statement":
-                cond = n.child_by_field_name("condition")
-                if cond is not None and not (cond.start_byte <= node.start_byte < cond.end_byte):
-                    if CUDA_CHECK_RE.search(self.data[cond.start_byte : cond.end_byte]):
-                        return True
-            n = n.parent
-        return False
 
     def macro_bodies(self) -> None:
         """Scan each macro body that holds a token as code of its own."""
@@ -400,63 +262,6 @@ class _Scan:
             return
         self.add(rule, "call", call, f"`{' '.join(_text(call).split())}` CUDA-only device check")
 
-    def _cudam(self, m: re.Match[bytes], node: Node) -> None:
-        rule = self._enabled("cuda-method")
-        i = m.start() + m.group().index(b"cuda")
-        field = self.root.descendant_for_byte_range(i, i + 4)
-        fe = field.parent if field is not None else None
-        call = fe.parent if fe is not None else None
-        if (
-            rule is None
-            or fe is None
-            or fe.type != "field_expression"
-            or fe.child_by_field_name("field") != field
-            or call is None
-            or call.type != "call_expression"
-            or call.child_by_field_name("function") != fe
-        ):
-            return
-        self.add(rule, "call", call, f"`{' '.join(_text(call).split())}` moves to CUDA only")
-
-    def _devstr(self, m: re.Match[bytes], node: Node) -> None:
-        rule = self._enabled("device-string")
-        lit = _in(node, {"string_literal"}, 3)
-        if rule is None or lit is None or lit.start_byte != m.start():
-            return  # inside a longer string, a comment or a raw string
-        n = lit.parent
-        for _ in range(8):  # a message: an argument of a logging/check call, or `<< "cuda"`
-            if n is None or n.type in ("concatenated_string",):
-                return
-            if n.type == "binary_expression" and _text(n.child_by_field_name("operator")) == "<<":
-                return
-            if n.type == "call_expression":
-                fn = n.child_by_field_name("function")
-                if fn is not None and re.sub(r"\s+", "", _text(fn)) in self.plan.message_calls:
-                    return
-            if n.type in ("expression_statement", "declaration", "compound_statement"):
-                break
-            n = n.parent
-        self.add(rule, "literal", lit, f"`{_text(lit)}` device string")
-
-    def _include(self, m: re.Match[bytes], node: Node) -> None:
-        rule = self._enabled("cuda-include")
-        inc = _in(node, {"preproc_include"}, 3)
-        path = inc.child_by_field_name("path") if inc is not None else None
-        if rule is None or path is None:
-            return
-        name = _text(path).strip()[1:-1]
-        if not self.plan.include_re.search(name):
-            return
-        self.hits.append(
-            Hit(
-                rule.id,
-                "include",
-                tuple(inc.start_point),
-                tuple(path.end_point),
-                f"`#include {_text(path).strip()}`: a CUDA/ROCm header{self.where}",
-            )
-        )
-
     def _nsrel(self, m: re.Match[bytes], node: Node) -> None:
         e = _outer_qualified(node)
         outer = None  # the outermost enclosing namespace's first component
@@ -507,50 +312,6 @@ class _Scan:
             replacement=repl,
             safety="review" if repl else "manual",
         )
-
-    def _usingns(self, m: re.Match[bytes], node: Node) -> None:
-        using = _in(node, {"using_declaration"}, 3)
-        if using is not None:
-            ns = re.sub(r"\s+", "", m.group().decode()[len("using") :])[len("namespace") :]
-            self.usings.append((using, ns.lstrip(":").rstrip(";"), ""))
-
-    def using_hits(self) -> None:
-        """`using c10::cuda::X;` / `using namespace at::cuda;`: the name enters a scope where later
-        unqualified uses no longer say `cuda::`. Not reported in CUDA-only files."""
-        rule = self._enabled("cuda-using")
-        if rule is None:
-            return
-        for using, ns, full in self.usings:
-            what = " ".join(_text(using).split()).rstrip(";")
-            parts = full.split("::")
-            if not full:
-                msg = f"brings the `{ns}` namespace into scope: its uses below are unqualified"
-            elif len(parts) > 3 and parts[-1] == parts[-2]:
-                msg = f"inherits the constructors of `{'::'.join(parts[:-1])}`"
-            else:
-                msg = f"brings `{full}` into scope: its uses below are unqualified"
-            self.add(rule, "reference", using, f"`{what}` {msg}")
-
-    def _launch(self, m: re.Match[bytes], node: Node) -> None:
-        rule = self._enabled("kernel-launch")
-        if rule is None:
-            return
-        # the `(  grid, block)  ` argument list of the rewritten launch, or its `(`
-        config = node if node.type == "argument_list" else node.parent
-        inner = config.parent if config is not None else None
-        outer = inner.parent if inner is not None else None
-        if (
-            config is None
-            or config.type != "argument_list"
-            or inner is None
-            or inner.type != "call_expression"
-        ):
-            return
-        kernel = inner.child_by_field_name("function")
-        name = " ".join(self.data[kernel.start_byte : kernel.end_byte].decode().split())
-        cfg = " ".join(self.data[config.start_byte : config.end_byte + 2].decode().split())
-        target = outer if outer is not None and outer.type == "call_expression" else inner
-        self.add(rule, "call", target, f"`{name}{cfg}` CUDA kernel launch")
 
     def _dkey(self, m: re.Match[bytes], node: Node) -> None:
         rule = self._enabled("dispatch-key")
@@ -734,65 +495,10 @@ def _tokens(data: bytes, plan: Plan) -> list[re.Match[bytes]]:
             continue  # a line comment (or inside a string/comment): never code
         out.extend(plan.token_re.finditer(data, start, spans[start]))
     if plan.include_re is not None:
-        inc = _include_tokens(data, plan)
+        inc = include_tokens(data, plan)
         if inc:
             out = sorted(out + inc, key=lambda m: m.start())
     return out
-
-
-def _include_tokens(data: bytes, plan: Plan) -> list[re.Match[bytes]]:
-    """`#include` directives of CUDA/ROCm headers: the path need not say CUDA (`<thrust/sort.h>`,
-    `"k.cuh"`), so these lines are found by the directive, and kept by the rule's path pattern."""
-    out = []
-    i = data.find(b"include")
-    while i >= 0:
-        start = data.rfind(b"\n", 0, i) + 1
-        end = data.find(b"\n", i)
-        end = len(data) if end < 0 else end
-        j = start
-        while j < i and data[j] in b" \t":
-            j += 1
-        m = INCLUDE_TOKEN_RE.match(data, j, end)
-        if m and plan.include_re.search(m.group("path").decode("utf-8", "replace")):
-            out.append(m)
-        i = data.find(b"include", end)
-    return out
-
-
-def _includes_only(
-    data: bytes, plan: Plan, tokens: list[re.Match[bytes]]
-) -> tuple[list[Hit], dict[int, set[str]], bool]:
-    """A file whose only tokens are `#include` lines needs no parse: a directive at the start of
-    a line is one (most CUDA includes in generic files end here; see docs/performance.md)."""
-    rule = plan.rule("cuda-include")
-    hits: list[Hit] = []
-    ignores: dict[int, set[str]] = {}
-    row, pos = 0, 0
-    for m in tokens:
-        start = data.rfind(b"\n", 0, m.start()) + 1
-        row += data.count(b"\n", pos, m.start())
-        pos = m.start()
-        if m.lastgroup == "ignore":
-            codes = IGNORE_RE.match(data, m.start())
-            if codes:
-                ignores.setdefault(row, set()).update(
-                    c.strip() for c in codes.group(1).decode().split(",") if c.strip()
-                )
-            continue
-        if rule is None or data[start : m.start()].strip():
-            continue  # not at the start of its line (inside a comment or a string)
-        path = INCLUDE_PATH_RE.search(m.group()).group()
-        if plan.include_re.search(path.decode("utf-8", "replace")[1:-1]):
-            hits.append(
-                Hit(
-                    rule.id,
-                    "include",
-                    (row, m.start() - start),
-                    (row, m.end() - start),
-                    f"`#include {path.decode('utf-8', 'replace')}`: a CUDA/ROCm header",
-                )
-            )
-    return hits, ignores, False
 
 
 def scan_cxx(data: bytes, plan: Plan, suffix: str) -> tuple[list[Hit], dict[int, set[str]], bool]:
@@ -804,7 +510,7 @@ def scan_cxx(data: bytes, plan: Plan, suffix: str) -> tuple[list[Hit], dict[int,
     if not is_cuda_file and all(m.lastgroup == "ignore" for m in tokens):
         return [], {}, False
     if not is_cuda_file and all(m.lastgroup in ("include", "ignore") for m in tokens):
-        return _includes_only(data, plan, tokens)
+        return includes_only(data, plan, tokens)
     source = as_cxx(data)
     tree = parse(source)
     scan = _Scan(data, tree, plan, source)
