@@ -212,7 +212,9 @@ def bundle_markdown(sub: Subsystem, gen: dict, report: dict, reasons: dict, k: s
         f"{s['unchanged']} unchanged.",
         "",
     ]
-    return "\n".join(lines) + vcli.render_markdown(report)
+    # what a reviewer reads first: which changed lines ran on which device, then every test
+    lines += [*vcli.render_hunks_markdown(report), "", ""]
+    return "\n".join(lines) + vcli.render_markdown(report, hunks=False)
 
 
 def torch_version() -> str:

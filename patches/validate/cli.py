@@ -409,7 +409,7 @@ def _cell(report: dict, dev: str, c: Comparison | None) -> str:
     return c.before if c.before == c.after else f"{c.before} -> {c.after}"
 
 
-def render_markdown(report: dict) -> str:
+def render_markdown(report: dict, hunks: bool = True) -> str:
     devs = list(report["devices"])
     s = report["summary"]
     lines = [
@@ -438,7 +438,8 @@ def render_markdown(report: dict) -> str:
             + (f"; it ran {', '.join(c['hunks_run'])}" if c.get("hunks_run") else "")
             for c in regs
         ]
-    lines += ["", *render_hunks_markdown(report)]
+    if hunks:
+        lines += ["", *render_hunks_markdown(report)]
     return "\n".join(lines) + "\n"
 
 
