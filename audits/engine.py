@@ -17,8 +17,8 @@ from .walk import DEFAULT_MAX_BYTES, Entry, package_prefix, walk
 INPROCESS_BELOW = 48  # fewer files to parse than this: no pool (its start-up costs more)
 # Part of the cache key: bump it when a scanner finds something else in the same bytes, so that
 # results cached by the older scanner are not served (2: imports nested in module-level blocks;
-# 3: CMake configure_file placeholders).
-RESULTS_REVISION = 3
+# 3: CMake configure_file placeholders; 4: issue 13's Python rules and the wrapper pass).
+RESULTS_REVISION = 4
 
 
 @dataclass
@@ -176,6 +176,10 @@ def run_scan(
         except OSError as ex:
             errors.append(FileError(cache.path, "cache", f"not saved: {ex.strerror or ex}"))
 
+    if "python" in [lang.name for lang in langs]:
+        followed = _follow_wrappers(entries, results, cat, prefix, cache, opts)
+        for rel, fs in followed.items():
+            results[rel] = (results[rel][0] + fs, results[rel][1])
     findings: list[Finding] = []
     langs_count: dict[str, int] = {}
     pfi = opts.per_file_ignores
@@ -201,6 +205,61 @@ def run_scan(
         duration_s=time.perf_counter() - t0,
         languages=langs_count,
     )
+
+
+def _follow_wrappers(entries, results, cat, prefix, cache, opts) -> dict[str, list[Finding]]:
+    """The tree-level pass (audits/python/wrappers.py): uses of project-local wrappers of CUDA
+    predicates and queries. Its result depends on every Python file, so it is cached as a whole,
+    keyed by every Python file's stat key: a warm run with nothing changed reads no file."""
+    import hashlib
+    import json
+
+    from .python.wrappers import follow
+
+    py = [e for e in entries if e.language == "python"]
+    if not py:
+        return {}
+    key = hashlib.sha256(
+        json.dumps(
+            [RESULTS_REVISION, cat.version, prefix]
+            + [[e.relpath, e.size, e.mtime_ns, e.inode] for e in py]
+        ).encode()
+    ).hexdigest()
+    path = None
+    if cache is not None:
+        path = cache.path[: -len(".json")] + ".wrappers"  # not *.json: one scan cache per root
+        try:
+            with open(path, encoding="utf-8") as f:
+                stored = json.load(f)
+            if stored.get("key") == key:
+                return {
+                    rel: [Finding.from_dict(d) for d in fs]
+                    for rel, fs in stored["findings"].items()
+                }
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    abspath = {e.relpath: e.abspath for e in py}
+
+    def read(rel: str) -> bytes | None:
+        try:
+            with open(abspath[rel], "rb") as f:
+                return f.read()
+        except OSError:
+            return None
+
+    found = [f for e in py for f in results[e.relpath][0]]
+    rules = [r for r in cat.rules if r.language == "python"]
+    out: dict[str, list[Finding]] = {}
+    for f in follow(sorted(abspath), read, found, rules, prefix):
+        out.setdefault(f.path, []).append(f)
+    if path is not None:
+        try:
+            data = {rel: [f.__dict__ for f in fs] for rel, fs in out.items()}
+            with open(path, "w", encoding="utf-8") as fh:
+                json.dump({"key": key, "findings": data}, fh)
+        except OSError:
+            pass
+    return out
 
 
 def _batches(

@@ -16,7 +16,7 @@ def subsystem(path: str) -> str:
     return "/".join(dirs[:2]) if dirs else "."
 
 
-def _col(lines: list[str], line: int, off: int) -> int:
+def char_col(lines: list[str], line: int, off: int) -> int:
     """1-based character column from ast's UTF-8 byte offset."""
     s = lines[line - 1] if 0 < line <= len(lines) else ""
     if s.isascii():
@@ -93,9 +93,9 @@ def findings(scan: Scan, relpath: str, qual: str, lines: list[str], text: str) -
                 kind,
                 relpath,
                 l1,
-                _col(lines, l1, c1),
+                char_col(lines, l1, c1),
                 l2,
-                _col(lines, l2, c2),
+                char_col(lines, l2, c2),
                 lines[l1 - 1].strip() if l1 <= len(lines) else "",
                 sub,
                 msg,

@@ -63,7 +63,8 @@ def test_findings_match_the_source_text(report):
         elif rule.match["type"] == "import":
             assert re.match(r"(import|from)\s", text), (f, text)
         elif rule.match["type"] == "device_list":
-            assert text[:1] in "([{" and re.search(r"""["']cuda["']""", text), (f, text)
+            span = "\n".join(lines[f.line - 1 : f.end_line])
+            assert text[:1] in "([{" and re.search(r"""["']cuda["']""", span), (f, text)
 
 
 def test_no_finding_starts_in_a_comment_or_docstring(report):
