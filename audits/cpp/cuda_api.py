@@ -37,6 +37,13 @@ CUDA_CHECK_RE = re.compile(
 )
 
 
+QUALIFIER_WORDS = {
+    "__global__": "a CUDA kernel (compiled by nvcc/hipcc only)",
+    "__shared__": "CUDA shared memory",
+    "__constant__": "CUDA constant memory",
+}
+
+
 class CudaApiDetectors:
     def _runtime(self, m: re.Match[bytes], node: Node) -> None:
         rule = self._enabled("cuda-runtime")
@@ -190,6 +197,20 @@ class CudaApiDetectors:
             else:
                 msg = f"brings `{full}` into scope: its uses below are unqualified"
             self.add(rule, "reference", using, f"`{what}` {msg}")
+
+    def _qual(self, m: re.Match[bytes], node: Node) -> None:
+        """`__global__` / `__shared__` / `__constant__` in code (blanked in the parse, so ``node``
+        is whatever encloses the spaces; comments and strings were already left out)."""
+        rule = self._enabled("cuda-qualifier")
+        if rule is None:
+            return
+        q = m.group().decode()
+        what = QUALIFIER_WORDS.get(q, "CUDA-only code")
+        row = self.data.count(b"\n", 0, m.start())
+        col = m.start() - (self.data.rfind(b"\n", 0, m.start()) + 1)
+        self.hits.append(
+            Hit(rule.id, "build", (row, col), (row, col + len(q)), f"`{q}`: {what}{self.where}")
+        )
 
     def _launch(self, m: re.Match[bytes], node: Node) -> None:
         rule = self._enabled("kernel-launch")

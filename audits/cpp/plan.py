@@ -117,6 +117,11 @@ def build_plan(rules: Any) -> Plan:
         alts.append(r"(?P<usingns>\busing\s+namespace\s+(?:::)?(?:%s)\s*::\s*cuda\s*;)" % heads)
     if "kernel-launch" in plan.by_detector:
         alts.append(r"(?P<launch><<<)")
+    qualifiers = [
+        q for r in plan.by_detector.get("cuda-qualifier", ()) for q in r.match["qualifiers"]
+    ]
+    if qualifiers:
+        alts.append(r"(?P<qual>\b(?:%s)\b)" % "|".join(re.escape(q) for q in qualifiers))
     if "dispatch-key" in plan.by_detector:
         alts.append(r"(?P<dkey>\bDispatchKey\s*::\s*\w*CUDA\b)")
     reg = plan.library_macros + plan.stub_macros + plan.cuda_file_stub_macros
@@ -148,7 +153,8 @@ def build_plan(rules: Any) -> Plan:
     if plan.include_re is not None:  # `#include <ATen/cudnn/Handle.h>`, `<nccl.h>`
         gate.update((b"cudnn", b"nccl"))
     plan.gate = tuple(sorted(gate))
-    plan.anchors = plan.gate + (b"hn:",)
+    # `__global__ void k(...)` need not say CUDA on its line; the file still has to pass the gate.
+    plan.anchors = plan.gate + (b"hn:",) + tuple(q.encode() for q in qualifiers)
     return plan
 
 

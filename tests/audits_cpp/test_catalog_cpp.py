@@ -33,6 +33,7 @@ DETECTORS = {
     "cuda-method",
     "device-string",
     "cuda-include",
+    "cuda-qualifier",
 }
 # Where each namespace's declarations live in the installed headers.
 HEADERS = {

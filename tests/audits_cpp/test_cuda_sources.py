@@ -28,6 +28,8 @@ class TestCudaSources(TestCase):
 HN840 build 1:1-56:26 CUDA-only file (.cu) -> - [manual]
 HN842 include 3:1-3:35 `#include <ATen/cuda/CUDAContext.h>`: a CUDA/ROCm header -> - [manual]
 HN842 include 5:1-5:36 `#include <c10/cuda/CUDAException.h>`: a CUDA/ROCm header -> - [manual]
+HN843 build 11:1-11:11 `__global__`: a CUDA kernel (compiled by nvcc/hipcc only) -> - [manual]
+HN843 build 12:3-12:13 `__shared__`: CUDA shared memory -> - [manual]
 HN823 reference 26:3-26:15 `cudaStream_t` CUDA runtime name -> - [manual]
 HN821 call 26:25-26:57 `at::cuda::getCurrentCUDAStream` call: use `at::accelerator::getCurrentStream` -> at::accelerator::getCurrentStream [review]
 HN841 call 28:5-29:75 `fill_kernel<scalar_t><<<grid, block, 0, stream>>>` CUDA kernel launch -> - [manual]

@@ -33,8 +33,9 @@ def test_one_run_covers_python_cpp_and_cmake_and_the_cache_replays_it(tmp_path):
     by_lang = {f.language for f in cold.findings}
     assert by_lang == {"cpp", "cmake", "python"}
     subsystems = cold.counts("subsystem")
-    # c10/core: HN810 x3, HN811, and the CUDA/CPU switch as a closed device list (HN860)
-    assert subsystems["aten/src/ATen/native"] == 1 and subsystems["c10/core"] == 5
+    # native: the .cu file (HN840) and its `__global__` (HN843); c10/core: HN810 x3, HN811, and
+    # the CUDA/CPU switch as a closed device list (HN860)
+    assert subsystems["aten/src/ATen/native"] == 2 and subsystems["c10/core"] == 5
     assert cold.counts("rule")["HN840"] == 1 and cold.counts("rule")["HN851"] == 3
     warm = run_scan(opts)
     assert warm.to_dict()["findings"] == cold.to_dict()["findings"]

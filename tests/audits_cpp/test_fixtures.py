@@ -130,6 +130,17 @@ HN823 reference 8:14-8:25 `cudaSuccess` CUDA runtime name -> - [manual]
 HN823 call 9:5-9:35 `C10_CUDA_KERNEL_LAUNCH_CHECK(...)` CUDA error-check macro -> - [manual]""",
         )
 
+    def test_hn843_kernel_code(self):
+        self.assertExpectedInline(
+            self.check("hn843_kernels.h"),
+            """\
+HN801 branch 3:1-11:7 `#ifdef __CUDACC__` branch, lines 3-11 -> - [manual]
+HN843 build 5:1-5:11 `__global__`: a CUDA kernel (compiled by nvcc/hipcc only) -> - [manual]
+HN843 build 6:3-6:13 `__shared__`: CUDA shared memory -> - [manual]
+HN843 build 9:1-9:13 `__constant__`: CUDA constant memory -> - [manual]
+HN843 build 10:16-10:26 `__global__`: a CUDA kernel (compiled by nvcc/hipcc only); in the body of macro `KERNEL` -> - [manual]""",
+        )
+
     def test_hn860_closed_device_lists(self):
         # Only the HN860 lines: the same tokens' HN810/HN811/HN812 findings are pinned elsewhere.
         got = "\n".join(
@@ -160,6 +171,7 @@ HN860 gate 35:22-36:55 closed device list (chain): names CUDA, XPU; leaves out P
             got,
             """\
 hn840_kernel.cu: HN840 build 1:1-5:2 CUDA-only file (.cu) -> - [manual]
+HN843 build 2:1-2:11 `__global__`: a CUDA kernel (compiled by nvcc/hipcc only) -> - [manual]
 hn840_guarded.h: HN840 build 1:1-13:30 whole file is under `#if defined(USE_CUDA)` (line 6) -> - [manual]
 HN801 branch 6:1-11:7 `#if defined(USE_CUDA)` branch, lines 6-11 -> - [manual]
 HN842 include 7:1-7:26 `#include <cuda_runtime.h>`: a CUDA/ROCm header -> - [manual]

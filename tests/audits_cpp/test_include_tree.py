@@ -103,6 +103,7 @@ CHECKS = {
     "HN814": re.compile(r'^"(cuda|hip)(:\d+)?"$'),
     "HN824": re.compile(r"^(::)?(torch::)?cuda::"),
     "HN842": re.compile(r"^#\s*include\s*[<\"]"),
+    "HN843": re.compile(r"^(__global__|__shared__|__constant__)$"),
     "HN860": re.compile(r"kCUDA|DeviceType\s*::\s*CUDA|CUDABit|is_cuda\s*\(|DispatchKey::\w*CUDA"),
     "HN841": re.compile(r"<<<[^;]*>>>[\s\\]*\(", re.S),
 }
