@@ -145,7 +145,7 @@ class TestRuleFixtures(expecttest.TestCase):
 -    torch.cuda.reset_peak_memory_stats(device=dev)
 -    return torch.cuda.max_memory_allocated(dev), torch.cuda.memory_reserved()
 +    torch.accelerator.reset_peak_memory_stats(dev)
-+    return torch.accelerator.max_memory_allocated(dev), torch.accelerator.memory_reserved()
++    return (torch.accelerator.max_memory_allocated(dev) if torch.accelerator.is_available() else 0), (torch.accelerator.memory_reserved() if torch.accelerator.is_available() else 0)
 """,
         )
 

@@ -48,6 +48,13 @@ SCANNED = [
         'scaler = torch.amp.GradScaler("cuda")\n',
         "scaler = torch.amp.GradScaler(torch.device(device).type)\n",
     ),
+    # memory reporting: read where the CUDA counter answered 0 without CUDA
+    (
+        'print(f"{torch.cuda.max_memory_allocated() / 1e9:.2f} GB")\n',
+        'print(f"{(torch.accelerator.max_memory_allocated() if torch.accelerator.is_available() '
+        'else 0) / 1e9:.2f} GB")\n',
+    ),
+    ("torch.cuda.reset_peak_memory_stats()\n", "torch.accelerator.reset_peak_memory_stats()\n"),
     # derived device types and predicates
     (
         'device_type = "cuda" if "cuda" in device else "cpu"\n',

@@ -71,6 +71,15 @@ class DeviceDefaults(Family):
 
     # -- "cuda" / "cuda:N" ------------------------------------------------------------------
     def on_literal(self, eng, original, updated):
+        new = self._literal(eng, original, updated)
+        if new is None and string_value(original) is not None:
+            mine = specs_at(eng, original, self.name, (_STR,))
+            if mine and CUDA_DEVICE_STR.fullmatch(string_value(original)):
+                # HN509's own sites this family does not rewrite: say why
+                eng.fail(mine[0], original, "not a default or a built string: decide by hand")
+        return new
+
+    def _literal(self, eng, original, updated):
         parent = eng.parent(original)
         in_pick = isinstance(parent, cst.IfExp) and parent.body is original
         # `torch.device("cuda" if flag else "cpu")` is HN503's site

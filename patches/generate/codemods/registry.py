@@ -12,6 +12,7 @@ from patches.generate.codemods.guard import AvailabilityGuard
 from patches.generate.codemods.idioms_backend import Backend
 from patches.generate.codemods.idioms_capability import Capability
 from patches.generate.codemods.idioms_device import DeviceDefaults
+from patches.generate.codemods.idioms_memory import GuardedMemory
 from patches.generate.codemods.idioms_precision import Precision
 from patches.generate.codemods.idioms_predicates import DevicePredicates
 from patches.generate.codemods.literals import DeviceLiteral
@@ -28,6 +29,7 @@ FAMILY_TYPES = (
     Capability,
     Precision,
     Backend,
+    GuardedMemory,
     DeviceLiteral,
 )
 FAMILY_NAMES = tuple(t.name for t in FAMILY_TYPES)
