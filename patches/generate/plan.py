@@ -142,6 +142,14 @@ def build(
                 why = plan.unscanned.get(path, "the rescan of the file does not find it")
                 plan.left += [Left(f, why) for f in reported[(path, rule_id)]]
                 continue
+            # Findings of the tree-level pass (a use of a project wrapper of a CUDA query, 'via
+            # `pkg.mod.fn`') are not in the file's own rescan: left, they go with their wrapper.
+            rescanned = {(f.rule, f.line, f.col) for _, fs in steps[path].values() for f in fs}
+            plan.left += [
+                Left(f, "a use of a project wrapper (tree-level finding): goes with the wrapper")
+                for f in reported[(path, rule_id)]
+                if (f.rule, f.line, f.col) not in rescanned
+            ]
             result, found = step
             if result is None:  # lands with another rule's step (targets.together)
                 continue
