@@ -269,7 +269,6 @@ def follow(
     for f in findings:
         if f.rule in qual_rules and (f.source.startswith("return ") or _FLAG.match(f.source)):
             by_path.setdefault(f.path, []).append(f)
-    via: dict[str, str] = {}  # wrapper -> the wrapper or query it returns
     for rel in sorted(by_path):
         mod = load(rel, [f.line for f in by_path[rel]])
         for w in _direct(mod, by_path[rel], qual_rules) if mod else ():
@@ -317,11 +316,9 @@ def follow(
                 new += [x for x in _hop(mod, known, mentions[rel]) if x[0].qual not in known]
         if not new:
             break
-        for w, v in new:
-            if _catalogued(plan, w.qual):
-                continue
-            known.setdefault(w.qual, w)
-            via.setdefault(w.qual, v)
+        for w, _via in new:
+            if not _catalogued(plan, w.qual):
+                known.setdefault(w.qual, w)
     return _uses(mentions, blobs, load, known, by_id, plan, prefix)
 
 
