@@ -149,6 +149,7 @@ def test_accelerator_api_target():
     [
         'if x.device == torch.device("cuda", 0):\n    pass\n',  # asks "is this CUDA?"
         'def f(device="cuda"):\n    pass\n',  # a parameter default: the API's own
+        'if device == "cuda":\n    pass\n',  # a device string: "cuda:0" is not "cuda"
         'if "cuda" in device and torch.backends.cudnn.enabled:\n    pass\n',  # cuDNN chain
         "torch.backends.cudnn.allow_tf32 = True\n",  # convolutions only: nothing neutral equals it
         "sm90 = torch.cuda.get_device_capability() >= (9, 0)\n",  # an SM check, not bf16

@@ -45,6 +45,13 @@ def _type_of(eng, node: cst.BaseExpression, original) -> cst.BaseExpression:
     ).with_changes()
 
 
+def _is_type(node) -> bool:
+    """A device *type* (``x.device.type``, ``device_type``): its values are "cuda", "cpu", ...,
+    never "cuda:0", so ``== "cuda"`` is ``!= "cpu"`` on a CUDA machine."""
+    name = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", "")
+    return isinstance(name, str) and name.lower().endswith("type")
+
+
 def _attr_type(call: cst.BaseExpression) -> cst.BaseExpression:
     return cst.Attribute(value=call, attr=cst.Name("type"))
 
@@ -109,6 +116,11 @@ class DevicePredicates(Family):
             elif string_value(original.left) == "cuda":
                 lit, right = original.left, False
             else:
+                return None
+            other = original.left if right else target.comparator
+            if not _is_type(other):
+                # `device == "cuda"`: a device string, whose "cuda:0" is not "cuda"
+                eng.fail(specs[0], original, "a device string compared with 'cuda' exactly, kept")
                 return None
             new_op = (
                 cst.NotEqual(
