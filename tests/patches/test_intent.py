@@ -60,6 +60,8 @@ def score():
             bad.append((rel, line, want, "no fixable finding on the line"))
             continue
         for rule, decision, reason in sites:
+            if reason == "no rewrite matched":  # not the gate's decision: no family applies
+                continue
             correct += want == "fix"
             made += decision == "fix"
             correct_made += decision == "fix" and want == "fix"

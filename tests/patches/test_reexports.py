@@ -10,7 +10,7 @@ def _run(tmp_path, capsys, importer: str | None):
     (tmp_path / "test" / "common_x.py").write_text(COMMON)
     if importer is not None:
         (tmp_path / "test" / "use_x.py").write_text(importer)
-    assert main([str(tmp_path), "--diff", "--force", "--unsafe-fixes", "--select", "HN704"]) == 1
+    assert main([str(tmp_path), "--diff", "--unsafe-fixes", "--select", "HN704"]) == 1
     return capsys.readouterr()
 
 

@@ -148,8 +148,14 @@ class AvailabilityGuard(CallRename):
         else:
             return None
         eng.add_needed_import("torch", node=original)
-        for spec in eng.specs_for("device-literal", original):  # the literal's own finding
-            eng.done(spec, original)
+        line = eng.line(original)
+        for spec, lines in eng.gated:  # the literal's own findings (HN502, HN503, ...)
+            if (
+                spec.family != self.name
+                and line in lines
+                and {"cuda", "torch.device"} & set(spec.names)
+            ):
+                eng.done(spec, original)
         if index is not None:
             return cst.parse_expression(f"torch.device({_CURRENT}.type, {index})")
         return cst.parse_expression(_CURRENT if device else f"{_CURRENT}.type")

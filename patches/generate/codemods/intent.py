@@ -207,6 +207,7 @@ class Intent:
         for node in ast.walk(ctx.tree):
             for child in ast.iter_child_nodes(node):
                 self.parents[child] = node
+        for node in ast.walk(ctx.tree):
             if not hasattr(node, "end_lineno") or isinstance(node, ast.stmt):
                 continue
             self.at[span_of(node)] = node
@@ -216,7 +217,11 @@ class Intent:
             elif isinstance(node, ast.Attribute):
                 text = node.attr
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                text = node.value if not any(c.isspace() for c in node.value) else None
+                # a device-like string, or the message of a raise/assert/return (a skip
+                # decorator's message is not: "CUDA not available" there names the gate)
+                text = node.value
+                if any(c.isspace() for c in text) and not self._message(node):
+                    text = None
             elif isinstance(node, ast.arg):
                 text = node.arg
             elif isinstance(node, ast.keyword):
@@ -227,6 +232,12 @@ class Intent:
         self.comments = _comments(ctx.source)
         self.tokens = tokens
         self._starts = [t.span[0] for t in tokens]
+
+    def _message(self, node) -> bool:
+        n = self.parents.get(node)
+        while n is not None and not isinstance(n, ast.stmt):
+            n = self.parents.get(n)
+        return isinstance(n, (ast.Raise, ast.Assert, ast.Return))
 
     def show(self, node: ast.AST) -> str:
         """A short text for a CUDA token: its whole dotted name (``torch.cuda.get_device_capability``)."""
@@ -274,6 +285,18 @@ class Intent:
         if node is None:
             return out
         for d in defs:
+            decorated = [
+                a
+                for dec in d.decorator_list
+                if isinstance(dec, ast.Call)
+                for a in [*dec.args, *(k.value for k in dec.keywords)]
+            ]
+            hits = [h for a in decorated for h in remaining(span_of(a), finding_span(f))]
+            if hits:
+                out.append(
+                    Evidence("cuda-function", d.lineno, f"{d.name} is registered for {hits[0][1]}")
+                )
+                break
             if is_cuda_word(d.name):
                 out.append(Evidence("cuda-function", d.lineno, f"inside {d.name}"))
                 break
@@ -301,6 +324,20 @@ class Intent:
                 self._add(out, kind, remaining(sp, own))
         self._branch(out, node, remaining, own)
         self._flow(out, stmt, node, remaining, own)
+        if defs and _qualified(
+            self.ctx, node.func if isinstance(node, ast.Call) else node
+        ) in frozenset(_data()["queries"]["calls"]):
+            body = [x for x in defs[0].body]
+            for hit in remaining(span_of(body), own):
+                if "cuda" in hit[1] and not hit[1].startswith("HN"):  # asks torch.cuda again
+                    out.append(
+                        Evidence(
+                            "cuda-flow",
+                            hit[0],
+                            f"the same function asks CUDA about devices: {hit[1]} (line {hit[0]})",
+                        )
+                    )
+                    break
         unit = span_of(stmt) if not _compound(stmt) else span_of(top)
         self._add(out, "cuda-statement", remaining(unit, own))
         seen, kept = set(), []
@@ -427,10 +464,10 @@ class Intent:
                 out.append(("cuda-guarded", [span_of(p.orelse if negated else p.body)]))
                 break
             elif isinstance(p, (ast.If, ast.While)) and p.test is n:
-                block = p.orelse if negated else p.body
-                if block:
-                    out.append(("cuda-guarded", [span_of(block)]))
-                if negated and isinstance(p, ast.If) and _exits(p.body):
+                # the whole dispatch: a branch that names another backend makes it deliberate
+                blocks = [b for b in (p.body, p.orelse) if b]
+                out.append(("cuda-guarded", [span_of(b) for b in blocks]))
+                if isinstance(p, ast.If) and (_exits(p.body) or _exits(p.orelse)):
                     after = self._after(p)
                     if after:
                         out.append(("cuda-guarded", [span_of(after)]))
@@ -458,6 +495,14 @@ class Intent:
             out.append(("cuda-guarded", [span_of(dec.body)]))
         return out
 
+    def _block_of(self, stmt) -> list | None:
+        p = self.parents.get(stmt)
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(p, field, None)
+            if isinstance(block, list) and stmt in block:
+                return block
+        return None
+
     def _after(self, stmt) -> list[ast.stmt]:
         p = self.parents.get(stmt)
         for field in ("body", "orelse", "finalbody"):
@@ -475,13 +520,17 @@ class Intent:
                 return
             tests = []
             if isinstance(p, (ast.If, ast.While, ast.IfExp)) and n is not p.test:
-                in_body = n in p.body if isinstance(p.body, list) else n is p.body
-                if in_body != _negative(p.test):
-                    tests = [p.test]
+                tests = [p.test]  # either side of a test that stays CUDA is about CUDA
             elif isinstance(p, ast.BoolOp) and isinstance(p.op, ast.And):
                 tests = [v for v in p.values[: p.values.index(n)] if not _negative(v)]
             elif isinstance(p, _DEFS) and n in p.body:
                 tests = [d for d in p.decorator_list if _cuda_only_decorator(d)]
+            # an earlier `if not <CUDA>: return/raise` of the same block: only CUDA gets here
+            block = self._block_of(n)
+            if block is not None and isinstance(n, ast.stmt):
+                for prev in block[: block.index(n)]:
+                    if isinstance(prev, ast.If) and _exits(prev.body) and _negative(prev.test):
+                        tests.append(prev.test)
             for t in tests:
                 hits = remaining(span_of(t), own)
                 if hits:
@@ -508,6 +557,12 @@ class Intent:
                 and self.ctx.scope_at(sub.lineno) is scope
             ):
                 continue
+            user = self._top(sub)[1]
+            unit = span_of(user) if not _compound(user) else span_of(self._top(sub)[0])
+            hits = remaining(unit, own)
+            if hits:
+                self._add(out, "cuda-flow", hits)
+                return
             n = sub
             while not isinstance(n, ast.stmt):
                 p = self.parents.get(n)
