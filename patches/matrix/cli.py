@@ -32,8 +32,9 @@ from patches.common.cli import ArgumentParser, UsageError, fail
 from patches.matrix.args import check_args
 from patches.matrix.grid import pivot
 from patches.matrix.html import render_html
-from patches.matrix.shard import ShardError, cost_table
-from patches.matrix.shard import parse as parse_shard
+from patches.common.shard import ShardError
+from patches.common.shard import parse as parse_shard
+from patches.matrix.costs import cost_table
 from patches.common.runner import boot_command, device_env, probe_all, run_logged, run_tests, tail
 
 SCHEMA = 1
@@ -427,7 +428,7 @@ def merge_main(argv: list[str]) -> int:
 def costs_main(argv: list[str]) -> int:
     """``costs MATRIX.json [--out FILE]``: refresh the shard cost table from a (full) run."""
     from patches.matrix import merge
-    from patches.matrix.shard import COSTS
+    from patches.matrix.costs import COSTS
 
     ap = argparse.ArgumentParser(
         prog="python -m patches.matrix costs", description=costs_main.__doc__

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from patches.matrix.shard import ShardError
+from patches.common.shard import ShardError
 
 _SAME = ("schema", "torch", "dtypes", "ops", "max_samples")
 

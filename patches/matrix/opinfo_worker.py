@@ -21,7 +21,8 @@ import traceback
 import torch
 from torch.testing._internal.common_methods_invocations import op_db
 
-from patches.matrix import shard
+from patches.common import shard
+from patches.matrix.costs import load_costs
 from patches.matrix.compare import declared_skips, first_line, op_id, refused, run_cell
 
 __all__ = ["main", "op_id", "refused", "run_cell"]
@@ -45,7 +46,7 @@ def main(argv=None) -> int:
         (op for op in op_db if not wanted or op_id(op) in wanted or op.name in wanted), key=op_id
     )
     if a.shard:
-        mine = set(shard.select([op_id(o) for o in ops], a.shard))
+        mine = set(shard.select([op_id(o) for o in ops], a.shard, load_costs()))
         ops = [o for o in ops if op_id(o) in mine]
     done = set()
     if a.skip:

@@ -134,9 +134,9 @@ def failed_hunk(patch_text: str, git_output: str) -> str:
 
 def shard_tests(tests: list[str], shard: tuple[int, int], root: Path) -> list[str]:
     """Shard ``i`` of ``n`` (1-based) of the test files: the matrix's deterministic assignment
-    (``patches.matrix.shard.assign``: largest first to the lightest shard, ties by name) with
+    (``patches.common.shard.assign``: largest first to the lightest shard, ties by name) with
     each file's size as its cost, so every machine computes the same split."""
-    from patches.matrix.shard import assign
+    from patches.common.shard import assign
 
     i, n = shard
     files = sorted({t.split("::", 1)[0] for t in tests})
@@ -562,7 +562,7 @@ def parse_workers(spec: str) -> int:
 
 
 def parse_shard(spec: str) -> tuple[int, int]:
-    from patches.matrix.shard import ShardError, parse
+    from patches.common.shard import ShardError, parse
 
     try:
         return parse(spec)

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from patches.matrix.shard import load_costs  # noqa: E402
+from patches.matrix.costs import load_costs  # noqa: E402
 
 
 def run(args: list[str]) -> float:

@@ -8,8 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from patches.matrix import merge, shard
-from patches.matrix.shard import ShardError
+from patches.common import shard
+from patches.common.shard import ShardError
+from patches.matrix import merge
+from patches.matrix.costs import load_costs
 
 OPS = "abs,add,cat,exp,mul,sum"
 
@@ -42,7 +44,7 @@ def test_nested_shards_split_a_shard():
 
 
 def test_committed_cost_table_covers_op_db():
-    table = shard.load_costs()
+    table = load_costs()
     assert len(table) > 500, (
         "patches/matrix/costs.json: refresh with python -m patches.matrix costs"
     )
