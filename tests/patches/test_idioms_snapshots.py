@@ -134,9 +134,12 @@ class TestIdiomFixtures(expecttest.TestCase):
         )
 
     def test_hn509(self):
-        self.assertExpectedInline(_fixed("hn509_cuda_device_string.py"), """\
+        self.assertExpectedInline(
+            _fixed("hn509_cuda_device_string.py"),
+            """\
 # left HN509:9: not a default or a built string: decide by hand
 @@ -5 +5 @@
 -other = "cuda:{}".format(rank)
 +other = "{}:{}".format(torch.accelerator.current_accelerator().type, rank)
-""")
+""",
+        )
