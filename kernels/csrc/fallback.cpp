@@ -249,7 +249,12 @@ int64_t claim_composite_ops() {
       // convolution's composite routes every non-CPU/CUDA backend to convolution_overrideable,
       // which throws; the CPU entry of the same composite picks the CPU algorithms.
       bool overrideable = name.name == "aten::convolution" || name.name == "aten::convolution_backward";
-      if (!overrideable && !(composite && op->hasKernelForDispatchKey(c10::DispatchKey::CPU))) continue;
+      // Composites that refuse any device but CPU/CUDA/XPU (mode_out: "mode only supports CPU,
+      // CUDA and XPU device type"); on CPU aliases they run the CPU kernel like everything else.
+      bool device_gated = name.name == "aten::mode" && name.overload_name == "values";
+      if (!overrideable && !device_gated &&
+          !(composite && op->hasKernelForDispatchKey(c10::DispatchKey::CPU)))
+        continue;
       auto qualified = name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
       g_claim_lib->impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&fallback>());
       ++g_claimed;

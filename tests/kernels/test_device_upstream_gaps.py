@@ -1,0 +1,75 @@
+"""Where upstream special-cases devices by name or by "is it CUDA?" and trn must answer like the
+device it emulates (kernels/trn/upstream_gaps.py, kernels/csrc/accumulate.cpp, fallback.cpp's
+device-gated composites), and the autograd thread choice made at registration."""
+
+import torch
+
+import kernels.trn  # noqa: F401
+
+
+def test_dlpack_round_trip_shares_trn_memory():
+    t = torch.arange(6.0, device="trn").reshape(2, 3)
+    from torch.utils.dlpack import DLDeviceType
+
+    assert t.__dlpack_device__() == (DLDeviceType.kDLExtDev, 0)
+    u = torch.from_dlpack(t)
+    assert u.device == t.device and u.data_ptr() == t.data_ptr()
+    u[0, 0] = 7.0
+    assert t[0, 0].item() == 7.0
+    # other devices keep upstream's answer
+    assert torch.zeros(2).__dlpack_device__() == (DLDeviceType.kDLCPU, 0)
+
+
+def test_linear_cross_entropy_accumulates_bf16_in_float32_like_cpu():
+    from torch.nn.modules.linear_cross_entropy_options import LinearCrossEntropyOptions as L
+
+    trn, cpu = torch.device("trn"), torch.device("cpu")
+    assert L._resolve_auto_acc_dtype(torch.bfloat16, trn) == torch.float32
+    assert L._resolve_auto_acc_dtype(torch.float32, trn) is None
+    assert L._resolve_auto_acc_dtype(torch.bfloat16, cpu) == torch.float32
+    torch.manual_seed(0)
+    x, w = torch.randn(64, 32).bfloat16(), torch.randn(100, 32).bfloat16()
+    y = torch.randint(0, 100, (64,))
+    opts = torch.nn.LinearCrossEntropyOptions(batch_chunk_size=16)
+    f = torch.nn.functional.linear_cross_entropy
+    expected = f(x, w, y, options=opts)
+    got = f(x.to("trn"), w.to("trn"), y.to("trn"), options=opts)
+    torch.testing.assert_close(got.cpu(), expected)
+
+
+def test_batch_norm_of_an_empty_input_allocates_no_float64():
+    # _batch_norm_impl_index's empty branch asks toAccumulateType(float, is_cuda=False) = float64
+    x = torch.zeros(0, 3, device="trn", requires_grad=True)
+    w = torch.ones(3, device="trn", requires_grad=True)
+    for training in (True, False):
+        out = torch.nn.functional.batch_norm(
+            x, torch.zeros(3, device="trn"), torch.ones(3, device="trn"), w, None, training
+        )
+        assert out.shape == (0, 3) and out.dtype == torch.float32 and out.device.type == "trn"
+        out.sum().backward()
+    # a non-empty input still goes through upstream's composite, gradients included
+    torch.manual_seed(0)
+    xc = torch.randn(4, 3, 5, requires_grad=True)
+    xt = xc.detach().to("trn").requires_grad_()
+    for t in (xc, xt):
+        torch.nn.functional.batch_norm(t, None, None, training=True).pow(2).sum().backward()
+    torch.testing.assert_close(xt.grad.cpu(), xc.grad)
+
+
+def test_mode_out_runs_on_trn():
+    x = torch.tensor([1.0, 2.0, 2.0, 3.0], device="trn")
+    values, indices = torch.empty(0, device="trn"), torch.empty(0, dtype=torch.long, device="trn")
+    torch.mode(x, out=(values, indices))
+    assert values.item() == 2.0 and indices.item() in (1, 2) and values.device.type == "trn"
+
+
+def test_backward_runs_on_the_calling_thread():
+    import threading
+
+    assert not torch._C._is_multithreading_enabled()
+    seen = []
+    w = torch.ones(3, device="trn", requires_grad=True)
+    w.register_hook(lambda g: seen.append(threading.get_ident()))
+    (w * 2).sum().backward()
+    assert seen == [threading.get_ident()]
+    torch.testing.assert_close(w.grad.cpu(), torch.full((3,), 2.0))
