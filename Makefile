@@ -41,6 +41,13 @@ prove: $(STAMP)
 bench: $(STAMP)
 	@for b in tests/benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
+# An upstream device-generic test file on cpu and trn, compared test by test (patches.matrix.upstream):
+#   make upstream-compare FILES="../shared/upstream/pytorch-tests/test_dlpack.py" [K=expr] [DEVICE=trn]
+FILES  ?= $(wildcard ../shared/upstream/pytorch-tests/test_*.py)
+DEVICE ?= trn
+upstream-compare: $(STAMP)
+	$(PY) -m patches.matrix.upstream $(FILES) --device $(DEVICE) $(if $(K),-k "$(K)")
+
 docs: $(STAMP)
 	$(PY) -m audits.docs_gen
 

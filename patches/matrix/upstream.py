@@ -1,0 +1,164 @@
+"""Upstream device-generic test files on cpu and on a device, compared test by test.
+
+    python -m patches.matrix.upstream FILE [FILE ...] [--device trn] [-k EXPR] [--json OUT]
+    make upstream-compare FILES="../shared/upstream/pytorch-tests/test_dlpack.py"
+
+Each file runs through pytest once per device (``patches.common.runner.run_tests``: a fresh
+``device_boot`` subprocess with ``PYTORCH_TESTING_DEVICE_ONLY_FOR``, outcomes from JUnit XML).
+``instantiate_device_type_tests`` names a test after its device (``TestFooCPU::test_x_cpu_float32``
+and ``TestFooPRIVATEUSE1::test_x_trn_float32``), so names are normalised to ``<dev>`` before the
+two runs are joined. The score of a file is: of the tests that pass on cpu, how many pass on the
+device. Not counted: variants in a dtype the device declines by design (float64/complex128 on trn:
+absent, see kernels/trainium/harness.py) and tests with no device variant at all (``@onlyCPU``).
+Exit code 0 when every file reaches ``--min-file`` and the total reaches ``--min-total``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from patches.common.runner import run_tests
+
+# dtypes a device declines by design: their variants do not exist there, so they are not misses
+DECLINED = {"trn": ("float64", "complex128", "double", "cdouble")}
+
+
+def normalise(test: str, device: str) -> str:
+    """``file.TestFooCPU::test_x_cpu_float32`` -> ``file.TestFoo<dev>::test_x_<dev>_float32``."""
+    cls, _, name = test.rpartition("::")
+    for suffix in ("PRIVATEUSE1", device.upper()):
+        if cls.endswith(suffix):
+            cls = cls[: -len(suffix)] + "<dev>"
+            break
+    name = re.sub(rf"_{re.escape(device)}(?=_|$)", "_<dev>", name)
+    return f"{cls}::{name}"
+
+
+def declined(test: str, device: str) -> bool:
+    return any(re.search(rf"(^|_){d}(_|$)", test) for d in DECLINED.get(device, ()))
+
+
+@dataclass
+class FileScore:
+    file: str
+    cpu_pass: int = 0  # passing on cpu and counted (not declined, has a device variant)
+    both_pass: int = 0
+    declined: int = 0
+    cpu_only: int = 0  # passing on cpu, no device variant (@onlyCPU and the like)
+    misses: list[tuple[str, str, str]] = field(default_factory=list)  # (test, status, message)
+
+    @property
+    def rate(self) -> float:
+        return self.both_pass / self.cpu_pass if self.cpu_pass else 1.0
+
+
+def score(file: str, cpu: list, dev: list, device: str) -> FileScore:
+    s = FileScore(file)
+    on_dev = {normalise(o.test, device): o for o in dev}
+    for o in cpu:
+        if o.status != "pass":
+            continue
+        key = normalise(o.test, "cpu")
+        if declined(key, device):
+            s.declined += 1
+            continue
+        d = on_dev.get(key)
+        if d is None:
+            s.cpu_only += 1
+            continue
+        s.cpu_pass += 1
+        if d.status == "pass":
+            s.both_pass += 1
+        else:
+            s.misses.append((key, d.status, d.message))
+    return s
+
+
+def compare_file(
+    path: Path, device: str, work: Path, k: str | None = None, timeout: float = 3600
+) -> FileScore:
+    args = ["-k", k] if k else []
+    runs = {}
+    for dev in ("cpu", device):
+        runs[dev] = run_tests(
+            path.parent,
+            [path.name],
+            dev,
+            "after",
+            workdir=work / path.stem,
+            pythonpath=[Path.cwd()],
+            timeout=timeout,
+            pytest_args=["-p", "no:randomly", *args],
+        )
+    return score(path.name, runs["cpu"].outcomes, runs[device].outcomes, device)
+
+
+def report(scores: list[FileScore], device: str, out=sys.stdout) -> None:
+    print(
+        f"{'file':28} {'cpu pass':>9} {device + ' pass':>9} {'rate':>7} "
+        f"{'declined':>9} {'cpu-only':>9}",
+        file=out,
+    )
+    for s in scores:
+        print(
+            f"{s.file:28} {s.cpu_pass:9d} {s.both_pass:9d} {s.rate:7.2%} "
+            f"{s.declined:9d} {s.cpu_only:9d}",
+            file=out,
+        )
+    total_cpu = sum(s.cpu_pass for s in scores)
+    total_both = sum(s.both_pass for s in scores)
+    rate = total_both / total_cpu if total_cpu else 1.0
+    print(f"{'total':28} {total_cpu:9d} {total_both:9d} {rate:7.2%}", file=out)
+    for s in scores:
+        for test, status, msg in s.misses:
+            print(f"  miss {s.file} {test}: {status}: {msg[:160]}", file=out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m patches.matrix.upstream", description=__doc__)
+    ap.add_argument("files", nargs="+", type=Path)
+    ap.add_argument("--device", default="trn")
+    ap.add_argument("-k", help="pytest -k expression (a bounded subset)")
+    ap.add_argument("--json", type=Path, help="write the scores here")
+    ap.add_argument("--min-file", type=float, default=0.97)
+    ap.add_argument("--min-total", type=float, default=0.995)
+    ap.add_argument("--timeout", type=float, default=3600, help="seconds per pytest run")
+    a = ap.parse_args(argv)
+    missing = [str(f) for f in a.files if not f.is_file()]
+    if missing:
+        print(f"error: no such file {missing}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="hn-upstream-") as tmp:
+        scores = [compare_file(f.resolve(), a.device, Path(tmp), a.k, a.timeout) for f in a.files]
+    report(scores, a.device)
+    if a.json:
+        a.json.write_text(
+            json.dumps(
+                [
+                    {
+                        "file": s.file,
+                        "cpu_pass": s.cpu_pass,
+                        "both_pass": s.both_pass,
+                        "declined": s.declined,
+                        "cpu_only": s.cpu_only,
+                        "misses": s.misses,
+                    }
+                    for s in scores
+                ],
+                indent=1,
+            )
+        )
+    total_cpu = sum(s.cpu_pass for s in scores)
+    total = sum(s.both_pass for s in scores) / total_cpu if total_cpu else 1.0
+    ok = total >= a.min_total and all(s.rate >= a.min_file for s in scores)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
