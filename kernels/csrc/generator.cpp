@@ -21,8 +21,15 @@ struct TrnGeneratorImpl final : public c10::GeneratorImpl {
   static c10::DeviceType device_type() { return c10::DeviceType::PrivateUse1; }
 
   void set_current_seed(uint64_t seed) override { engine_.set_current_seed(seed); }
-  void set_offset(uint64_t offset) override { engine_.set_offset(offset); }
-  uint64_t get_offset() const override { return engine_.get_offset(); }
+  // Offsets belong to counter-based (Philox) engines; this one is a Mersenne Twister, like CPU's.
+  void set_offset(uint64_t) override {
+    TORCH_CHECK(false, "trn generator does not support set_offset (a Mersenne Twister engine, not a "
+                "counter-based one; save and restore get_state()/set_state() instead)");
+  }
+  uint64_t get_offset() const override {
+    TORCH_CHECK(false, "trn generator does not support get_offset (a Mersenne Twister engine, not a "
+                "counter-based one; save and restore get_state()/set_state() instead)");
+  }
   uint64_t current_seed() const override { return engine_.current_seed(); }
   uint64_t seed() override { return engine_.seed(); }
   void set_state(const c10::TensorImpl& state) override {

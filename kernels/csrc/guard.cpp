@@ -45,9 +45,13 @@ void set_device_count(int n) {
 }
 
 void check_device_index(c10::DeviceIndex index) {
-  TORCH_CHECK_INDEX(index >= 0 && index < device_count(), "trn: invalid device index ",
-                    static_cast<int>(index), " (device_count() is ",
-                    static_cast<int>(device_count()), ")");
+  // As CUDA: torch.AcceleratorError (a RuntimeError) with the runtime's "invalid device ordinal"
+  // and cudaErrorInvalidDevice's code.
+  if (index < 0 || index >= device_count())
+    throw c10::AcceleratorError(
+        {__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, 101,
+        c10::str("trn error: invalid device ordinal: device index ", static_cast<int>(index),
+                 " is out of range (device_count() is ", static_cast<int>(device_count()), ")"));
 }
 
 c10::DeviceIndex resolve(c10::DeviceIndex index) {

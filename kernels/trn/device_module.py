@@ -20,6 +20,7 @@ from .memory import (  # noqa: F401
 from .properties import DeviceProperties, get_device_properties as _props  # noqa: F401
 from .random import (  # noqa: F401
     default_generator,
+    get_offset,
     get_rng_state,
     get_rng_state_all,
     initial_seed,
@@ -29,6 +30,7 @@ from .random import (  # noqa: F401
     seed_all,
     set_rng_state,
     set_rng_state_all,
+    set_offset,
 )
 from .runtime import (  # noqa: F401
     Event,
@@ -40,6 +42,7 @@ from .runtime import (  # noqa: F401
     current_stream,
     device,
     device_count,
+    init,
     is_available,
     is_initialized,
     set_device,

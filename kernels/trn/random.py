@@ -35,6 +35,16 @@ def initial_seed() -> int:
     return default_generator().initial_seed()
 
 
+def get_offset(device=None) -> int:
+    """Raises: the trn generator is a Mersenne Twister engine, which has no Philox offset."""
+    return default_generator(device).get_offset()
+
+
+def set_offset(offset: int, device=None) -> None:
+    """Raises, as get_offset."""
+    default_generator(device).set_offset(int(offset))
+
+
 def get_rng_state(device=None) -> torch.Tensor:
     return default_generator(device).get_state()
 

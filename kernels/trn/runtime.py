@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+import os
+
 import torch
 
 from . import _core
+
+# CUDA's contract (OpenReg's too): init() marks the device initialized; a process forked after
+# that must not initialize it again (its parent's runtime state does not survive a fork on a real
+# device). trn's memory is host memory, so only init()/_lazy_init() refuse in such a child:
+# code that checks, as torch does, gets CUDA's answer; tensors keep working.
+_initialized = False
+_in_bad_fork = False
+
+
+def _after_fork_in_child() -> None:
+    global _in_bad_fork
+    if _initialized:
+        _in_bad_fork = True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _name() -> str:
@@ -23,8 +41,9 @@ def _index(device=None) -> int:
             raise ValueError(f"expected a {_name()} device, got {device}")
         idx = device.index if device.index is not None else _core.native().current_device()
     if not 0 <= idx < device_count():
-        raise ValueError(
-            f"invalid {_name()} device index {idx} (device_count() is {device_count()})"
+        raise torch.AcceleratorError(  # as the native core (and CUDA) say it
+            f"{_name()} error: invalid device ordinal: device index {idx} is out of range "
+            f"(device_count() is {device_count()})"
         )
     return idx
 
@@ -34,15 +53,28 @@ def is_available() -> bool:
 
 
 def is_initialized() -> bool:
-    return True
+    return _initialized and not _in_bad_fork
 
 
 def _lazy_init() -> None:
-    """Nothing to initialise lazily: the core is ready once loaded (fork-safe: no threads)."""
+    """Mark the device initialized (the core itself is ready once loaded); refuse in a child
+    forked after that, as CUDA does."""
+    global _initialized
+    if _in_bad_fork:
+        raise RuntimeError(
+            f"Cannot re-initialize {_name()} in forked subprocess. To use {_name()} with "
+            "multiprocessing, you must use the 'spawn' start method"
+        )
+    _initialized = True
+
+
+def init() -> None:
+    """Initialize the device explicitly (torch.cuda.init's contract)."""
+    _lazy_init()
 
 
 def _is_in_bad_fork() -> bool:
-    return False
+    return _in_bad_fork
 
 
 def device_count() -> int:

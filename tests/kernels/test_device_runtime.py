@@ -23,7 +23,7 @@ def test_accelerator_runtime_calls():
         torch.accelerator.synchronize(2)
     finally:
         torch.accelerator.set_device_index(prev)
-    with pytest.raises(Exception, match="invalid device index"):
+    with pytest.raises(torch.AcceleratorError, match="invalid device ordinal"):
         torch.accelerator.set_device_index(torch.trn.device_count())
 
 
