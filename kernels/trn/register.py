@@ -52,16 +52,37 @@ def register() -> str:
     torch.utils.generate_methods_for_privateuse1_backend(
         for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
     )
-    from . import attention, autocast, dynamo_hook, sharing, trainium
+    from . import attention, autocast, dynamo_hook, sharing, trainium, upstream_gaps
 
     trainium.install(core, name)
     autocast.install()
     attention.install()
     sharing.install(name)
     dynamo_hook.install(name)
+    upstream_gaps.install(name)
+    _autograd_on_calling_thread()
     atexit.register(_settle_autograd_device_threads)
     _registered = name
     return name
+
+
+ENV_AUTOGRAD_THREAD = "HN_TRN_AUTOGRAD_DEVICE_THREAD"
+
+
+def _autograd_on_calling_thread() -> None:
+    """Run backward passes on the thread that calls them, as for CPU tensors.
+
+    Autograd's engine hands every graph whose tensors are on a non-CPU device to one worker thread
+    per device (an accelerator queues its kernels from there). trn's kernels run on the host, so
+    that thread only adds two cross-thread hand-offs per backward (queue push, wake-up, future
+    completion): on the tiny MLP step of tests/benchmarks/bench_device.py it was most of the gap
+    to CPU (docs/performance.md). ``set_multithreading_enabled(False)`` is autograd's own switch
+    for this; it is per thread, so it applies to the thread that registers the device (normally
+    the main thread). HN_TRN_AUTOGRAD_DEVICE_THREAD=1 keeps upstream's device thread.
+    """
+    if os.environ.get(ENV_AUTOGRAD_THREAD) == "1":
+        return
+    torch._C._set_multithreading_enabled(False)
 
 
 def _settle_autograd_device_threads() -> None:
