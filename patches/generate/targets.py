@@ -89,7 +89,15 @@ def fix_specs(
                 _names(r),
                 r.replacement,
                 r.safety,
-                tuple(sorted((r.fix or {}).get("args", {}).items())),
+                # `guard: true`: the neutral API raises without an accelerator (intent.Gate)
+                tuple(
+                    sorted(
+                        {
+                            **(r.fix or {}).get("args", {}),
+                            **({"guard": True} if (r.fix or {}).get("guard") else {}),
+                        }.items()
+                    )
+                ),
                 ours,
             )
     return specs, skipped

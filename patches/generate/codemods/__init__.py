@@ -105,7 +105,9 @@ class _File:
         companions: dict = {}
         for s, ls in everything:
             companions.update(self.families[s.family].companions(self.ctx, s, ls))
-        self.gate = gate = Gate(self.ctx, findings, candidates, companions)
+        # Plain renames of a `guard: true` rule need an availability check around them.
+        unguarded = {s.rule for s, _ in everything if s.arg("guard") and s.family == "call"}
+        self.gate = gate = Gate(self.ctx, findings, candidates, companions, unguarded)
         failed: set[tuple[str, int]] = set()
         for _ in range(4):
             left = self.evidence = gate.settle(failed)

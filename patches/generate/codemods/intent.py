@@ -25,7 +25,9 @@ context), so the audit's messages can reuse it. Each reason is a named ``Evidenc
 - ``cuda-comment``: a comment line in the statement or right above it is about CUDA ("the cuSolver
   backend returns V^H", "also makes sure this is CUDA or HIP");
 - ``cuda-check``: an explicit device-type comparison (``x.device.type == "cuda"``) in a tree whose
-  code handles each backend itself (``[checks]``: PyTorch's own).
+  code handles each backend itself (``[checks]``: PyTorch's own);
+- ``unguarded`` (not about CUDA, about safety): a ``guard: true`` rule (``empty_cache``: a no-op
+  without CUDA, the neutral one raises) with no availability check around the site.
 
 "Still CUDA" means a CUDA token (an identifier, attribute or space-free string matching
 ``[markers]``: ``cuda``, ``cudnn``, ``nccl``, ``nvtx``, ``jiterator``, ``tf32``, ...) or a finding
@@ -77,6 +79,8 @@ KINDS = {
     "cuda-state": "the device or stream it sets is used by code that stays CUDA-specific",
     "cuda-comment": "the comment at the site is about CUDA",
     "cuda-check": "an explicit device-type check in code that handles each backend itself",
+    "unguarded": "the neutral API raises without an accelerator where CUDA's did not, and "
+    "nothing checks for one first",
 }
 
 
@@ -495,6 +499,33 @@ class Intent:
             out.append(("cuda-guarded", [span_of(dec.body)]))
         return out
 
+    def checked(self, f) -> bool:
+        """An availability check guards the site: an enclosing test, an earlier operand of its
+        ``and`` chain, or an earlier ``if not ...: return`` of its block names ``is_available``
+        (or a ``TEST_*`` gate)."""
+        n = self.node_of(f)
+
+        def checks(test) -> bool:
+            return any(
+                (isinstance(x, ast.Attribute) and x.attr == "is_available")
+                or (isinstance(x, ast.Name) and x.id.startswith("TEST_"))
+                for x in ast.walk(test)
+            )
+
+        while n is not None:
+            p = self.parents.get(n)
+            if isinstance(p, (ast.If, ast.While, ast.IfExp)) and n is not p.test and checks(p.test):
+                return True
+            if isinstance(p, ast.BoolOp) and any(checks(v) for v in p.values[: p.values.index(n)]):
+                return True
+            if isinstance(n, ast.stmt):
+                block = self._block_of(n) or []
+                for prev in block[: block.index(n)] if n in block else []:
+                    if isinstance(prev, ast.If) and _exits(prev.body) and checks(prev.test):
+                        return True
+            n = p
+        return False
+
     def _block_of(self, stmt) -> list | None:
         p = self.parents.get(stmt)
         for field in ("body", "orelse", "finalbody"):
@@ -557,9 +588,8 @@ class Intent:
                 and self.ctx.scope_at(sub.lineno) is scope
             ):
                 continue
-            user = self._top(sub)[1]
-            unit = span_of(user) if not _compound(user) else span_of(self._top(sub)[0])
-            hits = remaining(unit, own)
+            user = self._top(sub)[1]  # a compound statement: all of it (the body uses it)
+            hits = remaining(span_of(user), own)
             if hits:
                 self._add(out, "cuda-flow", hits)
                 return
@@ -661,8 +691,11 @@ def _cuda_only_decorator(dec) -> bool:
 class Gate:
     """The decision for every candidate site of one file (see the module docstring)."""
 
-    def __init__(self, ctx, findings, candidates: set[Site], companions=None) -> None:
+    def __init__(
+        self, ctx, findings, candidates: set[Site], companions=None, unguarded=frozenset()
+    ) -> None:
         self.intent = Intent(ctx)
+        self.unguarded = set(unguarded)  # rules whose plain rewrite needs an availability check
         self.findings = [f for f in findings if f.kind != "branch"]
         self.candidates = set(candidates)
         self.companions: dict[Site, list[Span]] = companions or {}
@@ -689,6 +722,8 @@ class Gate:
                 if site not in self.candidates or site in new or site in failed:
                     continue
                 ev = self.intent.evidence(f, self._remaining(spans, fixed, f))
+                if not ev and f.rule in self.unguarded and not self.intent.checked(f):
+                    ev = [Evidence("unguarded", f.line, "no is_available() check around it")]
                 if ev:
                     new[site] = ev
             if new.keys() == left.keys():
