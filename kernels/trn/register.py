@@ -60,6 +60,10 @@ def register() -> str:
     sharing.install(name)
     dynamo_hook.install(name)
     upstream_gaps.install(name)
+    if torch.distributed.is_available():
+        from . import distributed
+
+        distributed.register(name)  # c10d backend `name` (kernels/trn/distributed.py)
     _autograd_on_calling_thread()
     atexit.register(_settle_autograd_device_threads)
     _registered = name
