@@ -64,6 +64,9 @@ def register() -> str:
         from . import distributed
 
         distributed.register(name)  # c10d backend `name` (kernels/trn/distributed.py)
+    from . import neuron_compat
+
+    neuron_compat.install(name)  # opt-in: only when the name is `neuron`
     _autograd_on_calling_thread()
     atexit.register(_settle_autograd_device_threads)
     _registered = name

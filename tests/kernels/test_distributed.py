@@ -68,3 +68,66 @@ def test_peer_death_is_an_error_not_a_hang(tmp_path):
     assert "SURVIVOR-ERROR" in log, log
     secs = float(log.split("SURVIVOR-ERROR after ")[1].split("s:")[0])
     assert secs < 10 + 20, log  # within the group timeout (plus slack for a loaded box)
+
+
+def test_accelerator_api_and_autoport_use_it(tmp_path):
+    import accelerator_api
+
+    assert accelerator_api.distributed_backend() == torch._C._get_privateuse1_backend_name()
+    code = (
+        "import kernels.trn, accelerator_api.autoport, torch.distributed as d\n"
+        "d.init_process_group('nccl', rank=0, world_size=1)\n"
+        "print(d.get_backend_config(), type(d.group.WORLD).__name__)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], env=_worker_env(HN_AUTOPORT_QUIET="1"),
+                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "trn:trn TrnProcessGroup" in r.stdout, r.stdout + r.stderr
+
+
+def _run_ranks(cmd, world, env, timeout=400):
+    port = str(dist_parity.free_port())
+    procs = [
+        subprocess.Popen(cmd, env=_worker_env(RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(world),
+                         MASTER_PORT=port, **env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True)
+        for r in range(world)
+    ]  # fmt: skip
+    outs = []
+    try:
+        for p in procs:
+            outs.append(p.communicate(timeout=timeout)[0])
+    finally:
+        for p in procs:
+            p.kill()
+    assert all(p.returncode == 0 for p in procs), "\n---\n".join(outs)
+    return outs
+
+
+def test_neuron_compat_training_loop_unmodified():
+    script = str(Path(__file__).with_name("neuron_train.py"))
+    outs = _run_ranks([sys.executable, "-m", "kernels.neuron", script], 2, {})
+    for r, out in enumerate(outs):
+        line = [s for s in out.splitlines() if s.startswith(f"rank {r}:")][0]
+        assert "device=neuron:" in line and "params_equal_across_ranks=True" in line, out
+        first, last = (float(v) for v in line.split("loss ")[1].split(" params")[0].split(" -> "))
+        assert last < first / 2, line  # it trains
+
+
+def test_real_torch_neuronx_wins_and_mode_is_off_by_default(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("import torch_neuronx\nprint(getattr(torch_neuronx, 'WHICH', 'emulated'))\n")
+    env = _worker_env()
+    run = [sys.executable, "-m", "kernels.neuron", str(probe)]
+    r = subprocess.run(run, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "emulated", r.stdout + r.stderr
+    real = tmp_path / "site" / "torch_neuronx"
+    real.mkdir(parents=True)
+    (real / "__init__.py").write_text("WHICH = 'real'\n")
+    env["PYTHONPATH"] += os.pathsep + str(real.parent)
+    r = subprocess.run(run, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "real", r.stdout + r.stderr
+    code = "import kernels.trn\nimport torch_neuronx\n"  # no compat mode: no emulated package
+    r = subprocess.run([sys.executable, "-c", code], env=_worker_env(), capture_output=True,
+                       text=True, timeout=300)  # fmt: skip
+    assert r.returncode != 0 and "No module named 'torch_neuronx'" in r.stderr, r.stderr
