@@ -545,13 +545,19 @@ def write_outputs(report: dict, output=None, junit=None, markdown=None) -> None:
         Path(markdown).write_text(render_markdown(report))
 
 
+AUTO_XDIST_MIN_CORES = 4
+
+
 def parse_workers(spec: str) -> int:
-    """``auto`` -> every core this process may use; ``0``/``1`` -> no xdist."""
+    """``auto`` -> every core this process may use, from 4 cores up; below that 0 (in the pytest
+    process: each xdist worker imports torch and upstream's harness again, which on 2 cores
+    costs more than it saves; docs/validation.md has the measurement). ``0``/``1`` -> no xdist."""
     if str(spec) == "auto":
         try:
-            return len(os.sched_getaffinity(0))
+            cores = len(os.sched_getaffinity(0))
         except AttributeError:
-            return os.cpu_count() or 1
+            cores = os.cpu_count() or 1
+        return cores if cores >= AUTO_XDIST_MIN_CORES else 0
     try:
         n = int(spec)
     except ValueError:
@@ -623,7 +629,8 @@ def main(argv: list[str] | None = None) -> int:
         "-n",
         "--workers",
         default="auto",
-        help="pytest-xdist processes per run: a number or 'auto' (all cores; default)",
+        help="pytest-xdist processes per run: a number or 'auto' (default: all cores "
+        "from 4 cores up, else in the pytest process)",
     )
     ap.add_argument(
         "--no-coverage",
