@@ -186,9 +186,10 @@ def test_installed_torch_validated_through_the_shadow(tmp_path):
 @pytest.mark.parametrize(
     "args, msg",
     [
-        (["--tree", "/nonexistent", "--series", "/nonexistent"], "series not found"),
+        (["--tree", "/nonexistent", "--series", "/nonexistent"], "--tree /nonexistent"),
+        (["--tree", str(REPO_ROOT), "--series", "/nonexistent"], "no such file or directory"),
         (
-            ["--tree", "/nonexistent", "--series", str(REPO_ROOT / "tests/validate/project")],
+            ["--tree", str(REPO_ROOT), "--series", str(REPO_ROOT / "tests/validate/project")],
             "no patches",
         ),
         (["--tree", "installed", "--series", "{series}"], "pass --tests"),
