@@ -47,7 +47,8 @@ def test_parity_with_cpu_gloo_two_ranks(mode, tmp_path):
 
 def _worker_env(**kw):
     env = dict(os.environ, PYTHONPATH=str(dist_parity.ROOT), MASTER_ADDR="127.0.0.1")
-    env.update(MASTER_PORT=str(dist_parity.free_port()), **kw)
+    env["MASTER_PORT"] = str(dist_parity.free_port())
+    env.update(kw)
     return env
 
 
