@@ -476,6 +476,11 @@ class Intent:
                     if after:
                         out.append(("cuda-guarded", [span_of(after)]))
                 break
+            elif isinstance(p, ast.Assert) and p.test is n:
+                after = self._after(p)  # `assert torch.cuda.is_available()` guards what follows
+                if after:
+                    out.append(("cuda-guarded", [span_of(after)]))
+                break
             elif isinstance(p, ast.For) and p.iter is n:
                 out.append(("cuda-loop", [span_of(p.body + p.orelse)]))
                 break
@@ -573,7 +578,12 @@ class Intent:
         """``x = <site>`` and a later statement of the same scope hands ``x`` to CUDA-only code
         (an argument of a call that stays CUDA, a CUDA-only attribute of it, or the iterable of
         a loop whose body stays CUDA)."""
-        if not isinstance(stmt, ast.Assign) or stmt.value is not node:
+        if not isinstance(stmt, ast.Assign):
+            return
+        # the value itself, or a call inside it (`n = torch.cuda.device_count() if ... else 8`)
+        if stmt.value is not node and not (
+            isinstance(node, ast.Call) and any(x is node for x in ast.walk(stmt.value))
+        ):
             return
         names = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
         if not names:
