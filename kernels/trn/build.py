@@ -31,6 +31,7 @@ STAMP = "hn-build-key"
 LOCK = "hn-build.lock"
 # how the last load() got the core: "cache" (stamped build imported directly) or "built"
 last_load: str | None = None
+loaded_from: Path | None = None  # the cache folder the core was loaded from
 
 
 class BuildError(RuntimeError):
@@ -101,14 +102,14 @@ def _import(path: Path):
 
 def load(verbose: bool = False):
     """Return the compiled extension module, building it on first use."""
-    global last_load
+    global last_load, loaded_from
     key = source_hash()
     out = build_dir()
     lib = out / f"{NAME}{sysconfig.get_config_var('SHLIB_SUFFIX') or '.so'}"
     with locked(out):
         stamp = out / STAMP
         if lib.exists() and stamp.exists() and stamp.read_text().strip() == key:
-            last_load = "cache"
+            last_load, loaded_from = "cache", out
             return _import(lib)
         reason = "no build yet" if not lib.exists() else "sources or torch build changed"
         print(f"trn native core: building in {out} ({reason}; about a minute)", file=sys.stderr)
@@ -118,7 +119,7 @@ def load(verbose: bool = False):
         (out / "lock").unlink(missing_ok=True)
         module = _build(out, verbose)
         stamp.write_text(key + "\n")
-        last_load = "built"
+        last_load, loaded_from = "built", out
         return module
 
 

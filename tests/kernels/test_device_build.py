@@ -35,7 +35,7 @@ def _run(code: str, *, pythonpath: str = ROOT, **env) -> subprocess.Popen:
 
 
 def _lib() -> str:
-    return str(build.build_dir() / f"{build.NAME}.so")
+    return str(build.loaded_from / f"{build.NAME}.so")
 
 
 def test_a_shadow_of_torch_reuses_the_built_core(tmp_path):
@@ -56,7 +56,7 @@ def test_a_shadow_of_torch_reuses_the_built_core(tmp_path):
 def _copy_cache(dest):
     dest.mkdir()
     for name in (f"{build.NAME}.so", build.STAMP):
-        shutil.copy2(build.build_dir() / name, dest / name)
+        shutil.copy2(build.loaded_from / name, dest / name)
 
 
 def test_a_build_in_progress_blocks_other_processes(tmp_path):
