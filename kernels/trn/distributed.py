@@ -186,6 +186,14 @@ class TrnProcessGroup(dist.ProcessGroup):
         return work if work is not None else self._gloo.barrier(dist.BarrierOptions())
 
 
+# torch.compile traces into callers such as DDP's forward; c10d process groups are opaque to
+# Dynamo, so the collectives run eagerly at a graph break rather than being traced into.
+for _attr, _fn in list(vars(TrnProcessGroup).items()):
+    if callable(_fn) and not _attr.startswith("__"):
+        setattr(TrnProcessGroup, _attr, torch.compiler.disable(_fn, recursive=True))
+del _attr, _fn
+
+
 def register(name: str) -> str:
     """Register the c10d backend under the device's name (idempotent)."""
     global _registered_as
