@@ -23,6 +23,7 @@ from patches.generate.codemods.engine import Engine, FixSpec, Outcome
 from patches.generate.codemods.imports import fix_imports, split_lines
 from patches.generate.codemods.intent import Gate
 from patches.generate.codemods.registry import FAMILY_NAMES, new_families
+from patches.generate.codemods.signatures import replacement_files
 from patches.generate.codemods.regions import Piece, Region, regions
 
 __all__ = ["FAMILY_NAMES", "FixSpec", "Rewrite", "rewrite", "rewrite_steps"]
@@ -107,7 +108,8 @@ class _File:
             companions.update(self.families[s.family].companions(self.ctx, s, ls))
         # Plain renames of a `guard: true` rule need an availability check around them.
         unguarded = {s.rule for s, _ in everything if s.arg("guard") and s.family == "call"}
-        self.gate = gate = Gate(self.ctx, findings, candidates, companions, unguarded)
+        defined_in = {s.rule: replacement_files(s) for s, _ in everything}
+        self.gate = gate = Gate(self.ctx, findings, candidates, companions, unguarded, defined_in)
         failed: set[tuple[str, int]] = set()
         for _ in range(4):
             left = self.evidence = gate.settle(failed)

@@ -79,6 +79,8 @@ KINDS = {
     "cuda-state": "the device or stream it sets is used by code that stays CUDA-specific",
     "cuda-comment": "the comment at the site is about CUDA",
     "cuda-check": "an explicit device-type check in code that handles each backend itself",
+    "self-implementation": "the file defines the neutral replacement itself: the rewrite would "
+    "call back into its own caller",
     "unguarded": "the neutral API raises without an accelerator where CUDA's did not, and "
     "nothing checks for one first",
 }
@@ -702,10 +704,18 @@ class Gate:
     """The decision for every candidate site of one file (see the module docstring)."""
 
     def __init__(
-        self, ctx, findings, candidates: set[Site], companions=None, unguarded=frozenset()
+        self,
+        ctx,
+        findings,
+        candidates: set[Site],
+        companions=None,
+        unguarded=frozenset(),
+        defined_in: dict[str, dict[str, str]] | None = None,
     ) -> None:
         self.intent = Intent(ctx)
         self.unguarded = set(unguarded)  # rules whose plain rewrite needs an availability check
+        # rule -> {file defining a replacement (tree path): the replacement's name}
+        self.defined_in = defined_in or {}
         self.findings = [f for f in findings if f.kind != "branch"]
         self.candidates = set(candidates)
         self.companions: dict[Site, list[Span]] = companions or {}
@@ -732,6 +742,9 @@ class Gate:
                 if site not in self.candidates or site in new or site in failed:
                     continue
                 ev = self.intent.evidence(f, self._remaining(spans, fixed, f))
+                here = self.defined_in.get(f.rule, {}).get(_tree_path(self.intent.ctx))
+                if here:
+                    ev.append(Evidence("self-implementation", f.line, f"this file defines {here}"))
                 if not ev and f.rule in self.unguarded and not self.intent.checked(f):
                     ev = [Evidence("unguarded", f.line, "no is_available() check around it")]
                 if ev:

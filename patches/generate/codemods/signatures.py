@@ -14,6 +14,7 @@ import functools
 import importlib
 import inspect
 from dataclasses import dataclass
+from pathlib import Path
 
 import libcst as cst
 
@@ -202,3 +203,35 @@ def _fix_commas(out: list[cst.Arg], original: tuple[cst.Arg, ...]) -> list[cst.A
             comma = original[-1].comma
         fixed.append(arg.with_changes(comma=comma))
     return fixed
+
+
+@functools.lru_cache(maxsize=None)
+def defining_file(qualname: str) -> str | None:
+    """Where the real object named ``qualname`` is defined, as a path from the folder holding its
+    top-level package (``torch.manual_seed`` -> ``torch/random.py``); None when unknown."""
+    try:
+        obj = inspect.unwrap(resolve(qualname))
+        path = inspect.getsourcefile(obj)
+    except (ImportError, AttributeError, TypeError):
+        return None
+    top = importlib.import_module(qualname.split(".")[0])
+    base = Path(top.__file__).resolve().parent.parent if getattr(top, "__file__", None) else None
+    if not path or base is None:
+        return None
+    try:
+        return Path(path).resolve().relative_to(base).as_posix()
+    except ValueError:
+        return None
+
+
+def replacement_files(spec) -> dict[str, str]:
+    """{file defining one of ``spec``'s replacements: that replacement}: a site in such a file is
+    the replacement's own implementation, where the rewrite would call back into its caller."""
+    out = {}
+    for name in spec.names:
+        new = spec.new_for(name)
+        if "." in new and "(" not in new:
+            where = defining_file(new)
+            if where:
+                out[where] = new
+    return out
