@@ -18,6 +18,10 @@
 
 namespace trn {
 
+// allocation history for torch.trn.memory._record_memory_history (memory_trace.cpp)
+bool memory_history_on();
+void record_memory_event(c10::DeviceIndex d, const void* p, size_t n, bool alloc);
+
 namespace {
 using c10::CachingDeviceAllocator::DeviceStats;
 constexpr auto kAgg = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
@@ -120,18 +124,22 @@ void check_capacity(c10::DeviceIndex d, size_t n) {
 
 // Books `n` bytes on device `d` or throws OutOfMemoryError when over its capacity.
 void book(c10::DeviceIndex d, const void* p, size_t n) {
-  auto& s = g_state[d];
-  std::lock_guard<std::mutex> lock(s.mu);
-  check_capacity_locked(s, d, n);
-  for (auto* st : {&s.stats.allocation, &s.stats.segment, &s.stats.active}) (*st)[kAgg].increase(1);
-  for (auto* st : {&s.stats.allocated_bytes, &s.stats.reserved_bytes, &s.stats.active_bytes,
-                   &s.stats.requested_bytes})
-    (*st)[kAgg].increase(n);
-  s.stats.num_device_alloc++;
-  if (p) s.live.emplace(p, n);
+  {
+    auto& s = g_state[d];
+    std::lock_guard<std::mutex> lock(s.mu);
+    check_capacity_locked(s, d, n);
+    for (auto* st : {&s.stats.allocation, &s.stats.segment, &s.stats.active}) (*st)[kAgg].increase(1);
+    for (auto* st : {&s.stats.allocated_bytes, &s.stats.reserved_bytes, &s.stats.active_bytes,
+                     &s.stats.requested_bytes})
+      (*st)[kAgg].increase(n);
+    s.stats.num_device_alloc++;
+    if (p) s.live.emplace(p, n);
+  }
+  if (p && memory_history_on()) record_memory_event(d, p, n, true);  // memory_trace.cpp
 }
 
 void unbook(c10::DeviceIndex d, const void* p, size_t n) {
+  if (p && memory_history_on()) record_memory_event(d, p, n, false);  // memory_trace.cpp
   auto& s = g_state[d];
   std::lock_guard<std::mutex> lock(s.mu);
   for (auto* st : {&s.stats.allocation, &s.stats.segment, &s.stats.active}) (*st)[kAgg].decrease(1);

@@ -6,6 +6,7 @@
 
 namespace trn {
 void set_stream_observer(pybind11::object fn);  // policy.cpp
+void bind_memory_trace(py::module& m);           // memory_trace.cpp
 }
 
 namespace {
@@ -17,6 +18,7 @@ py::object default_generator(int index) {
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "Native core of the trn PrivateUse1 device (see docs/device.md).";
+  trn::bind_memory_trace(m);
   m.def("max_devices", [] { return trn::kMaxDevices; });
   m.def("device_count", [] { return static_cast<int>(trn::device_count()); });
   m.def("set_device_count", &trn::set_device_count);

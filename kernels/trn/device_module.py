@@ -4,6 +4,7 @@ RNG, properties and dtype policy, the surface torch expects of an accelerator de
 from __future__ import annotations
 
 from .dtypes import get_amp_supported_dtype, is_bf16_supported  # noqa: F401
+from . import memory  # noqa: F401  (torch.trn.memory._record_memory_history / _snapshot)
 from .memory import (  # noqa: F401
     capacity,
     empty_cache,

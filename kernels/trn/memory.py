@@ -53,3 +53,6 @@ def set_capacity(device, nbytes: int) -> None:
 
 def capacity(device=None) -> int:
     return _core.native().capacity(_index(device))
+
+
+from .memory_snapshot import _dump_snapshot, _record_memory_history, _snapshot  # noqa: E402, F401
