@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import ExpressionContextProvider, ParentNodeProvider, PositionProvider
 
+from audits.model import expand_name
 from patches.generate.codemods.context import FileContext
 
 
@@ -35,7 +36,7 @@ class FixSpec:
     ours: frozenset[str] = frozenset()  # --target accelerator_api: names our layer provides
 
     def new_for(self, matched: str) -> str:
-        new = self.replacement.replace("{name}", matched.rsplit(".", 1)[-1])
+        new = expand_name(self.replacement, matched)
         last = new.rsplit(".", 1)[-1]
         if last in self.ours and not new.startswith("torch.testing."):
             return f"accelerator_api.{last}"
