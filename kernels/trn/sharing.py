@@ -18,8 +18,8 @@ _installed = False
 
 
 def rebuild(data: bytes, device: str, requires_grad: bool) -> torch.Tensor:
-    import kernels.trn  # noqa: F401  (the receiving process registers the device)
-
+    # Unpickling finds this function by importing kernels.trn.sharing, whose package
+    # (kernels.trn) registers the device in the receiving process first.
     cpu = torch.load(io.BytesIO(data), weights_only=True)
     return cpu.to(device).requires_grad_(requires_grad)
 
