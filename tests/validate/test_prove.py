@@ -65,6 +65,22 @@ def wrong_series(folder: Path, *, skew: bool = False) -> Path:
     return folder
 
 
+def neutral_series(folder: Path) -> Path:
+    """A behaviour-preserving patch to the installed torch/utils/dlpack.py that every device's
+    from_dlpack runs (the device pair is read as a tuple): coverage must prove it on cpu and trn."""
+    old = DLPACK.read_text().splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(old) if "ext_device = ext_tensor.__dlpack_device__()" in ln)
+    new = list(old)
+    new[at] = old[at].replace(
+        "ext_tensor.__dlpack_device__()", "tuple(ext_tensor.__dlpack_device__())"
+    )
+    rel = "torch/utils/dlpack.py"
+    diff = "".join(difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}"))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "0001-dlpack-device-tuple.patch").write_text(f"diff --git a/{rel} b/{rel}\n{diff}")
+    return folder
+
+
 @pytest.fixture(scope="module")
 def proved(tmp_path_factory):
     if not UPSTREAM.is_dir():
@@ -107,11 +123,23 @@ def test_bundle_is_written_with_no_regression(proved):
 
 
 @pytest.mark.slow
-def test_every_hunk_has_device_coverage(proved):
-    _, _, err, bundles = proved
-    if not _generated(bundles):
-        pytest.skip("the codemod generates no DLPack series (test_bundle_is_written checks why)")
+def test_every_hunk_has_device_coverage(tmp_path):
+    """A given series (the codemod's own DLPack output varies with its intent gate)."""
+    rc, _, err = prove(
+        tmp_path,
+        "--subsystems",
+        "dlpack",
+        "--series",
+        str(neutral_series(tmp_path / "neutral")),
+        "--devices",
+        "cpu,trn,cuda",
+        "--out",
+        str(tmp_path / "out"),
+    )
+    assert rc == 0, err[-3000:]
+    bundles = tmp_path / "out"
     report = json.loads((bundles / "dlpack" / "validation.json").read_text())
+    assert [sorted(h["proven_on"]) for h in report["hunks"]] == [["cpu", "trn"]], report["hunks"]
     assert report["coverage"]["devices"]["cpu"] == "measured"
     assert report["coverage"]["devices"]["trn"] == "measured"
     assert report["coverage"]["devices"]["cuda"].startswith("absent")
