@@ -13,6 +13,7 @@ Statements are edited through libcst one at a time, so their comments and layout
 from __future__ import annotations
 
 import ast
+import re
 
 import libcst as cst
 
@@ -232,12 +233,22 @@ def _add(text: str, adds: list[tuple[str, str | None]]) -> str:
             new_stmts.append(f"from {m} import {', '.join(froms[m])}\n")
     if new_stmts:
         at = _insert_line(tree)
+        # never between a statement and the comment lines attached to it (a rerun would then
+        # read that comment as the import's): go above them, below a shebang/coding line
+        while at > 0 and lines[at - 1].lstrip().startswith("#") and not _header(lines, at):
+            at -= 1
         if at > 0 and at <= len(lines) and not lines[at - 1].endswith("\n"):
             lines[at - 1] += "\n"
         edits.append((at + 1, at, "".join(new_stmts)))
     for start, end, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         lines[start - 1 : end] = [new]
     return "".join(lines)
+
+
+def _header(lines: list[str], lineno: int) -> bool:
+    """Line ``lineno`` (1-based) is a shebang or an encoding declaration."""
+    text = lines[lineno - 1]
+    return lineno <= 2 and (text.startswith("#!") or bool(re.match(r"#.*coding[:=]", text)))
 
 
 def _insert_line(tree: ast.Module) -> int:
