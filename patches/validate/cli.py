@@ -14,6 +14,7 @@ Exit codes: 0 no regression; 1 at least one regression; 2 bad input or the serie
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -273,7 +274,8 @@ def validate(
                 if not present:
                     continue
                 with_cov = coverage and ph == "after" and bool(measured)
-                r = run_tests(
+                run = functools.partial(
+                    run_tests,
                     ws[ph],
                     present,
                     dev,
@@ -282,24 +284,14 @@ def validate(
                     plugin=plugins.get(dev),
                     timeout=timeout,
                     pytest_args=pytest_args,
-                    workers=workers,
                     coverage_include=[ws[ph] / t for t in measured] if with_cov else (),
                 )
+                r = run(workers=workers)
                 if workers > 1 and r.rc not in (0, 1, 5, None):
                     # pytest-xdist itself failed (a worker that could not start, INTERNALERROR):
                     # that says nothing about the series; run once more in one process
                     log(f"  {dev} {ph}: xdist run failed (rc {r.rc}); rerunning in one process")
-                    r = run_tests(
-                        ws[ph],
-                        present,
-                        dev,
-                        ph,
-                        workdir=work / "runs",
-                        plugin=plugins.get(dev),
-                        timeout=timeout,
-                        pytest_args=pytest_args,
-                        coverage_include=[ws[ph] / t for t in measured] if with_cov else (),
-                    )
+                    r = run()
                 runs.append(r)
                 outcomes += r.outcomes
                 if with_cov:
