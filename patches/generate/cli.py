@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         from patches.generate import explain
 
         try:
-            file, line = explain.parse_site(args.explain)
+            file, line = explain.parse_site(args.explain, args.path)
             sys.stdout.write(explain.explain(file, line, args.path, args.target))
         except (UsageError, ValueError) as e:  # ValueError: FILE not under the tree given
             return fail(e)

@@ -19,13 +19,18 @@ from patches.generate.plan import file_groups
 from patches.generate.targets import fix_specs
 
 
-def parse_site(site: str) -> tuple[Path, int]:
+def parse_site(site: str, tree: Path | None = None) -> tuple[Path, int]:
+    """``FILE:LINE``; FILE is a path as given (absolute or from the working directory) or, with a
+    TREE, relative to the tree root (``--explain torch/_utils.py:811 TREE``)."""
     path, sep, line = site.rpartition(":")
     if not sep or not line.isdigit() or not path:
         raise UsageError(f"--explain wants FILE:LINE, got {site!r}")
     p = Path(path)
+    if not p.is_file() and tree is not None and not p.is_absolute() and (tree / p).is_file():
+        p = tree / p
     if not p.is_file():
-        raise UsageError(f"--explain {site}: {path} is not a file")
+        where = f" (nor under {tree})" if tree is not None else ""
+        raise UsageError(f"--explain {site}: {path} is not a file{where}")
     return p, int(line)
 
 

@@ -299,6 +299,8 @@ def _file_steps(
         package_prefix=package_prefix,
     )
     out: dict[str, tuple] = {r: (None, []) for r in host}
+    mine = [f for r in order for f in by_rule[r]]
     for r, res in zip(steps, results):
-        out[r] = (res, by_rule[r] + [f for k, h in host.items() if h == r for f in by_rule[k]])
+        # the sites the step decides: its rules' and those of a unit it holds (join_units)
+        out[r] = (res, [f for f in mine if (f.rule, f.line) in res.sites])
     return out

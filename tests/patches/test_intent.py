@@ -123,3 +123,83 @@ def test_changes_that_only_work_together_land_in_one_patch(tmp_path):
     assert "+    return s.native_handle" in text
     assert "+    return torch.accelerator.current_stream().native_handle" in text
     assert "Rule: HN204" in text and "Also rule: HN206" in text
+
+
+def _series(tmp_path, source: str, *flags: str) -> list[str]:
+    """The patches ``generate`` writes for one file ``t/units.py``, as texts in series order."""
+    from patches.common import gitutil
+    from patches.generate.cli import main
+
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "units.py").write_text(source)
+    repo = gitutil.init_copy(tmp_path / "t", tmp_path / "repo")
+    assert main([str(repo), "--out", str(tmp_path / "s"), *flags]) == 0
+    names = (tmp_path / "s" / "series").read_text().split()
+    return [(tmp_path / "s" / n).read_text() for n in names]
+
+
+UNITS = """import torch
+
+
+def nodes(group_size):
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 8
+    return group_size // gpus
+
+
+def enough(world_size):
+    if torch.cuda.is_available() and torch.cuda.device_count() < world_size:
+        return False
+    return True
+
+
+def here():
+    return torch.device("cuda", torch.cuda.current_device())
+
+
+def separate():
+    ok = torch.cuda.is_available()
+    n = torch.cuda.device_count()
+    return ok, n
+"""
+
+
+def test_a_unit_lands_in_one_patch(tmp_path):
+    """A guard and the query it guards, or two rewrites of one statement, never land in two
+    patches (a prefix would hold ``torch.cuda.device_count() if torch.accelerator.
+    is_available() else 8``); rewrites of separate statements keep their own rule's patch."""
+    patches = _series(tmp_path, UNITS, "--unsafe-fixes")
+    plus = [{ln[1:].strip() for ln in p.splitlines() if ln.startswith("+ ")} for p in patches]
+    whole = {
+        "gpus = torch.accelerator.device_count() if torch.accelerator.is_available() else 8",
+        "if torch.accelerator.is_available() and torch.accelerator.device_count() < world_size:",
+        "return torch.device(torch.accelerator.current_accelerator().type, "
+        "torch.accelerator.current_device_index())",
+    }
+    for line in whole:
+        assert sum(line in p for p in plus) == 1, (line, plus)
+    for p in patches:
+        assert "torch.cuda" not in "\n".join(ln for ln in p.splitlines() if ln.startswith("+ ")), p
+    # the look-alike: two statements, two rules, two patches
+    ok = [i for i, p in enumerate(plus) if "ok = torch.accelerator.is_available()" in p]
+    n = [i for i, p in enumerate(plus) if "n = torch.accelerator.device_count()" in p]
+    assert ok and n and ok != n, plus
+    assert any("Also rule: HN102" in p for p in patches)
+
+
+def test_a_neutral_index_never_sits_next_to_a_cuda_literal(tmp_path):
+    """Safe fixes only (no HN503 for the ``"cuda"`` literal): the index stays CUDA's too."""
+    patches = _series(tmp_path, UNITS)
+    assert not any("current_device_index" in p for p in patches), patches
+
+
+def test_explain_takes_a_path_relative_to_the_tree(tmp_path, capsys):
+    from patches.generate.cli import main
+
+    (tmp_path / "torch" / "numa").mkdir(parents=True)
+    src = INTENT / "torch" / "numa" / "gpu_binding.py"
+    (tmp_path / "torch" / "numa" / "gpu_binding.py").write_text(src.read_text())
+    assert main(["--explain", "torch/numa/gpu_binding.py:5", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "LEFT, the code is about CUDA itself" in out and "cuda-flow" in out, out
+    assert "returned by _gpu_count() to the call at line 14" in out, out
+    assert main(["--explain", "torch/numa/nothing.py:5", str(tmp_path)]) == 2

@@ -39,6 +39,8 @@ class Rewrite:
     outcome: Outcome = field(default_factory=Outcome)
     error: str = ""  # non-empty: nothing was rewritten (parse failure or failed verify)
     kept_imports: list[tuple[str, str]] = field(default_factory=list)  # (name, file importing it)
+    # (rule, line) of the sites this step decides (its group's, after ``_File.join_units``)
+    sites: frozenset[tuple[str, int]] = frozenset()
 
     @property
     def changed(self) -> bool:
@@ -85,6 +87,7 @@ class _File:
         ]
         self.left: dict[tuple[str, int], str] = {}  # (rule, line) -> why the gate left it
         self.gate: Gate | None = None
+        self.companions: dict = {}  # (rule, line) -> spans its family rewrites with it
         self.evidence: dict = {}  # (rule, line) -> [intent.Evidence] of the sites left
         all_lines = {ln for g in groups for _, ls in g for ln in ls}
         regs = None if whole_file else regions(self.ctx, self.lines, all_lines)
@@ -109,6 +112,7 @@ class _File:
         # Plain renames of a `guard: true` rule need an availability check around them.
         unguarded = {s.rule for s, _ in everything if s.arg("guard") and s.family == "call"}
         defined_in = {s.rule: replacement_files(s) for s, _ in everything}
+        self.companions = companions
         self.gate = gate = Gate(self.ctx, findings, candidates, companions, unguarded, defined_in)
         failed: set[tuple[str, int]] = set()
         for _ in range(4):
@@ -125,6 +129,37 @@ class _File:
                 return
             failed |= new
         self.variants = {}
+
+    def join_units(self) -> None:
+        """Move every site of a unit the gate found (``Gate.units``: a guard and what it guards,
+        one statement) into the earliest group holding one of them, so that no prefix of the
+        series holds the unit half neutral (issue 20 item 4)."""
+        if self.gate is None:
+            return
+        where: dict[tuple[str, int], int] = {}
+        for gi, g in enumerate(self.groups):
+            for s, ls in g:
+                for ln in ls:
+                    where.setdefault((s.rule, ln), gi)
+        moves: dict[tuple[str, int], int] = {}
+        for unit in self.gate.units():
+            at = [where[x] for x in unit if x in where]
+            if len(set(at)) > 1:
+                for x in unit:
+                    if x in where and where[x] != min(at):
+                        moves[x] = min(at)
+        for (rule, ln), gi in list(moves.items()):  # a family's companion lines go along
+            for sp in self.companions.get((rule, ln), ()):
+                if (rule, sp[0][0]) in where:
+                    moves[(rule, sp[0][0])] = gi
+        if not moves:
+            return
+        specs = {s.rule: s for g in self.groups for s, _ in g}
+        new: list[dict[str, set[int]]] = [{s.rule: set(ls) for s, ls in g} for g in self.groups]
+        for (rule, ln), gi in moves.items():
+            new[where[(rule, ln)]][rule].discard(ln)
+            new[gi].setdefault(rule, set()).add(ln)
+        self.groups = [[(specs[r], frozenset(ls)) for r, ls in g.items() if ls] for g in new]
 
     def variant(self, i: int, gated: Gated) -> tuple[str, Engine]:
         """Piece ``i`` rewritten for ``gated`` (restricted to its lines), cached."""
@@ -219,28 +254,38 @@ def rewrite_steps(
     try:
         f = _File(source, path, groups, whole_file, importer, package_prefix)
     except (SyntaxError, ValueError, RecursionError) as e:
-        return [Rewrite(path, source, source, error=f"parse: {e}") for _ in groups]
-    groups = f.groups
+        return [
+            Rewrite(
+                path,
+                source,
+                source,
+                error=f"parse: {e}",
+                sites=frozenset((s.rule, ln) for s, ls in g for ln in ls),
+            )
+            for g in groups
+        ]
     if findings is not None:
         f.settle(findings)
         if evidence is not None:  # --explain: the gate's evidence for every site it left
             evidence.update(f.evidence)
+        f.join_units()
+    groups = f.groups
     out: list[Rewrite] = []
     active: Gated = []
     prev = source
     for group in groups:
-        rules = {s.rule for s, _ in group}
+        sites = frozenset((s.rule, ln) for s, ls in group for ln in ls)
         try:
             text, engines = f.state(active + group)
         except _Failed as e:
-            out.append(Rewrite(path, prev, prev, error=str(e)))
+            out.append(Rewrite(path, prev, prev, error=str(e), sites=sites))
             continue
         except (SyntaxError, ValueError) as e:
-            out.append(Rewrite(path, prev, prev, error=f"imports: {e}"))
+            out.append(Rewrite(path, prev, prev, error=f"imports: {e}", sites=sites))
             continue
         outcome = Outcome(
-            [a for e in engines for a in e.outcome.applied if a[0] in rules],
-            [x for e in engines for x in e.outcome.failed if x[0] in rules]
+            [a for e in engines for a in e.outcome.applied if a in sites],
+            [x for e in engines for x in e.outcome.failed if x[:2] in sites]
             + [
                 (s.rule, ln, f.left[(s.rule, ln)])
                 for s, ls in group
@@ -259,10 +304,11 @@ def rewrite_steps(
                         prev,
                         outcome,
                         error=f"verify: rewritten file does not compile: {e}",
+                        sites=sites,
                     )
                 )
                 continue
-        out.append(Rewrite(path, prev, text, outcome, kept_imports=list(f.kept)))
+        out.append(Rewrite(path, prev, text, outcome, kept_imports=list(f.kept), sites=sites))
         active = active + group
         prev = text
     if not verify_each and prev != source:

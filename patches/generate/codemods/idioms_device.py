@@ -56,6 +56,15 @@ def _is_default(eng, node) -> bool:
     )
 
 
+def _cpu_other_side(pick: cst.IfExp) -> bool:
+    """``"cuda" if flag else "cpu"`` (or ``torch.device("cpu")``): a pick between the accelerator
+    and the CPU, which the user's flag makes."""
+    other = pick.orelse
+    if isinstance(other, cst.Call) and len(other.args) == 1:
+        other = other.args[0].value
+    return string_value(other) == "cpu"
+
+
 def _compared(eng, node) -> bool:
     parent = eng.parent(node)
     return isinstance(parent, (cst.Comparison, cst.ComparisonTarget))
@@ -94,6 +103,17 @@ class DeviceDefaults(Family):
         if not _is_default(eng, original):
             parent = eng.parent(original)
             if in_pick and m.group(1) is None:
+                if not _cpu_other_side(parent):
+                    # `"cuda" if not avail else avail.pop()`, `"cuda" if not use_device else
+                    # use_device`: "cuda" is the fallback when nothing else is known, also on
+                    # a CPU-only host, where the accelerator's type does not exist
+                    eng.fail(
+                        spec,
+                        original,
+                        'a fallback whose other side is not "cpu": no accelerator may exist '
+                        "there (current_accelerator() is None)",
+                    )
+                    return None
                 # `"cuda" if args.cuda else "cpu"`: the user asked for the accelerator (an
                 # is_available() pick is the availability family's, dispatched before this one).
                 eng.done(spec, original)

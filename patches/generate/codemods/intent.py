@@ -17,11 +17,16 @@ context), so the audit's messages can reuse it. Each reason is a named ``Evidenc
   ``if not ...: return``), the other operands of its boolean chain, the body of the loop or the
   comprehension it iterates over still use CUDA-only APIs or values;
 - ``cuda-flow``: the value is assigned to a name that a later statement hands to CUDA-only code
-  (``n = torch.cuda.device_count()`` ... ``torch.cuda.get_device_capability(i)``);
+  (``n = torch.cuda.device_count()`` ... ``torch.cuda.get_device_capability(i)``), or returned
+  by a function whose same-file callers do (``range(_gpu_count())`` over a helper that asks
+  ``get_device_properties``);
 - ``cuda-branch``: the site is in a branch only CUDA reaches (``if x.is_cuda:``,
   ``device.type == "cuda"``, ``@onlyCUDA``): the rewrite is moot noise;
 - ``cuda-state``: it sets the current device or stream (``[state]``) and the code after it in
-  the same block stays CUDA (``torch.cuda.set_device(rank)`` then ``model.cuda(rank)``);
+  the same block stays CUDA (``torch.cuda.set_device(rank)`` then ``model.cuda(rank)``), also one
+  call away (``self._make_model()`` whose body calls ``.cuda()``);
+- ``cuda-timeline``: an event, stream or synchronize (``[timeline]``) in a block whose other
+  statements stay CUDA (``torch.cuda._sleep`` timed between the events);
 - ``cuda-comment``: a comment line in the statement or right above it is about CUDA ("the cuSolver
   backend returns V^H", "also makes sure this is CUDA or HIP");
 - ``cuda-check``: an explicit device-type comparison (``x.device.type == "cuda"``) in a tree whose
@@ -77,6 +82,8 @@ KINDS = {
     "cuda-flow": "the value is handed to CUDA-specific code",
     "cuda-branch": "only CUDA reaches this branch (moot)",
     "cuda-state": "the device or stream it sets is used by code that stays CUDA-specific",
+    "cuda-timeline": "an event, stream or synchronize in a block whose other statements stay "
+    "CUDA-specific on the same timeline",
     "cuda-comment": "the comment at the site is about CUDA",
     "cuda-check": "an explicit device-type check in code that handles each backend itself",
     "self-implementation": "the file defines the neutral replacement itself: the rewrite would "
@@ -235,6 +242,7 @@ class Intent:
             if text and is_cuda_word(text):
                 tokens.append(Token(span_of(node), "", node))
         tokens.sort(key=lambda t: t.span)
+        self._calls = self._local_calls(ctx.tree)
         self.comments = _comments(ctx.source)
         self.tokens = tokens
         self._starts = [t.span[0] for t in tokens]
@@ -312,6 +320,7 @@ class Intent:
                 out.append(Evidence("cuda-function", d.lineno, f"{d.name}: {line!r}"))
                 break
         own = finding_span(f)
+        reach = self._reach(remaining)
         top, stmt = self._top(node)
         comment = self._comment(stmt)
         if comment:
@@ -320,16 +329,21 @@ class Intent:
             out.append(Evidence("cuda-check", f.line, "compares a device type with CUDA"))
         if _qualified(self.ctx, node.func if isinstance(node, ast.Call) else node) in _state():
             after = self._after(stmt)
-            if after:
-                self._add(out, "cuda-state", remaining(span_of(after), own))
+            if after:  # also one call away: `set_device(rank)` then `self._model()` (.cuda())
+                self._add(out, "cuda-state", reach(span_of(after), own))
+        if _qualified(self.ctx, node.func if isinstance(node, ast.Call) else node) in _timeline():
+            block = self._block_of(stmt)
+            if block and len(block) > 1:  # events around `torch.cuda._sleep(...)`
+                self._add(out, "cuda-timeline", remaining(span_of(block), own))
         name = self._target_name(node, stmt)
         if name:
             out.append(Evidence("cuda-name", node.lineno, f"flows into {name}"))
         for kind, spans in self._guarded(node, top, stmt):
             for sp in spans:
-                self._add(out, kind, remaining(sp, own))
+                self._add(out, kind, reach(sp, own))
         self._branch(out, node, remaining, own)
         self._flow(out, stmt, node, remaining, own)
+        self._returned(out, stmt, node, defs, reach, own)
         if defs and _qualified(
             self.ctx, node.func if isinstance(node, ast.Call) else node
         ) in frozenset(_data()["queries"]["calls"]):
@@ -354,6 +368,103 @@ class Intent:
             seen |= {e.kind, key}
             kept.append(e)
         return kept
+
+    # -- one call away: a same-file function or method, resolved by name -----------------------
+    def _local_calls(self, tree) -> list[tuple[Span, ast.Call, ast.AST]]:
+        """(span, call, callee) for every call of a module-level function (``f(...)``) or of a
+        method of the enclosing class (``self.f(...)``, ``cls.f(...)``) defined in this file."""
+        funcs = {
+            d.name: d for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        out = []
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            callee = None
+            if isinstance(node.func, ast.Name):
+                callee = funcs.get(node.func.id)
+            elif (
+                isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id in ("self", "cls")
+            ):
+                cls = next((d for d in self._defs(node) if isinstance(d, ast.ClassDef)), None)
+                if cls is not None:
+                    callee = next(
+                        (
+                            d
+                            for d in cls.body
+                            if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
+                            and d.name == node.func.attr
+                        ),
+                        None,
+                    )
+            if callee is not None:
+                out.append((span_of(node), node, callee))
+        out.sort(key=lambda x: x[0])
+        return out
+
+    def _reach(self, remaining):
+        """``remaining`` that also looks one call deep: the body of a same-file function or
+        method called inside the span (not the one holding the site itself)."""
+
+        def reach(sp: Span, own: Span) -> list[tuple[int, str]]:
+            hits = remaining(sp, own)
+            if hits:
+                return hits
+            for csp, call, callee in self._calls:
+                if csp[0] > sp[1]:
+                    break
+                if not _inside(csp, sp) or _inside(own, span_of(callee)):
+                    continue
+                h = remaining(span_of(callee.body), own)
+                if h:
+                    return [(call.lineno, f"{callee.name}() uses {h[0][1]} (line {h[0][0]})")]
+            return []
+
+        return reach
+
+    def _returned(self, out, stmt, node, defs, reach, own) -> None:
+        """``return <site>`` (the whole value) of a same-file function whose callers hand the
+        value to CUDA-only code: ``range(_gpu_count())`` over ``get_device_properties``."""
+        if not (isinstance(stmt, ast.Return) and stmt.value is node and defs):
+            return
+        fn = defs[0]
+        if isinstance(fn, ast.ClassDef):
+            return
+        for _csp, call, callee in self._calls:
+            if callee is not fn:
+                continue
+            ctop, cstmt = self._top(call)
+            spans = [sp for _k, sps in self._guarded(call, ctop, cstmt) for sp in sps]
+            if isinstance(cstmt, ast.Assign) and cstmt.value is call:
+                spans.append(span_of(self._after(cstmt) or [cstmt]))
+            for sp in spans:
+                hits = reach(sp, own)
+                if hits:
+                    line, what = hits[0]
+                    out.append(
+                        Evidence(
+                            "cuda-flow",
+                            line,
+                            f"returned by {fn.name}() to the call at line {call.lineno}: {what}",
+                        )
+                    )
+                    return
+
+    def unit(self, f) -> list[Span]:
+        """The spans whose rewrites only work together with ``f``'s: its own statement (the
+        header of a compound one) and the code it guards or iterates over (an ``if``/``IfExp``
+        body, the rest of an ``and`` chain, the block after an ``assert`` or an early exit, a
+        loop body). ``Gate.units`` puts the sites inside one patch."""
+        node = self.node_of(f)
+        if node is None:
+            return [finding_span(f)]
+        top, stmt = self._top(node)
+        spans = [span_of(stmt) if not _compound(stmt) else span_of(top)]
+        for _kind, sps in self._guarded(node, top, stmt):
+            spans += sps
+        return spans
 
     def _comment(self, stmt) -> tuple[int, str] | None:
         """A comment line inside the statement's header, or in the block right above it, about
@@ -644,6 +755,11 @@ def _state() -> frozenset[str]:
     return frozenset(_data()["state"]["calls"])
 
 
+@functools.lru_cache(maxsize=1)
+def _timeline() -> frozenset[str]:
+    return frozenset(_data()["timeline"]["calls"])
+
+
 def _compound(stmt) -> bool:
     return isinstance(
         stmt,
@@ -754,6 +870,30 @@ class Gate:
             left = new
         self.left = left
         return left
+
+    def units(self) -> list[set[Site]]:
+        """The sites this run rewrites, joined when one lies in the other's ``Intent.unit`` (a
+        guard and the query it guards, two calls of one statement): each set must land in one
+        patch, or a prefix of the series holds a half-neutral unit (``torch.cuda.device_count()
+        if torch.accelerator.is_available() else 8``)."""
+        fixed = [f for f in self.findings if self.fixes(f.rule, f.line)]
+        parent: dict[Site, Site] = {(f.rule, f.line): (f.rule, f.line) for f in fixed}
+
+        def root(x: Site) -> Site:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        for f in fixed:
+            spans = self.intent.unit(f)
+            for g in fixed:
+                if g is not f and any(_inside(finding_span(g), sp) for sp in spans):
+                    parent[root((g.rule, g.line))] = root((f.rule, f.line))
+        out: dict[Site, set[Site]] = {}
+        for x in parent:
+            out.setdefault(root(x), set()).add(x)
+        return [u for u in out.values() if len(u) > 1]
 
     def _fixed_spans(self, fixed: set[Site]) -> dict[int, list[Span]]:
         out: dict[int, list[Span]] = {}
