@@ -43,6 +43,9 @@ PROJECT = Path(__file__).resolve().parents[2]
 DEFAULT_TEST_ROOT = PROJECT.parent / "shared" / "upstream" / "pytorch-tests"
 
 
+NO_CHANGE = "no change needed"  # status of a subsystem whose series is empty
+
+
 class ProveError(ValueError):
     """Bad input: exit 2 with this message."""
 
@@ -62,6 +65,7 @@ class Subsystem:
     tests: list[TestEntry]
     k: str = ""
     default: bool = True
+    why: str = ""  # why it is (not) a default: shown in its bundle
 
 
 def load_config(path: Path = CONFIG) -> dict[str, Subsystem]:
@@ -86,6 +90,7 @@ def load_config(path: Path = CONFIG) -> dict[str, Subsystem]:
             ],
             " or ".join(f"({k})" for k in ks) if len(ks) > 1 else (ks[0] if ks else ""),
             bool(d.get("default", True)),
+            " ".join(str(d.get("why", "")).split()),
         )
     return out
 
@@ -198,6 +203,7 @@ def bundle_markdown(sub: Subsystem, gen: dict, report: dict, reasons: dict, k: s
         + ", ".join(f"`{p}`" for p in sub.paths)
         + f" (torch {torch_version()}, generated with `patches.generate --unsafe-fixes`).",
         "",
+        *([sub.why, ""] if sub.why else []),
         "Validated with upstream PyTorch's own tests, unmodified, before and after the series, "
         "on each device (`python -m patches.prove --subsystems " + sub.name + "`):",
         "",
@@ -256,11 +262,14 @@ def prove_one(sub: Subsystem, args, site: Path, test_root: Path, out: Path, log)
         "status": "",
     }
     if not gen["patches"]:
-        row.update(status="nothing to prove", seconds=round(time.monotonic() - t0, 1))
+        # torch is already device-neutral there: every site is left, each with its reason
+        row.update(status=NO_CHANGE, seconds=round(time.monotonic() - t0, 1))
         (bundle / "validation.md").write_text(
-            f"## {sub.title}\n\nNo series: the codemod fixes none of the {gen['findings']} "
-            f"finding(s) in {', '.join(sub.paths)} mechanically.\n\n```\n"
-            f"{gen['generate_summary']}\n```\n"
+            f"## {sub.title}\n\nNo change needed: the codemod leaves all {gen['findings']} "
+            f"finding(s) in {', '.join(sub.paths)} of torch {torch_version()}, each with its "
+            "reason below, so there is no series to validate."
+            + (f"\n\n{sub.why}" if sub.why else "")
+            + f"\n\n```\n{gen['generate_summary']}\n```\n"
         )
         (bundle / "validation.json").write_text(json.dumps({"prove": row}, indent=2) + "\n")
         return row
@@ -327,10 +336,10 @@ def summary_markdown(rows: list[dict], devices: list[str], seconds: float, worke
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        if r["status"] == "nothing to prove":
+        if r["status"] == NO_CHANGE:
             lines.append(
                 f"| {r['subsystem']} | 0 | - | - | - | - | - | {r['seconds']} | "
-                f"nothing to prove ({r['findings']} findings, none fixed mechanically) |"
+                f"{NO_CHANGE} ({r['findings']} findings, all left with reasons) |"
             )
             continue
         proven = " / ".join(str(r["hunks_proven"].get(d, 0)) for d in devices)

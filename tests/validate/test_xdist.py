@@ -1,0 +1,107 @@
+"""A device run with 2 workers really spreads its tests over pytest-xdist processes.
+
+`-n auto` uses xdist only from 4 cores up (docs/validation.md), so on a 2-core box a device run
+goes through xdist only when the worker count is given: `-n 2` / ``workers=2`` forces it. The
+tiny test tree below records, in each test, which process ran it and what device it saw; the
+assertions fail if the run stayed in one process or a worker did not boot the device.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from hn_skip import skip_environment
+
+from patches.common import runner
+from patches.validate import cli as vcli
+
+TINY = """
+import json, os
+import torch
+
+def _record(name):
+    out = os.environ["HN_XDIST_PROBE"]
+    acc = torch.accelerator.current_accelerator()
+    with open(os.path.join(out, f"{name}-{os.getpid()}.json"), "w") as fh:
+        json.dump({"worker": os.environ.get("PYTEST_XDIST_WORKER"), "pid": os.getpid(),
+                   "accelerator": acc.type if acc is not None else None,
+                   "backend": torch._C._get_privateuse1_backend_name()}, fh)
+
+{tests}
+"""
+
+
+def tiny_tree(root: Path, n: int = 6) -> list[str]:
+    body = "\n".join(
+        f"def test_{i}():\n    import time; time.sleep(0.3)\n    _record('t{i}')\n"
+        for i in range(n)
+    )
+    (root / "test_tiny.py").write_text(TINY.replace("{tests}", body))
+    return ["test_tiny.py"]
+
+
+def test_auto_uses_xdist_from_4_cores_and_a_given_count_always(monkeypatch):
+    monkeypatch.setattr(vcli.os, "sched_getaffinity", lambda _: set(range(2)), raising=False)
+    assert vcli.parse_workers("auto") == 0
+    monkeypatch.setattr(vcli.os, "sched_getaffinity", lambda _: set(range(8)), raising=False)
+    assert vcli.parse_workers("auto") == 8
+    assert vcli.parse_workers("2") == 2  # explicit: xdist even on 2 cores
+    assert vcli.parse_workers("0") == 0
+
+
+@pytest.mark.parametrize("device", ["cpu", "trn"])
+def test_two_workers_run_the_tests_in_two_xdist_processes(tmp_path, monkeypatch, device):
+    pytest.importorskip("xdist")
+    root = tmp_path / "tree"
+    root.mkdir()
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    monkeypatch.setenv("HN_XDIST_PROBE", str(probe))
+    r = runner.run_tests(
+        root,
+        tiny_tree(root),
+        device,
+        "after",
+        workdir=tmp_path / "runs",
+        pythonpath=[Path(__file__).resolve().parents[2]],  # kernels.trn for the workers
+        timeout=600,
+        workers=2,
+    )
+    if device == "trn" and r.rc not in (0, 1):
+        skip_environment(f"trn cannot boot here (rc {r.rc}): {r.log_tail[-500:]}")
+    assert r.rc == 0, r.log_tail[-3000:]
+    assert r.workers == 2 and ["-n", "2"] == r.command[r.command.index("-n") :][:2]
+    assert sorted(o.status for o in r.outcomes) == ["pass"] * 6, r.outcomes
+    seen = [json.loads(p.read_text()) for p in sorted(probe.glob("*.json"))]
+    assert len(seen) == 6
+    # every test ran in an xdist worker, and the tests were spread over both of them
+    assert {s["worker"] for s in seen} == {"gw0", "gw1"}, seen
+    assert len({s["pid"] for s in seen}) == 2
+    # the plugin booted the device in each worker (a fresh interpreter the bootstrap never saw)
+    if device == "trn":
+        assert {s["backend"] for s in seen} == {"trn"}
+        assert {s["accelerator"] for s in seen} == {"trn"}
+    else:
+        assert {s["accelerator"] for s in seen} == {None}
+    # one progress log per worker process (the controller runs no test)
+    logs = sorted(p.name for p in (tmp_path / "runs" / f"progress-after-{device}").iterdir())
+    assert [n.split("-")[1] for n in logs if "-gw" in n] == ["gw0", "gw1"], logs
+
+
+def test_one_worker_stays_in_process(tmp_path, monkeypatch):
+    root = tmp_path / "tree"
+    root.mkdir()
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    monkeypatch.setenv("HN_XDIST_PROBE", str(probe))
+    r = runner.run_tests(
+        root, tiny_tree(root, 2), "cpu", "after", workdir=tmp_path / "runs", workers=1
+    )
+    assert r.rc == 0, r.log_tail[-3000:]
+    assert "-n" not in r.command and r.workers == 0
+    seen = [json.loads(p.read_text()) for p in probe.glob("*.json")]
+    assert [s["worker"] for s in seen] == [None, None]
+    assert sys.executable == r.command[0]
