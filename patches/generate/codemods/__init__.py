@@ -112,8 +112,11 @@ class _File:
         # Plain renames of a `guard: true` rule need an availability check around them.
         unguarded = {s.rule for s, _ in everything if s.arg("guard") and s.family == "call"}
         defined_in = {s.rule: replacement_files(s) for s, _ in everything}
+        renames = {n: s.new_for(n) for s, _ in everything if s.family == "call" for n in s.names}
         self.companions = companions
-        self.gate = gate = Gate(self.ctx, findings, candidates, companions, unguarded, defined_in)
+        self.gate = gate = Gate(
+            self.ctx, findings, candidates, companions, unguarded, defined_in, renames
+        )
         failed: set[tuple[str, int]] = set()
         for _ in range(4):
             left = self.evidence = gate.settle(failed)

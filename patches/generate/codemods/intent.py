@@ -25,12 +25,14 @@ context), so the audit's messages can reuse it. Each reason is a named ``Evidenc
 - ``cuda-state``: it sets the current device or stream (``[state]``) and the code after it in
   the same block stays CUDA (``torch.cuda.set_device(rank)`` then ``model.cuda(rank)``), also one
   call away (``self._make_model()`` whose body calls ``.cuda()``);
-- ``cuda-timeline``: an event, stream or synchronize (``[timeline]``) in a block whose other
-  statements stay CUDA (``torch.cuda._sleep`` timed between the events);
+- ``cuda-timeline``: an event, stream or synchronize (``[timeline]``) in a function whose other
+  calls stay CUDA (``torch.cuda._sleep`` timed between the events, ``model.cuda(rank)``);
 - ``cuda-comment``: a comment line in the statement or right above it is about CUDA ("the cuSolver
   backend returns V^H", "also makes sure this is CUDA or HIP");
 - ``cuda-check``: an explicit device-type comparison (``x.device.type == "cuda"``) in a tree whose
   code handles each backend itself (``[checks]``: PyTorch's own);
+- ``redundant`` (not about CUDA): the rename would repeat the statement right before it
+  (``torch.manual_seed(s)`` then ``torch.cuda.manual_seed(s)``); the line is to be deleted;
 - ``unguarded`` (not about CUDA, about safety): a ``guard: true`` rule (``empty_cache``: a no-op
   without CUDA, the neutral one raises) with no availability check around the site.
 
@@ -82,12 +84,14 @@ KINDS = {
     "cuda-flow": "the value is handed to CUDA-specific code",
     "cuda-branch": "only CUDA reaches this branch (moot)",
     "cuda-state": "the device or stream it sets is used by code that stays CUDA-specific",
-    "cuda-timeline": "an event, stream or synchronize in a block whose other statements stay "
+    "cuda-timeline": "an event, stream or synchronize in a function whose other calls stay "
     "CUDA-specific on the same timeline",
     "cuda-comment": "the comment at the site is about CUDA",
     "cuda-check": "an explicit device-type check in code that handles each backend itself",
     "self-implementation": "the file defines the neutral replacement itself: the rewrite would "
     "call back into its own caller",
+    "redundant": "the rewrite would repeat the statement before it: the line is to be "
+    "deleted by hand",
     "unguarded": "the neutral API raises without an accelerator where CUDA's did not, and "
     "nothing checks for one first",
 }
@@ -332,9 +336,7 @@ class Intent:
             if after:  # also one call away: `set_device(rank)` then `self._model()` (.cuda())
                 self._add(out, "cuda-state", reach(span_of(after), own))
         if _qualified(self.ctx, node.func if isinstance(node, ast.Call) else node) in _timeline():
-            block = self._block_of(stmt)
-            if block and len(block) > 1:  # events around `torch.cuda._sleep(...)`
-                self._add(out, "cuda-timeline", remaining(span_of(block), own))
+            self._add(out, "cuda-timeline", self._timeline(stmt, defs, remaining, own))
         name = self._target_name(node, stmt)
         if name:
             out.append(Evidence("cuda-name", node.lineno, f"flows into {name}"))
@@ -423,6 +425,28 @@ class Intent:
             return []
 
         return reach
+
+    def _timeline(self, stmt, defs, remaining, own) -> list[tuple[int, str]]:
+        """A CUDA call this run leaves elsewhere in the enclosing function (or the block, at
+        module level): work that stays CUDA's on the timeline an event, stream or synchronize
+        orders (events around ``torch.cuda._sleep(...)``; a sync in a test whose model is
+        placed with ``.cuda(rank)``). Only calls count (``torch.cuda.*``, ``x.cuda(...)``), not
+        names (``cuda_time``)."""
+        fn = next((d for d in defs if not isinstance(d, ast.ClassDef)), None)
+        body = fn.body if fn is not None else (self._block_of(stmt) or [])
+        for sub in body:
+            if sub is stmt:
+                continue
+            for c in ast.walk(sub):
+                if not isinstance(c, ast.Call):
+                    continue
+                if (_qualified(self.ctx, c.func) or "").startswith("torch.cuda.") or (
+                    isinstance(c.func, ast.Attribute) and c.func.attr == "cuda"
+                ):
+                    hits = remaining(span_of(c.func), own)
+                    if hits:
+                        return hits
+        return []
 
     def _returned(self, out, stmt, node, defs, reach, own) -> None:
         """``return <site>`` (the whole value) of a same-file function whose callers hand the
@@ -827,8 +851,10 @@ class Gate:
         companions=None,
         unguarded=frozenset(),
         defined_in: dict[str, dict[str, str]] | None = None,
+        renames: dict[str, str] | None = None,
     ) -> None:
         self.intent = Intent(ctx)
+        self.renames = renames or {}  # a call family's old name -> new name
         self.unguarded = set(unguarded)  # rules whose plain rewrite needs an availability check
         # rule -> {file defining a replacement (tree path): the replacement's name}
         self.defined_in = defined_in or {}
@@ -861,6 +887,8 @@ class Gate:
                 here = self.defined_in.get(f.rule, {}).get(_tree_path(self.intent.ctx))
                 if here:
                     ev.append(Evidence("self-implementation", f.line, f"this file defines {here}"))
+                if not ev:
+                    ev = self._redundant(f)
                 if not ev and f.rule in self.unguarded and not self.intent.checked(f):
                     ev = [Evidence("unguarded", f.line, "no is_available() check around it")]
                 if ev:
@@ -870,6 +898,37 @@ class Gate:
             left = new
         self.left = left
         return left
+
+    def _redundant(self, f) -> list[Evidence]:
+        """``torch.manual_seed(s)`` then ``torch.cuda.manual_seed(s)``: the rename would repeat
+        the statement right before it (which already does it for every device); the line is
+        to be deleted, not rewritten."""
+        it = self.intent
+        node = it.node_of(f)
+        stmt = it.parents.get(node)
+        if not (isinstance(node, ast.Call) and isinstance(stmt, ast.Expr)):
+            return []
+        new = self.renames.get(_qualified(it.ctx, node.func) or "")
+        block = it._block_of(stmt) or []
+        i = block.index(stmt) if stmt in block else 0
+        prev = block[i - 1] if i > 0 else None
+        if not (
+            new
+            and isinstance(prev, ast.Expr)
+            and isinstance(prev.value, ast.Call)
+            and _qualified(it.ctx, prev.value.func) == new
+            and ast.dump(ast.Tuple(prev.value.args)) == ast.dump(ast.Tuple(node.args))
+            and ast.dump(ast.Tuple([k.value for k in prev.value.keywords]))
+            == ast.dump(ast.Tuple([k.value for k in node.keywords]))
+        ):
+            return []
+        return [
+            Evidence(
+                "redundant",
+                prev.lineno,
+                f"the line before already calls {new}() with the same arguments: delete this one",
+            )
+        ]
 
     def units(self) -> list[set[Site]]:
         """The sites this run rewrites, joined when one lies in the other's ``Intent.unit`` (a
