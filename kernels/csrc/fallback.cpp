@@ -113,6 +113,13 @@ struct Call {
 
   at::Tensor to_device(const at::Tensor& out) {
     if (!out.defined() || !out.is_cpu() || out.layout() != c10::kStrided) return out;
+    // trn declines quantized tensors (docs/device.md): adopting a QuantizedCPU result as a
+    // strided trn tensor would drop its quantizer and give int8 garbage a qint8 label.
+    // NotImplementedError with the dispatcher's "Could not run" shape, as CUDA answers the
+    // quantized ops it lacks.
+    TORCH_CHECK_NOT_IMPLEMENTED(!out.is_quantized(), "Could not run '", schema.name(),
+                                "' with arguments from the 'trn' backend: trn has no quantized "
+                                "tensors (", out.scalar_type(), "); quantize on CPU");
     auto* impl = out.unsafeGetTensorImpl();
     for (const auto& a : aliased)
       if (a.cpu.unsafeGetTensorImpl() == impl) return a.device;  // in-place / out= / identity

@@ -73,3 +73,27 @@ def test_backward_runs_on_the_calling_thread():
     (w * 2).sum().backward()
     assert seen == [threading.get_ident()]
     torch.testing.assert_close(w.grad.cpu(), torch.full((3,), 2.0))
+
+
+def test_quantized_results_are_refused_like_a_missing_cuda_kernel():
+    """trn declines quantized tensors: a CPU kernel's QuantizedCPU result is never adopted as a
+    strided trn tensor (it was: dtype qint8, is_quantized False, quantizer lost)."""
+    import pytest
+
+    x = torch.randn(3, 4, device="trn")
+    for make in (
+        lambda: torch.quantize_per_tensor(x, 0.1, 10, torch.qint8),
+        lambda: torch.quantize_per_channel(
+            x,
+            torch.ones(3, device="trn"),
+            torch.zeros(3, dtype=torch.long, device="trn"),
+            0,
+            torch.quint8,
+        ),
+        lambda: torch.quantize_per_tensor_dynamic(x, torch.quint8, False),
+    ):
+        with pytest.raises(NotImplementedError, match="Could not run 'aten::quantize_per_.*trn"):
+            make()
+    q = torch.quantize_per_tensor(x.cpu(), 0.1, 10, torch.qint8)  # CPU keeps them
+    assert q.is_quantized and q.dequantize().shape == (3, 4)
+    assert (x + 1).device.type == "trn"  # the device stays usable
