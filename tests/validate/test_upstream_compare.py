@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from patches.common.outcome import Outcome
-from patches.matrix.upstream import declined, normalise, score
+from patches.matrix.upstream import declined, normalise, refused, score
 from validate_helpers import REPO_ROOT
 
 UPSTREAM = Path(
@@ -59,6 +59,26 @@ def test_score_counts_only_cpu_passes_with_a_device_variant():
     assert (s.cpu_pass, s.both_pass, s.declined, s.cpu_only) == (2, 1, 1, 1)
     assert s.rate == 0.5
     assert s.misses == [("m.T<dev>::test_b_<dev>_float32", "fail", "RuntimeError: x")]
+
+
+def test_a_dtype_policy_refusal_is_reported_apart_not_scored():
+    """A test whose body asks for float64 (test_dlpack_shared_storage) gets trn's policy
+    refusal: the same design decision as an absent float64 variant, listed on its own."""
+    msg = (
+        "TypeError: aten::empty: float64 is not supported on trn (trn2 has no float64 "
+        "datapath). Convert before moving to the device, e.g. tensor.float()"
+    )
+    assert refused(msg, "trn") and not refused(msg, "cuda")
+    assert not refused("TypeError: aten::empty: float32 is not supported on trn", "trn")
+    assert not refused("RuntimeError: index 7 is out of bounds", "trn")
+    cpu = [_o("m.TCPU::test_a_cpu", "cpu", "pass"), _o("m.TCPU::test_b_cpu", "cpu", "pass")]
+    trn = [
+        _o("m.TPRIVATEUSE1::test_a_trn", "trn", "fail", msg),
+        _o("m.TPRIVATEUSE1::test_b_trn", "trn", "fail", "RuntimeError: x"),
+    ]
+    s = score("m.py", cpu, trn, "trn")
+    assert (s.cpu_pass, s.both_pass, s.refused) == (1, 0, [("m.T<dev>::test_a_<dev>", msg)])
+    assert [m[0] for m in s.misses] == ["m.T<dev>::test_b_<dev>"]
 
 
 def test_dlpack_subset_on_cpu_and_trn(tmp_path):
