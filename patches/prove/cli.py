@@ -55,6 +55,7 @@ class TestEntry:
     file: str
     nodes: list[str] = field(default_factory=list)
     why: str = ""
+    skip: bool = False  # selected by import but not run (the reason says why)
 
 
 @dataclass
@@ -84,7 +85,10 @@ def load_config(path: Path = CONFIG) -> dict[str, Subsystem]:
             list(d["paths"]),
             [
                 TestEntry(
-                    t["file"], list(t.get("nodes", [])), " ".join(str(t.get("why", "")).split())
+                    t["file"],
+                    list(t.get("nodes", [])),
+                    " ".join(str(t.get("why", "")).split()),
+                    bool(t.get("skip", False)),
                 )
                 for t in d.get("tests", [])
             ],
@@ -176,6 +180,10 @@ def select_tests(sub: Subsystem, files: list[str], test_root: Path) -> tuple[lis
     for t in sub.tests:
         if not (test_root / t.file).is_file():
             raise ProveError(f"subsystem {sub.name}: {t.file} is not under --test-root {test_root}")
+        if t.skip:  # import analysis found it, the map says it cannot reach the change
+            nodes.pop(t.file, None)
+            reasons[t.file] = f"not run: {reasons.get(t.file, 'map')}; {t.why or 'skip'}"
+            continue
         if t.file in reasons and not t.nodes:
             reasons[t.file] += f"; map: {t.why}" if t.why else ""
             continue

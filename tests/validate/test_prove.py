@@ -1,7 +1,10 @@
 """`python -m patches.prove` end to end on PyTorch's own code and upstream's own tests.
 
-Bounded for `make test`: one subsystem (DLPack), a -k subset of upstream's test_dlpack.py, one
-pytest process per run. The upstream files are read in place from ../shared (never copied).
+Bounded for `make test`: the default subsystem (opinfo-samples) with the series the codemod
+generates for it, on a -k subset of upstream's test_utils.py (the float32 `to` parametrisations),
+one pytest process per run; given series (a behaviour-preserving one, a deliberately wrong one,
+one for another torch version) on DLPack's test_dlpack.py. The upstream files are read in place
+from ../shared (never copied).
 """
 
 from __future__ import annotations
@@ -19,9 +22,21 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = REPO_ROOT.parent / "shared" / "upstream" / "pytorch-tests"
 DLPACK = Path(torch.__file__).parent / "utils" / "dlpack.py"
 K = "test_from_dlpack_dtype or test_dlpack_capsule_conversion"
+OPINFO = "torch/testing/_internal/common_methods_invocations.py"
+K_TO = "test_device_mode_ops_to_ and float32 and not sparse"
 
 CONFIG = f"""
 subsystems:
+  opinfo-samples:
+    title: OpInfo sample inputs (bounded for make test)
+    paths: [{OPINFO}]
+    tests:
+      - file: test_utils.py
+        k: "{K_TO}"
+        why: "a bounded -k subset for make test"
+      - file: test_foreach.py
+        skip: true
+        why: "foreach OpInfos only"
   dlpack:
     title: DLPack interchange (bounded for make test)
     paths: [torch/utils/dlpack.py, torch/_tensor.py]
@@ -87,39 +102,57 @@ def proved(tmp_path_factory):
         pytest.fail(f"{UPSTREAM} is missing: the upstream tests must lie beside the project")
     tmp = tmp_path_factory.mktemp("prove")
     rc, out, err = prove(
-        tmp, "--subsystems", "dlpack", "--devices", "cpu,trn,cuda", "--out", str(tmp / "out")
+        tmp,
+        "--subsystems",
+        "opinfo-samples",
+        "--devices",
+        "cpu,trn,cuda",
+        "--out",
+        str(tmp / "out"),
     )
     return rc, out, err, tmp / "out"
 
 
-def _generated(bundles: Path) -> list[Path]:
-    return sorted((bundles / "dlpack" / "series").glob("*.patch"))
-
-
 @pytest.mark.slow
-def test_bundle_is_written_with_no_regression(proved):
+def test_generated_series_is_proven_with_no_regression(proved):
+    """The codemod's own series (not a given one), validated on cpu and trn with coverage."""
     rc, out, err, bundles = proved
     assert rc == 0, err[-3000:]
-    b = bundles / "dlpack"
+    b = bundles / "opinfo-samples"
     summary = (bundles / "SUMMARY.md").read_text()
-    assert "| dlpack |" in summary and summary in out
+    assert "| opinfo-samples |" in summary and summary in out
+    patches = sorted((b / "series").glob("*.patch"))
+    assert patches, (
+        "the codemod no longer rewrites sample_inputs_to: `make prove` has no default series, "
+        "pick another subsystem (docs/validation.md, Choosing the subsystems)\n" + err[-2000:]
+    )
+    for p in patches:  # generated, with paths from the folder holding torch (a checkout too)
+        text = p.read_text()
+        assert text.startswith("From ") and f"diff --git a/{OPINFO} b/{OPINFO}" in text
     report = json.loads((b / "validation.json").read_text())
-    if not _generated(bundles):
-        # the codemod fixes none of these findings: the bundle says so, nothing is validated
-        assert report["prove"]["status"] == "no change needed" and report["prove"]["patches"] == 0
-        assert "No change needed" in (b / "validation.md").read_text()
-        assert "no change needed" in summary
-        return
-    for p in _generated(bundles):  # paths from the folder holding torch: they apply to a checkout
-        assert "diff --git a/torch/" in p.read_text()
     assert report["summary"]["regression"] == 0
     assert report["devices"]["trn"]["available"], report["devices"]["trn"]
     assert not report["devices"]["cuda"]["available"]
-    assert report["pytest_args"] == ["-k", K]
-    assert "imports torch.utils.dlpack" in report["prove"]["selection"]["test_dlpack.py"]
+    assert report["pytest_args"] == ["-k", K_TO]
+    assert report["prove"]["selection"]["test_utils.py"].startswith(
+        "imports torch.testing._internal.common_methods_invocations"
+    )
     outcomes = {(o["device"], o["phase"]) for o in report["outcomes"]}
     assert {("cpu", "before"), ("cpu", "after"), ("trn", "before"), ("trn", "after")} <= outcomes
-    assert "| ok |" in summary
+    passed = {o["test"] for o in report["outcomes"] if o["status"] == "pass"}
+    assert any("test_device_mode_ops_to_cpu_float32" in t for t in passed), sorted(passed)
+    # the rewritten line of sample_inputs_to runs in the cpu `to` test, which passes after it;
+    # test_device_mode_ops is @onlyCPU, so on trn no test runs it: unexercised, said so
+    assert report["hunks"] and report["summary"]["hunks"] == len(report["hunks"])
+    cov = report["coverage"]["devices"]
+    assert cov["cpu"] == cov["trn"] == "measured" and cov["cuda"].startswith("absent"), cov
+    assert any("cpu" in h["proven_on"] for h in report["hunks"]), report["hunks"]
+    for h in report["hunks"]:
+        assert h["path"] == OPINFO
+        assert h["devices"]["trn"]["tests"] == []
+    md = (b / "validation.md").read_text()
+    assert "**Hunk coverage**" in md and "**unexercised**" in md
+    assert "| opinfo-samples | " in summary and "| ok |" in summary
 
 
 @pytest.mark.slow
@@ -215,3 +248,17 @@ def test_missing_test_root_says_how_to_point_elsewhere(tmp_path):
     )
     assert rc == 2 and "--test-root" in err and "PyTorch checkout's test/" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_skip_drops_an_import_selected_file_and_says_why(tmp_path):
+    from patches.prove import cli
+
+    cfg = tmp_path / "subsystems.yaml"
+    cfg.write_text(CONFIG)
+    sub = cli.load_config(cfg)["opinfo-samples"]
+    ids, reasons = cli.select_tests(sub, [OPINFO], UPSTREAM)
+    assert ids == [str(UPSTREAM / "test_utils.py")]
+    assert reasons["test_foreach.py"] == (
+        f"not run: imports {OPINFO[:-3].replace('/', '.')}; foreach OpInfos only"
+    )
+    assert sub.k == K_TO
