@@ -25,8 +25,8 @@ context), so the audit's messages can reuse it. Each reason is a named ``Evidenc
 - ``cuda-state``: it sets the current device or stream (``[state]``) and the code after it in
   the same block stays CUDA (``torch.cuda.set_device(rank)`` then ``model.cuda(rank)``), also one
   call away (``self._make_model()`` whose body calls ``.cuda()``);
-- ``cuda-timeline``: an event, stream or synchronize (``[timeline]``) in a function whose other
-  calls stay CUDA (``torch.cuda._sleep`` timed between the events, ``model.cuda(rank)``);
+- ``cuda-timeline``: an event, stream or synchronize (``[timeline]``) in a block whose other
+  statements call CUDA-only code (``torch.cuda._sleep`` timed between the events);
 - ``cuda-comment``: a comment line in the statement or right above it is about CUDA ("the cuSolver
   backend returns V^H", "also makes sure this is CUDA or HIP");
 - ``cuda-check``: an explicit device-type comparison (``x.device.type == "cuda"``) in a tree whose
@@ -84,7 +84,7 @@ KINDS = {
     "cuda-flow": "the value is handed to CUDA-specific code",
     "cuda-branch": "only CUDA reaches this branch (moot)",
     "cuda-state": "the device or stream it sets is used by code that stays CUDA-specific",
-    "cuda-timeline": "an event, stream or synchronize in a function whose other calls stay "
+    "cuda-timeline": "an event, stream or synchronize in a block whose other calls stay "
     "CUDA-specific on the same timeline",
     "cuda-comment": "the comment at the site is about CUDA",
     "cuda-check": "an explicit device-type check in code that handles each backend itself",
@@ -336,7 +336,7 @@ class Intent:
             if after:  # also one call away: `set_device(rank)` then `self._model()` (.cuda())
                 self._add(out, "cuda-state", reach(span_of(after), own))
         if _qualified(self.ctx, node.func if isinstance(node, ast.Call) else node) in _timeline():
-            self._add(out, "cuda-timeline", self._timeline(stmt, defs, remaining, own))
+            self._add(out, "cuda-timeline", self._timeline(stmt, remaining, own))
         name = self._target_name(node, stmt)
         if name:
             out.append(Evidence("cuda-name", node.lineno, f"flows into {name}"))
@@ -426,22 +426,18 @@ class Intent:
 
         return reach
 
-    def _timeline(self, stmt, defs, remaining, own) -> list[tuple[int, str]]:
-        """A CUDA call this run leaves elsewhere in the enclosing function (or the block, at
-        module level): work that stays CUDA's on the timeline an event, stream or synchronize
-        orders (events around ``torch.cuda._sleep(...)``; a sync in a test whose model is
-        placed with ``.cuda(rank)``). Only calls count (``torch.cuda.*``, ``x.cuda(...)``), not
-        names (``cuda_time``)."""
-        fn = next((d for d in defs if not isinstance(d, ast.ClassDef)), None)
-        body = fn.body if fn is not None else (self._block_of(stmt) or [])
-        for sub in body:
+    def _timeline(self, stmt, remaining, own) -> list[tuple[int, str]]:
+        """A ``torch.cuda.*`` call this run leaves in another statement of the same block: work
+        that stays CUDA's on the timeline an event, stream or synchronize of the block orders
+        (events around ``torch.cuda._sleep(...)``). Only calls count, not names (``cuda_time``);
+        a model placed elsewhere in the function (``model.cuda(rank)``) does not: the sync of
+        the current device is what the code means on any accelerator."""
+        for sub in self._block_of(stmt) or []:
             if sub is stmt:
                 continue
             for c in ast.walk(sub):
-                if not isinstance(c, ast.Call):
-                    continue
-                if (_qualified(self.ctx, c.func) or "").startswith("torch.cuda.") or (
-                    isinstance(c.func, ast.Attribute) and c.func.attr == "cuda"
+                if isinstance(c, ast.Call) and (_qualified(self.ctx, c.func) or "").startswith(
+                    "torch.cuda."
                 ):
                     hits = remaining(span_of(c.func), own)
                     if hits:
@@ -876,7 +872,9 @@ class Gate:
         failed = set(failed)
         left: dict[Site, list[Evidence]] = dict(self.left)
         for _ in range(20):
-            fixed = self.candidates - set(left) - failed
+            # a redundant line is to be deleted: it does not keep others CUDA
+            gone = {k for k, ev in left.items() if ev and ev[0].kind == "redundant"}
+            fixed = (self.candidates - set(left) - failed) | gone
             spans = self._fixed_spans(fixed)
             new = dict(left)
             for f in self.findings:
