@@ -1,5 +1,6 @@
 // The Python surface of the native core: only what kernels/trn/*.py needs; policy lives there.
 #include <torch/csrc/Generator.h>
+#include <torch/csrc/utils/device_lazy_init.h>
 #include <torch/extension.h>
 
 #include "tensors.h"
@@ -39,5 +40,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     trn::set_dtype_policy(d, f, messages, strict);
   });
   m.def("set_stream_observer", &trn::set_stream_observer);
+  // A child forked after initialization: the next factory call (torch::utils::device_lazy_init)
+  // asks torch.trn._lazy_init again, which refuses in a bad fork, as CUDA's does.
+  m.def("require_device_init", [] {
+    torch::utils::set_requires_device_init(c10::DeviceType::PrivateUse1, true);
+  });
   m.def("is_pinned_ptr", [](uint64_t p) { return trn::is_pinned(reinterpret_cast<void*>(p)); });
 }

@@ -8,10 +8,12 @@ import torch
 
 from . import _core
 
-# CUDA's contract (OpenReg's too): init() marks the device initialized; a process forked after
-# that must not initialize it again (its parent's runtime state does not survive a fork on a real
-# device). trn's memory is host memory, so only init()/_lazy_init() refuse in such a child:
-# code that checks, as torch does, gets CUDA's answer; tensors keep working.
+# CUDA's contract (OpenReg's too): init() or the first factory call (torch's device_lazy_init
+# calls _lazy_init) marks the device initialized; a process forked after that must not
+# initialize it again (its parent's runtime state does not survive a fork on a real device). In
+# such a child init(), _lazy_init() and every factory call or .to("trn") raise CUDA's
+# "Cannot re-initialize" error (upstream's TestDeviceLazyInit); trn's memory is host memory, so
+# tensors the child inherited keep working.
 _initialized = False
 _in_bad_fork = False
 
@@ -20,6 +22,7 @@ def _after_fork_in_child() -> None:
     global _in_bad_fork
     if _initialized:
         _in_bad_fork = True
+        _core.native().require_device_init()  # torch's per-device "initialized" flag, reset
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

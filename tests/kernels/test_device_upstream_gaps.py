@@ -97,3 +97,33 @@ def test_quantized_results_are_refused_like_a_missing_cuda_kernel():
     q = torch.quantize_per_tensor(x.cpu(), 0.1, 10, torch.qint8)  # CPU keeps them
     assert q.is_quantized and q.dequantize().shape == (3, 4)
     assert (x + 1).device.type == "trn"  # the device stays usable
+
+
+def _factory_in_child(t, q):
+    try:
+        torch.empty(1, device="trn")
+        q.put("no error")
+    except Exception as e:
+        q.put(f"{type(e).__name__}: {e}")
+    q.put((t + 1).sum().item())  # inherited host-backed tensors keep working
+
+
+def test_a_factory_in_a_fork_after_first_use_raises_like_cuda():
+    """Upstream's TestDeviceLazyInit.test_fork_poison_on_lazy_init (test_utils.py): after the
+    first trn factory call, a forked child's factory call raises CUDA's error."""
+    import multiprocessing
+
+    t = torch.ones(3, device="trn")  # first use initializes (torch's device_lazy_init)
+    assert torch.trn.is_initialized()
+    ctx = multiprocessing.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_factory_in_child, args=(t, q))
+    p.start()
+    err, total = q.get(timeout=120), q.get(timeout=30)
+    p.join(60)
+    assert err == (
+        "RuntimeError: Cannot re-initialize trn in forked subprocess. To use trn with "
+        "multiprocessing, you must use the 'spawn' start method"
+    )
+    assert total == 6.0
+    assert torch.empty(1, device="trn").device.type == "trn"  # the parent is unaffected
