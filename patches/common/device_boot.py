@@ -11,11 +11,16 @@ the plugin.
 
 Exit codes: 0/the module's own code; 3 = device unavailable (reason on stderr, first line
 ``DEVICE-UNAVAILABLE: ...``); 2 = usage error.
+
+With ``HWNEUTRAL_BOOT_INFO=FILE`` it also records, right after the boot, what ``--probe`` would
+print, as JSON ``{"device", "available", "detail"}`` (written whole: a reader never sees half), so a
+test run doubles as the device's probe (patches.common.runpool).
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import runpy
 import sys
@@ -73,6 +78,17 @@ def boot(device: str, plugin: str | None = None) -> str:
     return f"{device} via {module} ({count} devices)"
 
 
+def record(device: str, available: bool, detail: str) -> None:
+    """Write the boot record to $HWNEUTRAL_BOOT_INFO, if set (see the module docstring)."""
+    path = os.environ.pop("HWNEUTRAL_BOOT_INFO", None)  # the tests' own subprocesses: not theirs
+    if not path:
+        return
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as fh:
+        json.dump({"device": device, "available": available, "detail": detail}, fh)
+    os.replace(tmp, path)
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0].startswith("-"):
         print(__doc__, file=sys.stderr)
@@ -84,8 +100,10 @@ def main(argv: list[str]) -> int:
     try:
         desc = boot(device, plugin)
     except DeviceUnavailable as e:
+        record(device, False, str(e))
         print(f"DEVICE-UNAVAILABLE: {e}", file=sys.stderr)
         return UNAVAILABLE_RC
+    record(device, True, desc)
     if rest == ["--probe"]:
         print(desc)
         return 0

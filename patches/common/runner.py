@@ -81,6 +81,7 @@ def device_env(
     env["PYTORCH_TESTING_DEVICE_ONLY_FOR"] = device
     env["HWNEUTRAL_TEST_DEVICE"] = device  # read by the plugin in pytest-xdist workers
     env.pop("PYTORCH_TESTING_DEVICE_EXCEPT_FOR", None)
+    env.pop("HWNEUTRAL_BOOT_INFO", None)  # only the run that asks for a boot record writes one
     if device != "cuda":
         env["CUDA_VISIBLE_DEVICES"] = ""
     # before/after trees may differ by a same-size edit within one second: never trust a .pyc
@@ -226,12 +227,15 @@ def run_tests(
     pytest_args: Sequence[str] = (),
     workers: int = 0,
     coverage_include: Sequence[str] = (),
+    boot_info: Path | None = None,
 ) -> RunResult:
     """Run ``tests`` (paths or node ids relative to ``root``) with pytest on ``device``; cwd is
     ``root``. ``workers`` > 1 spreads the tests over pytest-xdist processes; ``coverage_include``
     (absolute paths) measures those files with one coverage context per test (see the plugin).
     A run past ``timeout`` is killed; the tests that finished keep their outcomes (from the
-    plugin's progress log) and the ones still running become ``error`` outcomes naming it."""
+    plugin's progress log) and the ones still running become ``error`` outcomes naming it.
+    ``boot_info``: where the bootstrap records whether it brought the device up (the run is
+    then also the device's probe, see patches.common.runpool)."""
     workdir.mkdir(parents=True, exist_ok=True)
     xml = workdir / f"junit-{phase}-{device}.xml"
     log = workdir / f"pytest-{phase}-{device}.log"
@@ -266,6 +270,9 @@ def run_tests(
     env["HWNEUTRAL_PROGRESS"] = str(progress)
     if plugin:
         env["HWNEUTRAL_TEST_PLUGIN"] = plugin
+    if boot_info is not None:
+        Path(boot_info).unlink(missing_ok=True)
+        env["HWNEUTRAL_BOOT_INFO"] = str(boot_info)
     if cov_dir is not None:
         env["HWNEUTRAL_COV_DIR"] = str(cov_dir)
         env["HWNEUTRAL_COV_INCLUDE"] = os.pathsep.join(str(p) for p in coverage_include)

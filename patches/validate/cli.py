@@ -31,7 +31,8 @@ from patches.validate.args import check_args
 from patches.validate import shadow
 from patches.common.gitutil import GitError, dirty_paths, git
 from patches.common.outcome import CHANGES, Comparison, Outcome, compare, generic_id
-from patches.common.runner import RunResult, probe_all, run_tests
+from patches.common import runpool
+from patches.common.runner import RunResult, probe, run_tests
 
 REPORT_SCHEMA = 1
 COPY_IGNORE = shutil.ignore_patterns(
@@ -166,13 +167,15 @@ def validate(
     workers: int = 0,
     coverage: bool = True,
     shard: tuple[int, int] | None = None,
+    jobs: int = 0,
 ) -> dict:
     """Run the whole validation; return the JSON-able report.
 
     ``tests`` may carry a pytest selector after the file (``test_utils.py::TestCheckpoint``);
     ``workers`` > 1 runs each (device, phase) on that many pytest-xdist processes; ``coverage``
     records per-hunk device coverage of the after runs; ``shard`` = (i, n) runs the i-th of n
-    deterministic shares of the selected test files."""
+    deterministic shares of the selected test files; ``jobs`` (0: one per core, counting a
+    run's xdist workers) is how many (device, phase) runs go at once (patches.common.runpool)."""
     log = log or (lambda msg: print(msg, file=sys.stderr))
     t0 = time.monotonic()
     patches = selection.series_files(Path(series))
@@ -255,7 +258,6 @@ def validate(
         plugins = plugins or {}
         runs: list[RunResult] = []
         outcomes: list[Outcome] = []
-        infos = probe_all(devices, work=work, plugins=plugins, log=log)
         measured = [
             t
             for t in touched
@@ -263,48 +265,73 @@ def validate(
         ]
         contexts: dict[str, dict] = {}
         cov_state: dict[str, str] = {}
+        plan = []  # (device, phase, present node ids), in the report's order
         for dev in devices:
-            if not infos[dev].available:
-                cov_state[dev] = f"absent: {infos[dev].detail}"
-                continue
             for ph in ("before", "after"):
                 present = [
                     n for t in sel.tests if (ws[ph] / t).is_file() for n in node_args.get(t, [t])
                 ]
-                if not present:
-                    continue
-                with_cov = coverage and ph == "after" and bool(measured)
-                run = functools.partial(
-                    run_tests,
-                    ws[ph],
-                    present,
-                    dev,
-                    ph,
-                    workdir=work / "runs",
-                    plugin=plugins.get(dev),
-                    timeout=timeout,
-                    pytest_args=pytest_args,
-                    coverage_include=[ws[ph] / t for t in measured] if with_cov else (),
-                )
-                r = run(workers=workers)
+                if present:
+                    plan.append((dev, ph, present))
+
+        def job(dev: str, ph: str, present: list[str]):
+            with_cov = coverage and ph == "after" and bool(measured)
+            run = functools.partial(
+                run_tests,
+                ws[ph],
+                present,
+                dev,
+                ph,
+                workdir=work / "runs",
+                plugin=plugins.get(dev),
+                timeout=timeout,
+                pytest_args=pytest_args,
+                coverage_include=[ws[ph] / t for t in measured] if with_cov else (),
+            )
+
+            def go(boot_info: Path):
+                lines = []
+                r = run(workers=workers, boot_info=boot_info)
                 if workers > 1 and r.rc not in (0, 1, 5, None):
                     # pytest-xdist itself failed (a worker that could not start, INTERNALERROR):
                     # that says nothing about the series; run once more in one process
-                    log(f"  {dev} {ph}: xdist run failed (rc {r.rc}); rerunning in one process")
-                    r = run()
-                runs.append(r)
-                outcomes += r.outcomes
-                if with_cov:
-                    contexts[dev] = hunkcov.read_contexts(r.coverage_dir, ws[ph], set(measured))
-                    cov_state[dev] = "measured"
-                elif ph == "after":
-                    cov_state[dev] = (
-                        "not measured: --no-coverage" if not coverage else "not measured"
+                    lines.append(
+                        f"  {dev} {ph}: xdist run failed (rc {r.rc}); rerunning in one process"
                     )
+                    r = run(boot_info=boot_info)
                 extra = f", timed out in {', '.join(r.running)}" if r.running else ""
-                log(
+                lines.append(
                     f"  {dev} {ph}: {len(r.outcomes)} tests in {r.duration:.1f}s (rc {r.rc}{extra})"
                 )
+                return r, lines
+
+            return go
+
+        infos, results = runpool.run_all(
+            devices,
+            [(dev, f"{ph}-{dev}", job(dev, ph, present)) for dev, ph, present in plan],
+            slots=jobs or runpool.default_slots(workers if workers > 1 else 0),
+            probe=lambda d: probe(d, cwd=work, plugin=plugins.get(d), log=work / f"probe-{d}.log"),
+            log=log,
+            records=work / "runs",
+            # every device's before run first: the first run of a device is also its probe
+            start_order=sorted(range(len(plan)), key=lambda i: (plan[i][1] != "before", i)),
+        )
+        for (dev, ph, _present), r in zip(plan, results):
+            if r is None:  # the device is absent
+                continue
+            runs.append(r)
+            outcomes += r.outcomes
+            if coverage and ph == "after" and bool(measured):
+                contexts[dev] = hunkcov.read_contexts(r.coverage_dir, ws[ph], set(measured))
+                cov_state[dev] = "measured"
+            elif ph == "after":
+                cov_state[dev] = "not measured: --no-coverage" if not coverage else "not measured"
+        cov_state = {  # in the devices' order, as the report has always listed them
+            d: cov_state[d] if infos[d].available else f"absent: {infos[d].detail}"
+            for d in devices
+            if d in cov_state or not infos[d].available
+        }
         comps = compare(outcomes)
         summary = {c: sum(1 for x in comps if x.change == c) for c in CHANGES}
         summary["by_device"] = {
@@ -559,6 +586,19 @@ def parse_workers(spec: str) -> int:
     return n
 
 
+def parse_jobs(spec: str) -> int:
+    """``auto`` -> 0 (validate() then runs one per core, see runpool.default_slots); else N >= 1."""
+    if str(spec) == "auto":
+        return 0
+    try:
+        n = int(spec)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValidateError(f"bad --jobs {spec!r}: a number >= 1 or 'auto'")
+    return n
+
+
 def parse_shard(spec: str) -> tuple[int, int]:
     from patches.common.shard import ShardError, parse
 
@@ -625,6 +665,13 @@ def main(argv: list[str] | None = None) -> int:
         "from 4 cores up, else in the pytest process)",
     )
     ap.add_argument(
+        "-j",
+        "--jobs",
+        default="auto",
+        help="(device, phase) pytest runs at once: a number or 'auto' (default: one per core, "
+        "a run on N xdist workers counting as N)",
+    )
+    ap.add_argument(
         "--no-coverage",
         action="store_true",
         help="skip per-hunk device coverage (coverage.py, one context per test)",
@@ -660,6 +707,7 @@ def main(argv: list[str] | None = None) -> int:
             workers=parse_workers(a.workers),
             coverage=not a.no_coverage,
             shard=parse_shard(a.shard) if a.shard else None,
+            jobs=parse_jobs(a.jobs),
         )
     except (ValidateError, selection.SeriesError, shadow.ShadowError, OSError) as e:
         return fail(e)

@@ -6,6 +6,11 @@ real, and the files themselves are real copies, ready to be patched. Put ``dest`
 ``PYTHONPATH`` and ``import torch`` loads the shadow: unpatched modules and the native libraries
 through the links, patched modules from the copies. Only the top-level entries that ``paths``
 reach are mirrored, so an untouched package still comes from ``site``.
+
+In each real folder, ``__pycache__`` is a real folder too, holding links to ``site``'s compiled
+files of the modules that are still links there (Python checks them against the linked source's
+mtime and size, as in ``site``); a copied, patchable module gets none, so it is compiled from its
+source. Without them every run compiled torch's top-level modules again (~0.5 s CPU per run).
 """
 
 from __future__ import annotations
@@ -71,4 +76,32 @@ def build_shadow(site: Path, dest: Path, paths: Iterable[str]) -> list[str]:
         if src.is_file():
             shutil.copy2(src, dst)
             copied.append(rel)
+    for dst_dir in sorted(real_dirs(dest)):
+        link_compiled(site / dst_dir.relative_to(dest), dst_dir)
     return copied
+
+
+def real_dirs(dest: Path):
+    """The real (not linked) folders of a shadow, ``dest`` itself excluded."""
+    for root, dirs, _files in os.walk(dest):  # os.walk does not follow the links
+        for d in dirs:
+            path = Path(root) / d
+            if d != "__pycache__" and not path.is_symlink():
+                yield path
+
+
+def link_compiled(src_dir: Path, dst_dir: Path) -> None:
+    """Links in ``dst_dir/__pycache__`` to ``src_dir``'s compiled files of the modules that are
+    links in ``dst_dir`` (never of a copied module, which a patch may change within the same
+    second and size as the original: a compiled file must follow its source)."""
+    cache = src_dir / "__pycache__"
+    if not cache.is_dir():
+        return
+    out = dst_dir / "__pycache__"
+    for entry in os.scandir(cache):
+        module = entry.name.split(".", 1)[0]  # NAME.cpython-311[.opt-1].pyc
+        if not entry.name.endswith(".pyc") or not (dst_dir / f"{module}.py").is_symlink():
+            continue
+        out.mkdir(exist_ok=True)
+        if not (out / entry.name).exists():
+            os.symlink(entry.path, out / entry.name)
