@@ -241,6 +241,8 @@ class Intent:
                     text = None
             elif isinstance(node, ast.arg):
                 text = node.arg
+            elif isinstance(node, ast.alias):  # `from torch._inductor import cudagraph_trees`
+                text = node.name
             elif isinstance(node, ast.keyword):
                 text = node.arg
             if text and is_cuda_word(text):
