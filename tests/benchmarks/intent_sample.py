@@ -57,10 +57,12 @@ def rewritten(series: Path) -> list[tuple[str, str, int, str, str]]:
 
 
 def original_line(src: list[str], line: int, text: str) -> int:
-    """0-based index of ``text`` near ``line`` in the original file (earlier patches may have
+    """0-based index of ``text`` nearest ``line`` in the original file (earlier patches may have
     shifted it by their import lines); a line an earlier patch already changed stays as is."""
     cands = [i for i in range(max(0, line - 6), min(len(src), line + 6)) if src[i] == text]
-    return cands[0] if cands else line - 1
+    # the nearest: two equal lines in the window (`if torch.cuda.is_available():` twice) are
+    # two sites
+    return min(cands, key=lambda i: (abs(i - (line - 1)), i)) if cands else line - 1
 
 
 def main(argv: list[str]) -> int:
