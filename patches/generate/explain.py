@@ -81,7 +81,8 @@ def explain(file: Path, line: int, root: Path | None = None, target: str = "torc
             if f.line <= len(final):
                 out.append(f"    -> {final[f.line - 1].strip()}")
         elif (f.rule, f.line) in evidence:
-            out.append(f"{head}: LEFT, the code is about CUDA itself:")
+            about = any(e.kind.startswith("cuda-") for e in evidence[(f.rule, f.line)])
+            out.append(f"{head}: LEFT" + (", the code is about CUDA itself:" if about else ":"))
             for e in evidence[(f.rule, f.line)]:
                 out.append(f"    {e.kind} ({KINDS[e.kind]}): {e.detail}")
         else:
