@@ -173,6 +173,17 @@ void free_adopted(void* ctx) {
   delete a;
 }
 
+struct AdoptedPtr {  // the same for a CPU storage's DataPtr taken over in place (adopt_ptr)
+  c10::DataPtr cpu;
+  size_t bytes;
+  c10::DeviceIndex device;
+};
+void free_adopted_ptr(void* ctx) {
+  auto* a = static_cast<AdoptedPtr*>(ctx);
+  unbook(a->device, a->cpu.get(), a->bytes);
+  delete a;  // the CPU DataPtr frees the memory with its own deleter
+}
+
 // The device's capacity is booked first, so a request above HBM fails before any host memory
 // is touched; then the host is asked, and its failure is an OutOfMemoryError as well.
 c10::DataPtr allocate_on(c10::DeviceIndex d, size_t n) {
@@ -282,6 +293,13 @@ c10::DataPtr adopt(c10::Storage cpu_storage, c10::DeviceIndex d) {
   void* p = cpu_storage.mutable_data();
   book(d, p, n);
   return {p, new Adopted{std::move(cpu_storage), n, d}, &free_adopted,
+          c10::Device(c10::DeviceType::PrivateUse1, d)};
+}
+
+c10::DataPtr adopt_ptr(c10::DataPtr& cpu, size_t n, c10::DeviceIndex d) {
+  void* p = cpu.get();
+  book(d, p, n);  // may throw OutOfMemoryError; `cpu` is untouched then
+  return {p, new AdoptedPtr{std::move(cpu), n, d}, &free_adopted_ptr,
           c10::Device(c10::DeviceType::PrivateUse1, d)};
 }
 

@@ -137,6 +137,8 @@ struct Call {
         return device_view(cast, device_storage(cast.storage()));
       }
     }
+    // A fresh output nothing else holds becomes a device tensor in place (fast.cpp).
+    if (adopt_in_place(out, device)) return out;
     return device_view(out, device_storage(out.storage()));
   }
 

@@ -64,6 +64,7 @@ struct Operands {
 at::Tensor adopt_output(at::Tensor out, c10::DeviceIndex device, const char* op) {
   auto dtype = check_dtype(out.scalar_type(), op);
   if (dtype != out.scalar_type()) out = out.to(dtype);
+  if (adopt_in_place(out, device)) return out;
   const auto& cpu = out.unsafeGetTensorImpl()->unsafe_storage();
   c10::Storage s(c10::Storage::use_byte_size_t(), cpu.nbytes(), adopt(cpu, device),
                  device_allocator(device), /*resizable=*/true);
@@ -118,6 +119,23 @@ at::Tensor& mul_(at::Tensor& a, const at::Tensor& b) { return inplace<at::_ops::
 at::Tensor div(const at::Tensor& a, const at::Tensor& b) { return functional<at::_ops::div_Tensor>(a, b); }
 at::Tensor& div_(at::Tensor& a, const at::Tensor& b) { return inplace<at::_ops::div__Tensor>(a, b); }
 } // namespace
+
+bool adopt_in_place(const at::Tensor& out, c10::DeviceIndex device) {
+  auto* impl = out.unsafeGetTensorImpl();
+  if (c10::raw::intrusive_ptr::use_count(impl) != 1 || !out.is_cpu() ||
+      out.layout() != c10::kStrided || !impl->has_storage())
+    return false;
+  auto* s = impl->unsafe_storage().unsafeGetStorageImpl();
+  if (c10::raw::intrusive_ptr::use_count(s) != 1 || s->device_type() != c10::DeviceType::CPU)
+    return false;
+  // book first: an OutOfMemoryError leaves the CPU tensor as it was
+  auto dev = adopt_ptr(s->mutable_data_ptr(), s->nbytes(), device);
+  s->set_data_ptr_noswap(std::move(dev));
+  s->set_allocator(device_allocator(device));  // a later resize allocates on the device
+  impl->set_storage_keep_dtype(impl->unsafe_storage());  // refreshes the TensorImpl's device
+  impl->_change_backend_component_keys(c10::Device(c10::DeviceType::PrivateUse1, device));
+  return true;
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("add.Tensor", TORCH_FN(add));

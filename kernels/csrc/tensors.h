@@ -29,6 +29,12 @@ at::Tensor cpu_alias(const at::Tensor& t);
 // A device tensor with the metadata of `like` over `storage` (a device storage).
 at::Tensor device_view(const at::Tensor& like, c10::Storage storage);
 
+// Turns a fresh CPU kernel output into a device tensor of `device` in place (fast.cpp): when
+// nothing but `out` holds its TensorImpl and nothing but that holds its CPU storage, the storage's
+// memory is adopted as device memory and the TensorImpl's device and backend keys become trn's.
+// No new storage, no new TensorImpl. Returns false (and changes nothing) otherwise.
+bool adopt_in_place(const at::Tensor& out, c10::DeviceIndex device);
+
 // The boxed fallback (fallback.cpp): runs `op`'s CPU kernel on CPU aliases of the trn arguments.
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 

@@ -27,6 +27,9 @@ c10::Allocator* device_allocator(c10::DeviceIndex index);
 // Wraps memory the CPU kernel allocated as device memory of `index` without copying; the
 // bytes are accounted like an allocation and released with the last reference.
 c10::DataPtr adopt(c10::Storage cpu_storage, c10::DeviceIndex index);
+// The same for the DataPtr of a CPU storage that is about to become a device storage in place:
+// books `bytes` on `index` (OutOfMemoryError leaves `cpu` as it was), then takes `cpu` over.
+c10::DataPtr adopt_ptr(c10::DataPtr& cpu, size_t bytes, c10::DeviceIndex index);
 bool device_of_ptr(const void* ptr, c10::DeviceIndex* out);
 c10::Allocator* pinned_allocator();
 bool is_pinned(const void* ptr);
