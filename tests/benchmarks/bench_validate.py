@@ -18,6 +18,11 @@ disturbs far less than wall time, and ``uptime``'s load average before and after
 against the direct trn run and against the sum of the four direct runs (cpu and trn, before and
 after) that the validation consists of. Target (issue 19): the cpu,trn validation of
 test_dlpack.py in under 30 s on the 2-core box when idle.
+
+The code measured is the checkout the script lives in (it goes first on PYTHONPATH, kernels/
+included), and one untimed trn boot comes first, so a pending build of the trn native core is
+never part of a figure. To measure a commit while others edit the shared checkout:
+``git archive REV | tar -x -C DIR`` and run ``DIR/tests/benchmarks/bench_validate.py``.
 """
 
 from __future__ import annotations
@@ -127,8 +132,11 @@ def main() -> int:
     if a.baseline:
         old = baseline_tree(a.baseline, tmp / "baseline")
         configs[f"validate @ {a.baseline}"] = ([py, *validate_args], old)
-    env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
+    # the code measured is this checkout's (kernels/ too, whatever else is installed editable)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    # not timed: a trn boot first, so a pending build of the native core (kernels/csrc
+    # changed since the last build) is not measured as part of whichever run comes first
+    timed([py, str(BOOT), "trn", "--probe"], REPO, env)
     print(
         f"bench_validate: {test.name}, {len(os.sched_getaffinity(0))} cores, {args_line(a)}",
         flush=True,
