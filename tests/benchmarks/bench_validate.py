@@ -81,7 +81,10 @@ def neutral_series(folder: Path) -> Path:
 
 
 def baseline_tree(rev: str, dest: Path) -> Path:
-    """REV's ``patches/`` package alone, extracted into ``dest``."""
+    """REV's ``patches/`` package alone, extracted into ``dest``; a folder holding a
+    ``patches/`` package (an export made beforehand) is used as it is."""
+    if (Path(rev) / "patches" / "__init__.py").is_file():
+        return Path(rev).resolve()
     blob = subprocess.run(
         ["git", "archive", "--format=tar", rev, "patches"],
         cwd=REPO,
@@ -97,7 +100,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tests", default=str(UPSTREAM / "test_dlpack.py"))
     ap.add_argument("--jobs", default="auto,1", help="comma list of -j values (default auto,1)")
-    ap.add_argument("--baseline", help="also time this git revision's patches.validate")
+    ap.add_argument(
+        "--baseline",
+        help="also time this git revision's patches.validate (or a folder holding its patches/)",
+    )
     ap.add_argument("--repeat", type=int, default=1)
     a = ap.parse_args()
     py = sys.executable
