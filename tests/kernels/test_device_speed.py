@@ -9,8 +9,103 @@ from __future__ import annotations
 
 import pytest
 import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.profiler import ProfilerActivity, profile
 
 DEV = "trn"
+CPU_FLASH = "aten::_scaled_dot_product_flash_attention_for_cpu"
+
+
+def _sdpa(dev, q, k, v, mask, causal):
+    q, k, v = (t.detach().to(dev).requires_grad_() for t in (q, k, v))
+    m = None if mask is None else mask.detach().to(dev).requires_grad_(mask.is_floating_point())
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=causal)
+        out.backward(torch.linspace(-1, 1, out.numel()).reshape(out.shape).to(dev, out.dtype))
+    grads = [t.grad.cpu() for t in (q, k, v)] + (
+        [m.grad.cpu()] if m is not None and m.grad is not None else []
+    )
+    names = {e.name for e in prof.events()}
+    return out.detach().cpu(), grads, names
+
+
+CASES = ["plain", "causal", "causal_rect", "bias", "broadcast_bias", "bool_mask", "mask_3d", "long"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_attention_runs_cpu_flash_on_trn_and_matches_the_math_path(case):
+    """One head size for q, k and v (every transformer): trn's OVERRIDEABLE kernels run CPU's C++
+    flash kernels on the aliases; results equal the math path's, gradients of a float mask too
+    (that backward takes the blocked Python kernel, which has the mask's gradient)."""
+    torch.manual_seed(0)
+    n_q, n_k = (5, 9) if case == "causal_rect" else (7, 300 if case == "long" else 9)
+    q, k, v = torch.randn(2, 3, n_q, 16), torch.randn(2, 3, n_k, 16), torch.randn(2, 3, n_k, 16)
+    mask = {
+        "bias": torch.randn(2, 3, n_q, n_k),
+        "broadcast_bias": torch.randn(1, 1, n_q, n_k),
+        "bool_mask": torch.rand(n_q, n_k) > 0.3,
+        "mask_3d": torch.randn(3, n_q, n_k),
+    }.get(case)
+    if case == "bool_mask":
+        mask[:, 0] = True
+    causal = case.startswith("causal")
+    with sdpa_kernel([SDPBackend.MATH]):
+        ref_out, ref_grads, _ = _sdpa("cpu", q, k, v, mask, causal)
+    out, grads, names = _sdpa(DEV, q, k, v, mask, causal)
+    assert CPU_FLASH in names
+    # the backward: CPU's flash backward unless the mask wants a gradient
+    want_mask_grad = mask is not None and mask.is_floating_point()
+    assert (CPU_FLASH + "_backward" in names) != want_mask_grad
+    torch.testing.assert_close(out, ref_out)
+    assert len(grads) == len(ref_grads)
+    for g, r in zip(grads, ref_grads):
+        torch.testing.assert_close(g, r)
+
+
+def test_attention_layouts_follow_the_inputs():
+    """A GPT block's head split hands in transposed q/k/v; outputs and gradients keep each input's
+    dimension order (what the meta kernels promise torch.compile)."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 6, 3, 8)  # (batch, seq, heads, head size), then heads to dim 1
+    q, k, v = (x.clone().to(DEV).transpose(1, 2).requires_grad_() for _ in range(3))
+    cq, ck, cv = (x.clone().transpose(1, 2).requires_grad_() for _ in range(3))
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    with sdpa_kernel([SDPBackend.MATH]):
+        ref = F.scaled_dot_product_attention(cq, ck, cv, is_causal=True)
+    assert out.stride() == q.stride()
+    out.sum().backward()
+    ref.sum().backward()
+    torch.testing.assert_close(out.detach().cpu(), ref.detach())
+    for t, r in zip((q, k, v), (cq, ck, cv)):
+        assert t.grad.stride() == t.stride()
+        torch.testing.assert_close(t.grad.cpu(), r.grad)
+
+
+def test_attention_other_head_size_keeps_the_blocked_kernel():
+    """v with another head size than q/k: CPU's flash kernel refuses it, the blocked kernel runs."""
+    torch.manual_seed(0)
+    q, k, v = torch.randn(1, 2, 5, 16), torch.randn(1, 2, 6, 16), torch.randn(1, 2, 6, 8)
+    with sdpa_kernel([SDPBackend.MATH]):
+        ref_out, ref_grads, _ = _sdpa("cpu", q, k, v, None, False)
+    out, grads, names = _sdpa(DEV, q, k, v, None, False)
+    assert CPU_FLASH not in names
+    torch.testing.assert_close(out, ref_out)
+    for g, r in zip(grads, ref_grads):
+        torch.testing.assert_close(g, r)
+
+
+def test_attention_bfloat16_on_cpu_flash():
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 5, 8) for _ in range(3))
+    with sdpa_kernel([SDPBackend.MATH]):
+        ref, ref_grads, _ = _sdpa("cpu", q, k, v, None, True)
+    out, grads, names = _sdpa(DEV, q.bfloat16(), k.bfloat16(), v.bfloat16(), None, True)
+    assert CPU_FLASH in names and out.dtype == torch.bfloat16
+    torch.testing.assert_close(out.float(), ref, atol=2e-2, rtol=2e-2)
+    for g, r in zip(grads, ref_grads):
+        assert g.dtype == torch.bfloat16
+        torch.testing.assert_close(g.float(), r, atol=5e-2, rtol=5e-2)
 
 
 def _allocated():
