@@ -249,6 +249,9 @@ class Intent:
                 tokens.append(Token(span_of(node), "", node))
         tokens.sort(key=lambda t: t.span)
         self._calls = self._local_calls(ctx.tree)
+        # spans of findings with a neutral form whose rule this run does not select (safe
+        # fixes only): not CUDA-only work (Gate fills it)
+        self.unselected: set[Span] = set()
         self.comments = _comments(ctx.source)
         self.tokens = tokens
         self._starts = [t.span[0] for t in tokens]
@@ -438,9 +441,12 @@ class Intent:
             if sub is stmt:
                 continue
             for c in ast.walk(sub):
-                if isinstance(c, ast.Call) and (_qualified(self.ctx, c.func) or "").startswith(
-                    "torch.cuda."
-                ):
+                if not isinstance(c, ast.Call):
+                    continue
+                name = _qualified(self.ctx, c.func) or ""
+                if name.startswith("torch.cuda."):
+                    if span_of(c.func) in self.unselected:
+                        continue  # it has a neutral form, this run does not select its rule
                     hits = remaining(span_of(c.func), own)
                     if hits:
                         return hits
@@ -853,6 +859,11 @@ class Gate:
     ) -> None:
         self.intent = Intent(ctx)
         self.renames = renames or {}  # a call family's old name -> new name
+        self.intent.unselected = {
+            finding_span(f)
+            for f in findings
+            if (f.rule, f.line) not in candidates and f.safety != "manual" and f.replacement
+        }
         self.unguarded = set(unguarded)  # rules whose plain rewrite needs an availability check
         # rule -> {file defining a replacement (tree path): the replacement's name}
         self.defined_in = defined_in or {}
@@ -874,8 +885,13 @@ class Gate:
         failed = set(failed)
         left: dict[Site, list[Evidence]] = dict(self.left)
         for _ in range(20):
-            # a redundant line is to be deleted: it does not keep others CUDA
-            gone = {k for k, ev in left.items() if ev and ev[0].kind == "redundant"}
+            # a line left only for redundancy (to be deleted) or safety (`unguarded`: its neutral
+            # form raises without an accelerator) is not about CUDA: it keeps no other site CUDA
+            gone = {
+                k
+                for k, ev in left.items()
+                if ev and all(e.kind in ("redundant", "unguarded") for e in ev)
+            }
             fixed = (self.candidates - set(left) - failed) | gone
             spans = self._fixed_spans(fixed)
             new = dict(left)
