@@ -194,6 +194,12 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   for (size_t i = 0; i < args.size(); ++i) {
     IValue& v = (*stack)[base + i];
     if (v.isTensor()) {
+      // A cpu tensor the op writes (out=, in-place self) is never a scalar operand: CUDA refuses
+      // a cpu 0-dim output next to device inputs ("Expected all tensors to be on the same
+      // device"), so the mixed-device check below sees it as a full cpu tensor.
+      const auto* alias = args[i].alias_info();
+      if (alias != nullptr && alias->isWrite() && v.toTensor().defined() && v.toTensor().is_cpu())
+        call.saw_cpu = true;
       v = call.to_cpu(v.toTensor());
     } else if (v.isTensorList()) {
       auto in = v.toTensorList();

@@ -127,3 +127,22 @@ def test_a_factory_in_a_fork_after_first_use_raises_like_cuda():
     )
     assert total == 6.0
     assert torch.empty(1, device="trn").device.type == "trn"  # the parent is unaffected
+
+
+def test_a_cpu_output_next_to_trn_inputs_is_a_device_mismatch_even_0_dim():
+    """CUDA allows cpu 0-dim tensors as scalar *inputs* only; an out= or in-place cpu tensor
+    next to device inputs raises there, and on trn (it was written to silently)."""
+    import pytest
+
+    a = torch.randn(5, 4, device="trn")
+    for call in (
+        lambda: torch.add(a[0, 0], a[0, 0], out=torch.tensor(0.0)),
+        lambda: torch.sum(a, dim=(0, 1), out=torch.tensor(0.0)),
+        lambda: torch.tensor(1.0).add_(a[0, 0]),
+        lambda: torch.mul(a, a, out=torch.empty(5, 4)),
+    ):
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            call()
+    # cpu 0-dim inputs stay scalar operands, as on CUDA
+    assert (a + torch.tensor(2.0)).device.type == "trn"
+    assert torch.where(a > 0, a, torch.tensor(0.0)).device.type == "trn"
