@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import datetime
 import os
+import time
 from typing import Any
 
 import torch
@@ -67,6 +68,36 @@ def bind_local_core(device_type: str) -> int:
         )
     mod.set_device(local)
     return local
+
+
+def check_world_size(store, rank: int, size: int, device_type: str) -> None:
+    """Fail fast, naming both sizes, when ranks of one group were started with different world
+    sizes (without it gloo's full-mesh connect waits for a rank that never comes, then reports a
+    bare connect or store timeout). Each rank publishes its size in the group's store; rank 0
+    reads every other rank's, every other rank reads rank 0's and acknowledges. Rank 0 hosts the
+    store, so on a mismatch it waits (bounded) for the acknowledgements of the ranks it read
+    before raising: a peer must not lose the store before reading rank 0's size. A missing rank
+    still ends in the store's own timeout error, as before."""
+    store.set(f"hn_world_size/{rank}", str(size))
+    peers = range(1, size) if rank == 0 else [0]
+    mismatch = None
+    for peer in peers:
+        theirs = int(store.get(f"hn_world_size/{peer}").decode())
+        if theirs != size and mismatch is None:
+            mismatch = (peer, theirs)
+    if rank != 0:
+        store.add("hn_world_size/read", 1)
+    elif mismatch is not None:
+        deadline = time.monotonic() + 30
+        while store.add("hn_world_size/read", 0) < len(peers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    if mismatch is not None:
+        peer, theirs = mismatch
+        raise RuntimeError(
+            f"{device_type} distributed: mismatched world sizes: rank {rank} was started with "
+            f"WORLD_SIZE={size} but rank {peer} with WORLD_SIZE={theirs}; start every rank "
+            "of a job with the same world size (torchrun --nproc-per-node/--nnodes)"
+        )
 
 
 class TrnProcessGroup(dist.ProcessGroup):
@@ -202,6 +233,7 @@ def register(name: str) -> str:
 
     def creator(store, rank, size, timeout):
         bind_local_core(name)
+        check_world_size(store, rank, size, name)
         return TrnProcessGroup(store, rank, size, timeout, name)
 
     if name.upper() not in dist.Backend._plugins:

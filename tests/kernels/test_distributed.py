@@ -71,6 +71,39 @@ def test_peer_death_is_an_error_not_a_hang(tmp_path):
     assert secs < 10 + 20, log  # within the group timeout (plus slack for a loaded box)
 
 
+def test_mismatched_world_sizes_fail_fast_with_a_clear_error():
+    # rank 0 started for 2 ranks, rank 1 for 3; without the check gloo's connect waits for the
+    # group timeout (60 s here) and reports a bare connect/store timeout
+    code = (
+        "import datetime, time, kernels.trn, torch.distributed as d\n"
+        "t0 = time.monotonic()\n"
+        "try:\n"
+        "    d.init_process_group(timeout=datetime.timedelta(seconds=60))\n"
+        "except RuntimeError as e:\n"
+        "    print(f'FAILED after {time.monotonic() - t0:.1f}s: {e}')\n"
+        "    raise SystemExit(4)\n"
+    )
+    port = str(dist_parity.free_port())
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code], env=_worker_env(RANK=str(r), LOCAL_RANK=str(r),
+                         WORLD_SIZE=str(w), MASTER_PORT=port), stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+        for r, w in ((0, 2), (1, 3))
+    ]  # fmt: skip
+    try:
+        outs = [p.communicate(timeout=300)[0] for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    for (r, mine, theirs), p, out in zip(((0, 2, 3), (1, 3, 2)), procs, outs):
+        assert p.returncode == 4, out
+        assert "mismatched world sizes" in out, out
+        assert f"rank {r} was started with WORLD_SIZE={mine}" in out, out
+        assert f"WORLD_SIZE={theirs}" in out, out
+        secs = float(out.split("FAILED after ")[1].split("s:")[0])
+        assert secs < 60, out  # before the group timeout, not at it
+
+
 def test_accelerator_api_and_autoport_use_it(tmp_path):
     import accelerator_api
 
