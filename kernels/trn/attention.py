@@ -6,6 +6,11 @@ keys/values are visited in blocks of BLOCK with an online softmax (running max a
 accumulation), the forward returns the log-sum-exp, and the backward recomputes each block's
 probabilities from it. Registered for the PrivateUse1 key, they run below autograd; the ops they
 call run on trn like any other (the CPU kernels through the fallback).
+
+Their outputs have the strides torch's meta kernels promise (the output in the query's dimension
+order, each gradient in its input's): torch.compile plans buffers from the meta kernels and checks
+an extern kernel's strides against them (a transposed query from a GPT block's head split failed
+"expected ... stride 64==8").
 """
 
 from __future__ import annotations
@@ -37,6 +42,19 @@ def _scores(qs, k, bias, is_causal, s0, s1):
         cols = torch.arange(s0, s1, device=qs.device).unsqueeze(0)
         sc = sc.masked_fill(cols > rows, float("-inf"))
     return sc
+
+
+def _like_layout(x, like):
+    """``x`` copied into a tensor of its shape laid out in ``like``'s dimension order (by stride,
+    like torch's ``alloc_with_matching_layout``); ``x`` itself when already so."""
+    order = sorted(range(like.dim()), key=lambda i: like.stride(i), reverse=True)
+    strides, step = [0] * like.dim(), 1
+    for i in reversed(order):
+        strides[i] = step
+        step *= x.size(i)
+    if list(x.stride()) == strides:
+        return x
+    return torch.empty_strided(x.shape, strides, dtype=x.dtype, device=x.device).copy_(x)
 
 
 _FLASH_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
@@ -105,10 +123,11 @@ def forward(query, key, value, attn_bias=None, dropout_p=0.0, is_causal=False,
         denom = denom * corr + p.sum(-1, keepdim=True)
         acc = acc * corr + p @ value[..., s0:s1, :].float()
         m = m_new
-    out = (acc / denom).to(query.dtype)
+    out = _like_layout((acc / denom).to(query.dtype), query)
     lse = (m + torch.log(denom)).squeeze(-1)
     empty = torch.empty(0, dtype=torch.int64, device=query.device)
-    return out, lse, empty, empty, n_q, n_k, empty, empty, torch.empty(0, device=query.device)
+    seed = torch.empty((), dtype=torch.int64, device=query.device)  # 0-d, as the meta kernel's
+    return out, lse, empty, empty, n_q, n_k, seed, seed, torch.empty(0, device=query.device)
 
 
 def backward(grad_out, query, key, value, attn_bias, grad_input_mask, out, logsumexp,
@@ -154,7 +173,12 @@ def backward(grad_out, query, key, value, attn_bias, grad_input_mask, out, logsu
         dk[..., s0:s1, :] = (ds.transpose(-2, -1) @ q) * scale
         if want_bias:
             dbias[..., s0:s1] = ds
-    grads = [dq.to(query.dtype), dk.to(key.dtype), dv.to(value.dtype), None]
+    grads = [
+        _like_layout(dq.to(query.dtype), query),
+        _like_layout(dk.to(key.dtype), key),
+        _like_layout(dv.to(value.dtype), value),
+        None,
+    ]
     if want_bias:  # reduce over the dimensions the bias was broadcast along
         red = dbias
         lead = red.dim() - attn_bias.dim()

@@ -129,3 +129,28 @@ def test_an_op_inductor_cannot_compile_falls_back_to_eager(trn):
     torch.testing.assert_close(y, f(x))
     assert any("aten.histc" in c for c in codes), codes
     assert any("cpp_fused" in c for c in codes), codes  # the rest is C++ kernels
+
+
+def test_compiled_attention_on_the_blocked_kernel_has_the_meta_strides(trn):
+    import torch.nn.functional as F
+
+    # a value head size unlike the query's sends trn's fused attention to its blocked kernel
+    # (kernels/trn/attention.py); heads split by transpose, as in a GPT block: Inductor checks
+    # the extern kernel's output and gradient strides against the meta kernel's
+    def f(q, k, v):
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2)
+
+    torch.manual_seed(0)
+    q, k = (torch.randn(2, 5, 2, 8, device=trn, requires_grad=True) for _ in range(2))
+    v = torch.randn(2, 5, 2, 4, device=trn, requires_grad=True)
+    torch._dynamo.reset()
+    y = torch.compile(f)(q, k, v)
+    y.pow(2).sum().backward()
+    got = [y.detach()] + [t.grad.clone() for t in (q, k, v)]
+    for t in (q, k, v):
+        t.grad = None
+    y = f(q, k, v)
+    y.pow(2).sum().backward()
+    for a, b in zip(got, [y.detach()] + [t.grad for t in (q, k, v)]):
+        torch.testing.assert_close(a, b)
