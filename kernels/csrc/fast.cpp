@@ -8,8 +8,22 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/add_ops.h>
 #include <ATen/ops/div_ops.h>
+#include <ATen/ops/exp_ops.h>
+#include <ATen/ops/gelu_backward_ops.h>
+#include <ATen/ops/gelu_ops.h>
 #include <ATen/ops/mul_ops.h>
+#include <ATen/ops/neg_ops.h>
+#include <ATen/ops/relu_ops.h>
+#include <ATen/ops/rsqrt_ops.h>
+#include <ATen/ops/sigmoid_backward_ops.h>
+#include <ATen/ops/sigmoid_ops.h>
+#include <ATen/ops/silu_backward_ops.h>
+#include <ATen/ops/silu_ops.h>
+#include <ATen/ops/sqrt_ops.h>
 #include <ATen/ops/sub_ops.h>
+#include <ATen/ops/tanh_backward_ops.h>
+#include <ATen/ops/tanh_ops.h>
+#include <ATen/ops/threshold_backward_ops.h>
 #include <torch/library.h>
 
 namespace trn {
@@ -90,6 +104,15 @@ at::Tensor functional(const at::Tensor& self, const at::Tensor& other, Extra... 
   return adopt_output(Op::redispatch(kCpuKeys, o.self, o.other, extra...), o.device, Op::name);
 }
 
+// op(self, extra...) -> fresh tensor, for ops whose CPU kernel always returns a fresh tensor
+// (activations and pointwise math; their backwards are binary and use `functional`)
+template <class Op, class... Extra>
+at::Tensor unary(const at::Tensor& self, Extra... extra) {
+  if (!is_trn(self)) return boxed_fallback<Op>(self, extra...)[0].toTensor();
+  return adopt_output(Op::redispatch(kCpuKeys, cpu_alias(self), extra...), self.device().index(),
+                      Op::name);
+}
+
 // op_(self, other, extra...) -> self, written in place on the device
 template <class Op, class... Extra>
 at::Tensor& inplace(at::Tensor& self, const at::Tensor& other, Extra... extra) {
@@ -146,6 +169,22 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("mul_.Tensor", TORCH_FN(mul_));
   m.impl("div.Tensor", TORCH_FN(div));
   m.impl("div_.Tensor", TORCH_FN(div_));
+  // activations and their backwards (an MLP or transformer step runs one of each per layer)
+  m.impl("relu", TORCH_FN(unary<at::_ops::relu>));
+  m.impl("sigmoid", TORCH_FN(unary<at::_ops::sigmoid>));
+  m.impl("tanh", TORCH_FN(unary<at::_ops::tanh>));
+  m.impl("silu", TORCH_FN(unary<at::_ops::silu>));
+  m.impl("exp", TORCH_FN(unary<at::_ops::exp>));
+  m.impl("neg", TORCH_FN(unary<at::_ops::neg>));
+  m.impl("sqrt", TORCH_FN(unary<at::_ops::sqrt>));
+  m.impl("rsqrt", TORCH_FN(unary<at::_ops::rsqrt>));
+  m.impl("gelu", TORCH_FN((unary<at::_ops::gelu, c10::string_view>)));
+  m.impl("threshold_backward",
+         TORCH_FN((functional<at::_ops::threshold_backward, const c10::Scalar&>)));
+  m.impl("sigmoid_backward", TORCH_FN(functional<at::_ops::sigmoid_backward>));
+  m.impl("tanh_backward", TORCH_FN(functional<at::_ops::tanh_backward>));
+  m.impl("silu_backward", TORCH_FN(functional<at::_ops::silu_backward>));
+  m.impl("gelu_backward", TORCH_FN((functional<at::_ops::gelu_backward, c10::string_view>)));
 }
 
 } // namespace trn

@@ -159,3 +159,57 @@ def test_an_output_over_capacity_is_refused_and_nothing_leaks():
         memory.set_capacity(0, old)
     assert _allocated() == before
     torch.testing.assert_close(torch.relu(a).cpu(), torch.relu(a.cpu()))
+
+
+UNARY = {
+    "relu": torch.relu,
+    "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh,
+    "silu": torch.nn.functional.silu,
+    "exp": torch.exp,
+    "neg": torch.neg,
+    "sqrt": lambda t: torch.sqrt(t.abs()),
+    "rsqrt": lambda t: torch.rsqrt(t.abs() + 0.5),
+    "gelu": torch.nn.functional.gelu,
+    "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unboxed_activations_and_their_backwards_match_cpu(name):
+    """fast.cpp's unboxed activations (and, through autograd, their *_backward kernels) give CPU's
+    values and gradients, in float32 and bfloat16, on contiguous and strided inputs."""
+    fn = UNARY[name]
+    for dtype in (torch.float32, torch.bfloat16):
+        base = torch.randn(6, 10, dtype=dtype)
+        for x in (base, base.t()):
+            c = x.clone().requires_grad_()
+            t = x.clone().to(DEV).requires_grad_()
+            out_c, out_t = fn(c), fn(t)
+            assert out_t.device.type == DEV and out_t.dtype == out_c.dtype
+            torch.testing.assert_close(out_t.detach().cpu(), out_c.detach())
+            g = torch.linspace(-1, 1, out_c.numel()).reshape(out_c.shape).to(dtype)
+            out_c.backward(g)
+            out_t.backward(g.to(DEV))
+            torch.testing.assert_close(t.grad.cpu(), c.grad)
+
+
+def test_unboxed_kernels_keep_the_fallbacks_errors():
+    """Errors stay CPU's (same kernel) or the fallback's (mixed devices): same type and message."""
+    t = torch.randn(3, device=DEV)
+    with pytest.raises(RuntimeError) as on_cpu:
+        torch.nn.functional.gelu(t.cpu(), approximate="bad")
+    with pytest.raises(RuntimeError) as on_trn:
+        torch.nn.functional.gelu(t, approximate="bad")
+    assert str(on_trn.value) == str(on_cpu.value)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        torch.ops.aten.threshold_backward(t, torch.randn(3), 0.0)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        torch.ops.aten.tanh_backward(torch.randn(3), t)
+    if torch.trn.device_count() > 1:
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            torch.ops.aten.sigmoid_backward(t, torch.randn(3, device=f"{DEV}:1"))
+    # a 0-dim cpu tensor is a scalar operand, as on CUDA
+    out = torch.ops.aten.threshold_backward(t, torch.tensor(1.0), 0.0)
+    assert out.device.type == DEV
+    torch.testing.assert_close(out.cpu(), t.cpu())
