@@ -2,6 +2,11 @@
 
 Worker:   RANK=.. WORLD_SIZE=.. python tests/kernels/dist_parity.py worker MODE DEVICE OUT
 Launcher: python tests/kernels/dist_parity.py [--world 4] [--modes ddp,fsdp,tp] [--steps 5]
+          [--torchrun]
+
+With --torchrun each job is one real `torchrun --nproc-per-node WORLD` (torch.distributed.run:
+its rendezvous, its env vars, its process supervision) instead of WORLD processes started here
+with torchrun's env vars; OUT may then contain {rank}.
 
 MODE is ddp (DistributedDataParallel), fsdp (FSDP2 fully_shard) or tp (DTensor
 parallelize_module with ColwiseParallel/RowwiseParallel). Each rank records its loss, output,
@@ -40,6 +45,7 @@ def worker(mode: str, device: str, out: str, steps: int) -> None:
     if device != "cpu":
         import kernels.trn  # noqa: F401  (registers the device and its c10d backend)
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    out = out.replace("{rank}", str(rank))
     timeout = datetime.timedelta(seconds=float(os.environ.get("HN_DIST_TIMEOUT", "60")))
     if device == "cpu":
         dist.init_process_group("gloo", timeout=timeout)
@@ -145,8 +151,27 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def launch(mode: str, device: str, world: int, outdir: Path, steps: int = 5, timeout=120, env=None):
+def launch_torchrun(mode, device, world, outdir: Path, steps=5, timeout=120, env=None):
+    """One `torchrun --nproc-per-node world` job; return the ranks' outputs or raise with logs."""
+    e = dict(os.environ, **(env or {}), PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    out = outdir / f"{mode}-{device}-{{rank}}.pt"
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(world),
+           "--master-addr", "127.0.0.1", "--master-port", str(free_port()),
+           __file__, "worker", mode, device, str(out), str(steps)]  # fmt: skip
+    try:
+        r = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as x:
+        raise RuntimeError(f"torchrun {mode} on {device} x{world} timed out:\n{x.output}") from x
+    if r.returncode != 0:
+        raise RuntimeError(f"torchrun {mode} on {device} x{world} failed:\n{r.stdout}{r.stderr}")
+    return [Path(str(out).replace("{rank}", str(i))) for i in range(world)]
+
+
+def launch(mode: str, device: str, world: int, outdir: Path, steps: int = 5, timeout=120, env=None,
+           torchrun: bool = False):  # fmt: skip
     """Run `world` worker processes; return their outputs (list of paths) or raise with logs."""
+    if torchrun:
+        return launch_torchrun(mode, device, world, outdir, steps, timeout, env)
     port = free_port()
     procs = []
     for r in range(world):
@@ -192,11 +217,11 @@ def compare(a, b, where: str) -> int:
     return sum(compare(x, y, f"{where}[{i}]") for i, (x, y) in enumerate(zip(a, b)))
 
 
-def parity(mode: str, world: int, outdir: Path, steps: int = 5, timeout=120) -> int:
+def parity(mode: str, world: int, outdir: Path, steps: int = 5, timeout=120, torchrun=False) -> int:
     import torch
 
-    trn = launch(mode, "trn", world, outdir, steps, timeout)
-    cpu = launch(mode, "cpu", world, outdir, steps, timeout)
+    trn = launch(mode, "trn", world, outdir, steps, timeout, torchrun=torchrun)
+    cpu = launch(mode, "cpu", world, outdir, steps, timeout, torchrun=torchrun)
     n = 0
     for r, (t, c) in enumerate(zip(trn, cpu)):
         n += compare(torch.load(t), torch.load(c), f"{mode} rank {r}")
@@ -211,16 +236,18 @@ def main() -> None:
     ap.add_argument("--world", type=int, default=4)
     ap.add_argument("--modes", default="ddp,fsdp,tp")
     ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--torchrun", action="store_true", help="launch each job with real torchrun")
     args = ap.parse_args()
     import tempfile
 
     with tempfile.TemporaryDirectory() as d:
         for mode in args.modes.split(","):
             t0 = time.perf_counter()
-            n = parity(mode, args.world, Path(d), args.steps, timeout=600)
+            n = parity(mode, args.world, Path(d), args.steps, timeout=600, torchrun=args.torchrun)
             dt = time.perf_counter() - t0
-            print(f"{mode}: {args.world} ranks x {args.steps} steps, trn == cpu+gloo on every "
-                  f"rank ({n} tensors compared, {dt:.1f} s wall)")  # fmt: skip
+            how = "torchrun" if args.torchrun else "spawned"
+            print(f"{mode}: {args.world} ranks ({how}) x {args.steps} steps, trn == cpu+gloo on "
+                  f"every rank ({n} tensors compared, {dt:.1f} s wall)")  # fmt: skip
 
 
 if __name__ == "__main__":
