@@ -54,6 +54,19 @@ class RunResult:
     coverage_dir: Path | None = None  # coverage.py data files, one per process (see plugin)
     running: list[str] = field(default_factory=list)  # tests still running when it timed out
 
+    @property
+    def incomplete(self) -> str:
+        """Why this run says nothing about the tests it did not reach ('' when it completed).
+
+        A run killed on timeout or a pytest that crashed leaves its other tests ``absent``; a
+        comparison against it cannot rule a regression out, so the verdict must say so.
+        """
+        if self.rc is None:
+            where = f" in {', '.join(self.running)}" if self.running else " outside any test"
+            return f"timed out{where}"
+        crash = next((o for o in self.outcomes if o.test == RUN_ERROR_ID), None)
+        return crash.message if crash else ""
+
     def to_dict(self) -> dict:
         return {
             "device": self.device,
@@ -64,6 +77,7 @@ class RunResult:
             "tests": len(self.outcomes),
             "workers": self.workers,
             "timed_out_in": self.running,
+            "incomplete": self.incomplete,
             "log_tail": self.log_tail,
         }
 

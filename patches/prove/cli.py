@@ -10,7 +10,8 @@ package (``patches.validate --tree installed``) with per-hunk device coverage, a
 ``DIR/SUBSYSTEM/{series/,validation.md,validation.json}`` plus ``DIR/SUMMARY.md``.
 
 Exit codes: 0 every bundle has no regression; 1 a regression (the patch and its failing tests are
-named on stderr and in SUMMARY.md); 2 bad input (unknown subsystem, missing test root, a series
+named on stderr and in SUMMARY.md) or a device run that timed out or crashed (INCOMPLETE: no
+verdict); 2 bad input (unknown subsystem, missing test root, a series
 that does not apply).
 """
 
@@ -223,7 +224,12 @@ def bundle_markdown(sub: Subsystem, gen: dict, report: dict, reasons: dict, k: s
     lines += [
         "",
         f"Result: **{s['regression']} regression(s)**, {s['gain']} gain(s), "
-        f"{s['unchanged']} unchanged.",
+        f"{s['unchanged']} unchanged."
+        + (
+            " **Incomplete, no verdict** (a run did not finish): " + "; ".join(s["incomplete"])
+            if s.get("incomplete")
+            else ""
+        ),
         "",
     ]
     # what a reviewer reads first: which changed lines ran on which device, then every test
@@ -319,7 +325,8 @@ def prove_one(sub: Subsystem, args, site: Path, test_root: Path, out: Path, log)
             + (f", ran {', '.join(c['hunks_run'])}" if c.get("hunks_run") else "")
             for c in regs
         ],
-        status="REGRESSION" if regs else "ok",
+        incomplete=s.get("incomplete", []),
+        status="REGRESSION" if regs else "INCOMPLETE" if s.get("incomplete") else "ok",
         seconds=round(time.monotonic() - t0, 1),
         devices={
             d: (i["detail"] if i["available"] else f"absent: {i['detail']}")
@@ -449,7 +456,11 @@ def main(argv: list[str] | None = None) -> int:
     for r in regs:
         for x in r["regressed"]:
             print(f"REGRESSION {r['subsystem']}: {x}", file=sys.stderr)
-    return 1 if regs else 0
+    partial = [r for r in rows if r.get("incomplete")]
+    for r in partial:
+        for x in r["incomplete"]:
+            print(f"INCOMPLETE {r['subsystem']}: {x} (no verdict)", file=sys.stderr)
+    return 1 if regs or partial else 0
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ The user's tree is never touched: ``before/`` and ``after/`` are scratch clones 
 installed torch through a shadow package (see patches.validate.shadow). Each (device, phase) runs in its
 own pytest subprocess (see patches.common.runner). A device that cannot boot is an ``absent`` column.
 
-Exit codes: 0 no regression; 1 at least one regression; 2 bad input or the series does not apply.
+Exit codes: 0 no regression; 1 at least one regression, or a run that timed out or crashed
+(``summary.incomplete``: no verdict on its device); 2 bad input or the series does not apply.
 """
 
 from __future__ import annotations
@@ -359,6 +360,10 @@ def validate(
                     for h in hunk_entries
                     if c["test"] in h["devices"].get(c["device"], {}).get("tests", ())
                 ]
+        # a run that timed out or crashed leaves tests absent: no verdict on its device
+        summary["incomplete"] = [
+            f"{r.device} {r.phase}: {r.incomplete}" for r in runs if r.incomplete
+        ]
         summary["hunks"] = len(hunk_entries)
         summary["hunks_proven"] = {
             d: sum(1 for h in hunk_entries if d in h["proven_on"]) for d in devices
@@ -437,6 +442,15 @@ def render_markdown(report: dict, hunks: bool = True) -> str:
         + ", ".join(
             f"{d} ({'absent: ' + i['detail'] if not i['available'] else 'ok'})"
             for d, i in report["devices"].items()
+        ),
+        *(
+            [
+                "",
+                "**Incomplete** (no verdict: a regression cannot be ruled out where a run did not"
+                " finish): " + "; ".join(s["incomplete"]),
+            ]
+            if s.get("incomplete")
+            else []
         ),
         "",
         "| test | change | " + " | ".join(devs) + " |",
@@ -550,7 +564,15 @@ def merge_main(argv: list[str]) -> int:
         return 2
     write_outputs(report, a.output, a.junit, a.markdown)
     print(json.dumps(report, indent=2) if a.format == "json" else render_markdown(report), end="")
-    return 1 if report["summary"]["regression"] else 0
+    return verdict(report)
+
+
+def verdict(report: dict) -> int:
+    """Exit code: 1 on a regression or a run that did not finish (no verdict), else 0."""
+    s = report["summary"]
+    for x in s.get("incomplete", ()):
+        print(f"INCOMPLETE {x}", file=sys.stderr)
+    return 1 if s["regression"] or s.get("incomplete") else 0
 
 
 def write_outputs(report: dict, output=None, junit=None, markdown=None) -> None:
@@ -736,7 +758,7 @@ def main(argv: list[str] | None = None) -> int:
                 + (f" (ran {', '.join(c['hunks_run'])})" if c.get("hunks_run") else ""),
                 file=sys.stderr,
             )
-    return 1 if s["regression"] else 0
+    return verdict(report)
 
 
 if __name__ == "__main__":

@@ -66,6 +66,7 @@ def merge(reports: list[dict]) -> dict:
         for d in devices
     }
     entries = hunkcov.merge_entries([r.get("hunks") or [] for r in reports])
+    summary["incomplete"] = [x for r in reports for x in r["summary"].get("incomplete", ())]
     summary["hunks"] = len(entries)
     summary["hunks_proven"] = {d: sum(1 for h in entries if d in h["proven_on"]) for d in devices}
     sel = {
