@@ -113,16 +113,12 @@ struct Call {
 
   at::Tensor to_device(const at::Tensor& out) {
     if (!out.defined() || !out.is_cpu() || out.layout() != c10::kStrided) return out;
-    // trn declines quantized tensors (docs/device.md): adopting a QuantizedCPU result as a
-    // strided trn tensor would drop its quantizer and give int8 garbage a qint8 label.
-    // NotImplementedError with the dispatcher's "Could not run" shape, as CUDA answers the
-    // quantized ops it lacks.
-    TORCH_CHECK_NOT_IMPLEMENTED(!out.is_quantized(), "Could not run '", schema.name(),
-                                "' with arguments from the 'trn' backend: trn has no quantized "
-                                "tensors (", out.scalar_type(), "); quantize on CPU");
     auto* impl = out.unsafeGetTensorImpl();
     for (const auto& a : aliased)
       if (a.cpu.unsafeGetTensorImpl() == impl) return a.device;  // in-place / out= / identity
+    // A QuantizedCPU result becomes a QuantizedPrivateUse1 tensor over the adopted bytes, with
+    // its quantizer (device_view); int8/uint8/int32 storage needs no dtype policy decision.
+    if (out.is_quantized()) return device_view(out, device_storage(out.storage()));
     for (auto* s : cpu_scalars)
       if (out.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl() == s) return out;
     // Trainium dtype policy (policy.cpp): raise for e.g. sum(dtype=float64), or downcast a fresh
@@ -231,7 +227,12 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     mixed(schema, "trn:" + std::to_string(call.device), "cpu");
   for (auto i : default_gen) (*stack)[base + i] = cpu_engine(default_generator(call.device));
 
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  // Quantized aliases go to the QuantizedCPU kernels, as the dispatcher ranks Quantized above Dense.
+  bool quantized = false;
+  for (const auto& a : call.aliased) quantized = quantized || a.cpu.is_quantized();
+  op.redispatchBoxed(
+      c10::DispatchKeySet(quantized ? c10::DispatchKey::QuantizedCPU : c10::DispatchKey::CPU),
+      stack);
 
   call.sync_back();
   const size_t nret = schema.returns().size();
@@ -279,6 +280,11 @@ int64_t claim_composite_ops() {
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&fallback>());
+}
+
+// Quantized trn tensors (QuantizedPrivateUse1) run the QuantizedCPU kernels the same way.
+TORCH_LIBRARY_IMPL(_, QuantizedPrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&fallback>());
 }
 

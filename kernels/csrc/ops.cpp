@@ -6,6 +6,7 @@
 #include <ATen/ops/_copy_from_and_resize_native.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/_to_copy_ops.h>
 #include <ATen/ops/copy.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/resize_native.h>
@@ -13,6 +14,7 @@
 #include <ATen/ops/set_native.h>
 #include <ATen/ops/view_native.h>
 #include <ATen/ops/zero.h>
+#include <ATen/quantized/QTensorImpl.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/TensorImpl.h>
 #include <torch/library.h>
@@ -147,8 +149,22 @@ c10::Storage cpu_storage_alias(const c10::Storage& device) {
                       c10::GetCPUAllocator(), /*resizable=*/true);
 }
 
+// A quantized tensor keeps its quantizer on either side: QTensorImpl with the Quantized key of
+// the backend (QuantizedCPU alias, QuantizedPrivateUse1 device tensor) over the same bytes.
+static c10::intrusive_ptr<c10::TensorImpl> impl_like(const at::Tensor& t, c10::Storage storage,
+                                                     bool on_device) {
+  if (t.is_quantized())
+    return c10::make_intrusive<at::QTensorImpl>(
+        std::move(storage),
+        c10::DispatchKeySet(on_device ? c10::DispatchKey::QuantizedPrivateUse1
+                                      : c10::DispatchKey::QuantizedCPU),
+        t.dtype(), at::get_qtensorimpl(t)->quantizer());
+  return c10::make_intrusive<c10::TensorImpl>(std::move(storage), on_device ? kTrnKeys : kCpuKeys,
+                                              t.dtype());
+}
+
 at::Tensor cpu_alias(const at::Tensor& t, const c10::Storage& cpu_storage) {
-  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::Storage(cpu_storage), kCpuKeys, t.dtype());
+  auto impl = impl_like(t, c10::Storage(cpu_storage), /*on_device=*/false);
   impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
   if (t.is_conj()) impl->_set_conj(true);
   if (t.is_neg()) impl->_set_neg(true);
@@ -159,7 +175,7 @@ at::Tensor cpu_alias(const at::Tensor& t, const c10::Storage& cpu_storage) {
 at::Tensor cpu_alias(const at::Tensor& t) { return cpu_alias(t, cpu_storage_alias(t.storage())); }
 
 at::Tensor device_view(const at::Tensor& like, c10::Storage storage) {
-  auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(storage), kTrnKeys, like.dtype());
+  auto impl = impl_like(like, std::move(storage), /*on_device=*/true);
   impl->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());
   if (like.is_conj()) impl->_set_conj(true);
   if (like.is_neg()) impl->_set_neg(true);
@@ -197,6 +213,41 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Tensor", set_tensor);
   m.impl("set_", set_empty);
   m.impl("record_stream", record_stream);
+}
+
+// `.cpu()` / `.to(...)` of a quantized trn tensor: QuantizedCPU's _to_copy on the alias makes a
+// fresh QuantizedCPU copy, which stays on cpu when asked for and is adopted as trn memory otherwise.
+at::Tensor quantized_to_copy(const at::Tensor& self, std::optional<at::ScalarType> dtype,
+                             std::optional<at::Layout> layout, std::optional<at::Device> device,
+                             std::optional<bool> pin, bool non_blocking,
+                             std::optional<at::MemoryFormat> mf) {
+  const bool to_cpu = device.has_value() && device->is_cpu();
+  auto d = self.device().index();
+  if (device.has_value() && !to_cpu) {
+    TORCH_CHECK(device->type() == c10::DeviceType::PrivateUse1, "trn can copy to and from cpu only, got ",
+                *device);
+    d = resolve(device->index());
+  }
+  auto out = at::_ops::_to_copy::redispatch(
+      c10::DispatchKeySet(c10::DispatchKey::QuantizedCPU), cpu_alias(self), dtype, layout,
+      c10::Device(c10::DeviceType::CPU), pin, non_blocking, mf);
+  if (to_cpu) return out;
+  c10::Storage s(c10::Storage::use_byte_size_t(), out.storage().nbytes(), adopt(out.storage(), d),
+                 device_allocator(d), /*resizable=*/true);
+  return device_view(out, std::move(s));
+}
+
+// Quantized tensors cross between cpu and trn through the same copy (the CPU copy kernel keeps the
+// quantizer). CUDA-style dispatch ranks the cpu side first for a cpu<->trn copy, so both
+// Quantized keys get it; QuantizedCPU has no _copy_from of its own (it never crosses devices).
+TORCH_LIBRARY_IMPL(aten, QuantizedPrivateUse1, m) {
+  m.impl("_to_copy", quantized_to_copy);
+  m.impl("_copy_from", copy_from);
+  m.impl("_copy_from_and_resize", copy_from_and_resize);
+}
+TORCH_LIBRARY_IMPL(aten, QuantizedCPU, m) {
+  m.impl("_copy_from", copy_from);
+  m.impl("_copy_from_and_resize", copy_from_and_resize);
 }
 
 } // namespace trn

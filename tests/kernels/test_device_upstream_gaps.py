@@ -75,28 +75,44 @@ def test_backward_runs_on_the_calling_thread():
     torch.testing.assert_close(w.grad.cpu(), torch.full((3,), 2.0))
 
 
-def test_quantized_results_are_refused_like_a_missing_cuda_kernel():
-    """trn declines quantized tensors: a CPU kernel's QuantizedCPU result is never adopted as a
-    strided trn tensor (it was: dtype qint8, is_quantized False, quantizer lost)."""
-    import pytest
+def test_quantized_tensors_live_on_trn_with_their_quantizer_and_match_cpu():
+    """QuantizedCPU results become QuantizedPrivateUse1 tensors (QTensorImpl over trn memory, the
+    quantizer kept), as OpenReg's test_quantize expects; they were once adopted as strided trn
+    tensors labelled qint8 with is_quantized False. Quantized ops run QuantizedCPU's kernels."""
+    import warnings
 
-    x = torch.randn(3, 4, device="trn")
-    for make in (
-        lambda: torch.quantize_per_tensor(x, 0.1, 10, torch.qint8),
-        lambda: torch.quantize_per_channel(
-            x,
-            torch.ones(3, device="trn"),
-            torch.zeros(3, dtype=torch.long, device="trn"),
-            0,
-            torch.quint8,
+    warnings.simplefilter("ignore", UserWarning)  # torch 2.13 deprecates quantized creation
+    x = torch.randn(3, 4)
+    xt = x.to("trn")
+    scales, zeros = torch.tensor([0.1, 0.2, 0.3]), torch.tensor([0, 1, 2])
+    pairs = [
+        (
+            torch.quantize_per_tensor(xt, 0.1, 10, torch.qint8),
+            torch.quantize_per_tensor(x, 0.1, 10, torch.qint8),
         ),
-        lambda: torch.quantize_per_tensor_dynamic(x, torch.quint8, False),
-    ):
-        with pytest.raises(NotImplementedError, match="Could not run 'aten::quantize_per_.*trn"):
-            make()
-    q = torch.quantize_per_tensor(x.cpu(), 0.1, 10, torch.qint8)  # CPU keeps them
-    assert q.is_quantized and q.dequantize().shape == (3, 4)
-    assert (x + 1).device.type == "trn"  # the device stays usable
+        (
+            torch.quantize_per_channel(xt, scales.to("trn"), zeros.to("trn"), 0, torch.quint8),
+            torch.quantize_per_channel(x, scales, zeros, 0, torch.quint8),
+        ),
+        (
+            torch.quantize_per_tensor_dynamic(xt, torch.quint8, False),
+            torch.quantize_per_tensor_dynamic(x, torch.quint8, False),
+        ),
+    ]
+    for q, ref in pairs:
+        assert q.device == torch.device("trn:0") and q.dtype == ref.dtype and q.is_quantized
+        assert q.qscheme() == ref.qscheme()
+        assert torch.equal(q.int_repr().cpu(), ref.int_repr())
+        torch.testing.assert_close(q.dequantize().cpu(), ref.dequantize())
+        assert q.dequantize().device.type == "trn"
+        c = q.cpu()  # a copy on cpu, quantizer kept
+        assert (
+            c.device.type == "cpu" and c.is_quantized and torch.equal(c.int_repr(), ref.int_repr())
+        )
+        back = ref.to("trn")  # and back
+        assert back.device.type == "trn" and torch.equal(back.int_repr().cpu(), ref.int_repr())
+    assert "quantization_scheme=torch.per_tensor_affine" in repr(pairs[0][0])
+    assert (xt + 1).device.type == "trn"  # the device stays usable
 
 
 def _factory_in_child(t, q):
