@@ -52,14 +52,19 @@ def test_auto_uses_xdist_from_4_cores_and_a_given_count_always(monkeypatch):
     assert vcli.parse_workers("0") == 0
 
 
+def _tree_and_probe(tmp_path, monkeypatch):
+    """An empty test tree and the folder where each test records the process it ran in."""
+    root, probe = tmp_path / "tree", tmp_path / "probe"
+    root.mkdir()
+    probe.mkdir()
+    monkeypatch.setenv("HN_XDIST_PROBE", str(probe))
+    return root, probe
+
+
 @pytest.mark.parametrize("device", ["cpu", "trn"])
 def test_two_workers_run_the_tests_in_two_xdist_processes(tmp_path, monkeypatch, device):
     pytest.importorskip("xdist")
-    root = tmp_path / "tree"
-    root.mkdir()
-    probe = tmp_path / "probe"
-    probe.mkdir()
-    monkeypatch.setenv("HN_XDIST_PROBE", str(probe))
+    root, probe = _tree_and_probe(tmp_path, monkeypatch)
     r = runner.run_tests(
         root,
         tiny_tree(root),
@@ -92,11 +97,7 @@ def test_two_workers_run_the_tests_in_two_xdist_processes(tmp_path, monkeypatch,
 
 
 def test_one_worker_stays_in_process(tmp_path, monkeypatch):
-    root = tmp_path / "tree"
-    root.mkdir()
-    probe = tmp_path / "probe"
-    probe.mkdir()
-    monkeypatch.setenv("HN_XDIST_PROBE", str(probe))
+    root, probe = _tree_and_probe(tmp_path, monkeypatch)
     r = runner.run_tests(
         root, tiny_tree(root, 2), "cpu", "after", workdir=tmp_path / "runs", workers=1
     )
