@@ -47,9 +47,13 @@ def test_trace_has_trn_kernels_with_their_device(trn, tmp_path):
     cpu_ops = [e for e in events if e.get("cat") == "cpu_op"]
     mm_cpu = next(e for e in cpu_ops if e["name"] == "aten::mm")
     mm_dev = next(e for e in kernels if e["name"] == "aten::mm")
-    # the device kernel lies inside the CPU op that launched it (same clock)
-    assert mm_cpu["ts"] <= mm_dev["ts"] + 1 and mm_dev["ts"] + mm_dev["dur"] <= (
-        mm_cpu["ts"] + mm_cpu["dur"] + 1
+    # the device kernel lies inside the CPU op that launched it (same clock). The profiler stamps
+    # CPU ops with its approximate (TSC) clock converted to wall time, trn kernels with c10's
+    # clock: the conversion is good to a few microseconds (4.5 us seen), a different epoch or
+    # unit would be off by seconds
+    tol = 100.0  # us
+    assert mm_cpu["ts"] <= mm_dev["ts"] + tol and mm_dev["ts"] + mm_dev["dur"] <= (
+        mm_cpu["ts"] + mm_cpu["dur"] + tol
     )
     labels = [e for e in events if e.get("name") == "process_labels" and e["pid"] == 1]
     assert any(e["args"]["labels"] == f"{trn}:1" for e in labels) or any(
