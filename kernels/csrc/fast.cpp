@@ -79,10 +79,7 @@ at::Tensor adopt_output(at::Tensor out, c10::DeviceIndex device, const char* op)
   auto dtype = check_dtype(out.scalar_type(), op);
   if (dtype != out.scalar_type()) out = out.to(dtype);
   if (adopt_in_place(out, device)) return out;
-  const auto& cpu = out.unsafeGetTensorImpl()->unsafe_storage();
-  c10::Storage s(c10::Storage::use_byte_size_t(), cpu.nbytes(), adopt(cpu, device),
-                 device_allocator(device), /*resizable=*/true);
-  return device_view(out, std::move(s));
+  return adopt_as_device(out, device);
 }
 
 template <class Op, class... Args>

@@ -182,6 +182,13 @@ at::Tensor device_view(const at::Tensor& like, c10::Storage storage) {
   return at::Tensor(std::move(impl));
 }
 
+at::Tensor adopt_as_device(const at::Tensor& out, c10::DeviceIndex device) {
+  const auto& cpu = out.unsafeGetTensorImpl()->unsafe_storage();
+  c10::Storage s(c10::Storage::use_byte_size_t(), cpu.nbytes(), adopt(cpu, device),
+                 device_allocator(device), /*resizable=*/true);
+  return device_view(out, std::move(s));
+}
+
 // nn.Module._apply swaps converted parameters in place (`param.data = new`, keeping tied
 // weights tied) only when this says the two impls are interchangeable. c10's rule lists the
 // in-tree dense backends but not PrivateUse1 (note above has_compatible_shallow_copy_type in
@@ -231,10 +238,7 @@ at::Tensor quantized_to_copy(const at::Tensor& self, std::optional<at::ScalarTyp
   auto out = at::_ops::_to_copy::redispatch(
       c10::DispatchKeySet(c10::DispatchKey::QuantizedCPU), cpu_alias(self), dtype, layout,
       c10::Device(c10::DeviceType::CPU), pin, non_blocking, mf);
-  if (to_cpu) return out;
-  c10::Storage s(c10::Storage::use_byte_size_t(), out.storage().nbytes(), adopt(out.storage(), d),
-                 device_allocator(d), /*resizable=*/true);
-  return device_view(out, std::move(s));
+  return to_cpu ? out : adopt_as_device(out, d);
 }
 
 // Quantized tensors cross between cpu and trn through the same copy (the CPU copy kernel keeps the

@@ -29,6 +29,10 @@ at::Tensor cpu_alias(const at::Tensor& t);
 // A device tensor with the metadata of `like` over `storage` (a device storage).
 at::Tensor device_view(const at::Tensor& like, c10::Storage storage);
 
+// A fresh CPU kernel output as a device tensor of `device`: its memory adopted without a copy
+// into a new device storage, its metadata (and quantizer) kept by device_view.
+at::Tensor adopt_as_device(const at::Tensor& out, c10::DeviceIndex device);
+
 // Turns a fresh CPU kernel output into a device tensor of `device` in place (fast.cpp): when
 // nothing but `out` holds its TensorImpl and nothing but that holds its CPU storage, the storage's
 // memory is adopted as device memory and the TensorImpl's device and backend keys become trn's.
