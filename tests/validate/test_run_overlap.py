@@ -190,4 +190,7 @@ def test_shadow_links_compiled_files_of_linked_modules_only(tmp_path):
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout.split()
     assert out[0] == str(tmp_path / "torch" / "__init__.py")
-    assert out[1:] == [str(tmp_path / rel)]
+    # torch's own modules only: entry-point plugins (this project's kernels._autoload, compiled
+    # from source in a clean clone) are not part of the shadow
+    torch_files = [p for p in out[1:] if p.startswith((str(tmp_path), str(site)))]
+    assert torch_files == [str(tmp_path / rel)]
