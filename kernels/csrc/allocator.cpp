@@ -11,7 +11,7 @@
 #include <fstream>
 #include <mutex>
 #include <string>
-#include <unordered_map>
+#include <memory>
 #include <unordered_set>
 
 #include <unistd.h>
@@ -26,11 +26,24 @@ namespace {
 using c10::CachingDeviceAllocator::DeviceStats;
 constexpr auto kAgg = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
 
+// Every piece of booked device memory: the deleter context of its DataPtr, linked into its
+// device's list (device_of_ptr walks it) without an allocation of its own.
+struct Booked {
+  const void* ptr = nullptr;
+  size_t bytes = 0;
+  c10::DeviceIndex device = 0;
+  Booked* prev = nullptr;
+  Booked* next = nullptr;
+  Booked(const void* p, size_t n, c10::DeviceIndex d) : ptr(p), bytes(n), device(d) {}
+  Booked() = default;
+};
+
 struct DeviceState {
   std::mutex mu;
   DeviceStats stats;
   int64_t capacity = 0;  // bytes; 0 means "not yet set" (physical RAM)
-  std::unordered_map<const void*, size_t> live;  // base pointer -> bytes
+  Booked live;           // sentinel of the circular list of live memory with a pointer
+  DeviceState() { live.prev = live.next = &live; }
 };
 DeviceState g_state[kMaxDevices];
 
@@ -122,8 +135,11 @@ void check_capacity(c10::DeviceIndex d, size_t n) {
   check_capacity_locked(s, d, n);
 }
 
-// Books `n` bytes on device `d` or throws OutOfMemoryError when over its capacity.
-void book(c10::DeviceIndex d, const void* p, size_t n) {
+// Books `b` (its bytes on its device) or throws OutOfMemoryError when over the capacity.
+void book(Booked* b) {
+  auto d = b->device;
+  auto n = b->bytes;
+  auto p = b->ptr;
   {
     auto& s = g_state[d];
     std::lock_guard<std::mutex> lock(s.mu);
@@ -133,12 +149,20 @@ void book(c10::DeviceIndex d, const void* p, size_t n) {
                      &s.stats.requested_bytes})
       (*st)[kAgg].increase(n);
     s.stats.num_device_alloc++;
-    if (p) s.live.emplace(p, n);
+    if (p) {
+      b->prev = &s.live;
+      b->next = s.live.next;
+      s.live.next->prev = b;
+      s.live.next = b;
+    }
   }
   if (p && memory_history_on()) record_memory_event(d, p, n, true);  // memory_trace.cpp
 }
 
-void unbook(c10::DeviceIndex d, const void* p, size_t n) {
+void unbook(Booked* b) {
+  auto d = b->device;
+  auto n = b->bytes;
+  auto p = b->ptr;
   if (p && memory_history_on()) record_memory_event(d, p, n, false);  // memory_trace.cpp
   auto& s = g_state[d];
   std::lock_guard<std::mutex> lock(s.mu);
@@ -147,40 +171,39 @@ void unbook(c10::DeviceIndex d, const void* p, size_t n) {
                    &s.stats.requested_bytes})
     (*st)[kAgg].decrease(n);
   s.stats.num_device_free++;
-  if (p) s.live.erase(p);
+  if (b->prev) {
+    b->prev->next = b->next;
+    b->next->prev = b->prev;
+  }
 }
 
-struct Owned {  // deleter context of memory this allocator obtained itself
-  void* ptr;
-  size_t bytes;
-  c10::DeviceIndex device;
+struct Owned : Booked {  // deleter context of memory this allocator obtained itself
+  using Booked::Booked;
 };
 void free_owned(void* ctx) {
   auto* o = static_cast<Owned*>(ctx);
-  unbook(o->device, o->ptr, o->bytes);
-  c10::free_cpu(o->ptr);
+  unbook(o);
+  c10::free_cpu(const_cast<void*>(o->ptr));
   delete o;
 }
 
-struct Adopted {  // deleter context of CPU-kernel output memory now owned by a device storage
+struct Adopted : Booked {  // deleter context of CPU-kernel output memory now owned by a device storage
+  using Booked::Booked;
   c10::Storage cpu;
-  size_t bytes;
-  c10::DeviceIndex device;
 };
 void free_adopted(void* ctx) {
   auto* a = static_cast<Adopted*>(ctx);
-  unbook(a->device, a->cpu.data(), a->bytes);
+  unbook(a);
   delete a;
 }
 
-struct AdoptedPtr {  // the same for a CPU storage's DataPtr taken over in place (adopt_ptr)
+struct AdoptedPtr : Booked {  // the same for a CPU storage's DataPtr taken over in place (adopt_ptr)
+  using Booked::Booked;
   c10::DataPtr cpu;
-  size_t bytes;
-  c10::DeviceIndex device;
 };
 void free_adopted_ptr(void* ctx) {
   auto* a = static_cast<AdoptedPtr*>(ctx);
-  unbook(a->device, a->cpu.get(), a->bytes);
+  unbook(a);
   delete a;  // the CPU DataPtr frees the memory with its own deleter
 }
 
@@ -197,13 +220,15 @@ c10::DataPtr allocate_on(c10::DeviceIndex d, size_t n) {
       host_oom(d, n, host_available(), "the host allocator refused");
     }
   }
+  auto* owned = new Owned(p, n, d);
   try {
-    book(d, p, n);  // checks again: another thread may have booked in between
+    book(owned);  // checks again: another thread may have booked in between
   } catch (...) {
+    delete owned;
     c10::free_cpu(p);
     throw;
   }
-  return {p, new Owned{p, n, d}, &free_owned, c10::Device(c10::DeviceType::PrivateUse1, d)};
+  return {p, owned, &free_owned, c10::Device(c10::DeviceType::PrivateUse1, d)};
 }
 
 // One instance per device so that a storage's allocator (used by resize) keeps its device.
@@ -289,27 +314,28 @@ PinnedAllocator g_pinned_allocator;
 c10::Allocator* device_allocator(c10::DeviceIndex index) { return &g_per_device[resolve(index)]; }
 
 c10::DataPtr adopt(c10::Storage cpu_storage, c10::DeviceIndex d) {
-  auto n = cpu_storage.nbytes();
   void* p = cpu_storage.mutable_data();
-  book(d, p, n);
-  return {p, new Adopted{std::move(cpu_storage), n, d}, &free_adopted,
-          c10::Device(c10::DeviceType::PrivateUse1, d)};
+  auto a = std::make_unique<Adopted>(p, cpu_storage.nbytes(), d);
+  book(a.get());
+  a->cpu = std::move(cpu_storage);
+  return {p, a.release(), &free_adopted, c10::Device(c10::DeviceType::PrivateUse1, d)};
 }
 
 c10::DataPtr adopt_ptr(c10::DataPtr& cpu, size_t n, c10::DeviceIndex d) {
   void* p = cpu.get();
-  book(d, p, n);  // may throw OutOfMemoryError; `cpu` is untouched then
-  return {p, new AdoptedPtr{std::move(cpu), n, d}, &free_adopted_ptr,
-          c10::Device(c10::DeviceType::PrivateUse1, d)};
+  auto a = std::make_unique<AdoptedPtr>(p, n, d);
+  book(a.get());  // may throw OutOfMemoryError; `cpu` is untouched then
+  a->cpu = std::move(cpu);
+  return {p, a.release(), &free_adopted_ptr, c10::Device(c10::DeviceType::PrivateUse1, d)};
 }
 
 bool device_of_ptr(const void* ptr, c10::DeviceIndex* out) {
   for (c10::DeviceIndex d = 0; d < device_count(); ++d) {
     auto& s = g_state[d];
     std::lock_guard<std::mutex> lock(s.mu);
-    for (const auto& [base, n] : s.live) {
-      auto b = static_cast<const char*>(base);
-      if (ptr >= base && static_cast<const char*>(ptr) < b + std::max<size_t>(n, 1)) {
+    for (auto* m = s.live.next; m != &s.live; m = m->next) {
+      auto b = static_cast<const char*>(m->ptr);
+      if (ptr >= m->ptr && static_cast<const char*>(ptr) < b + std::max<size_t>(m->bytes, 1)) {
         *out = d;
         return true;
       }

@@ -26,6 +26,8 @@
 #include <ATen/ops/threshold_backward_ops.h>
 #include <torch/library.h>
 
+#include <optional>
+
 namespace trn {
 
 namespace {
@@ -37,10 +39,12 @@ c10::StorageImpl* storage_of(const at::Tensor& t) {
   return t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl();
 }
 
-// CPU operands of a binary op: trn tensors on one device become aliases (sharing one alias storage
-// when they share a device storage, so the CPU kernel's overlap checks see it); 0-dim cpu tensors
-// pass as they are, as CUDA allows. `ok` is false for anything else.
+// CPU operands of a binary op: trn tensors on one device become aliases (leased ones, which
+// cost no allocation; one shared alias storage when the two share a device storage, so the CPU
+// kernel's overlap checks see it); 0-dim cpu tensors pass as they are, as CUDA allows. `ok` is
+// false for anything else. Leases are declared first so that they end last.
 struct Operands {
+  std::optional<LeasedAlias> lease_a, lease_b;
   at::Tensor self, other;
   c10::DeviceIndex device = -1;
   bool ok = true;
@@ -56,17 +60,17 @@ struct Operands {
         self = cpu_alias(a, s);
         other = cpu_alias(b, s);
       } else {
-        self = cpu_alias(a);
-        other = cpu_alias(b);
+        self = lease_a.emplace(a, 0).get();
+        other = lease_b.emplace(b, 1).get();
       }
     } else if (ta && cpu_scalar(b)) {
       device = a.device().index();
-      self = cpu_alias(a);
+      self = lease_a.emplace(a, 0).get();
       other = b;
     } else if (tb && cpu_scalar(a) && !self_on_device) {
       device = b.device().index();
       self = a;
-      other = cpu_alias(b);
+      other = lease_b.emplace(b, 1).get();
     } else {
       ok = false;
     }
@@ -106,8 +110,12 @@ at::Tensor functional(const at::Tensor& self, const at::Tensor& other, Extra... 
 template <class Op, class... Extra>
 at::Tensor unary(const at::Tensor& self, Extra... extra) {
   if (!is_trn(self)) return boxed_fallback<Op>(self, extra...)[0].toTensor();
-  return adopt_output(Op::redispatch(kCpuKeys, cpu_alias(self), extra...), self.device().index(),
-                      Op::name);
+  at::Tensor out;
+  {
+    LeasedAlias alias(self, 0);
+    out = Op::redispatch(kCpuKeys, alias.get(), extra...);
+  }
+  return adopt_output(std::move(out), self.device().index(), Op::name);
 }
 
 // op_(self, other, extra...) -> self, written in place on the device

@@ -174,6 +174,63 @@ at::Tensor cpu_alias(const at::Tensor& t, const c10::Storage& cpu_storage) {
 
 at::Tensor cpu_alias(const at::Tensor& t) { return cpu_alias(t, cpu_storage_alias(t.storage())); }
 
+namespace {
+constexpr int kLeaseSlots = 2;
+struct LeaseSlot {
+  c10::intrusive_ptr<c10::TensorImpl> impl;
+  bool leased = false;
+};
+thread_local LeaseSlot g_lease_slots[kLeaseSlots];
+
+bool held_elsewhere(const c10::intrusive_ptr<c10::TensorImpl>& impl) {
+  const auto& s = impl->unsafe_storage();
+  // a weak reference counts 1 while strong ones exist, and the probe adds one
+  return impl.use_count() != 1 || impl.weak_use_count() != 1 || s.use_count() != 1 ||
+         s.getWeakStorageImpl().weak_use_count() != 2;
+}
+} // namespace
+
+LeasedAlias::LeasedAlias(const at::Tensor& t, int slot) {
+  auto& s = g_lease_slots[slot];
+  if (s.leased || t.is_quantized() || t.is_conj() || t.is_neg() ||
+      t.unsafeGetTensorImpl()->is_wrapped_number()) {
+    alias_ = cpu_alias(t);
+    return;
+  }
+  auto* device = t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl();
+  if (!s.impl) {
+    auto storage = c10::Storage(c10::Storage::use_byte_size_t(), 0,
+                                c10::DataPtr(nullptr, c10::Device(c10::DeviceType::CPU)),
+                                c10::GetCPUAllocator(), /*resizable=*/true);
+    s.impl = c10::make_intrusive<c10::TensorImpl>(std::move(storage), kCpuKeys, t.dtype());
+  }
+  auto* impl = s.impl.get();
+  auto* cpu = impl->unsafe_storage().unsafeGetStorageImpl();
+  c10::raw::intrusive_ptr::incref(device);
+  cpu->set_data_ptr_noswap(c10::DataPtr(device->mutable_data(), device, &release_device_storage,
+                                        c10::Device(c10::DeviceType::CPU)));
+  cpu->set_nbytes(device->nbytes());
+  if (impl->dtype() != t.dtype()) impl->set_storage_and_dtype(impl->unsafe_storage(), t.dtype());
+  impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+  s.leased = true;
+  slot_ = slot;
+  alias_ = at::Tensor(s.impl);
+}
+
+LeasedAlias::~LeasedAlias() {
+  alias_.reset();
+  if (slot_ < 0) return;
+  auto& s = g_lease_slots[slot_];
+  s.leased = false;
+  if (held_elsewhere(s.impl)) {
+    s.impl.reset();  // its holders keep it, and through it the device memory
+    return;
+  }
+  auto* cpu = s.impl->unsafe_storage().unsafeGetStorageImpl();
+  cpu->set_data_ptr_noswap(c10::DataPtr(nullptr, c10::Device(c10::DeviceType::CPU)));
+  cpu->set_nbytes(0);
+}
+
 at::Tensor device_view(const at::Tensor& like, c10::Storage storage) {
   auto impl = impl_like(like, std::move(storage), /*on_device=*/true);
   impl->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());

@@ -26,6 +26,25 @@ c10::Storage cpu_storage_alias(const c10::Storage& device);
 at::Tensor cpu_alias(const at::Tensor& t, const c10::Storage& cpu_storage);
 at::Tensor cpu_alias(const at::Tensor& t);
 
+// A CPU alias of a dense device tensor for the length of one kernel call (fast.cpp), without
+// allocating: each thread keeps one alias TensorImpl+StorageImpl per slot, rebound to the device
+// storage when leased and unbound (device memory released) when the lease ends. While bound it
+// holds the device storage like cpu_alias does. If anything still holds the pair when the lease
+// ends (a CPU kernel kept it), the pair is left to its holders and the slot starts a new one;
+// a slot already leased (re-entry) gives a plain cpu_alias.
+class LeasedAlias {
+ public:
+  LeasedAlias(const at::Tensor& device_tensor, int slot);
+  ~LeasedAlias();
+  LeasedAlias(const LeasedAlias&) = delete;
+  LeasedAlias& operator=(const LeasedAlias&) = delete;
+  const at::Tensor& get() const { return alias_; }
+
+ private:
+  at::Tensor alias_;
+  int slot_ = -1;  // -1: not pooled
+};
+
 // A device tensor with the metadata of `like` over `storage` (a device storage).
 at::Tensor device_view(const at::Tensor& like, c10::Storage storage);
 

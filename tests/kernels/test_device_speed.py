@@ -213,3 +213,64 @@ def test_unboxed_kernels_keep_the_fallbacks_errors():
     out = torch.ops.aten.threshold_backward(t, torch.tensor(1.0), 0.0)
     assert out.device.type == DEV
     torch.testing.assert_close(out.cpu(), t.cpu())
+
+
+def test_leased_operand_aliases_hold_no_device_memory_between_calls():
+    """fast.cpp reuses one CPU alias per operand slot and thread instead of allocating two per
+    call; between calls it holds nothing, so an operand's memory goes with its last tensor."""
+    base = _allocated()
+    a, b = torch.randn(512, 512, device=DEV), torch.randn(512, 512, device=DEV)
+    c, r = a + b, torch.relu(a)
+    a.mul_(b)
+    del a, b
+    assert _allocated() == base + c.untyped_storage().nbytes() + r.untyped_storage().nbytes()
+    del c, r
+    assert _allocated() == base
+
+
+def _operand_cases():
+    g = torch.Generator().manual_seed(0)
+    m = torch.randn(6, 8, generator=g)
+    yield m, torch.randn(6, 8, generator=g)  # contiguous
+    yield m.t(), torch.randn(8, 6, generator=g)  # strided
+    yield m[2:, 3:], torch.randn(4, 5, generator=g)[:, :]  # storage offsets
+    yield m, torch.randn(8, generator=g)  # broadcast (stride 0)
+    yield m.to(torch.bfloat16), torch.randn(6, 8, generator=g).to(torch.bfloat16)
+    yield torch.arange(12).reshape(3, 4), torch.arange(4)  # int64
+    yield torch.randn(6, 8, generator=g), torch.tensor(2.5)  # 0-dim cpu scalar operand
+    yield torch.tensor(1.5), torch.randn(3, generator=g)  # 0-dim device operand
+    yield torch.empty(0, 4), torch.empty(0, 4)
+    yield m, m[0]  # one storage behind both operands
+
+
+def _same_operands(x, y, device):
+    """x and y on `device`, y a view of x where it was one on the CPU; 0-dim cpu y stays cpu."""
+    xd = x.clone().to(device)
+    if y._base is x or (y._base is not None and y._base is x._base):
+        return xd, xd[0]
+    return xd, (y if y.dim() == 0 else y.to(device))
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "add_", "mul_"])
+def test_leased_operand_aliases_follow_each_calls_operands(op):
+    """One call after another with new dtypes, shapes, strides and offsets: every result is CPU's
+    (the reused alias takes each operand's metadata), in-place ops write the device memory, and
+    what CPU refuses (an in-place op whose operands overlap) trn refuses with CPU's error."""
+    for x, y in _operand_cases():
+        if op == "div" and not x.is_floating_point():
+            x = x.float()
+        xc, yc = _same_operands(x, y, "cpu")
+        xd, yd = _same_operands(x, y, DEV)
+        try:
+            ref = getattr(xc, op)(yc)
+        except RuntimeError as err:
+            with pytest.raises(RuntimeError) as on_trn:
+                getattr(xd, op)(yd)
+            assert str(on_trn.value) == str(err)
+            continue
+        out = getattr(xd, op)(yd)
+        assert out.device.type == DEV and out.dtype == ref.dtype
+        torch.testing.assert_close(out.cpu(), ref, equal_nan=True)  # 0/0 in the int case
+        if op.endswith("_"):
+            assert out.data_ptr() == xd.data_ptr()
+            torch.testing.assert_close(xd.cpu(), xc, equal_nan=True)
