@@ -13,6 +13,7 @@
 #include <string>
 #include <memory>
 #include <unordered_set>
+#include <vector>
 
 #include <unistd.h>
 
@@ -144,10 +145,8 @@ void book(Booked* b) {
     auto& s = g_state[d];
     std::lock_guard<std::mutex> lock(s.mu);
     check_capacity_locked(s, d, n);
-    for (auto* st : {&s.stats.allocation, &s.stats.segment, &s.stats.active}) (*st)[kAgg].increase(1);
-    for (auto* st : {&s.stats.allocated_bytes, &s.stats.reserved_bytes, &s.stats.active_bytes,
-                     &s.stats.requested_bytes})
-      (*st)[kAgg].increase(n);
+    s.stats.allocation[kAgg].increase(1);  // the other counts are copies (see stats_of)
+    s.stats.allocated_bytes[kAgg].increase(n);
     s.stats.num_device_alloc++;
     if (p) {
       b->prev = &s.live;
@@ -166,10 +165,8 @@ void unbook(Booked* b) {
   if (p && memory_history_on()) record_memory_event(d, p, n, false);  // memory_trace.cpp
   auto& s = g_state[d];
   std::lock_guard<std::mutex> lock(s.mu);
-  for (auto* st : {&s.stats.allocation, &s.stats.segment, &s.stats.active}) (*st)[kAgg].decrease(1);
-  for (auto* st : {&s.stats.allocated_bytes, &s.stats.reserved_bytes, &s.stats.active_bytes,
-                   &s.stats.requested_bytes})
-    (*st)[kAgg].decrease(n);
+  s.stats.allocation[kAgg].decrease(1);
+  s.stats.allocated_bytes[kAgg].decrease(n);
   s.stats.num_device_free++;
   if (b->prev) {
     b->prev->next = b->next;
@@ -228,7 +225,7 @@ c10::DataPtr allocate_on(c10::DeviceIndex d, size_t n) {
     c10::free_cpu(p);
     throw;
   }
-  return {p, owned, &free_owned, c10::Device(c10::DeviceType::PrivateUse1, d)};
+  return {p, owned, &free_owned, trn_device(d)};
 }
 
 // One instance per device so that a storage's allocator (used by resize) keeps its device.
@@ -248,14 +245,17 @@ struct DeviceAllocator final : public c10::DeviceAllocator {
   DeviceStats getDeviceStats(c10::DeviceIndex d) override {
     auto& s = g_state[resolve(d)];
     std::lock_guard<std::mutex> lock(s.mu);
-    return s.stats;
+    // Nothing is cached, split or rounded: every allocation is its own segment, active while
+    // allocated, and reserves exactly the bytes requested. Only two counts are kept.
+    auto stats = s.stats;
+    stats.segment = stats.active = stats.allocation;
+    stats.reserved_bytes = stats.active_bytes = stats.requested_bytes = stats.allocated_bytes;
+    return stats;
   }
   void resetAccumulatedStats(c10::DeviceIndex d) override {
     auto& s = g_state[resolve(d)];
     std::lock_guard<std::mutex> lock(s.mu);
-    for (auto* st : {&s.stats.allocation, &s.stats.segment, &s.stats.active,
-                     &s.stats.allocated_bytes, &s.stats.reserved_bytes, &s.stats.active_bytes,
-                     &s.stats.requested_bytes})
+    for (auto* st : {&s.stats.allocation, &s.stats.allocated_bytes})
       for (auto& x : *st) x.reset_accumulated();
     s.stats.num_alloc_retries = s.stats.num_ooms = 0;
     s.stats.num_device_alloc = s.stats.num_device_free = 0;
@@ -263,9 +263,7 @@ struct DeviceAllocator final : public c10::DeviceAllocator {
   void resetPeakStats(c10::DeviceIndex d) override {
     auto& s = g_state[resolve(d)];
     std::lock_guard<std::mutex> lock(s.mu);
-    for (auto* st : {&s.stats.allocation, &s.stats.segment, &s.stats.active,
-                     &s.stats.allocated_bytes, &s.stats.reserved_bytes, &s.stats.active_bytes,
-                     &s.stats.requested_bytes})
+    for (auto* st : {&s.stats.allocation, &s.stats.allocated_bytes})
       for (auto& x : *st) x.reset_peak();
   }
   std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex d) override {
@@ -313,12 +311,22 @@ PinnedAllocator g_pinned_allocator;
 
 c10::Allocator* device_allocator(c10::DeviceIndex index) { return &g_per_device[resolve(index)]; }
 
+const c10::Device& trn_device(c10::DeviceIndex index) {
+  static const std::vector<c10::Device> devices = [] {  // built once: Device() validates
+    std::vector<c10::Device> v;
+    for (int i = 0; i < kMaxDevices; ++i)
+      v.emplace_back(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(i));
+    return v;
+  }();
+  return devices[index];
+}
+
 c10::DataPtr adopt(c10::Storage cpu_storage, c10::DeviceIndex d) {
   void* p = cpu_storage.mutable_data();
   auto a = std::make_unique<Adopted>(p, cpu_storage.nbytes(), d);
   book(a.get());
   a->cpu = std::move(cpu_storage);
-  return {p, a.release(), &free_adopted, c10::Device(c10::DeviceType::PrivateUse1, d)};
+  return {p, a.release(), &free_adopted, trn_device(d)};
 }
 
 c10::DataPtr adopt_ptr(c10::DataPtr& cpu, size_t n, c10::DeviceIndex d) {
@@ -326,7 +334,7 @@ c10::DataPtr adopt_ptr(c10::DataPtr& cpu, size_t n, c10::DeviceIndex d) {
   auto a = std::make_unique<AdoptedPtr>(p, n, d);
   book(a.get());  // may throw OutOfMemoryError; `cpu` is untouched then
   a->cpu = std::move(cpu);
-  return {p, a.release(), &free_adopted_ptr, c10::Device(c10::DeviceType::PrivateUse1, d)};
+  return {p, a.release(), &free_adopted_ptr, trn_device(d)};
 }
 
 bool device_of_ptr(const void* ptr, c10::DeviceIndex* out) {

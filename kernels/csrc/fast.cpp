@@ -161,7 +161,7 @@ bool adopt_in_place(const at::Tensor& out, c10::DeviceIndex device) {
   s->set_data_ptr_noswap(std::move(dev));
   s->set_allocator(device_allocator(device));  // a later resize allocates on the device
   impl->set_storage_keep_dtype(impl->unsafe_storage());  // refreshes the TensorImpl's device
-  impl->_change_backend_component_keys(c10::Device(c10::DeviceType::PrivateUse1, device));
+  impl->_change_backend_component_keys(trn_device(device));
   return true;
 }
 

@@ -182,12 +182,13 @@ struct LeaseSlot {
 };
 thread_local LeaseSlot g_lease_slots[kLeaseSlots];
 
+// Whether a CPU kernel kept the alias (or its storage; weak references to a storage only a
+// leased alias ever held are not looked for).
 bool held_elsewhere(const c10::intrusive_ptr<c10::TensorImpl>& impl) {
-  const auto& s = impl->unsafe_storage();
-  // a weak reference counts 1 while strong ones exist, and the probe adds one
-  return impl.use_count() != 1 || impl.weak_use_count() != 1 || s.use_count() != 1 ||
-         s.getWeakStorageImpl().weak_use_count() != 2;
+  return impl.use_count() != 1 || impl.weak_use_count() != 1 ||
+         impl->unsafe_storage().use_count() != 1;
 }
+const c10::Device kCpuDevice(c10::DeviceType::CPU);
 } // namespace
 
 LeasedAlias::LeasedAlias(const at::Tensor& t, int slot) {
@@ -199,35 +200,38 @@ LeasedAlias::LeasedAlias(const at::Tensor& t, int slot) {
   }
   auto* device = t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl();
   if (!s.impl) {
-    auto storage = c10::Storage(c10::Storage::use_byte_size_t(), 0,
-                                c10::DataPtr(nullptr, c10::Device(c10::DeviceType::CPU)),
+    auto storage = c10::Storage(c10::Storage::use_byte_size_t(), 0, c10::DataPtr(nullptr, kCpuDevice),
                                 c10::GetCPUAllocator(), /*resizable=*/true);
     s.impl = c10::make_intrusive<c10::TensorImpl>(std::move(storage), kCpuKeys, t.dtype());
   }
   auto* impl = s.impl.get();
   auto* cpu = impl->unsafe_storage().unsafeGetStorageImpl();
   c10::raw::intrusive_ptr::incref(device);
-  cpu->set_data_ptr_noswap(c10::DataPtr(device->mutable_data(), device, &release_device_storage,
-                                        c10::Device(c10::DeviceType::CPU)));
+  cpu->set_data_ptr_noswap(
+      c10::DataPtr(device->mutable_data(), device, &release_device_storage, kCpuDevice));
   cpu->set_nbytes(device->nbytes());
   if (impl->dtype() != t.dtype()) impl->set_storage_and_dtype(impl->unsafe_storage(), t.dtype());
-  impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+  // a loop calls the same shapes again and again: keep the computed layout flags then
+  if (impl->sizes() == t.sizes() && impl->strides() == t.strides())
+    impl->set_storage_offset(t.storage_offset());
+  else
+    impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
   s.leased = true;
-  slot_ = slot;
+  slot_ = &s;
   alias_ = at::Tensor(s.impl);
 }
 
 LeasedAlias::~LeasedAlias() {
   alias_.reset();
-  if (slot_ < 0) return;
-  auto& s = g_lease_slots[slot_];
+  if (slot_ == nullptr) return;
+  auto& s = *static_cast<LeaseSlot*>(slot_);
   s.leased = false;
   if (held_elsewhere(s.impl)) {
     s.impl.reset();  // its holders keep it, and through it the device memory
     return;
   }
   auto* cpu = s.impl->unsafe_storage().unsafeGetStorageImpl();
-  cpu->set_data_ptr_noswap(c10::DataPtr(nullptr, c10::Device(c10::DeviceType::CPU)));
+  cpu->set_data_ptr_noswap(c10::DataPtr(nullptr, kCpuDevice));
   cpu->set_nbytes(0);
 }
 

@@ -42,7 +42,7 @@ class LeasedAlias {
 
  private:
   at::Tensor alias_;
-  int slot_ = -1;  // -1: not pooled
+  void* slot_ = nullptr;  // the thread's slot while pooled (nullptr: a plain cpu_alias)
 };
 
 // A device tensor with the metadata of `like` over `storage` (a device storage).

@@ -24,6 +24,8 @@ c10::DeviceIndex resolve(c10::DeviceIndex index);
 // ---- allocator.cpp (device memory with per-device stats, pinned host memory) ----
 // Device memory of one device; per-device so a storage's resize stays on its device.
 c10::Allocator* device_allocator(c10::DeviceIndex index);
+// c10::Device(PrivateUse1, index) without constructing (and validating) one per call.
+const c10::Device& trn_device(c10::DeviceIndex index);
 // Wraps memory the CPU kernel allocated as device memory of `index` without copying; the
 // bytes are accounted like an allocation and released with the last reference.
 c10::DataPtr adopt(c10::Storage cpu_storage, c10::DeviceIndex index);
