@@ -6,7 +6,8 @@
 //   fresh outputs     the CPU kernel's memory is adopted as device memory (no copy);
 //   generators        trn generators (or the device default) are swapped for their CPU engine;
 //   devices           mixed trn:i / trn:j or non-scalar cpu arguments raise like CUDA does; 0-dim
-//                     cpu tensors are scalar operands (also as on CUDA).
+//                     cpu tensors are scalar operands where CUDA takes them (ops without
+//                     torchgen's device check, kernels/trn/device_check.py) and refused elsewhere.
 // fast.cpp has unboxed versions of this path for the hottest elementwise ops.
 #include "tensors.h"
 
@@ -15,6 +16,9 @@
 #include <torch/library.h>
 
 #include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace trn {
 
@@ -48,6 +52,22 @@ bool accepts_cpu_tensors(const c10::FunctionSchema& s) {
          n == "aten::_index_put_impl_";
 }
 
+// Ops whose CUDA kernel checks every positional and out tensor for one device, by
+// `name.overload` (set from Python), and the answer per schema once asked.
+std::mutex g_checked_mu;
+std::unordered_set<std::string> g_checked_names;
+std::unordered_map<const c10::FunctionSchema*, bool> g_checked_cache;
+
+bool device_checked(const c10::FunctionSchema& s) {
+  std::lock_guard<std::mutex> lock(g_checked_mu);
+  auto it = g_checked_cache.find(&s);
+  if (it != g_checked_cache.end()) return it->second;
+  auto name = s.name().substr(6) + (s.overload_name().empty() ? "" : "." + s.overload_name());
+  bool checked = s.name().rfind("aten::", 0) == 0 && g_checked_names.count(name) > 0;
+  g_checked_cache.emplace(&s, checked);
+  return checked;
+}
+
 [[noreturn]] void mixed(const c10::FunctionSchema& s, const std::string& a, const std::string& b) {
   TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two "
                      "devices, ", a, " and ", b, "! (when running ", s.operator_name(), " on trn)");
@@ -78,11 +98,13 @@ struct Call {
     return storages.size() - 1;
   }
 
-  at::Tensor to_cpu(const at::Tensor& t) {
+  // `checked`: the argument is one CUDA's device check looks at (positional or out=), so a
+  // 0-dim cpu tensor there is a scalar operand only if the op has no device check.
+  at::Tensor to_cpu(const at::Tensor& t, bool checked) {
     if (!t.defined()) return t;
     if (!is_trn(t)) {
       if (t.is_cpu()) {
-        if (t.dim() != 0) saw_cpu = true;
+        if (t.dim() != 0 || (checked && device_checked(schema))) saw_cpu = true;
         else cpu_scalars.push_back(t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl());
       }
       return t;
@@ -189,6 +211,8 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
   for (size_t i = 0; i < args.size(); ++i) {
     IValue& v = (*stack)[base + i];
+    const bool checked = !args[i].kwarg_only() || (args[i].alias_info() != nullptr &&
+                                                   args[i].alias_info()->isWrite());
     if (v.isTensor()) {
       // A cpu tensor the op writes (out=, in-place self) is never a scalar operand: CUDA refuses
       // a cpu 0-dim output next to device inputs ("Expected all tensors to be on the same
@@ -196,18 +220,19 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       const auto* alias = args[i].alias_info();
       if (alias != nullptr && alias->isWrite() && v.toTensor().defined() && v.toTensor().is_cpu())
         call.saw_cpu = true;
-      v = call.to_cpu(v.toTensor());
+      v = call.to_cpu(v.toTensor(), checked);
     } else if (v.isTensorList()) {
       auto in = v.toTensorList();
       c10::List<at::Tensor> out;
       out.reserve(in.size());
-      for (const at::Tensor& t : in) out.push_back(call.to_cpu(t));
+      for (const at::Tensor& t : in) out.push_back(call.to_cpu(t, checked));
       v = out;
     } else if (v.isList()) {  // Tensor?[] (indices) and other generic lists
       auto in = v.toList();
       c10::impl::GenericList out(in.elementType());
       out.reserve(in.size());
-      for (const IValue& e : in) out.push_back(e.isTensor() ? IValue(call.to_cpu(e.toTensor())) : e);
+      for (const IValue& e : in)
+        out.push_back(e.isTensor() ? IValue(call.to_cpu(e.toTensor(), checked)) : e);
       v = out;
     } else if (v.isDevice()) {
       auto d = v.toDevice();
@@ -277,6 +302,12 @@ int64_t claim_composite_ops() {
     }
   });
   return g_claimed;
+}
+
+void set_device_checked_ops(const std::vector<std::string>& names) {
+  std::lock_guard<std::mutex> lock(g_checked_mu);
+  g_checked_names = std::unordered_set<std::string>(names.begin(), names.end());
+  g_checked_cache.clear();
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {

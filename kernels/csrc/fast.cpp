@@ -39,17 +39,39 @@ c10::StorageImpl* storage_of(const at::Tensor& t) {
   return t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl();
 }
 
+// Whether CUDA takes a 0-dim cpu tensor beside device tensors for Op: `device_check: NoCheck` in
+// native_functions.yaml (the arithmetic ops) or not (the structured *_backward ops, which then
+// go to the fallback to be refused). test_device_speed checks these against the yaml.
+template <class Op>
+constexpr bool kScalarOperand = false;
+template <>
+constexpr bool kScalarOperand<at::_ops::add_Tensor> = true;
+template <>
+constexpr bool kScalarOperand<at::_ops::add__Tensor> = true;
+template <>
+constexpr bool kScalarOperand<at::_ops::sub_Tensor> = true;
+template <>
+constexpr bool kScalarOperand<at::_ops::sub__Tensor> = true;
+template <>
+constexpr bool kScalarOperand<at::_ops::mul_Tensor> = true;
+template <>
+constexpr bool kScalarOperand<at::_ops::mul__Tensor> = true;
+template <>
+constexpr bool kScalarOperand<at::_ops::div_Tensor> = true;
+template <>
+constexpr bool kScalarOperand<at::_ops::div__Tensor> = true;
+
 // CPU operands of a binary op: trn tensors on one device become aliases (leased ones, which
 // cost no allocation; one shared alias storage when the two share a device storage, so the CPU
-// kernel's overlap checks see it); 0-dim cpu tensors pass as they are, as CUDA allows. `ok` is
-// false for anything else. Leases are declared first so that they end last.
+// kernel's overlap checks see it); 0-dim cpu tensors pass as they are where CUDA takes them
+// (`scalar_ok`). `ok` is false for anything else. Leases are declared first so that they end last.
 struct Operands {
   std::optional<LeasedAlias> lease_a, lease_b;
   at::Tensor self, other;
   c10::DeviceIndex device = -1;
   bool ok = true;
 
-  Operands(const at::Tensor& a, const at::Tensor& b, bool self_on_device) {
+  Operands(const at::Tensor& a, const at::Tensor& b, bool self_on_device, bool scalar_ok) {
     bool ta = is_trn(a), tb = is_trn(b);
     if (ta && tb) {
       device = a.device().index();
@@ -63,11 +85,11 @@ struct Operands {
         self = lease_a.emplace(a, 0).get();
         other = lease_b.emplace(b, 1).get();
       }
-    } else if (ta && cpu_scalar(b)) {
+    } else if (ta && scalar_ok && cpu_scalar(b)) {
       device = a.device().index();
       self = lease_a.emplace(a, 0).get();
       other = b;
-    } else if (tb && cpu_scalar(a) && !self_on_device) {
+    } else if (tb && scalar_ok && cpu_scalar(a) && !self_on_device) {
       device = b.device().index();
       self = a;
       other = lease_b.emplace(b, 1).get();
@@ -100,7 +122,7 @@ torch::jit::Stack boxed_fallback(Args&&... args) {
 // op(self, other, extra...) -> fresh tensor
 template <class Op, class... Extra>
 at::Tensor functional(const at::Tensor& self, const at::Tensor& other, Extra... extra) {
-  Operands o(self, other, /*self_on_device=*/false);
+  Operands o(self, other, /*self_on_device=*/false, kScalarOperand<Op>);
   if (!o.ok) return boxed_fallback<Op>(self, other, extra...)[0].toTensor();
   return adopt_output(Op::redispatch(kCpuKeys, o.self, o.other, extra...), o.device, Op::name);
 }
@@ -121,7 +143,7 @@ at::Tensor unary(const at::Tensor& self, Extra... extra) {
 // op_(self, other, extra...) -> self, written in place on the device
 template <class Op, class... Extra>
 at::Tensor& inplace(at::Tensor& self, const at::Tensor& other, Extra... extra) {
-  Operands o(self, other, /*self_on_device=*/true);
+  Operands o(self, other, /*self_on_device=*/true, kScalarOperand<Op>);
   if (!o.ok) {
     boxed_fallback<Op>(self, other, extra...);
     return self;

@@ -31,6 +31,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   });
   m.def("capacity", [](int i) { return trn::capacity(static_cast<c10::DeviceIndex>(i)); });
   m.def("claim_composite_ops", &trn::claim_composite_ops);
+  m.def("set_device_checked_ops", &trn::set_device_checked_ops);
   m.def("set_dtype_policy", [](const std::vector<at::ScalarType>& dtypes,
                                const std::vector<at::ScalarType>& fallbacks,
                                const std::vector<std::string>& messages, bool strict) {

@@ -4,6 +4,9 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/stack.h>
 
+#include <string>
+#include <vector>
+
 namespace c10 {
 class OperatorHandle;
 }
@@ -60,6 +63,10 @@ bool adopt_in_place(const at::Tensor& out, c10::DeviceIndex device);
 
 // The boxed fallback (fallback.cpp): runs `op`'s CPU kernel on CPU aliases of the trn arguments.
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
+// The aten ops (`name.overload`) whose CUDA kernels check that all positional and out tensors
+// are on one device (kernels/trn/device_check.py): the fallback refuses 0-dim cpu tensors there.
+void set_device_checked_ops(const std::vector<std::string>& names);
 
 // Registers the boxed fallback for every aten op whose PrivateUse1 slot would otherwise be
 // filled by a CompositeExplicitAutograd(NonFunctional) kernel although CPU has a real one.

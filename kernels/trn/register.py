@@ -43,6 +43,9 @@ def register() -> str:
     core = _core.native()
     core.set_device_count(devices)
     core.claim_composite_ops()
+    from . import device_check
+
+    device_check.install(core)  # which ops refuse 0-dim cpu tensors, as CUDA's kernels do
     if current == "privateuseone":
         torch.utils.rename_privateuse1_backend(name)
     from . import device_module

@@ -209,10 +209,44 @@ def test_unboxed_kernels_keep_the_fallbacks_errors():
     if torch.trn.device_count() > 1:
         with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
             torch.ops.aten.sigmoid_backward(t, torch.randn(3, device=f"{DEV}:1"))
-    # a 0-dim cpu tensor is a scalar operand, as on CUDA
-    out = torch.ops.aten.threshold_backward(t, torch.tensor(1.0), 0.0)
-    assert out.device.type == DEV
-    torch.testing.assert_close(out.cpu(), t.cpu())
+    # a 0-dim cpu tensor is a scalar operand where CUDA takes one (add & co, `NoCheck`), and
+    # refused where CUDA's generated device check refuses it (the structured *_backward ops)
+    torch.testing.assert_close((t * torch.tensor(2.0)).cpu(), t.cpu() * 2)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        torch.ops.aten.threshold_backward(t, torch.tensor(1.0), 0.0)
+
+
+FAST_BINARY = {  # fast.cpp's unboxed binary kernels, by the aten name the yaml lists
+    "add.Tensor": lambda a, b: torch.ops.aten.add.Tensor(a, b),
+    "add_.Tensor": lambda a, b: torch.ops.aten.add_.Tensor(a, b),
+    "sub.Tensor": lambda a, b: torch.ops.aten.sub.Tensor(a, b),
+    "sub_.Tensor": lambda a, b: torch.ops.aten.sub_.Tensor(a, b),
+    "mul.Tensor": lambda a, b: torch.ops.aten.mul.Tensor(a, b),
+    "mul_.Tensor": lambda a, b: torch.ops.aten.mul_.Tensor(a, b),
+    "div.Tensor": lambda a, b: torch.ops.aten.div.Tensor(a, b),
+    "div_.Tensor": lambda a, b: torch.ops.aten.div_.Tensor(a, b),
+    "threshold_backward": lambda a, b: torch.ops.aten.threshold_backward(a, b, 0.0),
+    "sigmoid_backward": lambda a, b: torch.ops.aten.sigmoid_backward(a, b),
+    "tanh_backward": lambda a, b: torch.ops.aten.tanh_backward(a, b),
+    "silu_backward": lambda a, b: torch.ops.aten.silu_backward(a, b),
+    "gelu_backward": lambda a, b: torch.ops.aten.gelu_backward(a, b),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAST_BINARY))
+def test_unboxed_binary_kernels_take_cpu_scalars_exactly_where_cuda_does(name):
+    """fast.cpp decides at compile time which ops take a 0-dim cpu operand; the decision must be
+    the one torchgen's device check makes for CUDA, read from the installed torch's yaml."""
+    from kernels.trn import device_check
+
+    refused_on_cuda = name in set(device_check.checked_ops())
+    t = torch.randn(4, device=DEV)
+    if refused_on_cuda:
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            FAST_BINARY[name](t, torch.tensor(0.5))
+    else:
+        out = FAST_BINARY[name](t, torch.tensor(0.5))
+        assert out.device.type == DEV
 
 
 def test_leased_operand_aliases_hold_no_device_memory_between_calls():

@@ -162,3 +162,88 @@ def test_a_cpu_output_next_to_trn_inputs_is_a_device_mismatch_even_0_dim():
     # cpu 0-dim inputs stay scalar operands, as on CUDA
     assert (a + torch.tensor(2.0)).device.type == "trn"
     assert torch.where(a > 0, a, torch.tensor(0.0)).device.type == "trn"
+
+
+def test_cuda_device_checked_ops_come_from_the_installed_yaml():
+    """The ops whose CUDA kernels check devices (torchgen's `check_and_update_common_device`),
+    derived from torch's own native_functions.yaml: its own CUDA kernel or its structured
+    delegate's, minus `device_check: NoCheck`."""
+    from kernels.trn import device_check
+
+    names = set(device_check.checked_ops())
+    for checked in (
+        "index_select",
+        "clamp.Tensor",
+        "searchsorted.Tensor",
+        "threshold_backward",
+        "take",
+        "gather",
+    ):
+        assert checked in names, checked
+    for free in (
+        "add.Tensor",
+        "mul.Tensor",
+        "where.self",
+        "lerp.Tensor",
+        "index.Tensor",
+        "copy_",
+        "stack",
+    ):
+        assert free not in names, free
+    entries = [
+        {"func": "a(Tensor self) -> Tensor", "dispatch": {"CPU, CUDA": "a_impl"}},
+        {"func": "b(Tensor self) -> Tensor", "device_check": "NoCheck", "dispatch": {"CUDA": "b"}},
+        {"func": "c(Tensor self) -> Tensor", "dispatch": {"CompositeExplicitAutograd": "c"}},
+        {"func": "d.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", "dispatch": {"CUDA": "d"}},
+        {"func": "d(Tensor self) -> Tensor", "structured_delegate": "d.out"},
+        {"func": "e(Tensor self) -> Tensor", "dispatch": {"SparseCUDA": "e"}},
+    ]
+    assert device_check.derive(entries) == ["a", "d", "d.out"]
+
+
+def test_cpu_0_dim_operands_are_refused_where_cudas_device_check_refuses_them():
+    """A 0-dim cpu tensor beside trn tensors: a scalar operand for ops CUDA takes it in, the
+    device-mismatch error for ops whose CUDA kernel checks devices (it was accepted on trn)."""
+    import pytest
+
+    a = torch.randn(5, 4, device="trn")
+    refused = (
+        lambda: a.index_select(0, torch.tensor(1)),
+        lambda: torch.clamp(a, min=torch.tensor(0.0)),
+        lambda: torch.searchsorted(a[0].sort().values, torch.tensor(0.5)),
+        lambda: torch.take(a, torch.tensor(3)),
+    )
+    for call in refused:
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            call()
+    c = a.cpu()
+    taken = (  # (trn call, cpu reference)
+        (
+            lambda: torch.lerp(a, a * 2, torch.tensor(0.5)),
+            lambda: torch.lerp(c, c * 2, torch.tensor(0.5)),
+        ),
+        (lambda: a[torch.tensor([0, 2])], lambda: c[torch.tensor([0, 2])]),
+        (
+            lambda: a.index_select(0, torch.tensor([1]).to("trn")),
+            lambda: c.index_select(0, torch.tensor([1])),
+        ),
+        (
+            lambda: a.masked_fill(a > 0, torch.tensor(1.0)),
+            lambda: c.masked_fill(c > 0, torch.tensor(1.0)),
+        ),
+    )
+    for on_trn, on_cpu in taken:
+        out = on_trn()
+        assert out.device.type == "trn"
+        torch.testing.assert_close(out.cpu(), on_cpu())
+
+
+def test_cuda_device_checked_list_is_cached_per_torch_build(tmp_path, monkeypatch):
+    from kernels.trn import device_check
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first = device_check.checked_ops()
+    (cache,) = (tmp_path / "hwneutral").glob("cuda-device-checked-*.txt")
+    assert cache.read_text().split() == first
+    cache.write_text("only_this\n")  # read back as it is: no second parse
+    assert device_check.checked_ops() == ["only_this"]
