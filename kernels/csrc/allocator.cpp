@@ -12,7 +12,7 @@
 #include <mutex>
 #include <string>
 #include <memory>
-#include <unordered_set>
+#include <map>
 #include <vector>
 
 #include <unistd.h>
@@ -284,13 +284,14 @@ struct Registrar {
   }
 } g_registrar;
 
-// ---- pinned host memory: ordinary host memory, remembered so is_pinned() can answer ----
+// ---- pinned host memory: ordinary host memory, remembered (base -> bytes) so is_pinned() can
+// answer for any pointer into it (a slice of a pinned storage is pinned, as on CUDA) ----
 std::mutex g_pinned_mu;
-std::unordered_set<const void*> g_pinned;
+std::map<const char*, size_t> g_pinned;
 void free_pinned(void* p) {
   {
     std::lock_guard<std::mutex> lock(g_pinned_mu);
-    g_pinned.erase(p);
+    g_pinned.erase(static_cast<const char*>(p));
   }
   c10::free_cpu(p);
 }
@@ -299,7 +300,7 @@ struct PinnedAllocator final : public c10::Allocator {
     void* p = n ? c10::alloc_cpu(n) : nullptr;
     if (p) {
       std::lock_guard<std::mutex> lock(g_pinned_mu);
-      g_pinned.insert(p);
+      g_pinned.emplace(static_cast<const char*>(p), n);
     }
     return {p, p, &free_pinned, c10::Device(c10::DeviceType::CPU)};
   }
@@ -355,8 +356,12 @@ bool device_of_ptr(const void* ptr, c10::DeviceIndex* out) {
 c10::Allocator* pinned_allocator() { return &g_pinned_allocator; }
 
 bool is_pinned(const void* ptr) {
+  auto p = static_cast<const char*>(ptr);
   std::lock_guard<std::mutex> lock(g_pinned_mu);
-  return g_pinned.count(ptr) > 0;
+  auto it = g_pinned.upper_bound(p);  // the first block starting after p
+  if (it == g_pinned.begin()) return false;
+  --it;
+  return p < it->first + std::max<size_t>(it->second, 1);
 }
 
 void set_capacity(c10::DeviceIndex index, int64_t bytes) {

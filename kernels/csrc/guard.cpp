@@ -86,12 +86,12 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
     if (d.index() >= 0 && d.index() < device_count()) tl_device = d.index();
   }
   c10::DeviceIndex deviceCount() const noexcept override { return device_count(); }
-  // torch.accelerator.get_device_capability: every dtype the dtype policy accepts; no quantized
-  // dtypes (trn has no QuantizedPrivateUse1 kernels).
+  // torch.accelerator.get_device_capability: every dtype the dtype policy accepts, quantized
+  // ones included (quantized trn tensors run QuantizedCPU's kernels, ops.cpp/fallback.cpp).
   c10::DeviceCapability getDeviceCapability(c10::Device) const override {
     c10::DeviceCapability cap;
-#define TRN_DROP_UNSUPPORTED(_, n)                                                  \
-  if (c10::isQIntType(c10::ScalarType::n) || !dtype_supported(c10::ScalarType::n)) \
+#define TRN_DROP_UNSUPPORTED(_, n)                \
+  if (!dtype_supported(c10::ScalarType::n)) \
     cap.capability_data.supported_scalar_types.has_##n = false;
     AT_FORALL_SCALAR_TYPES_WITH_COMPLEX_AND_QINTS(TRN_DROP_UNSUPPORTED)
 #undef TRN_DROP_UNSUPPORTED

@@ -20,6 +20,9 @@
 #include <kineto/IActivityProfiler.h>
 #include <kineto/TraceSpan.h>
 #include <kineto/output_base.h>
+#include <torch/csrc/profiler/stubs/base.h>
+
+#include "trn.h"
 
 #include <atomic>
 #include <functional>
@@ -236,8 +239,43 @@ class ActivityProfiler final : public libkineto::IActivityProfiler {
   std::set<libkineto::ActivityType> activities_{libkineto::ActivityType::CONCURRENT_KERNEL};
 };
 
+// The autograd profiler's per-device hooks (`torch.autograd.profiler.profile(use_device="trn")`,
+// KINETO_PRIVATEUSE1(_FALLBACK)): without them every op warns "PrivateUse1 used in profiler but
+// not enabled" and device times come out as garbage. trn kernels run synchronously on the host,
+// so an event is a host timestamp and elapsed() is the host time between two (in us, as CUDA's).
+struct Stubs final : torch::profiler::impl::ProfilerStubs {
+  void record(c10::DeviceIndex* device, torch::profiler::impl::ProfilerVoidEventStub* event,
+              int64_t* cpu_ns) const override {
+    if (device) *device = trn::current_device();
+    auto ns = std::make_shared<int64_t>(c10::getTime());
+    if (cpu_ns) *cpu_ns = *ns;
+    *event = ns;
+  }
+  float elapsed(const torch::profiler::impl::ProfilerVoidEventStub* a,
+                const torch::profiler::impl::ProfilerVoidEventStub* b) const override {
+    auto start = *static_cast<const int64_t*>(a->get());
+    auto end = *static_cast<const int64_t*>(b->get());
+    return static_cast<float>(end - start) / 1000.0f;
+  }
+  void mark(const char*) const override {}
+  void rangePush(const char*) const override {}
+  void rangePop() const override {}
+  bool enabled() const override { return true; }
+  void onEachDevice(std::function<void(int)> op) const override {
+    auto previous = trn::current_device();
+    for (int i = 0; i < trn::device_count(); ++i) {
+      trn::set_current_device(static_cast<c10::DeviceIndex>(i));
+      op(i);
+    }
+    trn::set_current_device(previous);
+  }
+  void synchronize() const override {}  // nothing is ever in flight
+};
+const Stubs kStubs;
+
 struct Register {
   Register() {
+    torch::profiler::impl::registerPrivateUse1Methods(const_cast<Stubs*>(&kStubs));
     torch::profiler::impl::PrivateUse1ProfilerRegistry::instance().registerFactory(
         [] { return std::unique_ptr<libkineto::IActivityProfiler>(new ActivityProfiler()); });
   }

@@ -23,7 +23,12 @@ def test_accelerator_device_capability_lists_the_policy_dtypes():
 
     for dt in trainium.state().dtypes.unsupported:  # float64 & co on every preset
         assert dt not in dtypes
-    assert torch.float64 not in dtypes and torch.qint8 not in dtypes
+    assert torch.float64 not in dtypes
+    # quantized tensors live on trn (QuantizedPrivateUse1), as OpenReg's test_device_capability wants
+    assert {torch.qint8, torch.quint8, torch.qint32} <= dtypes
+    assert (
+        torch.quantize_per_tensor(torch.ones(2, device=DEV), 0.5, 0, torch.qint8).device.type == DEV
+    )
 
 
 def test_an_invalid_device_index_is_cuda_shaped():
@@ -99,6 +104,37 @@ def _roundtrip(obj, **load):
     torch.save(obj, buf)
     buf.seek(0)
     return torch.load(buf, **load)
+
+
+def test_tensors_sent_to_other_processes_keep_their_view():
+    """torch.multiprocessing's pickler sends a trn tensor by value, and a view arrives as the same
+    view over its whole storage (OpenReg test_ipc: `t[::2]` keeps stride 2), on the same device,
+    with requires_grad; quantized tensors keep their quantizer."""
+    import pickle
+    from multiprocessing.reduction import ForkingPickler
+
+    base = torch.arange(24.0, device=f"{DEV}:1").reshape(4, 6)
+    for t in (base, base[::2], base[1:, 2:], base.t(), base[0, 0], torch.empty(0, device=DEV)):
+        got = pickle.loads(ForkingPickler.dumps(t))
+        assert got.device == t.device
+        assert (got.size(), got.stride(), got.storage_offset()) == (
+            t.size(),
+            t.stride(),
+            t.storage_offset(),
+        )
+        assert torch.equal(got.cpu(), t.cpu())
+        if t.numel():  # by value: a storage of its own
+            assert got.untyped_storage().data_ptr() != t.untyped_storage().data_ptr()
+    p = torch.nn.Parameter(torch.randn(3, device=DEV))
+    got = pickle.loads(ForkingPickler.dumps(p))
+    assert got.requires_grad and got.is_leaf and torch.equal(got.detach().cpu(), p.detach().cpu())
+    q = torch.quantize_per_tensor(torch.randn(4, device=DEV), 0.1, 2, torch.quint8)
+    got = pickle.loads(ForkingPickler.dumps(q))
+    assert (
+        got.device.type == DEV
+        and got.q_scale() == 0.1
+        and torch.equal(got.int_repr().cpu(), q.int_repr().cpu())
+    )
 
 
 def test_serialization_keeps_the_device_and_honours_map_location():

@@ -142,6 +142,9 @@ def test_pin_memory_and_non_blocking_copies():
     back.copy_(y, non_blocking=True)
     torch.accelerator.synchronize()
     assert torch.equal(back, x)
+    # any pointer into pinned memory is pinned, as on CUDA: slices of the tensor and the storage
+    assert p[10:].is_pinned() and p.untyped_storage()[8:].is_pinned()
+    assert not torch.randn(64)[10:].is_pinned()
 
 
 def test_eight_devices_and_cross_device_copies():

@@ -81,3 +81,22 @@ def test_cpu_tensors_make_no_trn_kernels(trn, tmp_path):
     _, trace = _trace(tmp_path, step, [ProfilerActivity.CPU, ProfilerActivity.PrivateUse1])
     kernels = [e for e in trace["traceEvents"] if e.get("cat") == "kernel"]
     assert {e["name"] for e in kernels} == {"aten::add", "aten::sum"}, kernels
+
+
+@pytest.mark.parametrize("use_kineto", [True, False])
+def test_autograd_profiler_with_use_device_times_trn_ops_without_warnings(trn, use_kineto):
+    """`torch.autograd.profiler.profile(use_device="trn")` (OpenReg's test_profiler) asks torch's
+    PrivateUse1 profiler stubs for device events: registered, no op warns that PrivateUse1 is
+    not enabled, and every time is a real, non-negative duration (they were ~-2e16 us)."""
+    import warnings
+
+    a = torch.randn(32, 32, device=trn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with torch.autograd.profiler.profile(use_device=trn, use_kineto=use_kineto) as prof:
+            (a @ a).relu().sum()
+    events = prof.key_averages()
+    assert {"aten::mm", "aten::relu"} <= {e.key for e in events}
+    for e in events:
+        assert 0 <= e.cpu_time_total < 10_000_000, (e.key, e.cpu_time_total)
+        assert 0 <= e.self_cpu_time_total <= e.cpu_time_total + 1, e.key
