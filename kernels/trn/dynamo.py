@@ -72,5 +72,31 @@ class TrnInterface(DeviceInterface):
         return False
 
 
+# What the last `torch.compile(backend=<device name>)` ran: "inductor" or "aot_eager".
+compile_path: str | None = None
+
+
+def compile_backend(name: str):
+    """The compile backend named after the device (`torch.compile(backend="trn")`, as OpenReg
+    registers one under its name): AOTAutograd capture of forward and backward, run by Inductor
+    when Inductor has code generation for the device (kernels/trn/inductor.py), else by the eager
+    kernels (`aot_eager`)."""
+
+    def backend(gm, example_inputs):
+        global compile_path
+        import torch._inductor.compile_fx  # noqa: F401  (dynamo_hook registers trn's codegen)
+        from torch._dynamo.backends.registry import lookup_backend
+        from torch._inductor.codegen.common import get_scheduling_for_device
+
+        compile_path = "inductor" if get_scheduling_for_device(name) is not None else "aot_eager"
+        return lookup_backend(compile_path)(gm, example_inputs)
+
+    return backend
+
+
 def install(name: str) -> None:
     register_interface_for_device(name, TrnInterface)
+    from torch._dynamo.backends.registry import _BACKENDS, register_backend
+
+    if name not in _BACKENDS:
+        register_backend(name=name)(compile_backend(name))

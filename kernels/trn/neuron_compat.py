@@ -8,7 +8,7 @@ args...`` (sets both and runs the script unmodified). Then:
 - the c10d backend is ``neuron`` (kernels/trn/distributed.py), the default for the device;
 - ``torch.compile(backend="neuron")`` works: AOTAutograd capture of forward and backward, run by
   Inductor when Inductor has code generation registered for the device, else by the eager
-  kernels (``aot_eager``); which one is in :data:`COMPILE_PATH` after the first compile;
+  kernels (``aot_eager``); which one is in ``kernels.trn.dynamo.compile_path`` after a compile;
 - ``import torch_neuronx`` resolves to this emulator **only when the real package is not
   installed**: the finder (kernels/neuron.py) sits at the *end* of ``sys.meta_path``, so every ordinary finder
   (site-packages, PYTHONPATH) is asked first and a real torch-neuronx always wins.
@@ -17,21 +17,10 @@ args...`` (sets both and runs the script unmodified). Then:
 from __future__ import annotations
 
 NAME = "neuron"
-COMPILE_PATH: str | None = None
 
 
 def enabled(name: str) -> bool:
     return name == NAME
-
-
-def _compile_backend(gm, example_inputs):
-    """``torch.compile(backend="neuron")``: AOTAutograd, then Inductor if it knows the device."""
-    global COMPILE_PATH
-    from torch._dynamo.backends.registry import lookup_backend
-    from torch._inductor.codegen.common import get_scheduling_for_device
-
-    COMPILE_PATH = "inductor" if get_scheduling_for_device(NAME) is not None else "aot_eager"
-    return lookup_backend(COMPILE_PATH)(gm, example_inputs)
 
 
 def install(name: str) -> None:
@@ -41,7 +30,8 @@ def install(name: str) -> None:
     from kernels.neuron import install_finder
 
     install_finder()
-    from torch._dynamo.backends.registry import _BACKENDS, register_backend
+    # the device-named compile backend (kernels/trn/dynamo.py), registered now rather than when
+    # torch._dynamo is first imported: torch-neuronx code may look it up before compiling
+    from . import dynamo
 
-    if NAME not in _BACKENDS:
-        register_backend(name=NAME)(_compile_backend)
+    dynamo.install(NAME)

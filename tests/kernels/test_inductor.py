@@ -154,3 +154,23 @@ def test_compiled_attention_on_the_blocked_kernel_has_the_meta_strides(trn):
     y.pow(2).sum().backward()
     for a, b in zip(got, [y.detach()] + [t.grad for t in (q, k, v)]):
         torch.testing.assert_close(a, b)
+
+
+def test_a_compile_backend_named_after_the_device(trn):
+    """`torch.compile(backend="trn")`, as OpenReg registers a backend under its name: listed by
+    Dynamo, runs Inductor's trn code generation, equals eager, recompiles for a new shape."""
+    from torch._dynamo.backends.registry import list_backends
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    from kernels.trn import dynamo
+
+    assert trn in list_backends(exclude_tags=())
+    counter = CompileCounterWithBackend(trn)
+    fn = torch.compile(lambda x: torch.relu(x + 1) * 2, backend=counter, fullgraph=True)
+    for n in (4, 4, 7):
+        x = torch.randn(n, device=trn)
+        out = fn(x)
+        assert out.device.type == trn
+        torch.testing.assert_close(out.cpu(), torch.relu(x.cpu() + 1) * 2)
+    assert dynamo.compile_path == "inductor"
+    assert counter.frame_count == 2
