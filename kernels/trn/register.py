@@ -55,11 +55,12 @@ def register() -> str:
     torch.utils.generate_methods_for_privateuse1_backend(
         for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
     )
-    from . import attention, autocast, dynamo_hook, sharing, trainium, upstream_gaps
+    from . import attention, autocast, dynamo_hook, rnn, sharing, trainium, upstream_gaps
 
     trainium.install(core, name)
     autocast.install()
     attention.install()
+    rnn.install()
     sharing.install(name)
     dynamo_hook.install(name)
     upstream_gaps.install(name)
