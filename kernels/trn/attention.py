@@ -19,8 +19,9 @@ import math
 
 import torch
 
+from . import _core
+
 BLOCK = 128
-_lib: torch.library.Library | None = None
 
 
 def _bias(attn_bias, dtype):
@@ -194,9 +195,10 @@ def backward(grad_out, query, key, value, attn_bias, grad_input_mask, out, logsu
 
 def install() -> None:
     """Register the kernels for the PrivateUse1 key (idempotent)."""
-    global _lib
-    if _lib is not None:
-        return
-    _lib = torch.library.Library("aten", "IMPL")
-    _lib.impl("_scaled_dot_product_fused_attention_overrideable", forward, "PrivateUse1")
-    _lib.impl("_scaled_dot_product_fused_attention_overrideable_backward", backward, "PrivateUse1")
+    _core.python_kernels(
+        __name__,
+        {
+            "_scaled_dot_product_fused_attention_overrideable": forward,
+            "_scaled_dot_product_fused_attention_overrideable_backward": backward,
+        },
+    )

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import torch
 
-_lib: torch.library.Library | None = None
+from . import _core
+
 _HALF = (torch.bfloat16, torch.float16)
 
 
@@ -124,11 +125,12 @@ def gru_cell_backward(grad_hy, workspace, has_bias):
 
 def install() -> None:
     """Register the four fused-cell kernels for PrivateUse1; idempotent."""
-    global _lib
-    if _lib is not None:
-        return
-    _lib = torch.library.Library("aten", "IMPL")
-    _lib.impl("_thnn_fused_lstm_cell", lstm_cell, "PrivateUse1")
-    _lib.impl("_thnn_fused_lstm_cell_backward_impl", lstm_cell_backward_impl, "PrivateUse1")
-    _lib.impl("_thnn_fused_gru_cell", gru_cell, "PrivateUse1")
-    _lib.impl("_thnn_fused_gru_cell_backward", gru_cell_backward, "PrivateUse1")
+    _core.python_kernels(
+        __name__,
+        {
+            "_thnn_fused_lstm_cell": lstm_cell,
+            "_thnn_fused_lstm_cell_backward_impl": lstm_cell_backward_impl,
+            "_thnn_fused_gru_cell": gru_cell,
+            "_thnn_fused_gru_cell_backward": gru_cell_backward,
+        },
+    )
