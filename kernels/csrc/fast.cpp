@@ -27,6 +27,7 @@
 #include <torch/library.h>
 
 #include <optional>
+#include <type_traits>
 
 namespace trn {
 
@@ -43,23 +44,11 @@ c10::StorageImpl* storage_of(const at::Tensor& t) {
 // native_functions.yaml (the arithmetic ops) or not (the structured *_backward ops, which then
 // go to the fallback to be refused). test_device_speed checks these against the yaml.
 template <class Op>
-constexpr bool kScalarOperand = false;
-template <>
-constexpr bool kScalarOperand<at::_ops::add_Tensor> = true;
-template <>
-constexpr bool kScalarOperand<at::_ops::add__Tensor> = true;
-template <>
-constexpr bool kScalarOperand<at::_ops::sub_Tensor> = true;
-template <>
-constexpr bool kScalarOperand<at::_ops::sub__Tensor> = true;
-template <>
-constexpr bool kScalarOperand<at::_ops::mul_Tensor> = true;
-template <>
-constexpr bool kScalarOperand<at::_ops::mul__Tensor> = true;
-template <>
-constexpr bool kScalarOperand<at::_ops::div_Tensor> = true;
-template <>
-constexpr bool kScalarOperand<at::_ops::div__Tensor> = true;
+constexpr bool kScalarOperand =
+    std::is_same_v<Op, at::_ops::add_Tensor> || std::is_same_v<Op, at::_ops::add__Tensor> ||
+    std::is_same_v<Op, at::_ops::sub_Tensor> || std::is_same_v<Op, at::_ops::sub__Tensor> ||
+    std::is_same_v<Op, at::_ops::mul_Tensor> || std::is_same_v<Op, at::_ops::mul__Tensor> ||
+    std::is_same_v<Op, at::_ops::div_Tensor> || std::is_same_v<Op, at::_ops::div__Tensor>;
 
 // CPU operands of a binary op: trn tensors on one device become aliases (leased ones, which
 // cost no allocation; one shared alias storage when the two share a device storage, so the CPU

@@ -54,11 +54,15 @@ def source_hash() -> str:
     return h.hexdigest()[:16]
 
 
+def cache_root() -> Path:
+    """The device's cache folder: $XDG_CACHE_HOME/hwneutral, else ~/.cache/hwneutral."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hwneutral"
+
+
 def build_dir() -> Path:
     if os.environ.get("HN_TRN_BUILD_DIR"):
         return Path(os.environ["HN_TRN_BUILD_DIR"])
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return root / "hwneutral" / f"trn-{source_hash()}"
+    return cache_root() / f"trn-{source_hash()}"
 
 
 def _preflight() -> None:

@@ -47,9 +47,10 @@ def derive(entries: list[dict]) -> list[str]:
 
 
 def _cache_file() -> Path:
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    from .build import cache_root
+
     key = hashlib.sha256(f"{torch.__version__}\0{torch.version.git_version}".encode()).hexdigest()
-    return root / "hwneutral" / f"cuda-device-checked-{key[:16]}.txt"
+    return cache_root() / f"cuda-device-checked-{key[:16]}.txt"
 
 
 def checked_ops() -> list[str]:
