@@ -10,17 +10,6 @@ from __future__ import annotations
 import os
 
 from .amp import GradScaler, autocast, autocast_dtypes, preferred_dtype
-from .runtime import (
-    accelerator,
-    current_device_index,
-    device,
-    device_count,
-    device_module,
-    device_type,
-    is_available,
-    set_device_index,
-    synchronize,
-)
 from .distributed import distributed_backend
 from .errors import Unsupported
 from .graphs import capture, graph
@@ -44,6 +33,17 @@ from .properties import (
     supports_dtype,
 )
 from .rng import fork_rng, get_rng_state, manual_seed, manual_seed_all, set_rng_state
+from .runtime import (
+    accelerator,
+    current_device_index,
+    device,
+    device_count,
+    device_module,
+    device_type,
+    is_available,
+    set_device_index,
+    synchronize,
+)
 from .streams import Event, Stream, current_stream, stream
 
 __all__ = [

@@ -219,7 +219,8 @@ def main_scan(argv: list[str]) -> int:
 
 
 def main_diff(argv: list[str]) -> int:
-    from .diff import diff_reports, render as render_diff
+    from .diff import diff_reports
+    from .diff import render as render_diff
 
     args = diff_parser().parse_args(argv)
     _check_output(args.output)

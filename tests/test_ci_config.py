@@ -11,11 +11,11 @@ import shlex
 import subprocess
 import sys
 import sysconfig
-import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+import tomllib
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]

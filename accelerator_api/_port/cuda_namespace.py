@@ -20,9 +20,9 @@ from .. import amp as _amp
 from .. import graphs as _graphs
 from .. import memory, properties, rng, runtime, streams
 from ..errors import Unsupported
+from .dtypes import LEGACY_TYPES, check_dtype, port_autocast_args
 from .patcher import Patcher
 from .sites import RECORDER, from_torch, is_internal
-from .dtypes import LEGACY_TYPES, check_dtype, port_autocast_args
 from .target import Target, port_index
 
 # Names in torch.cuda that are not APIs (imports, typing, exceptions users catch): left alone.

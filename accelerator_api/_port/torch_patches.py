@@ -12,9 +12,9 @@ import sys
 
 import torch
 
+from .dtypes import check_dtype, legacy_dtype, port_autocast_args
 from .patcher import Patcher
 from .sites import RECORDER, is_internal
-from .dtypes import check_dtype, legacy_dtype, port_autocast_args
 from .target import Target, needs_port, port, port_index, show
 
 FACTORIES = (

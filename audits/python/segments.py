@@ -16,7 +16,6 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-
 # A top-level statement starts at column 0 with something that can begin a statement and is not a
 # continuation keyword; starts inside triple-quoted strings are dropped, decorators stay with
 # their definition. Any piece that does not parse on its own makes the caller parse the file.

@@ -3,8 +3,8 @@ RNG, properties and dtype policy, the surface torch expects of an accelerator de
 
 from __future__ import annotations
 
-from .dtypes import get_amp_supported_dtype, is_bf16_supported  # noqa: F401
 from . import memory  # noqa: F401  (torch.trn.memory._record_memory_history / _snapshot)
+from .dtypes import get_amp_supported_dtype, is_bf16_supported  # noqa: F401
 from .memory import (  # noqa: F401
     capacity,
     empty_cache,
@@ -18,7 +18,8 @@ from .memory import (  # noqa: F401
     reset_peak_memory_stats,
     set_capacity,
 )
-from .properties import DeviceProperties, get_device_properties as _props  # noqa: F401
+from .properties import DeviceProperties  # noqa: F401
+from .properties import get_device_properties as _props
 from .random import (  # noqa: F401
     default_generator,
     get_offset,
@@ -29,9 +30,9 @@ from .random import (  # noqa: F401
     manual_seed_all,
     seed,
     seed_all,
+    set_offset,
     set_rng_state,
     set_rng_state_all,
-    set_offset,
 )
 from .runtime import (  # noqa: F401
     Event,

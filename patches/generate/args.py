@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from audits.model import Report
-
 from patches.common.cli import UsageError, input_dir, input_file, output_dir, parse_devices
 from patches.generate import audit_io
 

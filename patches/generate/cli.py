@@ -18,12 +18,11 @@ from collections import Counter
 from pathlib import Path
 
 from audits.catalog import CatalogError
-
+from patches.common import gitutil
 from patches.common.cli import ArgumentParser, UsageError, fail
 from patches.generate import audit_io
-from patches.generate.args import check_args
-from patches.common import gitutil
 from patches.generate import plan as planner
+from patches.generate.args import check_args
 from patches.generate.series import (
     DEFAULT_AUTHOR,
     check_author,

@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from audits.model import FileError, Finding, Report, Rule
-
 from patches.generate import message
-from patches.generate.linediff import opcodes
-from patches.generate.codemods.reexports import Importers
 from patches.generate.codemods import FixSpec, rewrite_steps
+from patches.generate.codemods.reexports import Importers
+from patches.generate.linediff import opcodes
 from patches.generate.series import FileChange, Patch
 from patches.generate.targets import together
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Iterable
 
 from audits.model import Rule
-
 from patches.generate.codemods import FixSpec
 from patches.generate.codemods.registry import claimed_by
 

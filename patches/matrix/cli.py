@@ -27,15 +27,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
-from patches.common.outcome import Outcome
 from patches.common.cli import ArgumentParser, UsageError, fail
-from patches.matrix.args import check_args
-from patches.matrix.grid import pivot
-from patches.matrix.html import render_html
+from patches.common.outcome import Outcome
+from patches.common.runner import boot_command, device_env, probe_all, run_logged, run_tests, tail
 from patches.common.shard import ShardError
 from patches.common.shard import parse as parse_shard
+from patches.matrix.args import check_args
 from patches.matrix.costs import cost_table
-from patches.common.runner import boot_command, device_env, probe_all, run_logged, run_tests, tail
+from patches.matrix.grid import pivot
+from patches.matrix.html import render_html
 
 SCHEMA = 1
 SMOKE_OPS = (

@@ -22,8 +22,8 @@ import torch
 from torch.testing._internal.common_methods_invocations import op_db
 
 from patches.common import shard
-from patches.matrix.costs import load_costs
 from patches.matrix.compare import declared_skips, first_line, op_id, refused, run_cell
+from patches.matrix.costs import load_costs
 
 __all__ = ["main", "op_id", "refused", "run_cell"]
 

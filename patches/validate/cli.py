@@ -25,15 +25,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from patches.validate import hunks as hunkcov
+from patches.common import runpool
 from patches.common.cli import ArgumentParser, UsageError, fail
-from patches.validate import selection
-from patches.validate.args import check_args
-from patches.validate import shadow
 from patches.common.gitutil import GitError, dirty_paths, git
 from patches.common.outcome import CHANGES, Comparison, Outcome, compare, generic_id
-from patches.common import runpool
 from patches.common.runner import RunResult, probe, run_tests
+from patches.validate import hunks as hunkcov
+from patches.validate import selection, shadow
+from patches.validate.args import check_args
 
 REPORT_SCHEMA = 1
 COPY_IGNORE = shutil.ignore_patterns(

@@ -7,7 +7,6 @@ import sys
 import pytest
 import torch
 import torch.nn as nn
-
 from aa_helpers import APPS, PLUGIN_MISSING, last_json, run_py
 from hn_skip import skip_environment
 

@@ -2,7 +2,7 @@ import pytest
 import yaml
 
 from audits.catalog import CATALOG_PATH, CatalogError, load, verify
-from audits.docs_gen import generate, OUT
+from audits.docs_gen import OUT, generate
 from audits.languages import BY_NAME, language_for, load_scanner
 
 

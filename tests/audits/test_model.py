@@ -1,4 +1,4 @@
-from audits.model import Finding, FileError, Report
+from audits.model import FileError, Finding, Report
 
 
 def _finding(line=3, source="torch.cuda.synchronize()"):

@@ -7,13 +7,12 @@ import ast
 from pathlib import Path
 
 import pytest
+from split_vs_whole import ANCHOR, large_token_files, scan_both
 
 import audits.python_scan as ps
-from audits.python import segments
 from audits.catalog import load
+from audits.python import segments
 from audits.scan import torch_source_root
-
-from split_vs_whole import ANCHOR, large_token_files, scan_both
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PY_RULES = load().for_languages(["python"])

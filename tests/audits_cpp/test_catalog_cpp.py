@@ -7,7 +7,6 @@ import importlib.util
 import re
 from pathlib import Path
 
-
 from audits.cpp.plan import build_plan
 from audits.cpp_scan import scan_source
 

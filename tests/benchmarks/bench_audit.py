@@ -19,10 +19,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+from audits.languages import BY_NAME  # noqa: E402
 from audits.scan import torch_source_root  # noqa: E402
 from audits.walk import walk  # noqa: E402
-from audits.languages import BY_NAME  # noqa: E402
-
 
 CPU: dict[str, float] = {}
 

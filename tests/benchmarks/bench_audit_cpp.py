@@ -12,8 +12,8 @@ Targets on 2 cores: cold <= 5 s, warm <= 0.5 s; --check exits 1 when one is miss
 from __future__ import annotations
 
 import argparse
-import os
 import importlib.util
+import os
 import resource
 import subprocess
 import sys

@@ -8,8 +8,8 @@ test_distributed.py runs it unmodified under `python -m kernels.neuron` with 2 r
 import os
 
 import torch
-import torch_neuronx  # noqa: F401  (registers the neuron device)
 import torch.distributed as dist
+import torch_neuronx  # noqa: F401  (registers the neuron device)
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 dist.init_process_group("neuron")

@@ -11,11 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import dist_parity  # tests/kernels is on sys.path (rootdir-less test dir)
 import pytest
 import torch
 import torch.distributed as dist
-
-import dist_parity  # tests/kernels is on sys.path (rootdir-less test dir)
 
 pytestmark = pytest.mark.skipif(not dist.is_available(), reason="torch built without distributed")
 

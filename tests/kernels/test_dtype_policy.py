@@ -5,7 +5,7 @@ import warnings
 import pytest
 import torch
 
-from kernels.trainium.dtype_policy import DtypePolicy, UNSUPPORTED
+from kernels.trainium.dtype_policy import UNSUPPORTED, DtypePolicy
 
 
 @pytest.mark.parametrize("preset", ["trn1", "trn2", "trn3"])

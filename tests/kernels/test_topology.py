@@ -3,8 +3,8 @@
 import pytest
 
 from kernels.trainium.topology import (
-    GiB,
     PRESETS,
+    GiB,
     TopologyError,
     from_env,
     parse_bytes,

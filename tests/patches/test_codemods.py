@@ -3,11 +3,10 @@ fixture corpus, run exactly as generate runs them: scan, then the catalogue-driv
 
 import expecttest
 import torch
+from codemod_helpers import FIXTURES, diff, fix, rules, specs
 
 from audits import python_scan
 from patches.generate.codemods import rewrite, rewrite_steps
-
-from codemod_helpers import FIXTURES, diff, fix, rules, specs
 
 
 def _fixed(name: str, target: str = "torch") -> str:

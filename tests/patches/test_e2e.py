@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from patches.generate import audit_io
 from patches.common import gitutil
+from patches.generate import audit_io
 from patches.generate.cli import main
 
 PROJECT = Path(__file__).with_name("project")

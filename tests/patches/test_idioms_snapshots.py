@@ -2,7 +2,6 @@
 scan, intent gate, catalogue-driven codemod (expecttest: EXPECTTEST_ACCEPT=1 rewrites them)."""
 
 import expecttest
-
 from codemod_helpers import FIXTURES, diff, fix
 
 

@@ -2,7 +2,8 @@
 
 import difflib
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import patches.generate.linediff as linediff
 

@@ -4,9 +4,9 @@ and corruptions) always come out parseable, compilable, and stable under a secon
 import ast
 from collections import Counter
 
-from hypothesis import HealthCheck, given, settings, strategies as st
-
 from codemod_helpers import FIXTURES, fix
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 
 def _statements() -> list[str]:

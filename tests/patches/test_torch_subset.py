@@ -9,8 +9,8 @@ from pathlib import Path
 
 import torch
 
-from patches.generate import audit_io
 from patches.common import gitutil
+from patches.generate import audit_io
 from patches.generate.cli import main
 
 SUBSET = ("utils", "cuda")

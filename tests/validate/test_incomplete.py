@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from patches.validate.cli import render_markdown
 from validate_helpers import git, run_validate
+
+from patches.validate.cli import render_markdown
 
 
 def _repo(tmp_path):

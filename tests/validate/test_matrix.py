@@ -10,10 +10,10 @@ import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import pytest
-
 from hn_skip import skip_environment
-from patches.matrix.cli import SMOKE_OPS
 from validate_helpers import REPO_ROOT
+
+from patches.matrix.cli import SMOKE_OPS
 
 
 @pytest.fixture(scope="module")

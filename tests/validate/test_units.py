@@ -8,12 +8,11 @@ import subprocess
 import sys
 
 import pytest
+from validate_helpers import REPO_ROOT, run_validate
 
-from patches.validate import selection
-from patches.validate import shadow
 from patches.common.outcome import Outcome, classify, compare, generic_id
 from patches.common.runner import parse_junit
-from validate_helpers import REPO_ROOT, run_validate
+from patches.validate import selection, shadow
 
 
 def test_classify_and_absent_sides():

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from validate_helpers import REPO_ROOT
 
 from patches.common.outcome import Outcome
 from patches.matrix.upstream import declined, normalise, refused, score
-from validate_helpers import REPO_ROOT
 
 UPSTREAM = Path(
     os.environ.get("HN_UPSTREAM_TESTS", REPO_ROOT.parent / "shared" / "upstream" / "pytorch-tests")

@@ -22,9 +22,9 @@ from patches.generate.codemods.context import FileContext
 from patches.generate.codemods.engine import Engine, FixSpec, Outcome
 from patches.generate.codemods.imports import fix_imports, split_lines
 from patches.generate.codemods.intent import Gate
+from patches.generate.codemods.regions import Piece, Region, regions
 from patches.generate.codemods.registry import FAMILY_NAMES, new_families
 from patches.generate.codemods.signatures import replacement_files
-from patches.generate.codemods.regions import Piece, Region, regions
 
 __all__ = ["FAMILY_NAMES", "FixSpec", "Rewrite", "rewrite", "rewrite_steps"]
 

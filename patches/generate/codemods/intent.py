@@ -61,10 +61,11 @@ import bisect
 import fnmatch
 import functools
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
+
+import tomllib
 
 CUDA_DEVICE_STR = re.compile(r"cuda(?::(\d+))?")
 
