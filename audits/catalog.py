@@ -23,10 +23,14 @@ from typing import Any, Iterable, Sequence
 
 import yaml
 
+from . import vocabulary
 from .model import SAFETY_LEVELS, Rule
 
 CATALOG_PATH = Path(__file__).with_name("catalog.yaml")
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is ~10x faster
+_VOCABULARY_PATH = Path(vocabulary.__file__)
+_VOCABULARY_WHOLE = re.compile(r"^vocabulary\.([A-Z_]+)$")
+_VOCABULARY_PART = re.compile(r"<vocabulary\.([A-Z_]+)>")
 SCHEMA = 1
 LANGUAGES = ("python", "cpp", "cmake")
 KINDS = (
@@ -180,6 +184,12 @@ def _load(p: Path, raw: bytes) -> Catalog:
     seen_names: set[str] = set()
     for i, entry in enumerate(doc["rules"]):
         where = f"rule #{i + 1}" + (f" ({entry.get('id')})" if isinstance(entry, dict) else "")
+        if isinstance(entry, dict) and isinstance(entry.get("match"), dict):
+            try:
+                entry["match"] = _expand(entry["match"])
+            except CatalogError as e:
+                problems.append(f"{where}: {e}")
+                continue
         errs = _validate_entry(entry)
         if not errs:
             if entry["id"] in seen_ids:
@@ -194,7 +204,32 @@ def _load(p: Path, raw: bytes) -> Catalog:
         rules.append(_to_rule(entry))
     if problems:
         raise CatalogError(f"{p}: {len(problems)} problem(s):\n  " + "\n  ".join(problems))
-    return Catalog(rules, hashlib.sha256(raw).hexdigest()[:12], str(p))
+    # the vocabulary is part of the rules: a change to it is a new catalogue version
+    version = hashlib.sha256(raw + _VOCABULARY_PATH.read_bytes()).hexdigest()[:12]
+    return Catalog(rules, version, str(p))
+
+
+def _vocabulary(name: str) -> Any:
+    value = getattr(vocabulary, name, None)
+    if not isinstance(value, (str, tuple, frozenset)):
+        raise CatalogError(f"vocabulary.{name} is not a list of audits/vocabulary.py")
+    return value if isinstance(value, str) else list(value)
+
+
+def _expand(value: Any) -> Any:
+    """A match value with its references to audits/vocabulary.py replaced by their words."""
+    if isinstance(value, dict):
+        return {k: _expand(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand(v) for v in value]
+    if not isinstance(value, str) or "vocabulary." not in value:
+        return value
+    whole = _VOCABULARY_WHOLE.match(value)
+    if whole:
+        return _vocabulary(whole.group(1))
+    return _VOCABULARY_PART.sub(
+        lambda m: "|".join(re.escape(w) for w in _vocabulary(m.group(1))), value
+    )
 
 
 def _validate_entry(e: Any) -> list[str]:

@@ -23,6 +23,8 @@ import importlib
 from dataclasses import dataclass
 from types import ModuleType
 
+from .vocabulary import CPP_SCAN_TOKENS, SCAN_TOKENS
+
 
 @dataclass(frozen=True)
 class Language:
@@ -42,12 +44,9 @@ class Language:
         return any(tok in low for tok in self.prefilter)
 
 
-# Every Python/C++ rule names something containing one of these (a catalogue test checks it).
-# `multigpu` is for TEST_MULTIGPU, the one CUDA test flag whose name lacks "cuda".
-CUDA_TOKENS = (b"cuda", b"cudnn", b"nccl", b"multigpu")
-# C++/CMake also branch on ROCm/HIP/NVCC macros that contain no "cuda" (`#ifdef USE_ROCM`). Kept
-# narrow: a bare "hip"/"nvcc" passes 1,400 more headers ("ship", "windows NVCC" notes) for nothing.
-_CPP_TOKENS = CUDA_TOKENS + (b"rocm", b"__hip", b"hip_", b"__nvcc__")
+# The byte prefilters (audits/vocabulary.py says why these words).
+CUDA_TOKENS = SCAN_TOKENS
+_CPP_TOKENS = CPP_SCAN_TOKENS
 
 LANGUAGES: tuple[Language, ...] = (
     Language("python", (".py", ".pyi"), (), "audits.python_scan", ("python",), CUDA_TOKENS),

@@ -17,25 +17,9 @@ from typing import Iterable
 
 from .languages import LANGUAGES, Language, language_for
 from .model import FileError
+from .vocabulary import SKIP_DIRS
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
-SKIP_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "__pycache__",
-        ".tox",
-        ".nox",
-        ".venv",
-        "venv",
-        "node_modules",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".eggs",
-    }
-)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Any, Iterable, Mapping
 
 from audits.cpp.closed_lists import Vocab
 from audits.model import Rule
+from audits.vocabulary import CPP_GATE, CUDA_WORDS
 
 CPP_LANGUAGES = ("cpp", "cmake")
 
@@ -141,7 +142,7 @@ def build_plan(rules: Any) -> Plan:
     plan.token_re = re.compile("|".join(alts).encode())
 
     # Every token above contains one of these; files without any are skipped before the regex.
-    gate = {b"CUDA", b"cuda", b"HIP", b"ROCM"}
+    gate = set(CPP_GATE)
     for m in plan.macro_rule:
         if not any(g.decode() in m for g in gate):
             gate.add(m.encode())
@@ -151,7 +152,7 @@ def build_plan(rules: Any) -> Plan:
     if "kernel-launch" in plan.by_detector:
         gate.add(b"<<<")
     if plan.include_re is not None:  # `#include <ATen/cudnn/Handle.h>`, `<nccl.h>`
-        gate.update((b"cudnn", b"nccl"))
+        gate.update(w.encode() for w in CUDA_WORDS)
     plan.gate = tuple(sorted(gate))
     # `__global__ void k(...)` need not say CUDA on its line; the file still has to pass the gate.
     plan.anchors = plan.gate + (b"hn:",) + tuple(q.encode() for q in qualifiers)

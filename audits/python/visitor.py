@@ -17,6 +17,7 @@ from audits.python.plan import Plan
 from audits.python.segments import DEFS
 from audits.python.strings import candidates, format_head, literal_text, text_of, value_matches
 from audits.resolve import absolute_module, bindings, dotted_parts, qualify
+from audits.vocabulary import OTHER_VENDORS
 
 # Child nodes that no handler looks at and that have no children worth a visit: contexts,
 # operators and, unless a rule reads string constants anywhere, constants (literal rules read
@@ -63,10 +64,6 @@ _MESSAGE_SUFFIXES = ("Error", "Exception", "Warning", "Exit")
 _MESSAGE_NAME = re.compile(
     r"(?i)(?:^|[._(\[])(?:msg|message|text|err|error|exc|exception|reason|help|doc|log|label|"
     r"title|desc|description|warn|warning|name)s?(?:$|[._)\]])"
-)
-# Other vendors' device types and collective backends (a list naming one is multi-vendor).
-_OTHER_VENDORS = frozenset(
-    "xpu mps mtia hpu maia npu xla privateuseone xccl hccl cncl mccl ccl".split()
 )
 _MESSAGE_KEYWORDS = frozenset(
     "help msg message reason description doc epilog usage err_msg error_msg warning".split()
@@ -330,7 +327,7 @@ class Scan:
         names another vendor's device or collective backend is multi-vendor: its "cuda"/"nccl"
         are not a hard-coded choice for the ``anywhere`` rules."""
         if self.p.anywhere and any(
-            isinstance(e, ast.Constant) and e.value in _OTHER_VENDORS for e in node.elts
+            isinstance(e, ast.Constant) and e.value in OTHER_VENDORS for e in node.elts
         ):
             self.muted.update(id(e) for e in node.elts)
         if not self.p.device_lists or id(node) in self.muted or self.cuda_only:
