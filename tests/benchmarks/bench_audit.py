@@ -21,6 +21,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 from audits.languages import BY_NAME  # noqa: E402
 from audits.scan import torch_source_root  # noqa: E402
+from audits.vocabulary import SCAN_TOKENS  # noqa: E402
 from audits.walk import walk  # noqa: E402
 
 CPU: dict[str, float] = {}
@@ -59,7 +60,7 @@ def main() -> None:
             "--include=*.pyi",
             "-i",
             "-E",
-            "cuda|cudnn|nccl|multigpu",
+            b"|".join(SCAN_TOKENS).decode(),
             root,
         ]
     )

@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from audits.engine import Options, run_scan  # noqa: E402
+from audits.vocabulary import CPP_GATE  # noqa: E402
 
 INCLUDE = Path(importlib.util.find_spec("torch").origin).parent / "include"
 COLD_TARGET_S, WARM_TARGET_S = 5.0, 0.5
@@ -88,7 +89,7 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     a = ap.parse_args()
 
-    grep_cmd = ["grep", "-rn", "-E", "CUDA|cuda|HIP|ROCM", str(INCLUDE)]
+    grep_cmd = ["grep", "-rn", "-E", b"|".join(CPP_GATE).decode(), str(INCLUDE)]
     grep_s, grep_cpu, _ = best(
         lambda: subprocess.run(grep_cmd, stdout=subprocess.DEVNULL, check=False), a.repeat
     )
