@@ -158,8 +158,8 @@ def test_preprocessor_branches_agree_with_a_line_reading(tree):
 def test_coverage_of_cuda_tokens_in_code(tree):
     """>= 98 % of the code occurrences of the CUDA conditionals, DeviceType::CUDA/kCUDA,
     .is_cuda() and c10::cuda::/at::cuda:: lie on a reported line of their rules (counted by an
-    independent lexer, tests/audits_cpp/coverage.py; macro bodies included)."""
-    from .coverage import measure
+    independent lexer, tests/audits_cpp/token_recall.py; macro bodies included)."""
+    from .token_recall import measure
 
     files, findings, _ = tree
     res = measure(files, findings)
@@ -174,7 +174,7 @@ def test_coverage_of_cuda_tokens_in_code(tree):
 
 
 def test_coverage_lexer_sees_only_code():
-    from .coverage import occurrences
+    from .token_recall import occurrences
 
     src = (
         "// at::cuda::x in a comment\n"

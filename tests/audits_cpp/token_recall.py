@@ -1,6 +1,6 @@
 """How much of the CUDA-specific C++ the audit finds: token occurrences in code vs lines reported.
 
-    .venv/bin/python tests/audits_cpp/coverage.py [ROOT] [--missed N] [--jobs 2]
+    .venv/bin/python tests/audits_cpp/token_recall.py [ROOT] [--missed N] [--jobs 2]
 
 ROOT defaults to the installed torch's include/ tree. An independent lexer (not tree-sitter) blanks
 comments and string/char literals (raw strings included), then counts code occurrences of four
