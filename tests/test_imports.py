@@ -27,13 +27,7 @@ FORBIDDEN = {
 }
 
 # Cycles that are another open item's work; each entry must still exist (a stale entry fails too).
-KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"kernels.neuron", "kernels.trn.register", "kernels.trn.neuron_compat"}): (
-        "deferred registration, both edges in functions: register() installs the torch_neuronx "
-        "finder when the device is named neuron, and the finder (installable before torch is "
-        "imported, by python -m kernels.neuron) registers the device when torch_neuronx loads"
-    ),
-}
+KNOWN_CYCLES: dict[frozenset[str], str] = {}
 
 
 def project_sources() -> dict[str, tuple[bytes, bool]]:

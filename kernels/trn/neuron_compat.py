@@ -10,7 +10,7 @@ args...`` (sets both and runs the script unmodified). Then:
   Inductor when Inductor has code generation registered for the device, else by the eager
   kernels (``aot_eager``); which one is in ``kernels.trn.dynamo.compile_path`` after a compile;
 - ``import torch_neuronx`` resolves to this emulator **only when the real package is not
-  installed**: the finder (kernels/neuron.py) sits at the *end* of ``sys.meta_path``, so every ordinary finder
+  installed**: the finder (kernels/neuron/__init__.py) sits at the *end* of ``sys.meta_path``, so every ordinary finder
   (site-packages, PYTHONPATH) is asked first and a real torch-neuronx always wins.
 """
 
