@@ -40,10 +40,12 @@ def install(report_json: str | None = None, quiet: bool | None = None) -> Record
     if not RECORDER.changed:
         return RECORDER
     Target.set(RECORDER.target)
-    from . import cuda_namespace, torch_patches
+    from . import cuda_namespace, device_context, torch_patches
 
     p = Patcher()
     try:
+        device_context.freeze_constructors()  # before any factory is wrapped
+        device_context.install(p)
         torch_patches.install(p)
         cuda_namespace.install(p)
     except BaseException:

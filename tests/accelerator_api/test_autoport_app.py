@@ -159,3 +159,19 @@ def test_any_privateuse1_backend():
     for key in ("memory_before", "rng_roundtrip", "dist_backend"):
         assert got[key].startswith("ERR:Unsupported:"), (key, got[key])
     assert got["cuda"] == [1, 0, "npx", "npx:0", True]
+
+
+def test_device_contexts_on_trn():
+    app = str(APPS / "device_context.py")
+    proc = run_py(
+        ["-m", "accelerator_api.autoport", "--quiet", "--import", "kernels.trn", app, "trn:0"]
+    )
+    if proc.returncode == PLUGIN_MISSING:
+        skip_environment(f"kernels.trn could not be imported/built: {proc.stderr.strip()[-500:]}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert last_json(proc.stdout) == {
+        "explicit": ["trn:0"],
+        "cuda_context": "trn:0",
+        "default": "trn:0",
+        "after": "cpu",
+    }

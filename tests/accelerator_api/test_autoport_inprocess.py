@@ -178,3 +178,41 @@ def test_torch_compile_still_works(ported):
     x = torch.randn(4, 8)
     compiled = torch.compile(f, backend="eager", fullgraph=True)
     assert torch.allclose(compiled(x), f(x))
+
+
+def test_device_contexts_reach_the_factories(ported):
+    # torch fills in device= inside a device context only for the factories it lists; under
+    # autoport those are still the functions torch dispatches, so the context is honoured.
+    with torch.device("meta"):
+        made = [torch.zeros(2), torch.randn(2), torch.tensor([1.0]), torch.nn.Linear(2, 2).weight]
+    assert {t.device.type for t in made} == {"meta"}
+    assert torch.zeros(2, device="cuda").device.type == "cpu"  # factories are still ported
+    with torch.device("cuda"):
+        t = torch.ones(2)
+        line = _line_above()
+    assert t.device.type == "cpu"
+    assert _sites(ported)[(line - 1, "with torch.device('cuda')")]["action"] == (
+        "with torch.device('cpu')"
+    )
+    torch.set_default_device("meta")
+    try:
+        assert torch.empty(1).device.type == "meta"
+    finally:
+        torch.set_default_device(None)
+
+
+def test_device_contexts_after_reinstall():
+    # The factory list torch caches is the real functions whichever install/uninstall came first.
+    for _ in range(2):
+        install(quiet=True)
+        uninstall()
+    with torch.device("meta"):
+        assert torch.zeros(1).device.type == "meta"
+    install(quiet=True)
+    try:
+        with torch.device("meta"):
+            assert torch.arange(3).device.type == "meta"
+    finally:
+        uninstall()
+        RECORDER.clear()
+        os.environ.pop("HN_AUTOPORT_QUIET", None)
