@@ -181,7 +181,7 @@ def _apply(root: Path, plan: planner.Plan) -> None:
 
 
 def _reason_kind(reason: str) -> str:
-    from patches.generate.codemods.intent import KINDS
+    from patches.generate.intent import KINDS
 
     kind = reason.split(":", 1)[0]
     return f"{kind}: {KINDS[kind]}" if kind in KINDS else reason

@@ -2,7 +2,7 @@
 
 Scans the file as ``generate`` does (every rule, ``--unsafe-fixes`` implied, the target given),
 runs the file's steps, and prints, for each finding on that line, whether the series rewrites it
-(and into what) or leaves it, with the intent gate's evidence (``codemods/intent.py``) or the
+(and into what) or leaves it, with the intent gate's evidence (``patches/generate/intent/``) or the
 family's or catalogue's reason.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from patches.common.cli import UsageError
 from patches.generate import audit_io
 from patches.generate.codemods import rewrite_steps
-from patches.generate.codemods.intent import KINDS
+from patches.generate.intent import KINDS
 from patches.generate.plan import file_groups
 from patches.generate.targets import fix_specs
 

@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from codemod_helpers import FIXTURES, fix, specs  # noqa: E402
 
-from patches.generate.codemods.intent import KINDS  # noqa: E402
+from patches.generate.intent import KINDS  # noqa: E402
 
 INTENT = FIXTURES / "intent"
 WANT = re.compile(r"#\s*want:\s*(fix|left)(?:\s+([a-z-]+))?")

@@ -6,7 +6,7 @@ groups of rules one after the other (one patch each) from a single analysis of t
 (the statement around a finding), reused by every step. Only the lines the scan reported are
 touched; every result is ``compile()``d, and a step whose result does not compile is dropped.
 
-Every family's sites pass one gate first (``intent.Gate``): a site whose code is about CUDA
+Every family's sites pass one gate first (``patches.generate.intent.Gate``): a site whose code is about CUDA
 itself is left, with its evidence as the reason, before any family sees it.
 """
 
@@ -21,10 +21,10 @@ from libcst.metadata import MetadataWrapper
 from patches.generate.codemods.context import FileContext
 from patches.generate.codemods.engine import Engine, FixSpec, Outcome
 from patches.generate.codemods.imports import fix_imports, split_lines
-from patches.generate.codemods.intent import Gate
 from patches.generate.codemods.regions import Piece, Region, regions
 from patches.generate.codemods.registry import FAMILY_NAMES, new_families
 from patches.generate.codemods.signatures import replacement_files
+from patches.generate.intent import Gate, Options
 
 __all__ = ["FAMILY_NAMES", "FixSpec", "Rewrite", "rewrite", "rewrite_steps"]
 
@@ -88,7 +88,7 @@ class _File:
         self.left: dict[tuple[str, int], str] = {}  # (rule, line) -> why the gate left it
         self.gate: Gate | None = None
         self.companions: dict = {}  # (rule, line) -> spans its family rewrites with it
-        self.evidence: dict = {}  # (rule, line) -> [intent.Evidence] of the sites left
+        self.evidence: dict = {}  # (rule, line) -> [Evidence] of the sites left
         all_lines = {ln for g in groups for _, ls in g for ln in ls}
         regs = None if whole_file else regions(self.ctx, self.lines, all_lines)
         self.whole = regs is None
@@ -114,9 +114,8 @@ class _File:
         defined_in = {s.rule: replacement_files(s) for s, _ in everything}
         renames = {n: s.new_for(n) for s, _ in everything if s.family == "call" for n in s.names}
         self.companions = companions
-        self.gate = gate = Gate(
-            self.ctx, findings, candidates, companions, unguarded, defined_in, renames
-        )
+        options = Options(frozenset(unguarded), defined_in, renames)
+        self.gate = gate = Gate(self.ctx, findings, candidates, companions, options)
         failed: set[tuple[str, int]] = set()
         for _ in range(4):
             left = self.evidence = gate.settle(failed)

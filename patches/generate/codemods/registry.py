@@ -1,21 +1,25 @@
 """The family registry: every rewrite shape, in dispatch order (the first that answers wins).
 
-A new family is a module with one ``Family`` subclass (``families.py`` documents the protocol),
-added to ``FAMILY_TYPES`` here; ``targets.family_of`` maps catalogue rules to family names.
-Every site any family is offered has passed the intent gate (``intent.Gate``) first.
+A new family is a module of ``families/`` with one ``Family`` subclass (``families/base.py``
+documents the protocol), added to ``FAMILY_TYPES`` here; ``targets.family_of`` maps catalogue
+rules to family names. Every site any family is offered has passed the intent gate
+(``patches.generate.intent.Gate``) first.
 """
 
 from __future__ import annotations
 
-from patches.generate.codemods.families import AttributeRename, CallRename, MethodToDevice, Rename
-from patches.generate.codemods.guard import AvailabilityGuard
-from patches.generate.codemods.idioms_backend import Backend
-from patches.generate.codemods.idioms_capability import Capability
-from patches.generate.codemods.idioms_device import DeviceDefaults
-from patches.generate.codemods.idioms_memory import GuardedMemory
-from patches.generate.codemods.idioms_precision import Precision
-from patches.generate.codemods.idioms_predicates import DevicePredicates
-from patches.generate.codemods.literals import DeviceLiteral
+from patches.generate.codemods.families.attribute_rename import AttributeRename
+from patches.generate.codemods.families.call_rename import CallRename
+from patches.generate.codemods.families.guard import AvailabilityGuard
+from patches.generate.codemods.families.idioms_backend import Backend
+from patches.generate.codemods.families.idioms_capability import Capability
+from patches.generate.codemods.families.idioms_device import DeviceDefaults
+from patches.generate.codemods.families.idioms_memory import GuardedMemory
+from patches.generate.codemods.families.idioms_precision import Precision
+from patches.generate.codemods.families.idioms_predicates import DevicePredicates
+from patches.generate.codemods.families.literals import DeviceLiteral
+from patches.generate.codemods.families.method_to_device import MethodToDevice
+from patches.generate.codemods.families.rename import Rename
 
 FAMILY_TYPES = (
     AvailabilityGuard,

@@ -1,7 +1,7 @@
 """HN101 ``torch.cuda.is_available()``: one family that owns its analysis and its state.
 
 The neutral predicate answers "is there any accelerator", so the rewrite is right only when the
-code it guards is neutral too (the shared intent gate, ``intent.py``, decides that for every
+code it guards is neutral too (the shared intent gate, ``patches/generate/intent/``, decides that for every
 family). What is HN101's own:
 
 * the device-pick idiom (upstream's own rewrite, pytorch/tutorials#3167): ``"cuda" if
@@ -18,8 +18,9 @@ import ast
 
 import libcst as cst
 
-from patches.generate.codemods.families import COMMON_UTILS, CallRename, is_test_file
-from patches.generate.codemods.intent import CUDA_DEVICE_STR, Span, cuda_literal, is_call, span_of
+from patches.generate.codemods.families.base import COMMON_UTILS, is_test_file
+from patches.generate.codemods.families.call_rename import CallRename
+from patches.generate.intent import CUDA_DEVICE_STR, Span, cuda_literal, is_call, span_of
 
 IS_AVAILABLE = "torch.cuda.is_available"
 _CURRENT = "torch.accelerator.current_accelerator()"

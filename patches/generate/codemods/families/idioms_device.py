@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from patches.generate.codemods.families import Family
-from patches.generate.codemods.idioms_common import (
+from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.idioms_common import (
     CUDA_DEVICE_STR,
     CURRENT,
     accel_type,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from patches.generate.codemods.families import CallRename
+from patches.generate.codemods.families.call_rename import CallRename
 
 _NAMES = (
     "memory_allocated",

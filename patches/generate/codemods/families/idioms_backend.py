@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from patches.generate.codemods.families import Family
-from patches.generate.codemods.idioms_common import TYPE_OR_CPU, specs_at, string_value
+from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.idioms_common import TYPE_OR_CPU, specs_at, string_value
 
 _DEFAULT_KEYWORDS = frozenset({"default"})
 _GROUP_CALLS = frozenset(

@@ -7,15 +7,15 @@
 
 Same meaning on a CUDA machine, whose devices are "cuda" or "cpu"; true on any accelerator
 elsewhere. Whether the guarded code is itself neutral (not cuDNN, not a capability check) is the
-intent gate's decision (``intent.py``), made before a site reaches this family.
+intent gate's decision (``patches/generate/intent/``), made before a site reaches this family.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from patches.generate.codemods.families import Family
-from patches.generate.codemods.idioms_common import specs_at, string_value, with_value
+from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.idioms_common import specs_at, string_value, with_value
 
 LITERAL_FAMILY = "device-literal"
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from patches.generate.codemods.families import Family
-from patches.generate.codemods.intent import CUDA_DEVICE_STR
+from patches.generate.codemods.families.base import Family
+from patches.generate.intent import CUDA_DEVICE_STR
 
 # Keywords whose value may be any device (str or torch.device) and so may be `device` itself.
 DEVICE_KEYWORDS = frozenset({"device", "map_location", "output_device"})

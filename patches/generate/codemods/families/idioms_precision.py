@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from patches.generate.codemods.families import Family
-from patches.generate.codemods.idioms_common import specs_at
+from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.idioms_common import specs_at
 
 MATMUL = "torch.backends.cuda.matmul.allow_tf32"
 CUDNN = "torch.backends.cudnn.allow_tf32"

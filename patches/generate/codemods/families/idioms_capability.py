@@ -17,8 +17,8 @@ import re
 
 import libcst as cst
 
-from patches.generate.codemods.families import Family
-from patches.generate.codemods.idioms_common import api_target, specs_at
+from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.idioms_common import api_target, specs_at
 
 BF16 = "torch.cuda.is_bf16_supported"
 CAPABILITY = "torch.cuda.get_device_capability"

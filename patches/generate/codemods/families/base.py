@@ -1,0 +1,69 @@
+"""The family protocol (``Family``) and what several families share.
+
+Which family fixes a rule follows from the catalogue (``fix.style`` and the match type, see
+``patches/generate/targets.py``); the names, the replacement and ``fix.args`` come from the
+catalogue too, and argument shapes from the real signatures, so a new rule of an existing shape
+needs no code here. A new shape is a module of this package with one ``Family`` subclass, added
+to ``codemods/registry.py``.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+class Family:
+    """A rewrite shape. One instance per file (``registry.new_families``), so a family may keep
+    per-file state. Every site a family is offered has passed the intent gate (``patches/generate/intent/``):
+    the family decides only *how* to rewrite, never *whether* the code is about CUDA.
+
+    ``claims``: the matched names whose rules this family fixes instead of the one their
+    catalogue style names (``targets.family_of``). ``prepare`` may add lines the family
+    rewrites with a site in the same step; ``companions`` names spans it rewrites together
+    with a site (they count as fixed with it, see ``intent.Gate``).
+    """
+
+    name = ""
+    claims: tuple[str, ...] = ()
+
+    def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
+        return lines
+
+    def companions(self, ctx, spec, lines: frozenset[int]) -> dict[tuple[str, int], list]:
+        return {}
+
+    def on_call(self, eng, original: cst.Call, updated: cst.Call):
+        return None
+
+    def on_ref(self, eng, original, updated):
+        return None
+
+    def on_literal(self, eng, original, updated):
+        return None
+
+
+def device_type_expr(eng, node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The device type to thread into an API that needs one: a ``device_type`` in scope, else
+    ``torch.device(device).type`` for a ``device`` in scope (str or torch.device), else None."""
+    if eng.in_scope(node, "device_type"):
+        return cst.Name("device_type")
+    if eng.in_scope(node, "device"):
+        eng.add_needed_import("torch", node=node)
+        return cst.parse_expression("torch.device(device).type")
+    return None
+
+
+COMMON_UTILS = "torch.testing._internal.common_utils"
+
+
+def is_test_file(path: str) -> bool:
+    """A test module: ``test_*.py``/``*_test.py``, under a ``test``/``tests`` directory, or
+    PyTorch's test harness (``torch/testing/_internal``)."""
+    parts = path.split("/")
+    name = parts[-1]
+    return (
+        name.startswith("test_")
+        or name.endswith("_test.py")
+        or any(d in ("test", "tests") for d in parts[:-1])
+        or "testing/_internal/" in path
+    )

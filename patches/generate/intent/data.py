@@ -1,0 +1,55 @@
+"""The gate's data (``cuda_intent.toml`` beside this module): what says "this code is about CUDA
+itself". Data, not code: a new path or word goes in the TOML, not in an ``if``."""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+import tomllib
+
+
+@functools.lru_cache(maxsize=1)
+def data() -> dict:
+    return tomllib.loads(Path(__file__).with_name("cuda_intent.toml").read_text())
+
+
+@functools.lru_cache(maxsize=1)
+def _marker() -> re.Pattern:
+    return re.compile("|".join(data()["markers"]["words"]), re.IGNORECASE)
+
+
+def is_cuda_word(text: str) -> bool:
+    """An identifier / attribute / device-like string that names something CUDA-only."""
+    return bool(_marker().search(text))
+
+
+def about_cuda_text(doc: str) -> bool:
+    """A docstring's first paragraph is about CUDA (mentions it, names no neutral device)."""
+    head = doc.strip().split("\n\n")[0].lower()
+    return is_cuda_word(head) and not any(w in head for w in data()["markers"]["neutral_words"])
+
+
+def owned(path: str) -> list[tuple[str, list[str]]]:
+    """The ``[[owned]]`` entries that cover ``path``: (path prefix, function patterns or [])."""
+    path = path.replace("\\", "/")
+    out = []
+    for e in data()["owned"]:
+        p = e["path"]
+        if path == p or (p.endswith("/") and (path.startswith(p) or f"/{p}" in f"/{path}")):
+            out.append((p, list(e.get("functions", []))))
+        elif not p.endswith("/") and (path.endswith("/" + p)):
+            out.append((p, list(e.get("functions", []))))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def calls(table: str) -> frozenset[str]:
+    """The qualified calls of a ``[table]`` with a ``calls`` list (state, timeline, queries)."""
+    return frozenset(data()[table]["calls"])
+
+
+def deliberate_check_trees() -> list[str]:
+    """``[checks]``: path prefixes of trees whose code handles each backend itself."""
+    return list(data()["checks"]["deliberate"])

@@ -1,0 +1,133 @@
+"""The fixed-point gate: which candidate sites of one file this run rewrites, and why the others
+are left (the evidence of the kinds in ``kinds.ORDER``)."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from patches.generate.intent.index import Index, Remaining
+from patches.generate.intent.kinds import REGISTRY
+from patches.generate.intent.nodes import Site, Span, finding_span, inside
+from patches.generate.intent.probe import Evidence, Options, Probe
+from patches.generate.intent.remaining import remaining_of
+
+# evidence not about CUDA: a site left only for these keeps no other site CUDA
+_NOT_CUDA = ("redundant", "unguarded")
+
+
+def evidence(probe: Probe) -> list[Evidence]:
+    """Why the site of ``probe`` is left (empty: nothing says so): every kind of the registry in
+    order, one evidence per kind and per thing that stays CUDA."""
+    out: list[Evidence] = []
+    for kind in REGISTRY:
+        if getattr(kind, "ALONE", False) and out:
+            continue
+        if getattr(kind, "NEEDS_NODE", True) and probe.node is None:
+            continue
+        out += kind.detect(probe)
+    seen, kept = set(), []
+    for e in out:
+        key = e.detail if e.kind.startswith("cuda-") and "(line" in e.detail else e
+        if e.kind in seen or key in seen:
+            continue
+        seen |= {e.kind, key}
+        kept.append(e)
+    return kept
+
+
+class Gate:
+    """The decision for every candidate site of one file::
+
+    gate = Gate(ctx, findings, candidates, companions, options)  # candidates: {(rule, line)}
+    left = gate.settle(failed)   # {(rule, line): [Evidence, ...]}; failed: sites a family could
+                                 # not rewrite (they stay CUDA too)
+    gate.fixes(rule, line)       # the decision for one site
+
+    A family's ``companions`` (spans it rewrites together with a site, e.g. HN101's device-pick
+    literal) count as fixed with that site."""
+
+    def __init__(
+        self, ctx, findings, candidates: set[Site], companions=None, options: Options | None = None
+    ) -> None:
+        self.index = Index(ctx)
+        self.options = options or Options()
+        self.index.unselected = {
+            finding_span(f)
+            for f in findings
+            if (f.rule, f.line) not in candidates and f.safety != "manual" and f.replacement
+        }
+        self.findings = [f for f in findings if f.kind != "branch"]
+        self.candidates = set(candidates)
+        self.companions: dict[Site, list[Span]] = companions or {}
+        self.left: dict[Site, list[Evidence]] = {}
+        self._by_line: dict[int, list] = {}
+        for f in self.findings:
+            self._by_line.setdefault(f.line, []).append(f)
+
+    def fixes(self, rule: str, line: int) -> bool:
+        return (rule, line) in self.candidates and (rule, line) not in self.left
+
+    def settle(self, failed: Iterable[Site] = ()) -> dict[Site, list[Evidence]]:
+        """Iterate to the least fixed point: a site is left when evidence remains with every
+        site not left counted as fixed; ``failed`` sites (a family could not rewrite them) stay
+        CUDA too."""
+        failed = set(failed)
+        left: dict[Site, list[Evidence]] = dict(self.left)
+        for _ in range(20):
+            gone = {k for k, ev in left.items() if ev and all(e.kind in _NOT_CUDA for e in ev)}
+            fixed = (self.candidates - set(left) - failed) | gone
+            spans = self._fixed_spans(fixed)
+            new = dict(left)
+            for f in self.findings:
+                site = (f.rule, f.line)
+                if site not in self.candidates or site in new or site in failed:
+                    continue
+                remaining = self._remaining(spans, fixed, f)
+                ev = evidence(Probe(self.index, f, remaining, self.options))
+                if ev:
+                    new[site] = ev
+            if new.keys() == left.keys():
+                break
+            left = new
+        self.left = left
+        return left
+
+    def _remaining(self, spans: dict[int, list[Span]], fixed: set[Site], me) -> Remaining:
+        own_extra = self.companions.get((me.rule, me.line), [])
+        return remaining_of(self.index, self._by_line, spans, fixed, me, own_extra)
+
+    def units(self) -> list[set[Site]]:
+        """The sites this run rewrites, joined when one lies in the other's ``Index.unit`` (a
+        guard and the query it guards, two calls of one statement): each set must land in one
+        patch, or a prefix of the series holds a half-neutral unit (``torch.cuda.device_count()
+        if torch.accelerator.is_available() else 8``)."""
+        fixed = [f for f in self.findings if self.fixes(f.rule, f.line)]
+        parent: dict[Site, Site] = {(f.rule, f.line): (f.rule, f.line) for f in fixed}
+
+        def root(x: Site) -> Site:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        for f in fixed:
+            spans = self.index.unit(f)
+            for g in fixed:
+                if g is not f and any(inside(finding_span(g), sp) for sp in spans):
+                    parent[root((g.rule, g.line))] = root((f.rule, f.line))
+        out: dict[Site, set[Site]] = {}
+        for x in parent:
+            out.setdefault(root(x), set()).add(x)
+        return [u for u in out.values() if len(u) > 1]
+
+    def _fixed_spans(self, fixed: set[Site]) -> dict[int, list[Span]]:
+        out: dict[int, list[Span]] = {}
+        for f in self.findings:
+            if (f.rule, f.line) in fixed:
+                sp = finding_span(f)
+                out.setdefault(sp[0][0], []).append(sp)
+        for site, sps in self.companions.items():
+            if site in fixed:
+                for sp in sps:
+                    out.setdefault(sp[0][0], []).append(sp)
+        return out

@@ -1,0 +1,269 @@
+"""The per-file index the kinds read: parents, the node at each span, the CUDA tokens in order,
+comments, same-file calls, and the structure around a site (its statement, block, definitions,
+the code it guards). Built once per file from the file's ``ast``."""
+
+from __future__ import annotations
+
+import ast
+import bisect
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from patches.generate.intent.comments import comments
+from patches.generate.intent.data import is_cuda_word
+from patches.generate.intent.nodes import (
+    DEFS,
+    Span,
+    compound,
+    exits,
+    finding_span,
+    inside,
+    span_of,
+)
+
+Hits = list[tuple[int, str]]  # (line, what stays CUDA there)
+Remaining = Callable[[Span, Span], Hits]
+
+
+@dataclass(frozen=True)
+class Token:
+    span: Span
+    text: str
+    node: ast.AST | None = None
+
+
+class Index:
+    """Per-file facts: parents, CUDA tokens, the node at a finding."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.at: dict[Span, ast.AST] = {}
+        for node in ast.walk(ctx.tree):
+            for child in ast.iter_child_nodes(node):
+                self.parents[child] = node
+        tokens: list[Token] = []
+        for node in ast.walk(ctx.tree):
+            if not hasattr(node, "end_lineno") or isinstance(node, ast.stmt):
+                continue
+            self.at[span_of(node)] = node
+            text = self._token_text(node)
+            if text and is_cuda_word(text):
+                tokens.append(Token(span_of(node), "", node))
+        tokens.sort(key=lambda t: t.span)
+        self.calls = self._local_calls(ctx.tree)
+        # spans of findings with a neutral form whose rule this run does not select (safe
+        # fixes only): not CUDA-only work (the Gate fills it)
+        self.unselected: set[Span] = set()
+        self.comments = comments(ctx.source)
+        self.tokens = tokens
+        self._starts = [t.span[0] for t in tokens]
+
+    def _token_text(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Attribute):
+            return node.attr
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            # a device-like string, or the message of a raise/assert/return (a skip
+            # decorator's message is not: "CUDA not available" there names the gate)
+            text = node.value
+            return None if any(c.isspace() for c in text) and not self._message(node) else text
+        if isinstance(node, (ast.arg, ast.keyword)):
+            return node.arg
+        if isinstance(node, ast.alias):  # `from torch._inductor import cudagraph_trees`
+            return node.name
+        return None
+
+    def _message(self, node) -> bool:
+        n = self.parents.get(node)
+        while n is not None and not isinstance(n, ast.stmt):
+            n = self.parents.get(n)
+        return isinstance(n, (ast.Raise, ast.Assert, ast.Return))
+
+    def show(self, node: ast.AST) -> str:
+        """A short text for a CUDA token: its whole dotted name (``torch.cuda.get_device_capability``)."""
+        if isinstance(node, (ast.arg, ast.keyword)):
+            return f"{node.arg}="
+        while isinstance(self.parents.get(node), ast.Attribute):
+            node = self.parents[node]
+        text = ast.unparse(node)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    def tokens_in(self, span: Span) -> Iterable[Token]:
+        i = bisect.bisect_left(self._starts, span[0])
+        while i < len(self.tokens) and self.tokens[i].span[0] <= span[1]:
+            t = self.tokens[i]
+            if t.span[1] <= span[1]:
+                yield t
+            i += 1
+
+    def node_of(self, f) -> ast.AST | None:
+        """The expression a finding is about (a call finding's func -> the call)."""
+        node = self.at.get(finding_span(f))
+        if node is None:
+            return None
+        parent = self.parents.get(node)
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return parent
+        return node
+
+    # -- one call away: a same-file function or method, resolved by name -----------------------
+    def _local_calls(self, tree) -> list[tuple[Span, ast.Call, ast.AST]]:
+        """(span, call, callee) for every call of a module-level function (``f(...)``) or of a
+        method of the enclosing class (``self.f(...)``, ``cls.f(...)``) defined in this file."""
+        funcs = {
+            d.name: d for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        out = []
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            callee = None
+            if isinstance(node.func, ast.Name):
+                callee = funcs.get(node.func.id)
+            elif (
+                isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id in ("self", "cls")
+            ):
+                callee = self._method(node, node.func.attr)
+            if callee is not None:
+                out.append((span_of(node), node, callee))
+        out.sort(key=lambda x: x[0])
+        return out
+
+    def _method(self, node, name: str) -> ast.AST | None:
+        cls = next((d for d in self.defs(node) if isinstance(d, ast.ClassDef)), None)
+        if cls is None:
+            return None
+        kinds = (ast.FunctionDef, ast.AsyncFunctionDef)
+        return next((d for d in cls.body if isinstance(d, kinds) and d.name == name), None)
+
+    def reach(self, remaining: Remaining) -> Remaining:
+        """``remaining`` that also looks one call deep: the body of a same-file function or
+        method called inside the span (not the one holding the site itself)."""
+
+        def reach(sp: Span, own: Span) -> Hits:
+            hits = remaining(sp, own)
+            if hits:
+                return hits
+            for csp, call, callee in self.calls:
+                if csp[0] > sp[1]:
+                    break
+                if not inside(csp, sp) or inside(own, span_of(callee)):
+                    continue
+                h = remaining(span_of(callee.body), own)
+                if h:
+                    return [(call.lineno, f"{callee.name}() uses {h[0][1]} (line {h[0][0]})")]
+            return []
+
+        return reach
+
+    # -- structure ----------------------------------------------------------------------------
+    def defs(self, node) -> list[ast.AST]:
+        """The definitions (function, class) holding ``node``, innermost first."""
+        out, n = [], node
+        while n is not None:
+            p = self.parents.get(n)
+            if isinstance(p, DEFS) and n in p.body:
+                out.append(p)
+            n = p
+        return out
+
+    def top(self, node) -> tuple[ast.AST, ast.stmt]:
+        """(the outermost expression holding ``node`` below its statement, the statement)."""
+        n, top = node, node
+        while True:
+            p = self.parents.get(n)
+            if p is None or isinstance(p, ast.stmt):
+                return top, p if p is not None else n
+            n = p
+            if hasattr(n, "end_lineno"):
+                top = n
+
+    def block_of(self, stmt) -> list | None:
+        p = self.parents.get(stmt)
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(p, field, None)
+            if isinstance(block, list) and stmt in block:
+                return block
+        return None
+
+    def after(self, stmt) -> list[ast.stmt]:
+        block = self.block_of(stmt)
+        return block[block.index(stmt) + 1 :] if block is not None else []
+
+    def guarded(self, node, top) -> list[tuple[str, list[Span]]]:
+        """(kind, spans) of the code the site guards or iterates over: ``cuda-chain`` (the rest
+        of its boolean chain), ``cuda-guarded`` (an ``if``/``IfExp``/``while`` body, the block
+        after an ``assert`` or an early exit, a decorated definition), ``cuda-loop``,
+        ``cuda-comprehension``."""
+        out: list[tuple[str, list[Span]]] = []
+        n, negated = node, False
+        while True:
+            p = self.parents.get(n)
+            if isinstance(p, ast.BoolOp):
+                rest = [v for v in p.values if v is not n]
+                if rest:
+                    out.append(("cuda-chain", [span_of(v) for v in rest]))
+            elif isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.Not):
+                negated = not negated
+            elif isinstance(p, ast.Compare) or isinstance(p, ast.Call):
+                pass  # `device_count() > 1`, `bool(P)`, `range(device_count())`, `f.attr(...)`
+            else:
+                end = self._guard_end(p, n, negated)
+                if end is not None:
+                    out += end
+                break
+            n = p
+        # `@skipIf(not P, ...)` / `@skipUnless(P, ...)`: the decorated definition.
+        dec = self.parents.get(top)
+        if isinstance(dec, DEFS) and top in dec.decorator_list and isinstance(top, ast.Call):
+            out.append(("cuda-guarded", [span_of(dec.body)]))
+        return out
+
+    def _guard_end(self, p, n, negated: bool) -> list[tuple[str, list[Span]]] | None:
+        """What the construct ``p`` that ends the climb from ``n`` guards (None: nothing)."""
+        if isinstance(p, ast.IfExp) and p.test is n:
+            return [("cuda-guarded", [span_of(p.orelse if negated else p.body)])]
+        if isinstance(p, (ast.If, ast.While)) and p.test is n:
+            # the whole dispatch: a branch that names another backend makes it deliberate
+            out = [("cuda-guarded", [span_of(b) for b in (p.body, p.orelse) if b])]
+            if isinstance(p, ast.If) and (exits(p.body) or exits(p.orelse)):
+                after = self.after(p)
+                if after:
+                    out.append(("cuda-guarded", [span_of(after)]))
+            return out
+        if isinstance(p, ast.Assert) and p.test is n:
+            after = self.after(p)  # `assert torch.cuda.is_available()` guards what follows
+            return [("cuda-guarded", [span_of(after)])] if after else None
+        if isinstance(p, ast.For) and p.iter is n:
+            return [("cuda-loop", [span_of(p.body + p.orelse)])]
+        if isinstance(p, ast.comprehension) and p.iter is n:
+            comp = self.parents.get(p)
+            parts = [getattr(comp, a) for a in ("elt", "key", "value") if hasattr(comp, a)]
+            parts += [c for g in comp.generators for c in g.ifs]
+            return [("cuda-comprehension", [span_of(x) for x in parts])]
+        if isinstance(p, DEFS) and n in p.decorator_list:
+            return [("cuda-guarded", [span_of(p.body)])]
+        return None
+
+    def unit(self, f) -> list[Span]:
+        """The spans whose rewrites only work together with ``f``'s: its own statement (the
+        header of a compound one) and the code it guards or iterates over (an ``if``/``IfExp``
+        body, the rest of an ``and`` chain, the block after an ``assert`` or an early exit, a
+        loop body). ``Gate.units`` puts the sites inside one patch."""
+        node = self.node_of(f)
+        if node is None:
+            return [finding_span(f)]
+        top, stmt = self.top(node)
+        spans = [self.statement_span(top, stmt)]
+        for _kind, sps in self.guarded(node, top):
+            spans += sps
+        return spans
+
+    @staticmethod
+    def statement_span(top, stmt) -> Span:
+        """The site's statement, or the header expression of a compound one."""
+        return span_of(stmt) if not compound(stmt) else span_of(top)

@@ -1,0 +1,40 @@
+"""The evidence kinds, in the order the gate asks them: the registry is ``ORDER``.
+
+A kind is one module here (ruff's one rule per module) with ``KIND`` (its name), ``SUMMARY`` (one
+line for reports), ``detect(probe) -> [Evidence]`` and a docstring that says what it detects and
+why. Optional flags: ``NEEDS_NODE = False`` (asked also when no expression sits at the finding's
+span) and ``ALONE = True`` (asked only when no kind before it answered: evidence about the rewrite,
+not about CUDA). Adding a kind is one module and one line of ``ORDER``.
+
+Order matters: the gate keeps one evidence per kind and per thing that stays CUDA (the first),
+and the reason a site is left names its first two.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+ORDER = (
+    "owned_path",
+    "function",
+    "comment",
+    "check",
+    "state",
+    "timeline",
+    "name",
+    "chain",
+    "guarded",
+    "loop",
+    "comprehension",
+    "branch",
+    "flow",
+    "statement",
+    "self_implementation",
+    "redundant",
+    "unguarded",
+)
+
+REGISTRY = tuple(importlib.import_module(f"{__name__}.{name}") for name in ORDER)
+
+# kind -> its one-line summary, for reports and ``--explain``
+KINDS: dict[str, str] = {k.KIND: k.SUMMARY for k in REGISTRY}

@@ -1,0 +1,56 @@
+"""``cuda-branch``: the site is in a branch only CUDA reaches (``if x.is_cuda:``,
+``device.type == "cuda"``, ``@onlyCUDA``, an earlier ``if not <CUDA>: return`` of its block), and
+that condition stays: there the rewrite is moot noise, CUDA is all that runs it."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from patches.generate.intent.nodes import DEFS, exits, negative, span_of
+from patches.generate.intent.probe import Evidence, Probe, first_hit
+
+KIND = "cuda-branch"
+SUMMARY = "only CUDA reaches this branch (moot)"
+
+_ONLY = re.compile(r"only.*cuda|requires?_?cuda|needs?_?cuda|skip_?unless|skipif", re.IGNORECASE)
+
+
+def _cuda_only_decorator(dec) -> bool:
+    """``@onlyCUDA``, ``@requires_cuda``, ``@skipIf(not <cuda>)``, ``@skipUnless(<cuda>)``."""
+    f = dec.func if isinstance(dec, ast.Call) else dec
+    name = getattr(f, "attr", None) or getattr(f, "id", "")
+    if name in ("skipIf",):
+        return isinstance(dec, ast.Call) and bool(dec.args) and negative(dec.args[0])
+    return bool(_ONLY.search(name))
+
+
+def _tests(p: Probe, n, parent) -> list:
+    """The conditions above ``n`` (a child of ``parent``) that only CUDA may pass."""
+    tests = []
+    if isinstance(parent, (ast.If, ast.While, ast.IfExp)) and n is not parent.test:
+        tests = [parent.test]  # either side of a test that stays CUDA is about CUDA
+    elif isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
+        tests = [v for v in parent.values[: parent.values.index(n)] if not negative(v)]
+    elif isinstance(parent, DEFS) and n in parent.body:
+        tests = [d for d in parent.decorator_list if _cuda_only_decorator(d)]
+    # an earlier `if not <CUDA>: return/raise` of the same block: only CUDA gets here
+    block = p.index.block_of(n)
+    if block is not None and isinstance(n, ast.stmt):
+        for prev in block[: block.index(n)]:
+            if isinstance(prev, ast.If) and exits(prev.body) and negative(prev.test):
+                tests.append(prev.test)
+    return tests
+
+
+def detect(p: Probe) -> list[Evidence]:
+    n = p.node
+    while True:
+        parent = p.index.parents.get(n)
+        if parent is None:
+            return []
+        for t in _tests(p, n, parent):
+            hits = p.remaining(span_of(t), p.own)
+            if hits:
+                return first_hit(KIND, hits)
+        n = parent

@@ -1,0 +1,110 @@
+"""``cuda-flow``: the value is handed to CUDA-only code. Three ways: assigned to a name that a
+later statement of the same scope passes to code that stays CUDA (``n = torch.cuda.device_count()``
+... ``torch.cuda.get_device_capability(i)``); returned by a same-file function whose callers do
+(``range(_gpu_count())`` over a helper that asks ``get_device_properties``); or a device query
+(``[queries]``) in a function that asks CUDA about the devices again. The neutral answer would
+count or name devices that CUDA code then indexes."""
+
+from __future__ import annotations
+
+import ast
+
+from patches.generate.intent.data import calls
+from patches.generate.intent.index import Hits
+from patches.generate.intent.nodes import called, span_of
+from patches.generate.intent.probe import Evidence, Probe, first_hit
+
+KIND = "cuda-flow"
+SUMMARY = "the value is handed to CUDA-specific code"
+
+
+def detect(p: Probe) -> list[Evidence]:
+    return [*_assigned(p), *_returned(p), *_asked_again(p)]
+
+
+def _assigned(p: Probe) -> list[Evidence]:
+    """``x = <site>`` and a later statement of the same scope hands ``x`` to CUDA-only code
+    (an argument of a call that stays CUDA, a CUDA-only attribute of it, or the iterable of
+    a loop whose body stays CUDA)."""
+    stmt, node = p.stmt, p.node
+    if not isinstance(stmt, ast.Assign):
+        return []
+    # the value itself, or a call inside it (`n = torch.cuda.device_count() if ... else 8`)
+    if stmt.value is not node and not (
+        isinstance(node, ast.Call) and any(x is node for x in ast.walk(stmt.value))
+    ):
+        return []
+    names = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+    if not names:
+        return []
+    scope = p.ctx.scope_at(stmt.lineno)
+    for sub in ast.walk(scope.node):
+        if (
+            isinstance(sub, ast.Name)
+            and sub.id in names
+            and isinstance(sub.ctx, ast.Load)
+            and sub.lineno > stmt.end_lineno
+            and p.ctx.scope_at(sub.lineno) is scope
+        ):
+            hits = _use(p, sub)
+            if hits:
+                return first_hit(KIND, hits)
+    return []
+
+
+def _use(p: Probe, sub: ast.Name) -> Hits:
+    """What stays CUDA where ``sub`` (a use of the assigned name) goes."""
+    user = p.index.top(sub)[1]  # a compound statement: all of it (the body uses it)
+    hits = p.remaining(span_of(user), p.own)
+    if hits:
+        return hits
+    n = sub
+    while not isinstance(n, ast.stmt):
+        parent = p.index.parents.get(n)
+        hits = []
+        if isinstance(parent, ast.Call) and n is not parent.func:
+            hits = p.remaining(span_of(parent.func), p.own)
+        elif isinstance(parent, ast.Attribute) and n is parent.value:
+            hits = p.remaining(span_of(parent), p.own)  # `s.cuda_stream` while it stays
+        elif isinstance(parent, ast.For) and n is parent.iter:
+            hits = p.remaining(span_of(parent.body), p.own)
+        if hits or parent is None:
+            return hits
+        n = parent
+    return []
+
+
+def _returned(p: Probe) -> list[Evidence]:
+    """``return <site>`` (the whole value) of a same-file function whose callers hand the
+    value to CUDA-only code: ``range(_gpu_count())`` over ``get_device_properties``."""
+    stmt, defs = p.stmt, p.defs
+    if not (isinstance(stmt, ast.Return) and stmt.value is p.node and defs):
+        return []
+    fn = defs[0]
+    if isinstance(fn, ast.ClassDef):
+        return []
+    for _csp, call, callee in p.index.calls:
+        if callee is not fn:
+            continue
+        ctop, cstmt = p.index.top(call)
+        spans = [sp for _k, sps in p.index.guarded(call, ctop) for sp in sps]
+        if isinstance(cstmt, ast.Assign) and cstmt.value is call:
+            spans.append(span_of(p.index.after(cstmt) or [cstmt]))
+        for sp in spans:
+            hits = p.reach(sp, p.own)
+            if hits:
+                line, what = hits[0]
+                detail = f"returned by {fn.name}() to the call at line {call.lineno}: {what}"
+                return [Evidence(KIND, line, detail)]
+    return []
+
+
+def _asked_again(p: Probe) -> list[Evidence]:
+    """A device query in a function that asks ``torch.cuda`` about devices again."""
+    if not p.defs or called(p.ctx, p.node) not in calls("queries"):
+        return []
+    for line, what in p.remaining(span_of(list(p.defs[0].body)), p.own):
+        if "cuda" in what and not what.startswith("HN"):
+            detail = f"the same function asks CUDA about devices: {what} (line {line})"
+            return [Evidence(KIND, line, detail)]
+    return []

@@ -1,0 +1,57 @@
+"""``unguarded``: a plain rename of a ``guard: true`` rule (``empty_cache``: a no-op without CUDA,
+the neutral one raises without an accelerator) with no availability check around the site: an
+enclosing test, an earlier operand of its ``and`` chain, or an earlier ``if not ...: return`` of
+its block that names ``is_available`` (or a ``TEST_*`` gate). Not about CUDA but safety, so asked
+only when no kind before it answered, and a site left for it keeps no other site CUDA."""
+
+from __future__ import annotations
+
+import ast
+
+from patches.generate.intent.nodes import exits
+from patches.generate.intent.probe import Evidence, Probe
+
+KIND = "unguarded"
+SUMMARY = (
+    "the neutral API raises without an accelerator where CUDA's did not, and nothing checks for "
+    "one first"
+)
+NEEDS_NODE = False
+ALONE = True
+
+
+def detect(p: Probe) -> list[Evidence]:
+    if p.f.rule not in p.options.unguarded or _checked(p):
+        return []
+    return [Evidence(KIND, p.f.line, "no is_available() check around it")]
+
+
+def _checks(test) -> bool:
+    return any(
+        (isinstance(x, ast.Attribute) and x.attr == "is_available")
+        or (isinstance(x, ast.Name) and x.id.startswith("TEST_"))
+        for x in ast.walk(test)
+    )
+
+
+def _checked(p: Probe) -> bool:
+    n, it = p.node, p.index
+    while n is not None:
+        parent = it.parents.get(n)
+        if (
+            isinstance(parent, (ast.If, ast.While, ast.IfExp))
+            and n is not parent.test
+            and _checks(parent.test)
+        ):
+            return True
+        if isinstance(parent, ast.BoolOp) and any(
+            _checks(v) for v in parent.values[: parent.values.index(n)]
+        ):
+            return True
+        if isinstance(n, ast.stmt):
+            block = it.block_of(n) or []
+            for prev in block[: block.index(n)] if n in block else []:
+                if isinstance(prev, ast.If) and exits(prev.body) and _checks(prev.test):
+                    return True
+        n = parent
+    return False

@@ -1,0 +1,121 @@
+"""Positions and small ``ast`` shape tests shared by the index, the gate and the kinds."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from audits.resolve import dotted_parts
+
+CUDA_DEVICE_STR = re.compile(r"cuda(?::(\d+))?")
+
+Pos = tuple[int, int]  # (line 1-based, column 0-based)
+Span = tuple[Pos, Pos]
+Site = tuple[str, int]  # (rule, line)
+
+DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_COMPOUND = (
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Match,
+)
+
+
+def span_of(nodes) -> Span:
+    nodes = nodes if isinstance(nodes, list) else [nodes]
+    return (nodes[0].lineno, nodes[0].col_offset), (nodes[-1].end_lineno, nodes[-1].end_col_offset)
+
+
+def finding_span(f) -> Span:
+    return (f.line, f.col - 1), (f.end_line, f.end_col - 1)
+
+
+def inside(inner: Span, outer: Span) -> bool:
+    return outer[0] <= inner[0] and inner[1] <= outer[1]
+
+
+def compound(stmt) -> bool:
+    return isinstance(stmt, _COMPOUND)
+
+
+def tree_path(ctx) -> str:
+    """The file's path as its module names it (``torch/cuda/__init__.py`` also when the scanned
+    root is the ``torch`` package itself; ``ctx.module_name`` is ``audits.resolve``'s), else its
+    path."""
+    mod = getattr(ctx, "module_name", "")
+    if not mod:
+        return ctx.path
+    tail = "/__init__.py" if ctx.path.endswith("__init__.py") else ".py"
+    return mod.replace(".", "/") + tail
+
+
+def qualified(ctx, node: ast.AST) -> str | None:
+    """The qualified name of a dotted reference through the file's imports, else None."""
+    parts = dotted_parts(node)
+    return ctx.qualify(node.lineno, ".".join(parts)) if parts else None
+
+
+def called(ctx, node: ast.AST) -> str | None:
+    """The qualified name of ``node``'s callee when it is a call, else of ``node`` itself."""
+    return qualified(ctx, node.func if isinstance(node, ast.Call) else node)
+
+
+def is_call(ctx, node: ast.AST, name: str) -> bool:
+    """``node`` is a call of the qualified ``name`` through the file's imports."""
+    return isinstance(node, ast.Call) and qualified(ctx, node.func) == name
+
+
+def cuda_literal(ctx, node: ast.AST) -> str | None:
+    """``"cuda"``/``"cuda:N"`` -> "str"; ``torch.device("cuda"[, N])``/``torch.device("cuda:N")``
+    -> "device"; anything else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return "str" if CUDA_DEVICE_STR.fullmatch(node.value) else None
+    if not (is_call(ctx, node, "torch.device") and not node.keywords and 1 <= len(node.args) <= 2):
+        return None
+    first = node.args[0]
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+        return None
+    m = CUDA_DEVICE_STR.fullmatch(first.value)
+    index = node.args[1] if len(node.args) == 2 else None
+    if m and (
+        index is None
+        or (m.group(1) is None and isinstance(index, ast.Constant) and isinstance(index.value, int))
+    ):
+        return "device"
+    return None
+
+
+def exits(block) -> bool:
+    """The block ends by leaving (return, raise, continue, break, a skip or exit call)."""
+    last = block[-1] if block else None
+    if isinstance(last, _EXITS):
+        return True
+    if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
+        f = last.value.func
+        name = getattr(f, "attr", None) or getattr(f, "id", "")
+        return "skip" in name.lower() or name in ("exit", "fail")
+    return False
+
+
+def negative(test) -> bool:
+    """``not X`` / ``X != "cuda"`` / ``X is not ...``: the CUDA side is the other branch."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return True
+    return (
+        isinstance(test, ast.Compare)
+        and all(isinstance(o, (ast.NotEq, ast.IsNot, ast.NotIn)) for o in test.ops)
+        # `torch.version.cuda is not None` asks "is this CUDA": the positive side
+        and not all(
+            isinstance(c, ast.Constant) and c.value in (None, False) for c in test.comparators
+        )
+    )
