@@ -1,5 +1,7 @@
-"""The gate's data (``cuda_intent.toml`` beside this module): what says "this code is about CUDA
-itself". Data, not code: a new path or word goes in the TOML, not in an ``if``."""
+"""The gate's data: what says "this code is about CUDA itself". Paths CUDA owns, state, timeline
+and query calls: ``cuda_intent.toml`` beside this module; the CUDA marker words and the neutral
+words: ``audits/vocabulary.py`` (the project's one copy). Data, not code: a new path or word goes
+there, not in an ``if``."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ from pathlib import Path
 
 import tomllib
 
+from audits import vocabulary
+
 
 @functools.lru_cache(maxsize=1)
 def data() -> dict:
@@ -17,7 +21,7 @@ def data() -> dict:
 
 @functools.lru_cache(maxsize=1)
 def _marker() -> re.Pattern:
-    return re.compile("|".join(data()["markers"]["words"]), re.IGNORECASE)
+    return re.compile("|".join(vocabulary.marker_patterns()), re.IGNORECASE)
 
 
 def is_cuda_word(text: str) -> bool:
@@ -28,7 +32,7 @@ def is_cuda_word(text: str) -> bool:
 def about_cuda_text(doc: str) -> bool:
     """A docstring's first paragraph is about CUDA (mentions it, names no neutral device)."""
     head = doc.strip().split("\n\n")[0].lower()
-    return is_cuda_word(head) and not any(w in head for w in data()["markers"]["neutral_words"])
+    return is_cuda_word(head) and not any(w in head for w in vocabulary.NEUTRAL_WORDS)
 
 
 def owned(path: str) -> list[tuple[str, list[str]]]:
