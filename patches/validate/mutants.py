@@ -78,6 +78,24 @@ class _Sites(cst.CSTVisitor):
         elif node.args and node.args[0].keyword is None and not node.args[0].star:
             self._add("drop-call", node, _paren(node.args[0].value))
 
+    def _none(self, node: cst.CSTNode, value: cst.BaseExpression | None) -> None:
+        if value is not None and not (isinstance(value, cst.Name) and value.value == "None"):
+            shown = f"`{_code(value)}` -> `None`"
+            self._add("none-value", node, node.with_changes(value=cst.Name("None")), shown)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._none(node, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._none(node, node.value)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self._none(node, node.value)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._none(node, node.value)
+
     def visit_Expr(self, node: cst.Expr) -> None:
         if isinstance(node.value, cst.Call):
             self._add("drop-call", node, cst.Pass())
