@@ -106,7 +106,7 @@ def check_hunk(
         if not tests:
             res["verdict"] = UNEXERCISED if not d["tests"] else UNCHECKED
             continue
-        nodes = [node_id(t, files) for t in tests]
+        nodes = res["nodes"] = [node_id(t, files) for t in tests]
         for k, m in enumerate(mutants, 1):
             t0 = time.monotonic()
             try:
@@ -120,6 +120,7 @@ def check_hunk(
             item["seconds"] = round(time.monotonic() - t0, 1)
             if killed:
                 item["killed_by"], item["why"] = killed
+                item["node"] = node_id(killed[0], files) or nodes[0]
             res["mutants"].append(item)
             state = f"killed by {killed[0]}" if killed else "survived"
             log(
