@@ -179,3 +179,35 @@ def _mutant_lines(entries: list[dict], devs: list[str]) -> list[str]:
                     f"{x['description']}: {state}"
                 )
     return ["", "Mutants tried:", "", *out] if out else []
+
+
+_RANK = {CHECKED: 3, UNCHECKED: 2, NOT_CHECKED: 1, UNEXERCISED: 0}
+
+
+def merge(shards: list[list[dict]], merged: list[dict]) -> None:
+    """Shard reports of one series (``hunks.merge_entries`` joined the coverage): each hunk's
+    verdict per device is the best any shard reached (checked > unchecked > unexercised), its
+    CPU behaviour differences are the shards' together; ``proven_on`` follows."""
+    by_key = {m["key"]: m for m in merged}
+    for m in merged:  # built from the first shard's entry: rebuilt from all of them here
+        for k in ("verdicts", "mutation", "oracle"):
+            m.pop(k, None)
+    for entries in shards:
+        for e in entries:
+            m = by_key.get(e["key"])
+            if m is None or "verdicts" not in e:
+                continue
+            verdicts = m.setdefault("verdicts", {})
+            for dev, v in e["verdicts"].items():
+                if dev not in verdicts or _RANK.get(v, -1) > _RANK.get(verdicts[dev], -1):
+                    verdicts[dev] = v
+                    if dev in e.get("mutation", {}):
+                        m.setdefault("mutation", {})[dev] = e["mutation"][dev]
+            if "oracle" in e:
+                o = m.setdefault("oracle", {**e["oracle"], "differences": [], "calls": 0})
+                o["calls"] += e["oracle"]["calls"]
+                o["differences"] = o["differences"] + e["oracle"]["differences"]
+    for m in merged:
+        if "verdicts" in m:
+            flagged = bool(m.get("oracle", {}).get("differences"))
+            m["proven_on"] = [d for d, v in m["verdicts"].items() if v == CHECKED and not flagged]

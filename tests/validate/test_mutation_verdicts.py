@@ -106,3 +106,19 @@ def test_without_mutation_nothing_is_proven():
     checks.finalize([e], ["cpu", "trn"], mutated=False)
     assert e["verdicts"] == {"cpu": "not checked", "trn": "unexercised", "cuda": "absent"}
     assert e["proven_on"] == []
+
+
+def test_shards_merge_to_the_best_verdict_and_all_differences():
+    from patches.validate import hunks as hunkcov
+
+    a = _entry(["t.T::a"], [], [SURVIVED])
+    b = _entry([], ["t.T::b"], [], [KILLED], [DIFF])
+    for e in (a, b):
+        checks.finalize([e], ["cpu", "trn"], mutated=True)
+    assert a["verdicts"]["cpu"] == "unchecked" and b["verdicts"]["trn"] == "checked"
+    merged = hunkcov.merge_entries([[a], [b]])
+    checks.merge([[a], [b]], merged)
+    (m,) = merged
+    assert m["verdicts"] == {"cpu": "unchecked", "trn": "checked", "cuda": "absent"}
+    assert m["oracle"]["differences"] == [DIFF] and m["oracle"]["calls"] == 6
+    assert m["proven_on"] == []  # checked on trn, but CPU behaviour changed
