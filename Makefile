@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.hwneutral-installed
 ARGS   ?=
 
-.PHONY: install run test lint bench docs prove clean
+.PHONY: install run test lint bench docs prove replay clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,12 @@ lint: $(STAMP)
 OUT ?= prove-out
 prove: $(STAMP)
 	$(PY) -m patches.prove --out $(OUT) $(ARGS)
+
+# Replay PyTorch's own neutralisation 2.4.1 -> 2.13.0 (docs/replay.md): pip downloads both torch
+# wheels into ~/.cache/hwneutral (no install); generate runs on the labelled 2.4.1 files and every
+# label is scored.  make replay ARGS="--mode unsafe --files 'torch/nn/*' --json out.json"
+replay: $(STAMP)
+	$(PY) tests/benchmarks/replay.py $(ARGS)
 
 bench: $(STAMP)
 	@for b in tests/benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -1,0 +1,224 @@
+"""Replay PyTorch's own neutralisation: run generate on torch 2.4.1, compare with 2.13.0.
+
+    make replay [ARGS="--mode unsafe --files 'torch/nn/*'"]
+    .venv/bin/python tests/benchmarks/replay.py [--mode safe|unsafe|both] [--files GLOB ...]
+        [--labels YAML] [--json OUT] [--keep DIR] [--no-rerun]
+
+The label list (``../shared/upstream/replay/labels_2.4.1_2.13.0.yaml``, read at run time, never
+copied) names every CUDA-only site upstream neutralised between the releases and every CUDA
+statement 2.13.0 kept. For each mode: the covered 2.4.1 files (from the pip wheel, see
+replay_fetch) go into a scratch git repo; ``python -m patches.generate TREE --out SERIES
+[--unsafe-fixes]`` writes the series; it is applied one patch at a time with ``git am`` (every
+prefix must apply and every changed file compile, with no attribute read from a neutral object
+that lacks it: bisect_series's check); every label is scored on the result (replay_score);
+generate runs again on the patched tree (a rerun must add nothing). Prints recall, agreement
+and rewrites of kept sites per kind and per form, the checks, every rewrite of a kept site and
+every miss. Exit 0 when scored, 1 when a check failed, 2 when the sources cannot be had.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).parent))
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+import replay_report  # noqa: E402
+import replay_score  # noqa: E402
+from replay_fetch import FetchError, sources  # noqa: E402
+
+from patches.common import gitutil  # noqa: E402
+
+LABELS = REPO.parent / "shared" / "upstream" / "replay" / "labels_2.4.1_2.13.0.yaml"
+
+
+@dataclass
+class ModeResult:
+    mode: str
+    patches: int = 0
+    applied: int = 0
+    apply_error: str = ""
+    prefix_failures: list[str] = field(default_factory=list)
+    rerun_patches: int | None = None
+    generate_summary: str = ""
+    seconds: dict[str, float] = field(default_factory=dict)
+    records: list[replay_score.Record] = field(default_factory=list)
+
+
+def load_labels(path: Path) -> dict:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with open(path, encoding="utf-8") as f:
+        return yaml.load(f, Loader=loader)
+
+
+def generate(tree: Path, out: Path, opts, cache: Path) -> tuple[int, str]:
+    """Run the real codemod CLI (from ``opts.project``); (number of patches, its summary)."""
+    cmd = [sys.executable, "-m", "patches.generate", str(tree), "--out", str(out)]
+    cmd += ["--unsafe-fixes"] if opts.unsafe else []
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache))  # a private, cold scan cache
+    proc = subprocess.run(cmd, cwd=opts.project, env=env, capture_output=True, text=True)
+    (out.parent / f"{out.name}.log").write_text(proc.stdout + proc.stderr)
+    if proc.returncode:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        raise RuntimeError(f"generate exited {proc.returncode}: " + " | ".join(tail))
+    series = out / "series"
+    names = series.read_text().split() if series.exists() else []
+    summary = next(iter(proc.stderr.strip().splitlines()), "")
+    return len(names), summary
+
+
+def make_tree(src: Path, files: list[str], dest: Path) -> Path:
+    for rel in files:
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        (dest / rel).write_bytes((src / rel).read_bytes())
+    gitutil.git("init", "-q", cwd=dest)
+    gitutil.git("add", "-A", ".", cwd=dest)
+    gitutil.git("commit", "-q", "-m", "torch 2.4.1", cwd=dest)
+    gitutil.git("tag", "base", cwd=dest)
+    return dest
+
+
+def apply_each(tree: Path, series: Path, res: ModeResult) -> None:
+    """``git am`` one patch at a time; after each, every file it changed must compile and read
+    no attribute a neutral object lacks (bisect_series.bad_attributes)."""
+    from bisect_series import bad_attributes  # imports torch: only when there is a series
+
+    for i, name in enumerate((series / "series").read_text().split(), 1):
+        try:
+            gitutil.am(tree, [series / name])
+        except gitutil.GitError as e:
+            res.apply_error = f"patch {i} ({name}) does not apply: {e}"
+            return
+        res.applied += 1
+        changed = gitutil.git("diff", "--name-only", "HEAD~1", "HEAD", cwd=tree).stdout.split()
+        for rel in changed:
+            text = (tree / rel).read_text(encoding="utf-8")
+            try:
+                compile(text, rel, "exec", dont_inherit=True)
+            except SyntaxError as e:
+                res.prefix_failures.append(f"prefix {i} ({name}): {rel} does not compile: {e}")
+                continue
+            for b in bad_attributes(text):
+                res.prefix_failures.append(f"prefix {i} ({name}): {rel} {b}")
+
+
+def run_mode(labels: list[dict], src: Path, files: list[str], opts, work: Path):
+    res = ModeResult("unsafe" if opts.unsafe else "safe")
+    base = work / res.mode
+    shutil.rmtree(base, ignore_errors=True)  # a kept folder from an earlier run
+    t0 = time.perf_counter()
+    tree = make_tree(src, files, base / "tree")
+    cache = base / "cache"
+    res.patches, res.generate_summary = generate(tree, base / "series", opts, cache)
+    t1 = time.perf_counter()
+    res.seconds["generate"] = round(t1 - t0, 1)
+    if res.patches:
+        apply_each(tree, base / "series", res)
+    t2 = time.perf_counter()
+    res.seconds["apply+compile"] = round(t2 - t1, 1)
+    diff = gitutil.git("diff", "-U0", "--no-color", "base", "HEAD", cwd=tree).stdout
+    eq = replay_score.load_equivalences()
+    old = {rel: (src / rel).read_text(encoding="utf-8").splitlines() for rel in files}
+    res.records = replay_score.score(labels, replay_score.parse_diff(diff), old, eq)
+    t3 = time.perf_counter()
+    res.seconds["score"] = round(t3 - t2, 1)
+    if not opts.no_rerun and not res.apply_error:
+        res.rerun_patches, _ = generate(tree, base / "rerun", opts, cache)
+        res.seconds["rerun"] = round(time.perf_counter() - t3, 1)
+    return res
+
+
+def tallies(res: ModeResult) -> dict:
+    groups = replay_score.summarize(res.records)
+    return {g: {k: asdict(t) for k, t in d.items()} for g, d in groups.items()}
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mode", choices=["safe", "unsafe", "both"], default="both")
+    ap.add_argument(
+        "--files",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="score only labelled files matching GLOB (fnmatch; repeatable)",
+    )
+    ap.add_argument("--labels", type=Path, default=LABELS, help="the label list (YAML)")
+    ap.add_argument("--json", type=Path, metavar="OUT", help="also write the results as JSON")
+    ap.add_argument(
+        "--keep", type=Path, metavar="DIR", help="work in DIR (trees, series, logs) and keep it"
+    )
+    ap.add_argument(
+        "--project",
+        type=Path,
+        default=REPO,
+        help="the hwneutral checkout whose patches.generate runs (default: this one)",
+    )
+    ap.add_argument("--no-rerun", action="store_true", help="skip the idempotence rerun")
+    ap.add_argument("--plain", action="store_true", help="plain text even when rich is installed")
+    return ap.parse_args(argv)
+
+
+def select(data: dict, globs: list[str]) -> tuple[list[dict], dict[str, dict]]:
+    shas = data["pair"]["file_sha256"]
+    keep = [p for p in shas if not globs or any(fnmatch.fnmatch(p, g) for g in globs)]
+    labels = [lab for lab in data["labels"] if lab["path"] in keep]
+    return labels, {p: shas[p] for p in keep}
+
+
+def main(argv=None) -> int:
+    opts = parse_args(argv)
+    if not opts.labels.is_file():
+        print(f"replay: no label list at {opts.labels}", file=sys.stderr)
+        return 2
+    data = load_labels(opts.labels)
+    labels, shas = select(data, opts.files)
+    if not shas:
+        print(f"replay: no labelled file matches {opts.files}", file=sys.stderr)
+        return 2
+    pair = data["pair"]
+    try:
+        t0 = time.perf_counter()
+        old = sources(pair["old"], {p: s["old_sha256"] for p, s in shas.items()})
+        sources(pair["new"], {p: s["new_sha256"] for p, s in shas.items()})
+        fetched = time.perf_counter() - t0
+    except FetchError as e:
+        print(f"replay: {e}", file=sys.stderr)
+        return 2
+    modes = [False, True] if opts.mode == "both" else [opts.mode == "unsafe"]
+    with tempfile.TemporaryDirectory(prefix="hn-replay-") as tmp:
+        work = opts.keep or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        results = []
+        for unsafe in modes:
+            opts.unsafe = unsafe
+            results.append(run_mode(labels, old, sorted(shas), opts, work))
+    head = {
+        "pair": f"{pair['old']} -> {pair['new']}",
+        "files": len(shas),
+        "labels": len(labels),
+        "fetch_seconds": round(fetched, 1),
+    }
+    replay_report.show(head, results, plain=opts.plain)
+    if opts.json:
+        payload = {**head, "modes": [dict(asdict(r), summary=tallies(r)) for r in results]}
+        opts.json.write_text(json.dumps(payload, indent=1))
+    failed = any(r.apply_error or r.prefix_failures or r.rerun_patches for r in results)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

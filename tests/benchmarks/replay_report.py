@@ -1,0 +1,113 @@
+"""What replay.py prints: tables of recall/agreement per kind and form, checks, and the lists a
+human reads (rewrites of kept sites, disagreements, misses). rich tables when rich is
+installed, plain columns otherwise."""
+
+from __future__ import annotations
+
+import sys
+
+from replay_score import Record, Tally, summarize
+
+
+def pct(n: int, d: int) -> str:
+    return f"{n}/{d} ({100 * n / d:.0f} %)" if d else "-"
+
+
+def first_line(text: str, width: int = 110) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    s = " ⏎ ".join(lines)
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+def table(title: str, headers: list[str], rows: list[list[str]], plain: bool) -> None:
+    try:
+        if plain:
+            raise ImportError
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
+        print(f"\n{title}")
+        for r in [headers, *rows]:
+            print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
+        return
+    t = Table(title=title, title_justify="left")
+    for i, h in enumerate(headers):
+        t.add_column(h, justify="left" if i == 0 else "right")
+    for r in rows:
+        t.add_row(*map(str, r))
+    Console(width=None if sys.stdout.isatty() else 200).print(t)
+
+
+def _row(key: str, tallies: list[Tally | None]) -> list[str]:
+    row = [key, str(next(t.sites for t in tallies if t))]
+    for t in tallies:
+        t = t or Tally()
+        row += [pct(t.rewritten, t.sites), pct(t.agree, t.rewritten), str(t.same)]
+    return row
+
+
+def group_table(group: str, summaries: list[dict], modes: list[str], plain: bool) -> None:
+    headers = [group, "sites"]
+    for m in modes:
+        headers += [f"{m}: rewritten (recall)", f"{m}: agree", f"{m}: same text"]
+    keys = list(summaries[-1][group])
+    rows = [_row(k, [s[group].get(k) for s in summaries]) for k in keys]
+    rows.append(_row("all", [s["all"].get("all") for s in summaries]))
+    table(f"Neutralized sites by {group}", headers, rows, plain)
+
+
+def checks(r) -> str:
+    applies = "all apply" if not r.apply_error else r.apply_error
+    prefixes = (
+        "every prefix compiles"
+        if not r.prefix_failures
+        else (f"{len(r.prefix_failures)} prefix failures")
+    )
+    rerun = "rerun skipped" if r.rerun_patches is None else f"rerun adds {r.rerun_patches} patches"
+    secs = ", ".join(f"{k} {v} s" for k, v in r.seconds.items())
+    return f"{r.mode}: {r.patches} patches, {applies}, {prefixes}, {rerun} ({secs})"
+
+
+def listing(title: str, records: list[Record], body) -> None:
+    print(f"\n{title}: {len(records)}")
+    for r in records:
+        print(f"  {r.path}:{r.line}  {r.kind or 'kept'}{'/' + r.form if r.form else ''}")
+        for line in body(r):
+            print(f"      {line}")
+
+
+def show(head: dict, results: list, plain: bool = False) -> None:
+    print(f"replay {head['pair']}: {head['files']} files, {head['labels']} labels")
+    modes = [r.mode for r in results]
+    summaries = [summarize(r.records) for r in results]
+    for r in results:
+        print("  " + checks(r))
+        for f in r.prefix_failures:
+            print(f"    {f}")
+    group_table("kind", summaries, modes, plain)
+    group_table("form", summaries, modes, plain)
+    for r, s in zip(results, summaries):
+        kept = s["kept"].get("kept", Tally())
+        print(f"{r.mode}: rewrites of kept sites {pct(kept.rewritten, kept.sites)}")
+    for r in results:
+        kept = [x for x in r.records if x.status != "neutralized" and x.rewritten]
+        listing(
+            f"[{r.mode}] rewrites of kept sites (read each)",
+            kept,
+            lambda x: [f"- {first_line(x.old_text)}", f"+ {first_line(x.ours)}"],
+        )
+    last = results[-1]
+    neut = [x for x in last.records if x.status == "neutralized"]
+    differ = [x for x in neut if x.rewritten and not x.agrees]
+    listing(
+        f"[{last.mode}] rewrites that differ from upstream",
+        differ,
+        lambda x: [f"ours:     {first_line(x.ours)}", f"upstream: {first_line(x.upstream)}"],
+    )
+    misses = sorted((x for x in neut if not x.rewritten), key=lambda x: (x.kind, x.path, x.line))
+    listing(
+        f"[{last.mode}] misses (by kind)",
+        misses,
+        lambda x: [f"- {first_line(x.old_text)}", f"upstream: {first_line(x.upstream)}"],
+    )

@@ -1,0 +1,235 @@
+"""Score a rewrite of torch 2.4.1 against upstream's own neutralisation (the replay benchmark).
+
+Pure functions, no torch and no git: ``parse_diff`` reads ``git diff -U0`` output,
+``rewrite_at`` finds what a series did to one labelled span of the old file, ``families`` and
+``agrees`` compare a rewrite with upstream's new text through the equivalences of
+``replay_equivalences.yaml``, and ``score`` turns labels plus a diff into one record per label.
+The driver is ``replay.py``; docs/replay.md explains the figures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+EQUIVALENCES = Path(__file__).with_name("replay_equivalences.yaml")
+
+
+@dataclass
+class Hunk:
+    """One ``@@ -a,b +c,d @@`` block of a zero-context diff: old lines a..a+b-1 became new."""
+
+    old_start: int
+    old: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)
+
+    def touches(self, first: int, last: int) -> bool:
+        """Whether this hunk replaces or deletes any old line in first..last (pure inserts
+        touch nothing)."""
+        return bool(self.old) and self.old_start <= last and first < self.old_start + len(self.old)
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+
+
+def parse_diff(text: str) -> dict[str, list[Hunk]]:
+    """path (the ``b/`` side) -> hunks, from ``git diff -U0`` output."""
+    out: dict[str, list[Hunk]] = {}
+    hunks: list[Hunk] = []
+    for line in text.splitlines():
+        if line.startswith("+++ "):
+            hunks = out.setdefault(line[6:] if line.startswith("+++ b/") else line[4:], [])
+        elif line.startswith("@@"):
+            m = _HUNK.match(line)
+            start = int(m.group(1))
+            # `-a,0` is an insertion after line a: it replaces no old line
+            hunks.append(Hunk(start if m.group(2) != "0" else start + 1))
+        elif hunks and line.startswith("-") and not line.startswith("--- "):
+            hunks[-1].old.append(line[1:])
+        elif hunks and line.startswith("+"):
+            hunks[-1].new.append(line[1:])
+    return out
+
+
+def rewrite_at(
+    hunks: list[Hunk], first: int, last: int, old_lines: list[str]
+) -> tuple[str, str] | None:
+    """(before, after) for old lines first..last of ``old_lines`` (the old file, 1-based
+    lines), or None when no hunk touches them.
+
+    ``after`` is the span as the new file has it: untouched lines as they were, a touched line
+    replaced by its hunk's new lines (a hunk that writes as many lines as it replaces is read
+    line by line; any other hunk is taken whole, once)."""
+    touching = [h for h in hunks if h.touches(first, last)]
+    if not touching:
+        return None
+    after: list[str] = []
+    done: set[int] = set()
+    for n in range(first, last + 1):
+        h = next((h for h in touching if h.old_start <= n < h.old_start + len(h.old)), None)
+        if h is None:
+            after.append(old_lines[n - 1] if n <= len(old_lines) else "")
+        elif len(h.old) == len(h.new):
+            after.append(h.new[n - h.old_start])
+        elif id(h) not in done:
+            done.add(id(h))
+            after += h.new
+    return "\n".join(old_lines[first - 1 : last]), "\n".join(after)
+
+
+@dataclass
+class Equivalences:
+    canonical: list[tuple[re.Pattern, str]]
+    families: list[tuple[re.Pattern, str]]
+    aliases: dict[str, str]
+
+
+def load_equivalences(path: Path = EQUIVALENCES) -> Equivalences:
+    data = yaml.safe_load(path.read_text())
+    return Equivalences(
+        canonical=[(re.compile(p), r) for p, r in data["canonical"]],
+        families=[(re.compile(p), r) for p, r in data["families"]],
+        aliases=dict(data.get("aliases") or {}),
+    )
+
+
+def _code(text: str) -> str:
+    """The statement without trailing ``#`` comments (a ``#`` inside a string is kept)."""
+    out = []
+    for line in text.splitlines():
+        quote = ""
+        for i, ch in enumerate(line):
+            if quote:
+                quote = "" if ch == quote else quote
+            elif ch in "'\"":
+                quote = ch
+            elif ch == "#":
+                line = line[:i]
+                break
+        out.append(line)
+    return "\n".join(out)
+
+
+def families(text: str, eq: Equivalences) -> set[str]:
+    """The API families a statement uses (see replay_equivalences.yaml)."""
+    text = _code(text)
+    for pat, repl in eq.canonical:
+        text = pat.sub(repl, text)
+    found = set()
+    for pat, name in eq.families:
+        for m in pat.finditer(text):
+            fam = m.expand(name)
+            found.add(eq.aliases.get(fam, fam))
+    return found
+
+
+def _cuda(fams: set[str]) -> set[str]:
+    return {f for f in fams if f.startswith("cuda:")}
+
+
+def _neutral(fams: set[str]) -> set[str]:
+    return {f for f in fams if f.startswith("neutral:")}
+
+
+def agrees(old: str, ours: str, upstream: str, form: str, eq: Equivalences) -> bool:
+    """Whether our rewrite of ``old`` does what upstream's does, up to an equivalent spelling.
+
+    It must drop every CUDA-only family that upstream dropped and use every neutral family
+    upstream introduced. Where upstream named another backend beside CUDA (form ``alongside``)
+    a neutral rewrite covers that backend too: it agrees when it drops a CUDA-only family of the
+    old text and introduces a neutral one."""
+    f_old, f_ours, f_up = families(old, eq), families(ours, eq), families(upstream, eq)
+    if form == "alongside":
+        return bool(_cuda(f_old) - f_ours) and bool(_neutral(f_ours) - f_old)
+    removed = _cuda(f_old) - f_up
+    introduced = _neutral(f_up) - f_old
+    return removed.isdisjoint(f_ours) and introduced <= f_ours
+
+
+def same_text(ours: str, upstream: str) -> bool:
+    """Equal after dropping comments, whitespace and the choice of quote."""
+
+    def norm(t: str) -> str:
+        return re.sub(r"\s+", "", _code(t)).replace("'", '"').rstrip(",")
+
+    return norm(ours) == norm(upstream)
+
+
+@dataclass
+class Record:
+    """One label's outcome in one mode."""
+
+    id: str
+    path: str
+    line: int
+    status: str
+    kind: str
+    form: str
+    old_text: str
+    upstream: str
+    rewritten: bool = False
+    ours: str = ""
+    agrees: bool = False
+    same: bool = False
+
+
+def score(
+    labels: list[dict], hunks: dict[str, list[Hunk]], old: dict[str, list[str]], eq: Equivalences
+) -> list[Record]:
+    """One Record per label: whether the series touched its old span, and if so how.
+    ``old``: path -> the old file's lines."""
+    out = []
+    for lab in labels:
+        first, last = lab.get("old_span") or (lab["old_line"], lab["old_line"])
+        rec = Record(
+            id=lab["id"],
+            path=lab["path"],
+            line=lab["old_line"],
+            status=lab["status"],
+            kind=lab.get("kind", ""),
+            form=lab.get("form", ""),
+            old_text=lab.get("old_text", ""),
+            upstream=lab.get("new_text", ""),
+        )
+        hit = rewrite_at(hunks.get(lab["path"], []), first, last, old.get(lab["path"], []))
+        if hit is not None:
+            rec.rewritten = True
+            before, rec.ours = hit
+            if rec.status == "neutralized":
+                rec.agrees = agrees(before, rec.ours, rec.upstream, rec.form, eq)
+                rec.same = same_text(rec.ours, rec.upstream)
+        out.append(rec)
+    return out
+
+
+@dataclass
+class Tally:
+    sites: int = 0
+    rewritten: int = 0
+    agree: int = 0
+    same: int = 0
+
+    def add(self, r: Record) -> None:
+        self.sites += 1
+        self.rewritten += r.rewritten
+        self.agree += r.agrees
+        self.same += r.same
+
+
+def summarize(records: list[Record]) -> dict[str, dict[str, Tally]]:
+    """Tallies of the neutralized labels by kind, by form and overall; and of the kept ones."""
+    out: dict[str, dict[str, Tally]] = {"kind": {}, "form": {}, "all": {}, "kept": {}}
+    for r in records:
+        if r.status != "neutralized":
+            out["kept"].setdefault("kept", Tally()).add(r)
+            continue
+        for group, key in (("kind", r.kind), ("form", r.form), ("all", "all")):
+            out[group].setdefault(key, Tally()).add(r)
+    for group in ("kind", "form"):
+        order = Counter({k: t.sites for k, t in out[group].items()})
+        out[group] = {k: out[group][k] for k, _ in order.most_common()}
+    return out

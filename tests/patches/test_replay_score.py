@@ -1,0 +1,225 @@
+"""The replay benchmark's scorer (tests/benchmarks/replay_score.py) on hand-written snippets."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.benchmarks.replay_score import (
+    Hunk,
+    agrees,
+    families,
+    load_equivalences,
+    parse_diff,
+    rewrite_at,
+    same_text,
+    score,
+    summarize,
+)
+
+EQ = load_equivalences()
+
+DIFF = """\
+diff --git a/pkg/a.py b/pkg/a.py
+index 1111111..2222222 100644
+--- a/pkg/a.py
++++ b/pkg/a.py
+@@ -2 +2 @@ def f():
+-    s = torch.cuda.Stream()
++    s = torch.Stream()
+@@ -5,0 +6,2 @@ def f():
++    # an inserted line
++    pass
+@@ -7,2 +9,3 @@ def g():
+-    x = y.cuda()
+-    torch.cuda.synchronize()
++    x = y.to(
++        dev)
++    torch.accelerator.synchronize()
+@@ -12,2 +15,2 @@ def h():
+-    a = torch.cuda.current_stream()
+-    b = torch.cuda.Event()
++    a = torch.accelerator.current_stream()
++    b = torch.Event()
+"""
+
+OLD = [f"line {n}" for n in range(1, 15)]
+
+
+def test_parse_diff_reads_hunks_and_insertions():
+    hunks = parse_diff(DIFF)["pkg/a.py"]
+    assert [(h.old_start, len(h.old), len(h.new)) for h in hunks] == [
+        (2, 1, 1),
+        (6, 0, 2),
+        (7, 2, 3),
+        (12, 2, 2),
+    ]
+    assert hunks[0].old == ["    s = torch.cuda.Stream()"]
+
+
+def test_pure_insertion_touches_no_old_line():
+    hunks = parse_diff(DIFF)["pkg/a.py"]
+    assert rewrite_at(hunks, 5, 6, OLD) is None
+    assert rewrite_at(hunks, 3, 4, OLD) is None
+
+
+def test_equal_length_hunk_is_read_line_by_line():
+    hunks = parse_diff(DIFF)["pkg/a.py"]
+    before, after = rewrite_at(hunks, 13, 13, OLD)
+    assert before == "line 13"
+    assert after == "    b = torch.Event()"
+
+
+def test_uneven_hunk_is_taken_whole_once_and_untouched_lines_stay():
+    hunks = parse_diff(DIFF)["pkg/a.py"]
+    _, after = rewrite_at(hunks, 6, 8, OLD)
+    assert after.splitlines() == [
+        "line 6",
+        "    x = y.to(",
+        "        dev)",
+        "    torch.accelerator.synchronize()",
+    ]
+
+
+def test_touches_is_inclusive_at_both_ends():
+    h = Hunk(10, ["a", "b"], ["c"])
+    assert h.touches(11, 20) and h.touches(1, 10)
+    assert not h.touches(12, 20) and not h.touches(1, 9)
+
+
+@pytest.mark.parametrize(
+    "ours, upstream",
+    [
+        # public neutral API and torch's internal helpers read alike
+        ("torch.accelerator.current_stream()", "torch.get_device_module(dev).current_stream()"),
+        ("torch.accelerator.synchronize()", "self._device_module.synchronize()"),
+        ("torch.accelerator.current_device_index()", "device_handle.current_device()"),
+        ("torch.Stream()", "torch.get_device_module().Stream()"),
+    ],
+)
+def test_equivalent_spellings_share_families(ours, upstream):
+    assert families(ours, EQ) & families(upstream, EQ)
+    old = ours.replace("torch.accelerator.", "torch.cuda.").replace(
+        "torch.Stream", "torch.cuda.Stream"
+    )
+    assert agrees(old, ours, upstream, "internal", EQ)
+
+
+def test_a_different_family_does_not_agree():
+    old = "s = torch.cuda.Stream()"
+    assert agrees(old, "s = torch.Stream()", "s = torch.Stream()", "neutral", EQ)
+    # a current stream is not a new stream
+    assert not agrees(
+        old, "s = torch.accelerator.current_stream()", "s = torch.Stream()", "neutral", EQ
+    )
+
+
+def test_keeping_a_cuda_call_upstream_removed_does_not_agree():
+    old = "with torch.cuda.device(d), torch.cuda.stream(s):"
+    up = "with torch.accelerator.device_index(d), s:"
+    assert agrees(old, "with torch.accelerator.device_index(d), s:", up, "neutral", EQ)
+    assert not agrees(
+        old, "with torch.accelerator.device_index(d), torch.cuda.stream(s):", up, "neutral", EQ
+    )
+
+
+def test_device_checks_and_variables():
+    old = "if x.is_cuda:"
+    up = 'if x.device.type != "cpu":'
+    assert agrees(old, "if x.device.type != 'cpu':", up, "neutral", EQ)
+    assert not agrees(old, "if x.is_cuda or x.is_xpu:", up, "neutral", EQ)
+    old = 'y = torch.empty(3, device="cuda")'
+    assert agrees(
+        old,
+        "y = torch.empty(3, device=device_type)",
+        "y = torch.empty(3, device=self.device.type)",
+        "neutral",
+        EQ,
+    )
+    assert not agrees(
+        old,
+        'y = torch.empty(3, device="cuda:0")',
+        "y = torch.empty(3, device=device_type)",
+        "neutral",
+        EQ,
+    )
+
+
+def test_alongside_is_covered_by_a_neutral_rewrite_only():
+    old = "ok = p.is_cuda"
+    up = "ok = p.is_cuda or p.is_xpu"
+    assert agrees(old, 'ok = p.device.type != "cpu"', up, "alongside", EQ)
+    assert not agrees(old, "ok = p.is_cuda", up, "alongside", EQ)
+
+
+def test_comments_do_not_count():
+    old = "torch.cuda.synchronize()  # torch.cuda is slow"
+    assert agrees(
+        old,
+        "torch.accelerator.synchronize()  # torch.cuda is slow",
+        "torch.accelerator.synchronize()",
+        "neutral",
+        EQ,
+    )
+    assert same_text("torch.accelerator.synchronize()  # x", "torch.accelerator.synchronize()")
+    assert not same_text("torch.accelerator.synchronize()", "torch.accelerator.synchronize(0)")
+
+
+def test_score_and_summary():
+    labels = [
+        {
+            "id": "1",
+            "path": "pkg/a.py",
+            "status": "neutralized",
+            "kind": "stream",
+            "form": "neutral",
+            "old_line": 2,
+            "old_span": [2, 2],
+            "old_text": "s = torch.cuda.Stream()",
+            "new_text": "s = torch.Stream()",
+        },
+        {
+            "id": "2",
+            "path": "pkg/a.py",
+            "status": "neutralized",
+            "kind": "event",
+            "form": "neutral",
+            "old_line": 4,
+            "old_span": [4, 4],
+            "old_text": "e = torch.cuda.Event()",
+            "new_text": "e = torch.Event()",
+        },
+        {
+            "id": "3",
+            "path": "pkg/a.py",
+            "status": "kept",
+            "old_line": 12,
+            "old_span": [12, 12],
+            "old_text": "a = torch.cuda.current_stream()",
+        },
+        {
+            "id": "4",
+            "path": "pkg/b.py",
+            "status": "kept",
+            "old_line": 1,
+            "old_span": [1, 1],
+            "old_text": "x",
+        },
+    ]
+    old = {}
+    old["pkg/a.py"] = [
+        "def f():",
+        "    s = torch.cuda.Stream()",
+        "",
+        "    e = torch.cuda.Event()",
+    ] + [""] * 10
+    recs = score(labels, parse_diff(DIFF), old, EQ)
+    assert [(r.rewritten, r.agrees, r.same) for r in recs] == [
+        (True, True, True),
+        (False, False, False),
+        (True, False, False),
+        (False, False, False),
+    ]
+    s = summarize(recs)
+    assert (s["all"]["all"].sites, s["all"]["all"].rewritten, s["all"]["all"].agree) == (2, 1, 1)
+    assert s["kind"]["stream"].rewritten == 1 and s["kind"]["event"].rewritten == 0
+    assert (s["kept"]["kept"].sites, s["kept"]["kept"].rewritten) == (2, 1)
