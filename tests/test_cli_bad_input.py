@@ -218,7 +218,7 @@ ROWS = [
     ),
     (
         "validate",
-        ["--tree", "{u}/tree", "--series", "{u}/stale.patch", "-o", "{u}/emptydir"],
+        ["--tree", "{u}/tree", "--series", "{u}/stale.patch", "--json", "{u}/emptydir"],
         ["emptydir", "file path"],
     ),
     (
@@ -228,7 +228,7 @@ ROWS = [
     ),
     (
         "validate",
-        ["--tree", "{u}/tree", "--series", "{u}/stale.patch", "--scratch", "{u}/notes.txt"],
+        ["--tree", "{u}/tree", "--series", "{u}/stale.patch", "--work", "{u}/notes.txt"],
         ["notes.txt", "is a file"],
     ),
     (
@@ -268,7 +268,7 @@ ROWS = [
     ),
     (
         "validate",
-        ["--tree", "{u}/tree", "--series", "{u}/stale.patch", "--workers", "many"],
+        ["--tree", "{u}/tree", "--series", "{u}/stale.patch", "--xdist", "many"],
         ["'many'", "auto"],
     ),
     ("validate", ["merge", "{u}/nope.json"], ["nope.json", "JSON report"]),
@@ -405,7 +405,7 @@ FUZZ = {
     ),
     "autoport": (["--import", "--report"], lambda u: [f"{u}/nope.py"]),
     "prove": (
-        ["--devices", "--subsystems", "--timeout", "--workers", "--out"],
+        ["--devices", "--subsystems", "--timeout", "--xdist", "--out"],
         lambda u: ["--config", f"{u}/nope.yaml"],
     ),
 }

@@ -57,10 +57,11 @@ def body(
             "change, so it lands here (every prefix of the series keeps working)"
         )
     lines += ["", "Call sites:"]
-    for f in sites[:MAX_SITES]:
-        lines.append(f"  {f.path}:{f.line}: {f.source}")
-    if len(sites) > MAX_SITES:
-        lines.append(f"  ... and {len(sites) - MAX_SITES} more")
+    # one line per site: two findings on one line (two names, two rules) are one call site
+    shown = list(dict.fromkeys(f"  {f.path}:{f.line}: {f.source}" for f in sites))
+    lines += shown[:MAX_SITES]
+    if len(shown) > MAX_SITES:
+        lines.append(f"  ... and {len(shown) - MAX_SITES} more")
     lines += [
         "",
         "Test Plan:",

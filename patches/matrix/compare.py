@@ -200,6 +200,92 @@ def new_cell() -> dict:
     }
 
 
+class _Tally:
+    """The counts of one cell as its samples run; a refusal's reason kept apart, so that a real
+    failure's message is never hidden by a refusal."""
+
+    def __init__(self, device_type: str) -> None:
+        self.device_type = device_type
+        self.cell = new_cell()
+        self.why_refused = ""
+
+    def device_error(self, e: BaseException, where: str, legit: bool) -> None:
+        text = f"{where}: {first_line(e)}"
+        if refused(e, self.device_type) and legit:
+            self.cell["refused"] += 1
+            self.why_refused = self.why_refused or text
+            return
+        if refused(e, self.device_type):
+            text += " (a dtype the sample does not ask for)"
+        self.cell["errors"] += 1
+        self.cell["message"] = self.cell["message"] or text
+
+    def sample(self, op, sample, i: int, check) -> None:
+        """Run one sample on CPU and on the device; ``check(actual, expected)`` compares."""
+        cell = self.cell
+        cell["samples"] += 1
+        cpu_sample = sample.transform(_to_cpu)
+        try:
+            torch.manual_seed(1234)
+            expected = cpu_sample.output_process_fn_grad(
+                op(cpu_sample.input, *cpu_sample.args, **cpu_sample.kwargs)
+            )
+        except Exception:  # noqa: BLE001 - the reference rejects this sample: nothing to compare
+            cell["skipped"] += 1
+            return
+        try:
+            torch.manual_seed(1234)
+            actual = sample.output_process_fn_grad(op(sample.input, *sample.args, **sample.kwargs))
+            check(actual, expected)
+            cell["passed"] += 1
+        except AssertionError as e:
+            cell["failed"] += 1
+            cell["message"] = cell["message"] or f"sample {i}: {first_line(e)}"
+        except Exception as e:  # noqa: BLE001 - the device raised where CPU did not
+            self.device_error(e, f"sample {i}", legit=asked_for(e, cpu_sample, expected))
+
+    def result(self, xfail) -> dict:
+        cell = self.cell
+        if cell["failed"] or cell["errors"]:
+            status = "xfail" if xfail else ("fail" if cell["failed"] else "error")
+            if xfail:
+                cell["message"] = f"expected failure upstream; {cell['message']}"
+        elif cell["refused"]:
+            status = "refused"  # any refusal is shown, even beside passing samples
+            cell["message"] = (
+                f"{cell['refused']} refused by the device's dtype policy; {self.why_refused}"
+            )
+        else:
+            status = "pass" if cell["passed"] else "skip"
+            if status == "skip" and not cell["message"]:
+                cell["message"] = "no sample ran on the CPU reference"
+        return {**cell, "status": status}
+
+
+def _not_run(op, device_type: str, dtype, declared: DeviceDeclarations):
+    """(why the cell is skipped before any sample: the OpInfo, the device, upstream; or "",
+    upstream's marks when it was asked)."""
+    if dtype not in op.supported_dtypes(device_type):
+        return "dtype not supported by the OpInfo", None
+    reason = declared.skip_reason(op, dtype)
+    if reason:
+        return f"device: {reason}", None
+    marks = upstream_marks(op, device_type, dtype)
+    return (f"upstream: {marks[0]}" if marks[0] else ""), marks
+
+
+def _checker(by_value: bool, dtype, tol):
+    def check(actual, expected) -> None:
+        if by_value:
+            compare(actual, expected, dtype, tol)
+        else:
+            assert _meta(actual) == _meta(expected), (
+                f"random op: {_meta(actual)} != {_meta(expected)}"
+            )
+
+    return check
+
+
 def run_cell(
     op, device: str, dtype, max_samples: int | None = None, declared: DeviceDeclarations = None
 ) -> dict:
@@ -207,31 +293,14 @@ def run_cell(
     fail, error, refused, skip, xfail), sample counts and the first failure's message."""
     device_type = torch.device(device).type
     declared = declared or DeviceDeclarations()
-    cell = new_cell()
-    if dtype not in op.supported_dtypes(device_type):
-        return {**cell, "status": "skip", "message": "dtype not supported by the OpInfo"}
-    reason = declared.skip_reason(op, dtype)
-    if reason:
-        return {**cell, "status": "skip", "message": f"device: {reason}"}
-    skip, xfail, tol = upstream_marks(op, device_type, dtype)
-    if skip:
-        return {**cell, "status": "skip", "message": f"upstream: {skip}"}
+    why, marks = _not_run(op, device_type, dtype, declared)
+    if why:
+        return {**new_cell(), "status": "skip", "message": why}
+    _, xfail, tol = marks
     random = is_random(op)
     by_value = not random or declared.rng_matches_cpu
-    why_refused = ""  # kept apart so a real failure's message is never hidden by a refusal
-
-    def device_error(e: BaseException, where: str, legit: bool) -> None:
-        nonlocal why_refused
-        text = f"{where}: {first_line(e)}"
-        if refused(e, device_type) and legit:
-            cell["refused"] += 1
-            why_refused = why_refused or text
-            return
-        if refused(e, device_type):
-            text += " (a dtype the sample does not ask for)"
-        cell["errors"] += 1
-        cell["message"] = cell["message"] or text
-
+    check = _checker(by_value, dtype, tol)
+    tally = _Tally(device_type)
     torch.manual_seed(0)
     samples = None
     i = -1
@@ -244,45 +313,11 @@ def run_cell(
         except Exception as e:  # noqa: BLE001 - making the sample on the device failed
             # e.g. a generator building float64 tensors on the device: the policy's refusal,
             # and the generator cannot go on after it
-            device_error(e, "sample_inputs", legit=True)
+            tally.device_error(e, "sample_inputs", legit=True)
             break
         i += 1
-        cell["samples"] += 1
-        cpu_sample = sample.transform(_to_cpu)
-        try:
-            torch.manual_seed(1234)
-            expected = cpu_sample.output_process_fn_grad(
-                op(cpu_sample.input, *cpu_sample.args, **cpu_sample.kwargs)
-            )
-        except Exception:  # noqa: BLE001 - the reference rejects this sample: nothing to compare
-            cell["skipped"] += 1
-            continue
-        try:
-            torch.manual_seed(1234)
-            actual = sample.output_process_fn_grad(op(sample.input, *sample.args, **sample.kwargs))
-            if by_value:
-                compare(actual, expected, dtype, tol)
-            else:
-                assert _meta(actual) == _meta(expected), (
-                    f"random op: {_meta(actual)} != {_meta(expected)}"
-                )
-            cell["passed"] += 1
-        except AssertionError as e:
-            cell["failed"] += 1
-            cell["message"] = cell["message"] or f"sample {i}: {first_line(e)}"
-        except Exception as e:  # noqa: BLE001 - the device raised where CPU did not
-            device_error(e, f"sample {i}", legit=asked_for(e, cpu_sample, expected))
-    if cell["failed"] or cell["errors"]:
-        status = "xfail" if xfail else ("fail" if cell["failed"] else "error")
-        if xfail:
-            cell["message"] = f"expected failure upstream; {cell['message']}"
-    elif cell["refused"]:
-        status = "refused"  # any refusal is shown, even beside passing samples
-        cell["message"] = f"{cell['refused']} refused by the device's dtype policy; {why_refused}"
-    else:
-        status = "pass" if cell["passed"] else "skip"
-        if status == "skip" and not cell["message"]:
-            cell["message"] = "no sample ran on the CPU reference"
-    if random and status == "pass" and not by_value:
-        cell["message"] = "random op: shape/dtype compared"
-    return {**cell, "status": status}
+        tally.sample(op, sample, i, check)
+    out = tally.result(xfail)
+    if random and out["status"] == "pass" and not by_value:
+        out["message"] = "random op: shape/dtype compared"
+    return out

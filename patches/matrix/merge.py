@@ -34,11 +34,9 @@ def load(dirs: list[str]) -> list[tuple[str, dict]]:
     return out
 
 
-def merge(shards: list[tuple[str, dict]]) -> dict:
-    """The whole run's matrix data from its shards (order of the inputs does not matter).
-
-    Shards may also split the devices (one job per device and shard, as in CI): each device set
-    must then be complete (every shard index once); their columns are joined."""
+def _check_runs(shards: list[tuple[str, dict]]) -> int:
+    """The shard count; raises ShardError unless the shards are of one run, each device set
+    complete (every shard index once)."""
     first_path, first = shards[0]
     for path, data in shards[1:]:
         for key in _SAME:
@@ -68,6 +66,10 @@ def merge(shards: list[tuple[str, dict]]) -> dict:
                 f"missing shard(s) {', '.join(f'{i}/{count}' for i in missing)}"
                 + (f" of {','.join(devs)}" if len(groups) > 1 else "")
             )
+    return count
+
+
+def _cells(shards: list[tuple[str, dict]]) -> list[dict]:
     cells, keys = [], {}
     for path, d in shards:
         for c in d["cells"]:
@@ -76,18 +78,40 @@ def merge(shards: list[tuple[str, dict]]) -> dict:
                 raise ShardError(f"cell {k} in two shards: {keys[k]} and {path}")
             keys[k] = path
             cells.append(c)
+    return cells
+
+
+def _devices(shards: list[tuple[str, dict]]) -> dict[str, dict]:
     devices: dict[str, dict] = {}
     for _, d in shards:
         for dev, info in d["devices"].items():
             if dev not in devices or (info.get("available") and not devices[dev].get("available")):
                 devices[dev] = info
-    # a device absent in its own job has no (op, dtype) keys there: give it the others' keys
+    return devices
+
+
+def _fill_absent(cells: list[dict], devices: dict[str, dict]) -> None:
+    """A device absent in its own job has no (op, dtype) keys there: give it the others' keys."""
     have = {(c["op"], c["dtype"], c["device"]) for c in cells}
+    keys = sorted({(c["op"], c["dtype"]) for c in cells})
     for dev, info in devices.items():
         if not info.get("available"):
-            for op, dt in sorted({(c["op"], c["dtype"]) for c in cells}):
-                if (op, dt, dev) not in have:
-                    cells.append(_absent(op, dt, dev, info.get("detail", "")))
+            cells += [
+                _absent(op, dt, dev, info.get("detail", ""))
+                for op, dt in keys
+                if (op, dt, dev) not in have
+            ]
+
+
+def merge(shards: list[tuple[str, dict]]) -> dict:
+    """The whole run's matrix data from its shards (order of the inputs does not matter).
+
+    Shards may also split the devices (one job per device and shard, as in CI): each device set
+    must then be complete (every shard index once); their columns are joined."""
+    _check_runs(shards)
+    cells = _cells(shards)
+    devices = _devices(shards)
+    _fill_absent(cells, devices)
     summary = {dev: {} for dev in devices}
     for c in cells:
         summary[c["device"]][c["status"]] = summary[c["device"]].get(c["status"], 0) + 1
@@ -95,7 +119,7 @@ def merge(shards: list[tuple[str, dict]]) -> dict:
     for _, d in shards:
         for dev, s in d.get("device_seconds", {}).items():
             seconds[dev] = round(seconds.get(dev, 0.0) + s, 2)
-    merged = {k: first.get(k) for k in ("schema", "tool") + _SAME}
+    merged = {k: shards[0][1].get(k) for k in ("schema", "tool") + _SAME}
     merged.update(
         devices=devices,
         summary=summary,

@@ -1,4 +1,4 @@
-"""Shard reports joined into one, and the JUnit view of a report.
+"""Shard reports joined into one.
 
     python -m patches.validate merge SHARD.json ... [-o merged.json] [--junit FILE]
         [--markdown FILE] [--format json|markdown]
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from xml.etree import ElementTree as ET
 
 from patches.common.outcome import CHANGES
 from patches.validate import hunks as hunkcov
@@ -37,7 +36,9 @@ def load(paths: list[str]) -> list[dict]:
     return out
 
 
-def merge(reports: list[dict]) -> dict:
+def check_shards(reports: list[dict]) -> list[str | None]:
+    """The shards' ``I/N`` specs; raises MergeError unless they are of one validation and split
+    (each index once)."""
     first = reports[0]
     for r in reports[1:]:
         for key in ("series", "touched"):
@@ -54,30 +55,32 @@ def merge(reports: list[dict]) -> dict:
         idx = sorted(int(s.split("/")[0]) for s in shards)
         if idx != list(range(1, n + 1)):
             raise MergeError(f"need shards 1..{n} once each, got {', '.join(shards)}")
-    devices = dict(first["devices"])
+    return shards
+
+
+def _devices(reports: list[dict]) -> dict:
+    devices = dict(reports[0]["devices"])
     for r in reports[1:]:  # a device absent in one shard but present in another: present
         for d, info in r["devices"].items():
             if info["available"] and not devices[d]["available"]:
                 devices[d] = info
-    comps = [c for r in reports for c in r["comparisons"]]
+    return devices
+
+
+def _summary(reports: list[dict], comps: list[dict], entries: list[dict], devices) -> dict:
     summary = {c: sum(1 for x in comps if x["change"] == c) for c in CHANGES}
     summary["by_device"] = {
         d: {c: sum(1 for x in comps if x["device"] == d and x["change"] == c) for c in CHANGES}
         for d in devices
     }
-    entries = hunkcov.merge_entries([r.get("hunks") or [] for r in reports])
     summary["incomplete"] = [x for r in reports for x in r["summary"].get("incomplete", ())]
     summary["hunks"] = len(entries)
     summary["hunks_proven"] = {d: sum(1 for h in entries if d in h["proven_on"]) for d in devices}
-    sel = {
-        "tests": [t for r in reports for t in r["selection"]["tests"]],
-        "reasons": {k: v for r in reports for k, v in r["selection"]["reasons"].items()},
-        "node_ids": {k: v for r in reports for k, v in r["selection"].get("node_ids", {}).items()},
-        "unreadable": {k: v for r in reports for k, v in r["selection"]["unreadable"].items()},
-        "shard": None,
-        "merged_from": shards,
-        "all_tests": first["selection"].get("all_tests", []),
-    }
+    return summary
+
+
+def _coverage(reports: list[dict], devices) -> dict:
+    first = reports[0]
     cov = dict(first.get("coverage") or {})
     cov["devices"] = {
         d: next(
@@ -90,60 +93,35 @@ def merge(reports: list[dict]) -> dict:
         )
         for d in devices
     }
+    return cov
+
+
+def merge(reports: list[dict]) -> dict:
+    first = reports[0]
+    shards = check_shards(reports)
+    devices = _devices(reports)
+    comps = [c for r in reports for c in r["comparisons"]]
+    entries = hunkcov.merge_entries([r.get("hunks") or [] for r in reports])
+    sel = {
+        "tests": [t for r in reports for t in r["selection"]["tests"]],
+        "reasons": {k: v for r in reports for k, v in r["selection"]["reasons"].items()},
+        "node_ids": {k: v for r in reports for k, v in r["selection"].get("node_ids", {}).items()},
+        "unreadable": {k: v for r in reports for k, v in r["selection"]["unreadable"].items()},
+        "shard": None,
+        "merged_from": shards,
+        "all_tests": first["selection"].get("all_tests", []),
+    }
     return {
         **first,
         "devices": devices,
         "selection": sel,
-        "coverage": cov,
+        "coverage": _coverage(reports, devices),
         "hunks": entries,
         "warnings": sorted({w for r in reports for w in r["warnings"]}),
-        "summary": summary,
+        "summary": _summary(reports, comps, entries, devices),
         "comparisons": comps,
         "outcomes": [o for r in reports for o in r["outcomes"]],
         "runs": [x for r in reports for x in r["runs"]],
         "duration_s": round(sum(r["duration_s"] for r in reports), 2),
-        "scratch": None,
+        "work": None,
     }
-
-
-def junit(report: dict) -> str:
-    """One testsuite per device; one testcase per (test, device) comparison: a regression is a
-    failure, a test that does not pass after the series is skipped with its before/after, and
-    each hunk with no passing test on the device is a failure-free property of the suite."""
-    root = ET.Element("testsuites", name="patches.validate")
-    for dev, info in report["devices"].items():
-        mine = [c for c in report["comparisons"] if c["device"] == dev]
-        suite = ET.SubElement(
-            root,
-            "testsuite",
-            name=f"validate.{dev}",
-            tests=str(len(mine)),
-            failures=str(sum(1 for c in mine if c["change"] == "regression")),
-            skipped=str(
-                sum(1 for c in mine if c["after"] != "pass" and c["change"] != "regression")
-            ),
-        )
-        props = ET.SubElement(suite, "properties")
-        ET.SubElement(
-            props,
-            "property",
-            name="device",
-            value=info["detail"] if info["available"] else f"absent: {info['detail']}",
-        )
-        for h in report.get("hunks") or []:
-            ET.SubElement(
-                props,
-                "property",
-                name=f"hunk {h['patch']}#{h['hunk']} {h['path']}",
-                value=hunkcov.cell(h, dev).replace("**", ""),
-            )
-        for c in mine:
-            cls, _, name = c["test"].rpartition("::")
-            case = ET.SubElement(suite, "testcase", classname=cls, name=name)
-            what = f"{c['before']} -> {c['after']}"
-            if c["change"] == "regression":
-                ET.SubElement(case, "failure", message=f"regression {what}: {c['message']}"[:500])
-            elif c["after"] != "pass":
-                ET.SubElement(case, "skipped", message=f"{c['change']} ({what})")
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode") + "\n"

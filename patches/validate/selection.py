@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable
 
 from audits.resolve import absolute_module, package_name
+from patches.common.shard import assign
 
 SKIP_DIRS = {
     ".git",
@@ -144,6 +145,11 @@ class Selection:
     reasons: dict[str, str] = field(default_factory=dict)  # test path -> why it was selected
     unreadable: dict[str, str] = field(default_factory=dict)  # test path -> parse error
 
+    def add(self, rel: str, why: str) -> None:
+        if rel not in self.reasons:
+            self.tests.append(rel)
+            self.reasons[rel] = why
+
     def to_dict(self) -> dict:
         return {"tests": self.tests, "reasons": self.reasons, "unreadable": self.unreadable}
 
@@ -155,46 +161,45 @@ def select_tests(
     sel = Selection()
     explicit = list(explicit)
     touched = list(touched)
-
-    def add(rel: str, why: str) -> None:
-        if rel not in sel.reasons:
-            sel.tests.append(rel)
-            sel.reasons[rel] = why
-
     for t in explicit:
-        add(t, "--tests")
+        sel.add(t, "--tests")
     if explicit:
         return sel
     for rel in touched:
         if is_test_file(rel):
-            add(rel, "touched by the series")
+            sel.add(rel, "touched by the series")
     targets = {}
     for rel in touched:
         if not is_test_file(rel):
             for name in module_names(rel):
                 targets.setdefault(name, rel)
-    if not targets:
-        return sel
-    for root in roots:
-        reexports: dict[str, dict[str, str]] = {}
-        for rel in iter_test_files(Path(root)):
-            if rel in sel.reasons or rel in sel.unreadable:
-                continue
-            try:
-                mods = imported_modules(Path(root, rel).read_text(encoding="utf-8"), rel)
-            except (SyntaxError, UnicodeDecodeError, ValueError) as e:
-                sel.unreadable[rel] = f"{type(e).__name__}: {e}"
-                continue
-            hit = sorted(m for m in mods if m in targets)
-            if hit:
-                add(rel, f"imports {hit[0]} ({targets[hit[0]]})")
-                continue
-            for m in sorted(mods):
-                src = _reexported_from(Path(root), m, reexports)
-                if src and src in targets:
-                    add(rel, f"imports {m}, re-exported from {src} ({targets[src]})")
-                    break
+    if targets:
+        for root in roots:
+            _select_importers(sel, Path(root), targets)
     return sel
+
+
+def _select_importers(sel: Selection, root: Path, targets: dict[str, str]) -> None:
+    """Add the test files under ``root`` that import a target module (directly, or through one
+    level of package re-export)."""
+    reexports: dict[str, dict[str, str]] = {}
+    for rel in iter_test_files(root):
+        if rel in sel.reasons or rel in sel.unreadable:
+            continue
+        try:
+            mods = imported_modules(Path(root, rel).read_text(encoding="utf-8"), rel)
+        except (SyntaxError, UnicodeDecodeError, ValueError) as e:
+            sel.unreadable[rel] = f"{type(e).__name__}: {e}"
+            continue
+        hit = sorted(m for m in mods if m in targets)
+        if hit:
+            sel.add(rel, f"imports {hit[0]} ({targets[hit[0]]})")
+            continue
+        for m in sorted(mods):
+            src = _reexported_from(root, m, reexports)
+            if src and src in targets:
+                sel.add(rel, f"imports {m}, re-exported from {src} ({targets[src]})")
+                break
 
 
 def _reexported_from(root: Path, dotted: str, cache: dict) -> str | None:
@@ -220,3 +225,14 @@ def _reexported_from(root: Path, dotted: str, cache: dict) -> str | None:
                     names[a.asname or a.name] = base
         cache[pkg] = names
     return cache[pkg].get(name)
+
+
+def shard_tests(tests: list[str], shard: tuple[int, int], root: Path) -> list[str]:
+    """Shard ``i`` of ``n`` (1-based) of the test files: the matrix's deterministic assignment
+    (``patches.common.shard.assign``: largest first to the lightest shard, ties by name) with
+    each file's size as its cost, so every machine computes the same split."""
+    i, n = shard
+    files = sorted({t.split("::", 1)[0] for t in tests})
+    sizes = {f: float((root / f).stat().st_size) if (root / f).is_file() else 1.0 for f in files}
+    mine = set(assign(files, n, sizes)[i - 1])
+    return [t for t in tests if t.split("::", 1)[0] in mine]

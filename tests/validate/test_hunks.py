@@ -12,7 +12,9 @@ import pytest
 from patches.common.runner import run_tests
 from patches.validate import hunks as hk
 from patches.validate import merge as merging
-from patches.validate.cli import failed_hunk, shard_tests
+from patches.validate.report.junit import render_junit
+from patches.validate.selection import shard_tests
+from patches.validate.workspace import failed_hunk
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "patches" / "common" / "pytest_plugin"))
@@ -205,7 +207,7 @@ def test_merge_joins_shards_and_refuses_incomplete_sets():
     assert m["summary"]["gain"] == 1 and m["summary"]["unchanged"] == 1
     assert m["summary"]["hunks_proven"] == {"cpu": 1}
     assert m["selection"]["tests"] == ["a.py", "b.py"]
-    xml = merging.junit(m)
+    xml = render_junit(m)
     assert 'name="validate.cpu"' in xml and 'name="t::b"' not in xml and 'name="b"' in xml
     with pytest.raises(merging.MergeError, match="need shards 1..2"):
         merging.merge([r1, r1])
@@ -267,7 +269,7 @@ def test_merge_cli_writes_junit_and_markdown(tmp_path):
             "merge",
             str(tmp_path / "r1.json"),
             str(tmp_path / "r2.json"),
-            "-o",
+            "--json",
             str(tmp_path / "m.json"),
             "--junit",
             str(tmp_path / "m.xml"),

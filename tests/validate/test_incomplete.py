@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from validate_helpers import git, run_validate
 
-from patches.validate.cli import render_markdown
+from patches.validate.report.markdown import render_markdown
 
 
 def _repo(tmp_path):

@@ -13,7 +13,7 @@ import pytest
 from hn_skip import skip_environment
 from validate_helpers import REPO_ROOT
 
-from patches.matrix.cli import SMOKE_OPS
+from patches.matrix.options import SMOKE_OPS
 
 
 @pytest.fixture(scope="module")

@@ -251,13 +251,14 @@ def test_missing_test_root_says_how_to_point_elsewhere(tmp_path):
 
 
 def test_skip_drops_an_import_selected_file_and_says_why(tmp_path):
-    from patches.prove import cli
+    from patches.prove.config import load_config
+    from patches.prove.selection import node_ids, select_tests
 
     cfg = tmp_path / "subsystems.yaml"
     cfg.write_text(CONFIG)
-    sub = cli.load_config(cfg)["opinfo-samples"]
-    ids, reasons = cli.select_tests(sub, [OPINFO], UPSTREAM)
-    assert ids == [str(UPSTREAM / "test_utils.py")]
+    sub = load_config(cfg)["opinfo-samples"]
+    nodes, reasons = select_tests(sub, [OPINFO], UPSTREAM)
+    assert node_ids(UPSTREAM, nodes) == [str(UPSTREAM / "test_utils.py")]
     assert reasons["test_foreach.py"] == (
         f"not run: imports {OPINFO[:-3].replace('/', '.')}; foreach OpInfos only"
     )

@@ -16,7 +16,7 @@ import pytest
 from hn_skip import skip_environment
 
 from patches.common import runner
-from patches.validate import cli as vcli
+from patches.validate import args as vargs
 
 TINY = """
 import json, os
@@ -44,12 +44,12 @@ def tiny_tree(root: Path, n: int = 6) -> list[str]:
 
 
 def test_auto_uses_xdist_from_4_cores_and_a_given_count_always(monkeypatch):
-    monkeypatch.setattr(vcli.os, "sched_getaffinity", lambda _: set(range(2)), raising=False)
-    assert vcli.parse_workers("auto") == 0
-    monkeypatch.setattr(vcli.os, "sched_getaffinity", lambda _: set(range(8)), raising=False)
-    assert vcli.parse_workers("auto") == 8
-    assert vcli.parse_workers("2") == 2  # explicit: xdist even on 2 cores
-    assert vcli.parse_workers("0") == 0
+    monkeypatch.setattr(vargs.os, "sched_getaffinity", lambda _: set(range(2)), raising=False)
+    assert vargs.parse_xdist("auto") == 0
+    monkeypatch.setattr(vargs.os, "sched_getaffinity", lambda _: set(range(8)), raising=False)
+    assert vargs.parse_xdist("auto") == 8
+    assert vargs.parse_xdist("2") == 2  # explicit: xdist even on 2 cores
+    assert vargs.parse_xdist("0") == 0
 
 
 def _tree_and_probe(tmp_path, monkeypatch):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from html import escape
 
-from patches.matrix.grid import pivot
+from patches.matrix.report.grid import pivot
 
 COLORS = {
     "pass": "#2e7d32",
@@ -45,51 +45,55 @@ q.addEventListener('input',apply); st.addEventListener('change',apply);
 """
 
 
+def _td(op: str, k: tuple[str, str], c: dict) -> str:
+    counts = f"{c['passed']}/{c['samples']}" if c["samples"] else ""
+    tip = (
+        f"{op} on {k[0]} {k[1]}: {c['status']}; {c['samples']} samples, "
+        f"{c['passed']} passed, {c['failed']} failed, {c['errors']} errors, "
+        f"{c['skipped']} skipped, {c.get('refused', 0)} refused; {c['duration']:.3f}s. {c['message']}"
+    )
+    return (
+        f'<td class="c s-{escape(c["status"])}" title="{escape(tip)}">'
+        f"{escape(c['status'])}<br><small>{counts}</small></td>"
+    )
+
+
+def _op_row(op: str, cells: dict, cols: list[tuple[str, str]]) -> str:
+    tds = [_td(op, k, cells[k]) if k in cells else "<td></td>" for k in cols]
+    seen = sorted({cells[k]["status"] for k in cols if k in cells})
+    return (
+        f'<tr data-op="{escape(op)}" data-st="{escape(" ".join(seen))}">'
+        f'<td class="op">{escape(op)}</td>{"".join(tds)}</tr>'
+    )
+
+
+def _tests_table(data: dict) -> str:
+    if not data["tests"]:
+        return ""
+    return (
+        "<h2>Upstream test files</h2><table><tr><th>test</th><th>device</th><th>status"
+        "</th></tr>"
+        + "".join(
+            f'<tr><td class="op">{escape(o["test"])}</td><td>{escape(o["device"])}</td>'
+            f'<td class="c s-{escape(o["status"])}">{escape(o["status"])}</td></tr>'
+            for o in data["tests"]
+        )
+        + "</table>"
+    )
+
+
 def render_html(data: dict) -> str:
     cols, rows = pivot(data)
     statuses = sorted({c["status"] for c in data["cells"]})
     head = "".join(f"<th>{escape(d)}<br>{escape(t)}</th>" for d, t in cols)
-    body = []
-    for op, cells in rows.items():
-        tds, seen = [], set()
-        for k in cols:
-            c = cells.get(k)
-            if c is None:
-                tds.append("<td></td>")
-                continue
-            seen.add(c["status"])
-            counts = f"{c['passed']}/{c['samples']}" if c["samples"] else ""
-            tip = (
-                f"{op} on {k[0]} {k[1]}: {c['status']}; {c['samples']} samples, "
-                f"{c['passed']} passed, {c['failed']} failed, {c['errors']} errors, "
-                f"{c['skipped']} skipped, {c.get('refused', 0)} refused; {c['duration']:.3f}s. {c['message']}"
-            )
-            tds.append(
-                f'<td class="c s-{escape(c["status"])}" title="{escape(tip)}">'
-                f"{escape(c['status'])}<br><small>{counts}</small></td>"
-            )
-        body.append(
-            f'<tr data-op="{escape(op)}" data-st="{escape(" ".join(sorted(seen)))}">'
-            f'<td class="op">{escape(op)}</td>{"".join(tds)}</tr>'
-        )
+    body = [_op_row(op, cells, cols) for op, cells in rows.items()]
     summary = "".join(
         f"<tr><th>{escape(dev)}{'' if data['devices'][dev]['available'] else ' (absent)'}</th>"
         + "".join(f"<td>{data['summary'][dev].get(s, 0)}</td>" for s in statuses)
         + f"<td>{escape(data['devices'][dev]['detail'])}</td></tr>"
         for dev in data["devices"]
     )
-    tests = ""
-    if data["tests"]:
-        tests = (
-            "<h2>Upstream test files</h2><table><tr><th>test</th><th>device</th><th>status"
-            "</th></tr>"
-            + "".join(
-                f'<tr><td class="op">{escape(o["test"])}</td><td>{escape(o["device"])}</td>'
-                f'<td class="c s-{escape(o["status"])}">{escape(o["status"])}</td></tr>'
-                for o in data["tests"]
-            )
-            + "</table>"
-        )
+    tests = _tests_table(data)
     legend = "".join(f'<span class="s-{s}">{s}</span>' for s in COLORS)
     options = "".join(f'<option value="{s}">{s}</option>' for s in statuses)
     # the raw data rides along for tools; "</" is escaped so it cannot close the script element
