@@ -5,6 +5,7 @@ Kept in one place so ``patches`` depends on a handful of audit entry points, not
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -78,3 +79,31 @@ def scan_tree(
     report = run_scan(opts)
     report.root = str(root)
     return report
+
+
+@dataclass
+class Audit:
+    """The audit as one run of the codemod sees it: the catalogue (``rules``), the rules the run
+    selected, the scan's package prefix for ``root``, and the two scans (the tree's, one file's
+    text as it is now)."""
+
+    root: Path
+    rules: dict[str, Rule]
+    selected: dict[str, Rule]
+    prefix: str
+
+    def scan(self) -> Report:
+        """The selected rules' findings in the tree (``scan_tree``)."""
+        return scan_tree(self.root, list(self.selected.values()))
+
+    def rescan(self, text: str, path: str) -> tuple[list[Finding], list[FileError]]:
+        """Every rule's findings in one file's text, resolved as the tree scan does."""
+        return scan_source(
+            text.encode("utf-8"), path, list(self.rules.values()), package_prefix=self.prefix
+        )
+
+
+def open_audit(root: Path, sel: Sequence[str] = (), ignore: Sequence[str] = ()) -> Audit:
+    """The catalogue, the selection (``CatalogError`` on an unknown selector) and the prefix."""
+    rules = load_rules()
+    return Audit(root, rules, select(rules, sel, ignore), package_prefix(root))

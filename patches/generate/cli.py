@@ -20,8 +20,7 @@ from pathlib import Path
 from audits.catalog import CatalogError
 from patches.common import gitutil
 from patches.common.cli import ArgumentParser, UsageError, fail
-from patches.generate import audit_io
-from patches.generate import plan as planner
+from patches.generate import pipeline
 from patches.generate.args import check_args
 from patches.generate.series import (
     DEFAULT_AUTHOR,
@@ -30,7 +29,8 @@ from patches.generate.series import (
     unified_diff,
     write_series,
 )
-from patches.generate.targets import TARGETS, fix_specs
+from patches.generate.state import Plan, Run, Settings
+from patches.generate.targets import TARGETS
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -93,57 +93,19 @@ def _split(s: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.explain:
-        from patches.generate import explain
-
-        try:
-            file, line = explain.parse_site(args.explain, args.path)
-            sys.stdout.write(explain.explain(file, line, args.path, args.target))
-        except (UsageError, ValueError) as e:  # ValueError: FILE not under the tree given
-            return fail(e)
-        return 0
-    root = args.path
+        return _explain(args)
     try:  # every bad value is refused here: nothing is scanned or written before
         given_report = check_args(args)
-    except UsageError as e:
+        _refuse_dirty(args)
+        run = pipeline.read(_settings(args))
+        pipeline.scan(run, given_report)
+    except (UsageError, CatalogError, ValueError) as e:  # ValueError: the audit's config error
         return fail(e)
-    if args.apply and not args.force:
-        dirty = gitutil.dirty_paths(root)
-        if dirty:
-            print(
-                f"error: refusing --apply on a dirty git tree ({len(dirty)} changed or untracked "
-                f"files, e.g. {dirty[0]}); commit them or pass --force",
-                file=sys.stderr,
-            )
-            return 2
-    t0 = time.perf_counter()
-    rules = audit_io.load_rules()
-    try:
-        selected = audit_io.select(rules, _split(args.select), _split(args.ignore))
-    except CatalogError as e:  # an unknown rule selector
-        return fail(e)
-    specs, skipped = fix_specs(selected.values(), args.target, args.unsafe_fixes)
-    if given_report is not None:
-        report = given_report
-    else:
-        try:
-            report = audit_io.scan_tree(root, list(selected.values()))
-        except ValueError as e:  # the audit's config error ([tool.hwneutral] in pyproject.toml)
-            return fail(e)
-    report.findings = [f for f in report.findings if f.rule in selected]
-    plan = planner.build(
-        root,
-        report,
-        rules,
-        specs,
-        skipped,
-        audit_io.scan_source,
-        args.max_files,
-        tree=_label(args.path),
-        series=_label(args.out or Path("DIR")),
-        devices=args.devices,
-        package_prefix=audit_io.package_prefix(root),
-    )
-    broken = plan.unaccounted(report.findings)
+    except _Dirty as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    pipeline.plan(run)
+    broken = run.plan.unaccounted(run.report.findings)
     if broken:  # a finding neither fixed nor left with a reason: a bug, so nothing is written
         print(
             "error: the series does not account for every finding (fixed + left != findings):",
@@ -152,6 +114,53 @@ def main(argv: list[str] | None = None) -> int:
         for line in broken:
             print(f"  {line}", file=sys.stderr)
         return 3
+    rc = _write(run.plan, args)
+    _summary(run, args)
+    return rc
+
+
+def _explain(args) -> int:
+    from patches.generate import explain
+
+    try:
+        file, line = explain.parse_site(args.explain, args.path)
+        sys.stdout.write(explain.explain(file, line, args.path, args.target))
+    except (UsageError, ValueError) as e:  # ValueError: FILE not under the tree given
+        return fail(e)
+    return 0
+
+
+class _Dirty(Exception):
+    pass
+
+
+def _refuse_dirty(args) -> None:
+    if args.apply and not args.force:
+        dirty = gitutil.dirty_paths(args.path)
+        if dirty:
+            raise _Dirty(
+                f"refusing --apply on a dirty git tree ({len(dirty)} changed or untracked "
+                f"files, e.g. {dirty[0]}); commit them or pass --force"
+            )
+
+
+def _settings(args) -> Settings:
+    return Settings(
+        root=args.path,
+        target=args.target,
+        unsafe_fixes=args.unsafe_fixes,
+        select=_split(args.select),
+        ignore=_split(args.ignore),
+        max_files=args.max_files,
+        # The Test Plan names the paths as the user typed them: stable across reruns.
+        tree=str(args.path),
+        series=str(args.out or Path("DIR")),
+        devices=args.devices,
+    )
+
+
+def _write(plan: Plan, args) -> int:
+    """The series (``--out``), the diff (``--diff``: 1 when there are changes), ``--apply``."""
     rc = 0
     if args.out:
         write_series(plan.patches, args.out, args.author, args.date)
@@ -160,17 +169,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(diff)
         rc = 1 if diff else 0
     if args.apply:
-        _apply(root, plan)
-    _summary(report, plan, time.perf_counter() - t0, args)
+        _apply(args.path, plan)
     return rc
 
 
-def _label(p: Path) -> str:
-    # The Test Plan names the paths as the user typed them: stable across reruns and machines.
-    return str(p)
-
-
-def _apply(root: Path, plan: planner.Plan) -> None:
+def _apply(root: Path, plan: Plan) -> None:
     for change in plan.changes():
         dst = root / change.path
         fd, tmp = tempfile.mkstemp(dir=dst.parent, prefix=".hn-", suffix=".tmp")
@@ -187,7 +190,9 @@ def _reason_kind(reason: str) -> str:
     return f"{kind}: {KINDS[kind]}" if kind in KINDS else reason
 
 
-def _summary(report, plan: planner.Plan, seconds: float, args) -> None:
+def _summary(run: Run, args) -> None:
+    report, plan = run.report, run.plan
+    seconds = time.perf_counter() - run.started
     before = report.counts("rule")
     fixed = Counter(f.rule for f in plan.fixed)
     left = Counter(x.finding.rule for x in plan.left)

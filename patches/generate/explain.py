@@ -12,11 +12,11 @@ from collections import defaultdict
 from pathlib import Path
 
 from patches.common.cli import UsageError
-from patches.generate import audit_io
+from patches.generate import pipeline
 from patches.generate.codemods import rewrite_steps
 from patches.generate.intent import KINDS
 from patches.generate.plan import file_groups
-from patches.generate.targets import fix_specs
+from patches.generate.state import Settings
 
 
 def parse_site(site: str, tree: Path | None = None) -> tuple[Path, int]:
@@ -45,13 +45,10 @@ def tree_root(file: Path) -> Path:
 def explain(file: Path, line: int, root: Path | None = None, target: str = "torch") -> str:
     root = (root or tree_root(file)).resolve()
     rel = file.resolve().relative_to(root).as_posix()
-    rules = audit_io.load_rules()
-    specs, skipped = fix_specs(rules.values(), target, True)
-    prefix = audit_io.package_prefix(root)
+    run = pipeline.read(Settings(root, target, unsafe_fixes=True))
+    rules, specs, skipped = run.audit.rules, run.specs, run.skipped
     text = file.read_bytes().decode("utf-8")
-    found, errs = audit_io.scan_source(
-        text.encode("utf-8"), rel, list(rules.values()), package_prefix=prefix
-    )
+    found, errs = run.audit.rescan(text, rel)
     if errs:
         return f"{rel}: the scan fails: {errs[0].reason} {errs[0].detail}\n"
     here = [f for f in found if f.line <= line <= f.end_line]
@@ -66,7 +63,7 @@ def explain(file: Path, line: int, root: Path | None = None, target: str = "torc
     _, _, groups = file_groups(sorted(by_rule), by_rule, specs)
     evidence: dict = {}
     results = rewrite_steps(
-        text, rel, groups, findings=found, package_prefix=prefix, evidence=evidence
+        text, rel, groups, findings=found, package_prefix=run.audit.prefix, evidence=evidence
     )
     applied = {a for r in results for a in r.outcome.applied}
     failed = {(x[0], x[1]): x[2] for r in results for x in r.outcome.failed}

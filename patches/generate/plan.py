@@ -1,76 +1,41 @@
-"""From a scan report to a patch series: one patch per (subsystem, rule), at most N files each.
+"""The plan stage: from a scan report to a patch series, one patch per (subsystem, rule), at most
+N files each.
 
-Patches are built in series order on an in-memory copy of the tree, so each diff is against the
-state its predecessors leave. Each file is rescanned once and analysed once: its rules become
-steps applied on top of each other from that one analysis (``codemods.rewrite_steps``), with
-every step's positions taken from the original text, so an import added by an earlier patch
-never misplaces a later fix.
+Three steps, each once: queue (which rules each file is fixed for, in series order), files
+(each file read, rescanned and analysed once: the intent gate, then its rules as steps on top
+of each other, ``codemods.rewrite_steps``, every step's positions taken from the original text,
+so an import added by an earlier patch never misplaces a later fix), series (the steps' results
+accounted per finding and chunked into patches, in series order).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
-from audits.model import FileError, Finding, Report, Rule
+from audits.model import FileError, Finding
 from patches.generate import message
 from patches.generate.codemods import FixSpec, rewrite_steps
 from patches.generate.codemods.reexports import Importers
 from patches.generate.linediff import opcodes
 from patches.generate.series import FileChange, Patch
+from patches.generate.state import Left, Plan, Run
 from patches.generate.targets import together
 
-ScanFn = Callable[[bytes, str, Sequence[Rule]], tuple[list[Finding], list[FileError]]]
+__all__ = ["Left", "Plan", "build", "file_groups"]
 
 
 @dataclass
-class Left:
-    finding: Finding
-    reason: str
-
-
-@dataclass
-class Plan:
-    patches: list[Patch] = field(default_factory=list)
-    originals: dict[str, str] = field(default_factory=dict)  # path -> text before the series
-    finals: dict[str, str] = field(default_factory=dict)  # path -> text after the series
-    fixed: list[Finding] = field(default_factory=list)
-    left: list[Left] = field(default_factory=list)
-    errors: list[FileError] = field(default_factory=list)
-    modes: dict[str, str] = field(default_factory=dict)  # path -> git file mode
-    kept_imports: list[tuple[str, str, str]] = field(default_factory=list)  # (path, name, by)
-    unscanned: dict[str, str] = field(default_factory=dict)  # path -> why it was not rescanned
-
-    def unaccounted(self, findings: Sequence[Finding]) -> list[str]:
-        """The invariant of every run: per rule, ``fixed + left == findings`` of the report
-        (a finding is either rewritten or left with a reason, never dropped). One line per rule
-        that breaks it, naming the files whose counts differ; empty when it holds."""
-        want = Counter((f.rule, f.path) for f in findings)
-        got = Counter((f.rule, f.path) for f in self.fixed)
-        got.update((x.finding.rule, x.finding.path) for x in self.left)
-        out = []
-        for rule in sorted({r for r, _ in want} | {r for r, _ in got}):
-            n_want = sum(n for (r, _), n in want.items() if r == rule)
-            n_fixed = sum(1 for f in self.fixed if f.rule == rule)
-            n_left = sum(1 for x in self.left if x.finding.rule == rule)
-            paths = sorted({p for (r, p) in want | got if r == rule and want[r, p] != got[r, p]})
-            if n_want != n_fixed + n_left or paths:
-                out.append(
-                    f"{rule}: {n_want} findings, {n_fixed} fixed + {n_left} left"
-                    + (f" (differs in {', '.join(paths[:5])})" if paths else "")
-                )
-        return out
-
-    def changes(self) -> list[FileChange]:
-        return [
-            FileChange(p, self.originals[p], self.finals[p], self.modes[p])
-            for p in sorted(self.finals)
-            if self.finals[p] != self.originals[p]
-        ]
+class _Queue:
+    todo: dict[tuple[str, str], set[str]] = field(default_factory=lambda: defaultdict(set))
+    # (path, rule) -> the report's findings
+    reported: dict[tuple[str, str], list[Finding]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    rules_of: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
 
 
 def _read(root: Path, rel: str) -> tuple[str, str]:
@@ -82,128 +47,124 @@ def _read(root: Path, rel: str) -> tuple[str, str]:
     return p.read_bytes().decode("utf-8"), mode
 
 
-def build(
-    root: Path,
-    report: Report,
-    rules: dict[str, Rule],
-    specs: dict[str, FixSpec],
-    skipped: dict[str, str],
-    scan: ScanFn,
-    max_files: int,
-    tree: str,
-    series: str,
-    devices: str,
-    package_prefix: str = "",
-) -> Plan:
-    """Plan the series for ``report`` (a scan of ``root``).
-
-    ``specs``: the rules this run may fix (already filtered by safety and target);
-    ``skipped``: rule id -> why it is not fixed (manual, review without --unsafe-fixes, ...).
-    ``package_prefix``: the scan's (``audit_io.package_prefix(root)``): the rescan and the
-    codemod resolve relative imports as the scan did.
-    """
-    plan = Plan(errors=list(report.errors))
-    todo: dict[tuple[str, str], set[str]] = defaultdict(set)
-    reported: dict[tuple[str, str], list[Finding]] = defaultdict(list)  # (path, rule) -> findings
-    for f in sorted(report.findings, key=Finding.sort_key):
-        if f.rule in specs:
-            todo[(f.subsystem, f.rule)].add(f.path)
-            reported[(f.path, f.rule)].append(f)
-        else:
-            plan.left.append(Left(f, skipped.get(f.rule, "no codemod for this rule")))
-    # Per file: one rescan (all rules, as the audit does) and one analysis whose steps are the
-    # file's rules in series order (a file's subsystem is fixed, so that is rule id order).
-    rules_of: dict[str, list[str]] = defaultdict(list)
-    for (subsystem, rule_id), paths in sorted(todo.items()):
-        for path in paths:
-            rules_of[path].append(rule_id)
-    steps: dict[str, dict[str, tuple]] = {}
-    all_rules = list(rules.values())
-    importers = Importers(root, package_prefix)
-    for (subsystem, rule_id), paths in sorted(todo.items()):
-        rule, spec = rules[rule_id], specs[rule_id]
-        changes: list[tuple[FileChange, list[Finding]]] = []
-        for path in sorted(paths):
-            if path not in steps:
-                steps[path] = _file_steps(
-                    root,
-                    path,
-                    rules_of[path],
-                    all_rules,
-                    specs,
-                    scan,
-                    plan,
-                    importers,
-                    package_prefix,
-                )
-            step = steps[path].get(rule_id)
-            if step is None:  # unreadable now, or the rescan does not find them
-                why = plan.unscanned.get(path, "the rescan of the file does not find it")
-                plan.left += [Left(f, why) for f in reported[(path, rule_id)]]
-                continue
-            # Findings of the tree-level pass (a use of a project wrapper of a CUDA query, 'via
-            # `pkg.mod.fn`') are not in the file's own rescan: left, they go with their wrapper.
-            rescanned = {(f.rule, f.line, f.col) for _, fs in steps[path].values() for f in fs}
-            plan.left += [
-                Left(f, "a use of a project wrapper (tree-level finding): goes with the wrapper")
-                for f in reported[(path, rule_id)]
-                if (f.rule, f.line, f.col) not in rescanned
-            ]
-            result, found = step
-            if result is None:  # lands with another rule's step (targets.together)
-                continue
-            if result.error:
-                plan.errors.append(FileError(path, "codemod", result.error))
-                plan.left += [Left(f, result.error) for f in found]
-                continue
-            found = _remap(found, plan.originals[path], result.before)
-            done = {
-                (r, _map_line(plan.originals[path], result.before, line))
-                for r, line in result.outcome.applied
-            }
-            why = {
-                (r, _map_line(plan.originals[path], result.before, line)): reason
-                for r, line, reason in result.outcome.failed
-            }
-            sites = [f for f in found if (f.rule, f.line) in done]
-            plan.left += [
-                Left(f, why.get((f.rule, f.line), "no rewrite matched this site"))
-                for f in found
-                if (f.rule, f.line) not in done
-            ]
-            # A site may already be rewritten by an earlier step (a device-pick literal goes
-            # with its is_available()): fixed, with nothing left to change here.
-            plan.fixed += sites
-            if result.changed:
-                plan.kept_imports += [
-                    (path, n, by)
-                    for n, by in result.kept_imports
-                    if (path, n, by) not in plan.kept_imports
-                ]
-                plan.finals[path] = result.after
-                changes.append(
-                    (FileChange(path, result.before, result.after, plan.modes[path]), sites)
-                )
-        chunks = [changes[i : i + max_files] for i in range(0, len(changes), max_files)]
-        for n, chunk in enumerate(chunks, 1):
-            sites = [s for _, ss in chunk for s in ss]
-            plan.patches.append(
-                Patch(
-                    message.subject(message.display_new(spec), subsystem, n, len(chunks)),
-                    message.body(
-                        rule,
-                        message.display_old(spec),
-                        message.display_new(spec),
-                        sites,
-                        tree,
-                        series,
-                        devices,
-                        also=[rules[r] for r in sorted({x.rule for x in sites} - {rule_id})],
-                    ),
-                    [c for c, _ in chunk],
-                )
-            )
+def build(run: Run) -> Plan:
+    """Plan the series for ``run.report`` (a scan of ``run.settings.root``) with ``run.specs``
+    (the rules this run may fix); ``run.skipped``: rule id -> why it is not fixed."""
+    plan = Plan(errors=list(run.report.errors))
+    queue = _queue(run, plan)
+    files = _rewrite_files(run, plan, queue)
+    for subsystem, rule_id in sorted(queue.todo):
+        changes = [
+            change
+            for path in sorted(queue.todo[(subsystem, rule_id)])
+            for change in _account(plan, queue, files, path, rule_id)
+        ]
+        _patches(run, plan, changes, subsystem, rule_id)
     return plan
+
+
+def _queue(run: Run, plan: Plan) -> _Queue:
+    """Which files each (subsystem, rule) fixes; the findings of rules this run does not fix are
+    left with the reason; per file, its rules in series order (a file's subsystem is fixed, so
+    that is rule id order)."""
+    q = _Queue()
+    for f in sorted(run.report.findings, key=Finding.sort_key):
+        if f.rule in run.specs:
+            q.todo[(f.subsystem, f.rule)].add(f.path)
+            q.reported[(f.path, f.rule)].append(f)
+        else:
+            plan.left.append(Left(f, run.skipped.get(f.rule, "no codemod for this rule")))
+    for (_subsystem, rule_id), paths in sorted(q.todo.items()):
+        for path in paths:
+            q.rules_of[path].append(rule_id)
+    return q
+
+
+def _rewrite_files(run: Run, plan: Plan, q: _Queue) -> dict[str, dict[str, tuple]]:
+    """path -> {rule id: (Rewrite or None, its findings)}: each file once, in series order."""
+    importers = Importers(run.settings.root, run.audit.prefix)
+    out: dict[str, dict[str, tuple]] = {}
+    for key in sorted(q.todo):
+        for path in sorted(q.todo[key]):
+            if path not in out:
+                out[path] = _file_steps(run, plan, path, q.rules_of[path], importers)
+    return out
+
+
+def _account(plan: Plan, q: _Queue, files, path: str, rule_id: str):
+    """Fixed and left for ``rule_id``'s findings in ``path``; the (FileChange, sites) it makes."""
+    step = files[path].get(rule_id)
+    reported = q.reported[(path, rule_id)]
+    if step is None:  # unreadable now, or the rescan does not find them
+        why = plan.unscanned.get(path, "the rescan of the file does not find it")
+        plan.left += [Left(f, why) for f in reported]
+        return []
+    # Findings of the tree-level pass (a use of a project wrapper of a CUDA query, 'via
+    # `pkg.mod.fn`') are not in the file's own rescan: left, they go with their wrapper.
+    rescanned = {(f.rule, f.line, f.col) for _, fs in files[path].values() for f in fs}
+    plan.left += [
+        Left(f, "a use of a project wrapper (tree-level finding): goes with the wrapper")
+        for f in reported
+        if (f.rule, f.line, f.col) not in rescanned
+    ]
+    result, found = step
+    if result is None:  # lands with another rule's step (targets.together)
+        return []
+    if result.error:
+        plan.errors.append(FileError(path, "codemod", result.error))
+        plan.left += [Left(f, result.error) for f in found]
+        return []
+    sites = _decided(plan, path, result, found)
+    if not result.changed:
+        return []
+    plan.kept_imports += [
+        (path, n, by) for n, by in result.kept_imports if (path, n, by) not in plan.kept_imports
+    ]
+    plan.finals[path] = result.after
+    return [(FileChange(path, result.before, result.after, plan.modes[path]), sites)]
+
+
+def _decided(plan: Plan, path: str, result, found: list[Finding]) -> list[Finding]:
+    """The step's findings fixed (returned, and added to ``plan.fixed``) or left with why."""
+    original = plan.originals[path]
+    found = _remap(found, original, result.before)
+    done = {(r, _map_line(original, result.before, line)) for r, line in result.outcome.applied}
+    why = {
+        (r, _map_line(original, result.before, line)): reason
+        for r, line, reason in result.outcome.failed
+    }
+    sites = [f for f in found if (f.rule, f.line) in done]
+    plan.left += [
+        Left(f, why.get((f.rule, f.line), "no rewrite matched this site"))
+        for f in found
+        if (f.rule, f.line) not in done
+    ]
+    # A site may already be rewritten by an earlier step (a device-pick literal goes
+    # with its is_available()): fixed, with nothing left to change here.
+    plan.fixed += sites
+    return sites
+
+
+def _patches(run: Run, plan: Plan, changes, subsystem: str, rule_id: str) -> None:
+    """``changes`` of one (subsystem, rule) as patches of at most ``max_files`` files."""
+    rules, spec, s = run.audit.rules, run.specs[rule_id], run.settings
+    step = s.max_files
+    chunks = [changes[i : i + step] for i in range(0, len(changes), step)]
+    for n, chunk in enumerate(chunks, 1):
+        sites = [x for _, xs in chunk for x in xs]
+        also = [rules[r] for r in sorted({x.rule for x in sites} - {rule_id})]
+        body = message.body(
+            rules[rule_id],
+            message.display_old(spec),
+            message.display_new(spec),
+            sites,
+            s.tree,
+            s.series,
+            s.devices,
+            also=also,
+        )
+        subject = message.subject(message.display_new(spec), subsystem, n, len(chunks))
+        plan.patches.append(Patch(subject, body, [c for c, _ in chunk]))
 
 
 @functools.lru_cache(maxsize=64)
@@ -262,25 +223,17 @@ def file_groups(order: list[str], by_rule, specs: dict[str, FixSpec]):
 
 
 def _file_steps(
-    root: Path,
-    path: str,
-    rule_ids: list[str],
-    all_rules: list[Rule],
-    specs: dict[str, FixSpec],
-    scan: ScanFn,
-    plan: Plan,
-    importers: Importers,
-    package_prefix: str = "",
+    run: Run, plan: Plan, path: str, rule_ids: list[str], importers: Importers
 ) -> dict[str, tuple]:
     """rule id -> (Rewrite, its findings) for one file, each step on top of the previous."""
     try:
-        text, plan.modes[path] = _read(root, path)
+        text, plan.modes[path] = _read(run.settings.root, path)
     except (OSError, UnicodeDecodeError) as e:
         plan.errors.append(FileError(path, "read", str(e)))
         plan.unscanned[path] = f"cannot read the file: {e}"
         return {}
     plan.originals[path] = plan.finals[path] = text
-    found, errs = scan(text.encode("utf-8"), path, all_rules, package_prefix=package_prefix)
+    found, errs = run.audit.rescan(text, path)
     if errs:
         plan.unscanned[path] = f"the rescan failed: {errs[0].reason} {errs[0].detail}".rstrip()
         return {}
@@ -288,14 +241,14 @@ def _file_steps(
     for f in found:
         by_rule[f.rule].append(f)
     order = [r for r in rule_ids if by_rule.get(r)]
-    steps, host, groups = file_groups(order, by_rule, specs)
+    steps, host, groups = file_groups(order, by_rule, run.specs)
     results = rewrite_steps(
         text,
         path,
         groups,
         findings=found,
         importer=importers.of(path),
-        package_prefix=package_prefix,
+        package_prefix=run.audit.prefix,
     )
     out: dict[str, tuple] = {r: (None, []) for r in host}
     mine = [f for r in order for f in by_rule[r]]

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from patches.generate import audit_io
-from patches.generate import plan as planner
+from patches.generate import audit_io, pipeline
 from patches.generate.cli import main
-from patches.generate.targets import fix_specs
+from patches.generate.state import Settings
 
 MOD = "import torch\nfrom . import cuda\n\n\ndef f():\n    cuda.synchronize()\n    torch.cuda.synchronize()\n"
 
@@ -34,23 +33,10 @@ def test_relative_cuda_import_is_fixed_like_the_absolute_one(tmp_path, capsys, r
 
 
 def _plan(root: Path):
-    rules = audit_io.load_rules()
-    specs, skipped = fix_specs(rules.values(), "torch", True)
-    report = audit_io.scan_tree(root, list(rules.values()), use_cache=False)
-    plan = planner.build(
-        root,
-        report,
-        rules,
-        specs,
-        skipped,
-        audit_io.scan_source,
-        10,
-        tree="t",
-        series="s",
-        devices="cpu",
-        package_prefix=audit_io.package_prefix(root),
-    )
-    return report, plan
+    settings = Settings(root, unsafe_fixes=True, tree="t", series="s", devices="cpu")
+    run = pipeline.read(settings)
+    pipeline.scan(run, audit_io.scan_tree(root, list(run.audit.rules.values()), use_cache=False))
+    return run.report, pipeline.plan(run).plan
 
 
 def test_invariant_on_installed_torch_subset(tmp_path):

@@ -240,7 +240,6 @@ def rewrite_steps(
     path: str,
     groups: list[Gated],
     whole_file: bool = False,
-    verify_each: bool = False,
     findings=None,
     importer=None,
     package_prefix: str = "",
@@ -248,85 +247,71 @@ def rewrite_steps(
 ) -> list[Rewrite]:
     """One Rewrite per group, each applied on top of the previous ones (``before`` is the
     previous step's ``after``). A group whose result fails is reported and left out; the
-    following groups still apply. ``findings``: the scan's findings for the file (every rule);
-    an is_available() whose guarded code keeps one that no group fixes is left as it is.
-    ``importer(name)``: a file of the tree importing ``name`` from this one (its import stays).
-    ``package_prefix``: the scan's (``torch/`` when the root is a package), for relative imports.
-    ``evidence``: filled with the intent gate's evidence, (rule, line) -> [Evidence]."""
+    following groups still apply. ``findings``: the scan's findings for the file (every rule):
+    with them, the intent gate decides every site first (``_File.settle``) and the sites of one
+    unit land in one step. ``importer(name)``: a file of the tree importing ``name`` from this
+    one (its import stays). ``package_prefix``: the scan's (``torch/`` when the root is a
+    package), for relative imports. ``evidence``: filled with the intent gate's evidence,
+    (rule, line) -> [Evidence]."""
     try:
         f = _File(source, path, groups, whole_file, importer, package_prefix)
     except (SyntaxError, ValueError, RecursionError) as e:
-        return [
-            Rewrite(
-                path,
-                source,
-                source,
-                error=f"parse: {e}",
-                sites=frozenset((s.rule, ln) for s, ls in g for ln in ls),
-            )
-            for g in groups
-        ]
+        return [Rewrite(path, source, source, error=f"parse: {e}", sites=_sites(g)) for g in groups]
     if findings is not None:
         f.settle(findings)
         if evidence is not None:  # --explain: the gate's evidence for every site it left
             evidence.update(f.evidence)
         f.join_units()
-    groups = f.groups
-    out: list[Rewrite] = []
-    active: Gated = []
-    prev = source
-    for group in groups:
-        sites = frozenset((s.rule, ln) for s, ls in group for ln in ls)
-        try:
-            text, engines = f.state(active + group)
-        except _Failed as e:
-            out.append(Rewrite(path, prev, prev, error=str(e), sites=sites))
-            continue
-        except (SyntaxError, ValueError) as e:
-            out.append(Rewrite(path, prev, prev, error=f"imports: {e}", sites=sites))
-            continue
-        outcome = Outcome(
-            [a for e in engines for a in e.outcome.applied if a in sites],
-            [x for e in engines for x in e.outcome.failed if x[:2] in sites]
-            + [
-                (s.rule, ln, f.left[(s.rule, ln)])
-                for s, ls in group
-                for ln in sorted(ls)
-                if (s.rule, ln) in f.left
-            ],
-        )
-        if text != prev and verify_each:
-            try:
-                compile(text, path, "exec", dont_inherit=True)
-            except (SyntaxError, ValueError) as e:
-                out.append(
-                    Rewrite(
-                        path,
-                        prev,
-                        prev,
-                        outcome,
-                        error=f"verify: rewritten file does not compile: {e}",
-                        sites=sites,
-                    )
-                )
-                continue
-        out.append(Rewrite(path, prev, text, outcome, kept_imports=list(f.kept), sites=sites))
-        active = active + group
-        prev = text
-    if not verify_each and prev != source:
+    out, final = _steps(f, verify_each=False)
+    if final != source:
         # Every region already parsed; one compile() of the result stands for the steps
         # (compiling each step costs a whole-file compile per rule). On failure, find the step.
         try:
-            compile(prev, path, "exec", dont_inherit=True)
+            compile(final, path, "exec", dont_inherit=True)
         except (SyntaxError, ValueError):
-            return rewrite_steps(
-                source,
-                path,
-                groups,
-                whole_file,
-                verify_each=True,
-                findings=findings,
-                importer=importer,
-                package_prefix=package_prefix,
-            )
+            out, _ = _steps(f, verify_each=True)
     return out
+
+
+def _sites(group: Gated) -> frozenset[tuple[str, int]]:
+    return frozenset((s.rule, ln) for s, ls in group for ln in ls)
+
+
+def _steps(f: _File, verify_each: bool) -> tuple[list[Rewrite], str]:
+    """The groups of ``f`` as steps, each on top of the ones that applied; the final text."""
+    out: list[Rewrite] = []
+    active: Gated = []
+    prev = f.source
+    for group in f.groups:
+        rw = _step(f, active + group, group, prev, verify_each)
+        out.append(rw)
+        if not rw.error:
+            active, prev = active + group, rw.after
+    return out, prev
+
+
+def _step(f: _File, gated: Gated, group: Gated, prev: str, verify_each: bool) -> Rewrite:
+    sites = _sites(group)
+    try:
+        text, engines = f.state(gated)
+    except _Failed as e:
+        return Rewrite(f.path, prev, prev, error=str(e), sites=sites)
+    except (SyntaxError, ValueError) as e:
+        return Rewrite(f.path, prev, prev, error=f"imports: {e}", sites=sites)
+    outcome = Outcome(
+        [a for e in engines for a in e.outcome.applied if a in sites],
+        [x for e in engines for x in e.outcome.failed if x[:2] in sites]
+        + [
+            (s.rule, ln, f.left[(s.rule, ln)])
+            for s, ls in group
+            for ln in sorted(ls)
+            if (s.rule, ln) in f.left
+        ],
+    )
+    if text != prev and verify_each:
+        try:
+            compile(text, f.path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as e:
+            error = f"verify: rewritten file does not compile: {e}"
+            return Rewrite(f.path, prev, prev, outcome, error=error, sites=sites)
+    return Rewrite(f.path, prev, text, outcome, kept_imports=list(f.kept), sites=sites)

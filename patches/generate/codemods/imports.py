@@ -191,11 +191,9 @@ def _remove(text: str, path: str, dead: set[str], renames: dict[str, dict[str, s
     return "".join(lines)
 
 
-def _add(text: str, adds: list[tuple[str, str | None]]) -> str:
-    if not adds:
-        return text
-    tree = ast.parse(text)
-    lines = split_lines(text)
+def _existing(tree: ast.Module, lines: list[str]):
+    """(modules imported plainly, (module, name) imported from, the ``from`` statement of each
+    module that new names can join) among the file's top-level imports."""
     have_mod = set()
     have_from: dict[str, ast.ImportFrom] = {}
     have_names = set()
@@ -206,15 +204,22 @@ def _add(text: str, adds: list[tuple[str, str | None]]) -> str:
                     have_mod.add(a.name.split(".")[0])
                     have_mod.add(a.name)
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            for a in node.names:
-                if a.asname is None:
-                    have_names.add((node.module, a.name))
+            have_names |= {(node.module, a.name) for a in node.names if a.asname is None}
             if (
                 node.module not in have_from
                 and not any(a.name == "*" for a in node.names)
                 and _owns(lines, node)
             ):
                 have_from[node.module] = node
+    return have_mod, have_names, have_from
+
+
+def _add(text: str, adds: list[tuple[str, str | None]]) -> str:
+    if not adds:
+        return text
+    tree = ast.parse(text)
+    lines = split_lines(text)
+    have_mod, have_names, have_from = _existing(tree, lines)
     plain = sorted({m for m, n in adds if n is None and m not in have_mod})
     froms: dict[str, list[str]] = {}
     for m, n in adds:

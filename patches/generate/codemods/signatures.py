@@ -170,6 +170,14 @@ def remap(
             keywords.append(_keyword(b.arg, b.name))
     for name, expr in (extra or {}).items():
         keywords.append(_keyword(cst.Arg(expr), name))
+    _check_supplied(new_params, positional, keywords)
+    out = [positional[i] for i in sorted(positional)] + keywords
+    return _fix_commas(out, args) if out else []
+
+
+def _check_supplied(new_params, positional: dict[int, cst.Arg], keywords: list[cst.Arg]) -> None:
+    """Unsupported unless every required parameter of the new API is supplied, positionally
+    without a gap."""
     given = {new_params[i].name for i in positional} | {a.keyword.value for a in keywords}
     missing = [
         p.name
@@ -183,8 +191,6 @@ def remap(
     if positional and sorted(positional) != list(range(max(positional) + 1)):
         # A gap would need a placeholder value we do not know; keep the call for a human.
         raise Unsupported("positional arguments would leave a gap")
-    out = [positional[i] for i in sorted(positional)] + keywords
-    return _fix_commas(out, args) if out else []
 
 
 def _fix_commas(out: list[cst.Arg], original: tuple[cst.Arg, ...]) -> list[cst.Arg]:

@@ -90,14 +90,7 @@ class DevicePredicates(Family):
 
     def on_node(self, eng, original, updated):
         if isinstance(original, cst.IfExp):
-            subject = self._derived(eng, original)
-            if subject is None:
-                return None
-            for spec in self._specs(eng, original.test):
-                eng.done(spec, original.test)
-            for spec in specs_at(eng, original.body, LITERAL_FAMILY, ("cuda",)):
-                eng.done(spec, original.body)
-            return _attr_type(_type_of(eng, subject, original))
+            return self._ifexp(eng, original)
         if not isinstance(original, cst.Comparison):
             return None
         specs = self._specs(eng, original)
@@ -110,47 +103,52 @@ class DevicePredicates(Family):
                 return None  # rewritten with the whole IfExp
         op = target.operator
         if isinstance(op, (cst.Equal, cst.NotEqual)):
-            # X == "cuda" / "cuda" == X -> X != "cpu"
-            if string_value(target.comparator) == "cuda":
-                lit, right = target.comparator, True
-            elif string_value(original.left) == "cuda":
-                lit, right = original.left, False
-            else:
-                return None
-            other = original.left if right else target.comparator
-            if not _is_type(other):
-                # `device == "cuda"`: a device string, whose "cuda:0" is not "cuda"
-                eng.fail(specs[0], original, "a device string compared with 'cuda' exactly, kept")
-                return None
-            new_op = (
-                cst.NotEqual(
-                    whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after
-                )
-                if isinstance(op, cst.Equal)
-                else cst.Equal(
-                    whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after
-                )
-            )
-            cpu = with_value(lit, "cuda", "cpu")
-            eng.done(specs[0], original)
-            u = updated.comparisons[0]
-            if right:
-                return updated.with_changes(
-                    comparisons=[u.with_changes(operator=new_op, comparator=cpu)]
-                )
-            return updated.with_changes(left=cpu, comparisons=[u.with_changes(operator=new_op)])
+            return _equality(eng, specs[0], original, updated, target)
         if isinstance(op, (cst.In, cst.NotIn)) and string_value(original.left) == "cuda":
             # "cuda" in str(device) -> torch.device(device).type != "cpu"
-            new_op = "!=" if isinstance(op, cst.In) else "=="
             eng.done(specs[0], original)
             cpu = with_value(original.left, "cuda", "cpu")
             return cst.Comparison(
                 left=_attr_type(_type_of(eng, target.comparator, original)),
                 comparisons=[
                     cst.ComparisonTarget(
-                        operator=cst.NotEqual() if new_op == "!=" else cst.Equal(),
+                        operator=cst.NotEqual() if isinstance(op, cst.In) else cst.Equal(),
                         comparator=cpu,
                     )
                 ],
             )
         return None
+
+    def _ifexp(self, eng, original: cst.IfExp):
+        subject = self._derived(eng, original)
+        if subject is None:
+            return None
+        for spec in self._specs(eng, original.test):
+            eng.done(spec, original.test)
+        for spec in specs_at(eng, original.body, LITERAL_FAMILY, ("cuda",)):
+            eng.done(spec, original.body)
+        return _attr_type(_type_of(eng, subject, original))
+
+
+def _equality(eng, spec, original: cst.Comparison, updated: cst.Comparison, target):
+    """``X == "cuda"`` / ``"cuda" == X`` -> ``X != "cpu"`` (and ``!=`` -> ``==``)."""
+    op = target.operator
+    if string_value(target.comparator) == "cuda":
+        lit, right = target.comparator, True
+    elif string_value(original.left) == "cuda":
+        lit, right = original.left, False
+    else:
+        return None
+    other = original.left if right else target.comparator
+    if not _is_type(other):
+        # `device == "cuda"`: a device string, whose "cuda:0" is not "cuda"
+        eng.fail(spec, original, "a device string compared with 'cuda' exactly, kept")
+        return None
+    spaces = dict(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after)
+    new_op = cst.NotEqual(**spaces) if isinstance(op, cst.Equal) else cst.Equal(**spaces)
+    cpu = with_value(lit, "cuda", "cpu")
+    eng.done(spec, original)
+    u = updated.comparisons[0]
+    if right:
+        return updated.with_changes(comparisons=[u.with_changes(operator=new_op, comparator=cpu)])
+    return updated.with_changes(left=cpu, comparisons=[u.with_changes(operator=new_op)])
