@@ -88,7 +88,46 @@ class TestRuleFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn201_cuda_stream_class.py"),
             """\
-# left HN201:5: unguarded: no is_available() check around it
+@@ -5 +5 @@
+-    return torch.cuda.Stream(dev, -1)
++    return torch.Stream(dev, priority=-1)
+""",
+        )
+
+    def test_hn106(self):
+        self.assertExpectedInline(
+            _fixed("hn106_cuda_device_context.py"),
+            """\
+# left HN106:10: the argument may be a torch.device: device_index takes an int
+@@ -5 +5 @@
+-    with torch.cuda.device(grad.get_device()):
++    with torch.accelerator.device_index(grad.get_device()):
+""",
+        )
+
+    def test_hn203(self):
+        self.assertExpectedInline(
+            _fixed("hn203_cuda_stream_context.py"),
+            """\
+# left HN203:14: the stream may be None (torch.cuda.stream(None) is a no-op)
+@@ -6 +6 @@
+-        self.side = torch.cuda.Stream()
++        self.side = torch.Stream()
+@@ -9 +9 @@
+-        with torch.cuda.stream(self.side):
++        with self.side:
+""",
+        )
+
+    def test_hn504(self):
+        self.assertExpectedInline(
+            _fixed("hn504_tensor_is_cuda.py"),
+            """\
+@@ -5,2 +5,2 @@
+-    if t.is_cuda:
+-        torch.cuda.synchronize()
++    if t.device.type != "cpu" and torch.accelerator.is_available():
++        torch.accelerator.synchronize()
 """,
         )
 
@@ -515,11 +554,12 @@ class TestIsAvailableGuards(expecttest.TestCase):
 # left HN501:8: no `device` in scope
 # left HN501:28: no `device` in scope
 # left HN101:7: cuda-guarded: HN501 x.cuda() (line 8)
-# left HN101:14: cuda-comment: '`x.cuda()` is fixed (device in scope), `x.is_cuda` is not: t'; cuda-chain: HN504 x.is_cuda (line 14)
+# left HN101:14: cuda-comment: '`x.cuda()` is fixed (device in scope), `x.is_cuda` is not: t'
 # left HN101:20: cuda-guarded: HN412 torch.backends.cudnn.benchmark (line 22)
 # left HN101:21: cuda-guarded: HN412 torch.backends.cudnn.benchmark (line 22)
 # left HN101:26: cuda-guarded: HN501 torch.ones(3).cuda() (line 28)
-# left HN105:15: cuda-branch: HN504 x.is_cuda (line 14)
+# left HN105:15: cuda-branch: HN101 torch.cuda.is_available (line 14)
+# left HN504:14: cuda-comment: '`x.cuda()` is fixed (device in scope), `x.is_cuda` is not: t'
 @@ -16 +16 @@
 -    return x.cuda() if torch.cuda.is_available() else x
 +    return x.to(device) if torch.accelerator.is_available() else x

@@ -203,6 +203,9 @@ class Engine(cst.CSTTransformer):
     def leave_Assign(self, original, updated):
         return self._node(original, updated)
 
+    def leave_Param(self, original, updated):
+        return self._node(original, updated)
+
     def _node(self, original, updated):
         for fam in self.families.values():
             hook = getattr(fam, "on_node", None)

@@ -9,7 +9,10 @@ rules to family names. Every site any family is offered has passed the intent ga
 from __future__ import annotations
 
 from patches.generate.codemods.families.attribute_rename import AttributeRename
+from patches.generate.codemods.families.backend_pick import BackendPick
 from patches.generate.codemods.families.call_rename import CallRename
+from patches.generate.codemods.families.device_checks import DeviceChecks
+from patches.generate.codemods.families.device_context import DeviceContext
 from patches.generate.codemods.families.guard import AvailabilityGuard
 from patches.generate.codemods.families.idioms_backend import Backend
 from patches.generate.codemods.families.idioms_capability import Capability
@@ -19,9 +22,19 @@ from patches.generate.codemods.families.idioms_precision import Precision
 from patches.generate.codemods.families.idioms_predicates import DevicePredicates
 from patches.generate.codemods.families.literals import DeviceLiteral
 from patches.generate.codemods.families.method_to_device import MethodToDevice
+from patches.generate.codemods.families.own_device import OwnDevice
+from patches.generate.codemods.families.param_defaults import ParamDefaults
 from patches.generate.codemods.families.rename import Rename
+from patches.generate.codemods.families.timing import Timing
 
 FAMILY_TYPES = (
+    # unit rewrites (upstream's shapes, issue 24): before the families whose sites they take whole
+    BackendPick,
+    Timing,
+    DeviceChecks,
+    OwnDevice,
+    ParamDefaults,
+    DeviceContext,
     AvailabilityGuard,
     CallRename,
     Rename,

@@ -1,0 +1,145 @@
+"""Device checks (HN504 ``x.is_cuda``) -> ``x.device.type != "cpu"``: "is it on the device or on
+the host?", upstream's form (``if param.is_cuda:`` -> ``if param.device.type != "cpu":`` in
+torch 2.4 -> 2.13: the repro generators, storage pinning, deterministic-algorithm checks).
+
+Same answer on a CUDA machine, whose tensors are "cuda" or "cpu"; true on any accelerator
+elsewhere. An ``if`` guarding ``torch.cuda.*`` calls also asks ``torch.accelerator.is_available()``
+(upstream's form in the AOT repro): a meta tensor is not on the CPU either, and the neutral calls
+raise without an accelerator where the CUDA branch was never reached. Whether the check means "on CUDA" instead (the code it guards is cuDNN, a capability
+check, a CUDA-only kernel) is the intent gate's decision (``cuda-guarded``), made before a site
+reaches this family. Left here: a check guarding code that writes "cuda" into text (a repro
+generator's ``', device="cuda"'``, which must follow the device in the same change); ``self.is_cuda`` where the file defines ``is_cuda`` itself (a
+class answering the question, not asking it) and the negated form (``not x.is_cuda``, whose
+neutral form is an ``== "cpu"`` the expression hook cannot write).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+
+import libcst as cst
+
+from patches.generate.codemods.families import Family
+from patches.generate.codemods.families.idioms_common import specs_at
+
+ATTRIBUTE = "is_cuda"
+_CUDA_TEXT = re.compile(r"\bcuda\b")
+# Parents where a comparison reads as it is written (no parentheses needed).
+_BARE = (cst.If, cst.IfExp, cst.While, cst.Assert, cst.BooleanOperation, cst.CompIf, cst.Return)
+_VALUE = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Arg, cst.Element)
+
+
+@functools.lru_cache(maxsize=8)
+def _defines_is_cuda(ctx) -> bool:
+    """The file defines an ``is_cuda`` of its own (a method, property or attribute)."""
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == ATTRIBUTE:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == ATTRIBUTE:
+            if isinstance(node.ctx, ast.Store):
+                return True
+    return False
+
+
+def writes_cuda(ctx, line: int) -> bool:
+    """The ``if`` whose test is on ``line`` guards code that writes "cuda" into text (generated
+    source such as ``', device="cuda"'``): the check is about CUDA for that text."""
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.If) and node.test.lineno <= line <= node.test.end_lineno:
+            for sub in node.body:
+                for leaf in ast.walk(sub):
+                    if isinstance(leaf, ast.Constant) and isinstance(leaf.value, str):
+                        if _CUDA_TEXT.search(leaf.value):
+                            return True
+    return False
+
+
+def guards_cuda_calls(ctx, line: int) -> bool:
+    """The ``if`` whose test is on ``line`` guards ``torch.cuda.*`` calls (whose neutral forms
+    raise without an accelerator) and its test asks for no availability itself."""
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.If) and node.test.lineno <= line <= node.test.end_lineno:
+            if any(
+                isinstance(n, ast.Attribute) and n.attr == "is_available"
+                for n in ast.walk(node.test)
+            ):
+                return False
+            for sub in node.body:
+                for leaf in ast.walk(sub):
+                    if isinstance(leaf, ast.Call):
+                        q = ctx.qualify(leaf.lineno, ast.unparse(leaf.func))
+                        if q and q.startswith("torch.cuda."):
+                            return True
+    return False
+
+
+def device_type_compare(value: cst.BaseExpression, op: str) -> cst.Comparison:
+    """``<value>.device.type <op> "cpu"``."""
+    return cst.Comparison(
+        left=cst.Attribute(
+            value=cst.Attribute(value=value, attr=cst.Name("device")), attr=cst.Name("type")
+        ),
+        comparisons=[
+            cst.ComparisonTarget(
+                operator=cst.NotEqual() if op == "!=" else cst.Equal(),
+                comparator=cst.SimpleString('"cpu"'),
+            )
+        ],
+    )
+
+
+class DeviceChecks(Family):
+    name = "device-checks"
+
+    @staticmethod
+    def _if_test(eng, node) -> bool:
+        """``node`` is an ``if`` test, alone or an operand of its ``and`` chain."""
+        parent = eng.parent(node)
+        if isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.And):
+            while isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.And):
+                node, parent = parent, eng.parent(parent)
+        return isinstance(parent, cst.If) and parent.test is node
+
+    def on_ref(self, eng, original, updated):
+        if not isinstance(original, cst.Attribute) or original.attr.value != ATTRIBUTE:
+            return None
+        specs = specs_at(eng, original, self.name)
+        if not specs:
+            return None
+        spec = specs[0]
+        parent = eng.parent(original)
+        receiver = original.value
+        if (
+            isinstance(receiver, cst.Name)
+            and receiver.value in ("self", "cls")
+            and _defines_is_cuda(eng.ctx)
+        ):
+            eng.fail(spec, original, "the file defines is_cuda itself")
+            return None
+        if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+            eng.fail(spec, original, 'negated check: write `x.device.type == "cpu"` by hand')
+            return None
+        if isinstance(parent, (cst.Call, cst.Subscript)) or (
+            isinstance(parent, cst.Attribute) and parent.value is original
+        ):
+            eng.fail(spec, original, "is_cuda used as an object, not a check")
+            return None
+        if writes_cuda(eng.ctx, eng.line(original)):
+            eng.fail(spec, original, "the code it guards writes 'cuda' into text")
+            return None
+        new = device_type_compare(updated.value, "!=")
+        if self._if_test(eng, original) and guards_cuda_calls(eng.ctx, eng.line(original)):
+            # a meta tensor is not on the CPU either: without an accelerator the neutral calls
+            # it now reaches would raise (upstream's form, pytorch#196535)
+            eng.add_needed_import("torch", node=original)
+            new = cst.BooleanOperation(
+                left=new,
+                operator=cst.And(),
+                right=cst.parse_expression("torch.accelerator.is_available()"),
+            )
+        if not isinstance(parent, _BARE + _VALUE):
+            new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        eng.done(spec, original)
+        return new

@@ -1,0 +1,13 @@
+"""The ``families/own_device.py`` rewrite family: fixtures in torch's shapes and look-alike negatives
+(tests/patches/fixtures/own_device/)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.patches.family_fixtures import cases, check
+
+
+@pytest.mark.parametrize("case", cases("own_device"))
+def test_fixture(case):
+    check("own_device", case)
