@@ -12,7 +12,7 @@ the plugin.
 Exit codes: 0/the module's own code; 3 = device unavailable (reason on stderr, first line
 ``DEVICE-UNAVAILABLE: ...``); 2 = usage error.
 
-With ``HWNEUTRAL_BOOT_INFO=FILE`` it also records, right after the boot, what ``--probe`` would
+With ``HN_BOOT_INFO=FILE`` it also records, right after the boot, what ``--probe`` would
 print, as JSON ``{"device", "available", "detail"}`` (written whole: a reader never sees half), so a
 test run doubles as the device's probe (patches.common.runpool).
 """
@@ -79,8 +79,8 @@ def boot(device: str, plugin: str | None = None) -> str:
 
 
 def record(device: str, available: bool, detail: str) -> None:
-    """Write the boot record to $HWNEUTRAL_BOOT_INFO, if set (see the module docstring)."""
-    path = os.environ.pop("HWNEUTRAL_BOOT_INFO", None)  # the tests' own subprocesses: not theirs
+    """Write the boot record to $HN_BOOT_INFO, if set (see the module docstring)."""
+    path = os.environ.pop("HN_BOOT_INFO", None)  # the tests' own subprocesses: not theirs
     if not path:
         return
     tmp = f"{path}.{os.getpid()}.tmp"
@@ -110,7 +110,7 @@ def main(argv: list[str]) -> int:
     if len(rest) < 2 or rest[0] != "-m":
         print(__doc__, file=sys.stderr)
         return 2
-    os.environ["HWNEUTRAL_TEST_DEVICE"] = device
+    os.environ["HN_TEST_DEVICE"] = device
     sys.argv = [rest[1], *rest[2:]]
     # sys.path[0] is this script's folder; the module's tree comes from the cwd, as with -m.
     sys.path[0] = os.getcwd()

@@ -50,7 +50,7 @@ class RunResult:
     command: list[str]
     outcomes: list[Outcome] = field(default_factory=list)
     log_tail: str = ""
-    workers: int = 0  # pytest-xdist processes (0: in the pytest process itself)
+    xdist: int = 0  # pytest-xdist processes (0: in the pytest process itself)
     coverage_dir: Path | None = None  # coverage.py data files, one per process (see plugin)
     running: list[str] = field(default_factory=list)  # tests still running when it timed out
 
@@ -75,7 +75,7 @@ class RunResult:
             "duration": round(self.duration, 3),
             "command": self.command,
             "tests": len(self.outcomes),
-            "workers": self.workers,
+            "xdist": self.xdist,
             "timed_out_in": self.running,
             "incomplete": self.incomplete,
             "log_tail": self.log_tail,
@@ -93,9 +93,9 @@ def device_env(
     if paths:
         env["PYTHONPATH"] = os.pathsep.join(paths)
     env["PYTORCH_TESTING_DEVICE_ONLY_FOR"] = device
-    env["HWNEUTRAL_TEST_DEVICE"] = device  # read by the plugin in pytest-xdist workers
+    env["HN_TEST_DEVICE"] = device  # read by the plugin in pytest-xdist workers
     env.pop("PYTORCH_TESTING_DEVICE_EXCEPT_FOR", None)
-    env.pop("HWNEUTRAL_BOOT_INFO", None)  # only the run that asks for a boot record writes one
+    env.pop("HN_BOOT_INFO", None)  # only the run that asks for a boot record writes one
     if device != "cuda":
         env["CUDA_VISIBLE_DEVICES"] = ""
     # before/after trees may differ by a same-size edit within one second: never trust a .pyc
@@ -227,40 +227,27 @@ def _rank(status: str) -> int:
     return {"pass": 0, "skip": 1, "xfail": 1, "fail": 2, "error": 3}.get(status, 0)
 
 
-def run_tests(
-    root: Path,
-    tests: Sequence[str],
-    device: str,
-    phase: str,
-    *,
-    workdir: Path,
-    pythonpath: Sequence = (),
-    python: str = sys.executable,
-    plugin: str | None = None,
-    timeout: float = 1800,
-    pytest_args: Sequence[str] = (),
-    workers: int = 0,
-    coverage_include: Sequence[str] = (),
-    boot_info: Path | None = None,
-) -> RunResult:
-    """Run ``tests`` (paths or node ids relative to ``root``) with pytest on ``device``; cwd is
-    ``root``. ``workers`` > 1 spreads the tests over pytest-xdist processes; ``coverage_include``
-    (absolute paths) measures those files with one coverage context per test (see the plugin).
-    A run past ``timeout`` is killed; the tests that finished keep their outcomes (from the
-    plugin's progress log) and the ones still running become ``error`` outcomes naming it.
-    ``boot_info``: where the bootstrap records whether it brought the device up (the run is
-    then also the device's probe, see patches.common.runpool)."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    xml = workdir / f"junit-{phase}-{device}.xml"
-    log = workdir / f"pytest-{phase}-{device}.log"
-    progress = workdir / f"progress-{phase}-{device}"
-    cov_dir = workdir / f"coverage-{phase}-{device}" if coverage_include else None
-    xml.unlink(missing_ok=True)
-    for d in (progress, cov_dir):
-        if d is not None:
-            shutil.rmtree(d, ignore_errors=True)
-            d.mkdir(parents=True)
-    cmd = boot_command(device, python, plugin) + [
+@dataclass
+class PytestRun:
+    """How one pytest run goes: ``workdir`` holds its XML, log and progress; ``xdist`` > 1
+    spreads the tests over pytest-xdist processes; ``coverage_include`` (absolute paths) measures
+    those files with one coverage context per test (see the plugin); ``boot_info``: where the
+    bootstrap records whether it brought the device up (the run is then also the device's probe,
+    see patches.common.runpool)."""
+
+    workdir: Path
+    pythonpath: Sequence = ()
+    python: str = sys.executable
+    plugin: str | None = None
+    timeout: float = 1800
+    pytest_args: Sequence[str] = ()
+    xdist: int = 0
+    coverage_include: Sequence = ()
+    boot_info: Path | None = None
+
+
+def _pytest_command(root: Path, tests: Sequence[str], device: str, how: PytestRun, xml: Path):
+    return boot_command(device, how.python, how.plugin) + [
         "-m",
         "pytest",
         "-q",
@@ -275,22 +262,63 @@ def run_tests(
         "junit_logging=no",
         # a test file that fails to import is one "collection error" row, not the end of the run
         "--continue-on-collection-errors",
-        *(["-n", str(workers)] if workers > 1 else []),
-        *pytest_args,
+        *(["-n", str(how.xdist)] if how.xdist > 1 else []),
+        *how.pytest_args,
         "--",
         *tests,
     ]
-    env = device_env(device, [root, *pythonpath, PLUGIN_DIR])
-    env["HWNEUTRAL_PROGRESS"] = str(progress)
-    if plugin:
-        env["HWNEUTRAL_TEST_PLUGIN"] = plugin
-    if boot_info is not None:
-        Path(boot_info).unlink(missing_ok=True)
-        env["HWNEUTRAL_BOOT_INFO"] = str(boot_info)
+
+
+def _pytest_env(root: Path, device: str, how: PytestRun, progress: Path, cov_dir) -> dict:
+    env = device_env(device, [root, *how.pythonpath, PLUGIN_DIR])
+    env["HN_PROGRESS"] = str(progress)
+    if how.plugin:
+        env["HN_TEST_PLUGIN"] = how.plugin
+    if how.boot_info is not None:
+        Path(how.boot_info).unlink(missing_ok=True)
+        env["HN_BOOT_INFO"] = str(how.boot_info)
     if cov_dir is not None:
-        env["HWNEUTRAL_COV_DIR"] = str(cov_dir)
-        env["HWNEUTRAL_COV_INCLUDE"] = os.pathsep.join(str(p) for p in coverage_include)
-    rc, dt = run_logged(cmd, Path(root), env, timeout, log)
+        env["HN_COV_DIR"] = str(cov_dir)
+        env["HN_COV_INCLUDE"] = os.pathsep.join(str(p) for p in how.coverage_include)
+    return env
+
+
+def _outcomes(result: RunResult, xml: Path) -> list[Outcome]:
+    """The outcomes of a run that finished: its JUnit XML, or one error naming the crash."""
+    device, phase, dt, rc = result.device, result.phase, result.duration, result.rc
+    if xml.exists():
+        try:
+            return parse_junit(xml, device, phase)
+        except ET.ParseError as e:
+            return [Outcome(RUN_ERROR_ID, device, phase, "error", dt, f"unreadable JUnit XML: {e}")]
+    if rc == 5:  # nothing collected: legitimately no outcomes
+        return []
+    last = result.log_tail.splitlines()[-1] if result.log_tail else ""
+    why = f"pytest exited {rc} without results: {last}"[:300]
+    return [Outcome(RUN_ERROR_ID, device, phase, "error", dt, why)]
+
+
+def run_tests(
+    root: Path, tests: Sequence[str], device: str, phase: str, how: PytestRun
+) -> RunResult:
+    """Run ``tests`` (paths or node ids relative to ``root``) with pytest on ``device``; cwd is
+    ``root``. A run past ``how.timeout`` is killed; the tests that finished keep their outcomes
+    (from the plugin's progress log) and the ones still running become ``error`` outcomes
+    naming it."""
+    workdir = how.workdir
+    workdir.mkdir(parents=True, exist_ok=True)
+    xml = workdir / f"junit-{phase}-{device}.xml"
+    log = workdir / f"pytest-{phase}-{device}.log"
+    progress = workdir / f"progress-{phase}-{device}"
+    cov_dir = workdir / f"coverage-{phase}-{device}" if how.coverage_include else None
+    xml.unlink(missing_ok=True)
+    for d in (progress, cov_dir):
+        if d is not None:
+            shutil.rmtree(d, ignore_errors=True)
+            d.mkdir(parents=True)
+    cmd = _pytest_command(root, tests, device, how, xml)
+    env = _pytest_env(root, device, how, progress, cov_dir)
+    rc, dt = run_logged(cmd, Path(root), env, how.timeout, log)
     result = RunResult(
         device,
         phase,
@@ -298,32 +326,13 @@ def run_tests(
         dt,
         cmd,
         log_tail=tail(log),
-        workers=workers if workers > 1 else 0,
+        xdist=how.xdist if how.xdist > 1 else 0,
         coverage_dir=cov_dir,
     )
     if rc is None:  # killed on timeout: no JUnit XML; the progress log says what happened
-        result.outcomes, result.running = _from_progress(progress, device, phase, dt, timeout)
-        return result
-    if xml.exists():
-        try:
-            result.outcomes = parse_junit(xml, device, phase)
-        except ET.ParseError as e:
-            result.outcomes = [
-                Outcome(RUN_ERROR_ID, device, phase, "error", dt, f"unreadable JUnit XML: {e}")
-            ]
-    # rc 5 = nothing collected: legitimately no outcomes. Anything else without XML is a crash.
-    if not xml.exists() and rc != 5:
-        last = result.log_tail.splitlines()[-1] if result.log_tail else ""
-        result.outcomes = [
-            Outcome(
-                RUN_ERROR_ID,
-                device,
-                phase,
-                "error",
-                dt,
-                f"pytest exited {rc} without results: {last}"[:300],
-            )
-        ]
+        result.outcomes, result.running = _from_progress(progress, device, phase, dt, how.timeout)
+    else:
+        result.outcomes = _outcomes(result, xml)
     return result
 
 

@@ -7,7 +7,7 @@ finished in. The per-run log lines are written in that order too, each as soon a
 line before it are ready.
 
 No separate probe process per device: a run's bootstrap writes whether it brought the device up
-(``HWNEUTRAL_BOOT_INFO``, see device_boot.py), so the first run of a device is its probe; the
+(``HN_BOOT_INFO``, see device_boot.py), so the first run of a device is its probe; the
 device's other runs start once that run has booted it (every run of the device has to wait for
 the first anyway: only one may find that the device is absent). Only when a run ends without
 having brought its device up does the stand-alone probe (``runner.probe``, the installed torch)

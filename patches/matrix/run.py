@@ -13,7 +13,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from patches.common.outcome import Outcome
-from patches.common.runner import probe_all, run_tests
+from patches.common.runner import PytestRun, probe_all, run_tests
 from patches.common.shard import parse as parse_shard
 from patches.matrix.options import MatrixOptions
 from patches.matrix.supervise import Cell, WorkerJob, run_device
@@ -53,9 +53,7 @@ def _run_device(opts: MatrixOptions, dev: str, work: Path, log) -> tuple[list, l
             [tf],
             dev,
             "after",
-            workdir=work / "tests",
-            plugin=opts.plugins.get(dev),
-            timeout=opts.timeout,
+            PytestRun(work / "tests", plugin=opts.plugins.get(dev), timeout=opts.timeout),
         )
         outcomes += r.outcomes
         runs.append(r.to_dict())

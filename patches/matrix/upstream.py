@@ -26,7 +26,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from patches.common.runner import run_tests
+from patches.common.runner import PytestRun, run_tests
 
 # dtypes a device declines by design: their variants do not exist there, so they are not misses
 DECLINED = {"trn": ("float64", "complex128", "double", "cdouble")}
@@ -107,10 +107,12 @@ def compare_file(
             [path.name],
             dev,
             "after",
-            workdir=work / path.stem,
-            pythonpath=[Path.cwd()],
-            timeout=timeout,
-            pytest_args=["-p", "no:randomly", *args],
+            PytestRun(
+                work / path.stem,
+                pythonpath=[Path.cwd()],
+                timeout=timeout,
+                pytest_args=["-p", "no:randomly", *args],
+            ),
         )
     return score(path.name, runs["cpu"].outcomes, runs[device].outcomes, device)
 

@@ -9,17 +9,16 @@ cannot boot is an ``absent`` column. The command line is patches.validate.cli.
 
 from __future__ import annotations
 
-import functools
 import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from patches.common import runpool
 from patches.common.outcome import CHANGES, Outcome, compare
-from patches.common.runner import RunResult, probe, run_tests
+from patches.common.runner import PytestRun, RunResult, probe, run_tests
 from patches.validate import hunks as hunkcov
 from patches.validate import selection
 from patches.validate.options import ValidateError, ValidateOptions
@@ -132,22 +131,20 @@ def _job(v: Validation, dev: str, ph: str, present: list[str]):
     """The runpool job of one (device, phase): its pytest run, rerun in one process when
     pytest-xdist itself fails."""
     opts = v.opts
-    run = functools.partial(
-        run_tests,
-        v.ws[ph],
-        present,
-        dev,
-        ph,
-        workdir=v.work / "runs",
+    how = PytestRun(
+        v.work / "runs",
         plugin=opts.plugins.get(dev),
         timeout=opts.timeout,
         pytest_args=opts.pytest_args,
         coverage_include=[v.ws[ph] / t for t in v.measured] if _with_coverage(v, ph) else (),
     )
 
+    def run(**changes) -> RunResult:
+        return run_tests(v.ws[ph], present, dev, ph, replace(how, **changes))
+
     def go(boot_info: Path):
         lines = []
-        r = run(workers=opts.xdist, boot_info=boot_info)
+        r = run(xdist=opts.xdist, boot_info=boot_info)
         if opts.xdist > 1 and r.rc not in (0, 1, 5, None):
             # pytest-xdist itself failed (a worker that could not start, INTERNALERROR):
             # that says nothing about the series; run once more in one process

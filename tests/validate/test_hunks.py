@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from patches.common.runner import run_tests
+from patches.common.runner import PytestRun, run_tests
 from patches.validate import hunks as hk
 from patches.validate import merge as merging
 from patches.validate.report.junit import render_junit
@@ -217,7 +217,9 @@ def test_timeout_names_the_running_test_and_keeps_finished_ones(tmp_path):
     (tmp_path / "test_hang.py").write_text(
         "import time\n\ndef test_quick():\n    pass\n\ndef test_zhangs():\n    time.sleep(300)\n"
     )
-    r = run_tests(tmp_path, ["test_hang.py"], "cpu", "after", workdir=tmp_path / "runs", timeout=20)
+    r = run_tests(
+        tmp_path, ["test_hang.py"], "cpu", "after", PytestRun(tmp_path / "runs", timeout=20)
+    )
     by = {o.test: o for o in r.outcomes}
     assert r.rc is None and r.running == ["test_hang::test_zhangs"]
     assert by["test_hang::test_quick"].status == "pass"
@@ -229,7 +231,7 @@ def test_collection_error_is_a_row_and_the_other_files_still_run(tmp_path):
     (tmp_path / "test_ok.py").write_text("def test_fine():\n    pass\n")
     (tmp_path / "test_broken.py").write_text("import not_a_module_anywhere_hn\n")
     r = run_tests(
-        tmp_path, ["test_broken.py", "test_ok.py"], "cpu", "after", workdir=tmp_path / "runs"
+        tmp_path, ["test_broken.py", "test_ok.py"], "cpu", "after", PytestRun(tmp_path / "runs")
     )
     by = {o.test: o.status for o in r.outcomes}
     assert by == {"test_broken::<collection>": "error", "test_ok::test_fine": "pass"}, by

@@ -152,12 +152,12 @@ def test_default_slots_count_xdist_workers(monkeypatch):
 
 def test_bootstrap_writes_its_record_whole_and_hides_it_from_the_tests(tmp_path, monkeypatch):
     path = tmp_path / "boot.json"
-    monkeypatch.setenv("HWNEUTRAL_BOOT_INFO", str(path))
+    monkeypatch.setenv("HN_BOOT_INFO", str(path))
     device_boot.record("trn", True, "trn via kernels.trn (8 devices)")
     assert runpool.read_boot_record(path) == DeviceInfo(
         "trn", True, "trn via kernels.trn (8 devices)"
     )
-    assert "HWNEUTRAL_BOOT_INFO" not in device_boot.os.environ
+    assert "HN_BOOT_INFO" not in device_boot.os.environ
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left
     assert runpool.read_boot_record(tmp_path / "missing.json") is None
 

@@ -70,15 +70,17 @@ def test_two_workers_run_the_tests_in_two_xdist_processes(tmp_path, monkeypatch,
         tiny_tree(root),
         device,
         "after",
-        workdir=tmp_path / "runs",
-        pythonpath=[Path(__file__).resolve().parents[2]],  # kernels.trn for the workers
-        timeout=600,
-        workers=2,
+        runner.PytestRun(
+            tmp_path / "runs",
+            pythonpath=[Path(__file__).resolve().parents[2]],  # kernels.trn for the workers
+            timeout=600,
+            xdist=2,
+        ),
     )
     if device == "trn" and r.rc not in (0, 1):
         skip_environment(f"trn cannot boot here (rc {r.rc}): {r.log_tail[-500:]}")
     assert r.rc == 0, r.log_tail[-3000:]
-    assert r.workers == 2 and ["-n", "2"] == r.command[r.command.index("-n") :][:2]
+    assert r.xdist == 2 and ["-n", "2"] == r.command[r.command.index("-n") :][:2]
     assert sorted(o.status for o in r.outcomes) == ["pass"] * 6, r.outcomes
     seen = [json.loads(p.read_text()) for p in sorted(probe.glob("*.json"))]
     assert len(seen) == 6
@@ -99,10 +101,10 @@ def test_two_workers_run_the_tests_in_two_xdist_processes(tmp_path, monkeypatch,
 def test_one_worker_stays_in_process(tmp_path, monkeypatch):
     root, probe = _tree_and_probe(tmp_path, monkeypatch)
     r = runner.run_tests(
-        root, tiny_tree(root, 2), "cpu", "after", workdir=tmp_path / "runs", workers=1
+        root, tiny_tree(root, 2), "cpu", "after", runner.PytestRun(tmp_path / "runs", xdist=1)
     )
     assert r.rc == 0, r.log_tail[-3000:]
-    assert "-n" not in r.command and r.workers == 0
+    assert "-n" not in r.command and r.xdist == 0
     seen = [json.loads(p.read_text()) for p in probe.glob("*.json")]
     assert [s["worker"] for s in seen] == [None, None]
     assert sys.executable == r.command[0]

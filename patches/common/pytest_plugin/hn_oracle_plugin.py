@@ -3,7 +3,7 @@
 Loaded with ``-p hn_oracle_plugin --hn-oracle SPEC.json`` (its folder is on PYTHONPATH, as for
 ``hn_validate_plugin``). SPEC: ``{"targets": [{"path": "torch/utils/dlpack.py", "qualname":
 "from_dlpack"}], "out": DIR, "devices": ["cpu"], "max_calls": 20}``. In a run whose device
-(``HWNEUTRAL_TEST_DEVICE``) is listed, each target function (module level, or a method of a
+(``HN_TEST_DEVICE``) is listed, each target function (module level, or a method of a
 module-level class) is wrapped once its module is imported: every name bound to it in a loaded
 module is rebound to the wrapper (``torch.from_dlpack`` is ``torch.utils.dlpack.from_dlpack``).
 Each call made during a test appends one JSON line to ``DIR/oracle-<rootdir name>-<pid>.jsonl``:
@@ -41,7 +41,7 @@ def pytest_configure(config) -> None:
     if not path:
         return
     spec = json.loads(Path(path).read_text(encoding="utf-8"))
-    if os.environ.get("HWNEUTRAL_TEST_DEVICE", "cpu") not in spec.get("devices", ["cpu"]):
+    if os.environ.get("HN_TEST_DEVICE", "cpu") not in spec.get("devices", ["cpu"]):
         return
     distributing = not os.environ.get("PYTEST_XDIST_WORKER") and getattr(
         config.option, "numprocesses", None

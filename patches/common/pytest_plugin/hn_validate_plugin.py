@@ -4,13 +4,13 @@ It is a top-level module of its own folder, so a ``patches`` package in the tree
 shadow it, and it imports only the stdlib (plus ``coverage`` and the device bootstrap when used).
 Configured by the environment that ``patches.common.runner`` sets:
 
-- ``HWNEUTRAL_TEST_DEVICE`` / ``HWNEUTRAL_TEST_PLUGIN``: in a pytest-xdist worker (a fresh
+- ``HN_TEST_DEVICE`` / ``HN_TEST_PLUGIN``: in a pytest-xdist worker (a fresh
   interpreter the bootstrap never saw) the device is booted in ``pytest_configure``, before any
   test module imports upstream's harness.
-- ``HWNEUTRAL_PROGRESS``: a folder; each process appends JSON lines ``{"start": id}`` and
+- ``HN_PROGRESS``: a folder; each process appends JSON lines ``{"start": id}`` and
   ``{"end": id, "status": s, "message": m}``, so a run killed on timeout names the test that was
   running and keeps the outcomes of the tests that finished.
-- ``HWNEUTRAL_COV_DIR`` + ``HWNEUTRAL_COV_INCLUDE`` (os.pathsep list of files): coverage.py
+- ``HN_COV_DIR`` + ``HN_COV_INCLUDE`` (os.pathsep list of files): coverage.py
   measures those files, with one dynamic context per test (the JUnit id ``module.Class::name``),
   one data file per process in that folder.
 
@@ -42,14 +42,14 @@ def junit_id(nodeid: str) -> str:
 
 
 def _boot_worker() -> None:
-    device = os.environ.get("HWNEUTRAL_TEST_DEVICE")
+    device = os.environ.get("HN_TEST_DEVICE")
     if not device or device == "cpu":
         return
     boot_py = Path(__file__).resolve().parents[1] / "device_boot.py"
     spec = importlib.util.spec_from_file_location("_hn_device_boot", boot_py)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    mod.boot(device, os.environ.get("HWNEUTRAL_TEST_PLUGIN") or None)
+    mod.boot(device, os.environ.get("HN_TEST_PLUGIN") or None)
 
 
 def _write(event: dict) -> None:
@@ -64,15 +64,15 @@ def pytest_configure(config) -> None:
     if worker:
         _boot_worker()
     tag = f"{worker or 'main'}-{os.getpid()}"
-    progress = os.environ.get("HWNEUTRAL_PROGRESS")
+    progress = os.environ.get("HN_PROGRESS")
     if progress:
         _STATE["log"] = open(Path(progress, f"progress-{tag}.jsonl"), "a", encoding="utf-8")
-    cov_dir = os.environ.get("HWNEUTRAL_COV_DIR")
+    cov_dir = os.environ.get("HN_COV_DIR")
     distributing = not worker and getattr(config.option, "numprocesses", None)
     if cov_dir and not distributing:  # an xdist controller runs no test: nothing to measure
         import coverage
 
-        include = [p for p in os.environ.get("HWNEUTRAL_COV_INCLUDE", "").split(os.pathsep) if p]
+        include = [p for p in os.environ.get("HN_COV_INCLUDE", "").split(os.pathsep) if p]
         cov = coverage.Coverage(
             data_file=str(Path(cov_dir, f"cov-{tag}")),
             include=include or None,
