@@ -146,6 +146,23 @@ def tallies(res: ModeResult) -> dict:
     return {g: {k: asdict(t) for k, t in d.items()} for g, d in groups.items()}
 
 
+def explain_misses(res: ModeResult, src: Path, opts) -> None:
+    """Fill ``why`` of every missed neutralized label with generate --explain's answer, asked
+    of the checkout in ``opts.project`` on the unpatched sources."""
+    misses = [r for r in res.records if r.status == "neutralized" and not r.rewritten]
+    sites = sorted({(r.path, r.line, *r.span) for r in misses})
+    cmd = [sys.executable, str(Path(__file__).with_name("replay_why.py")), str(src)]
+    proc = subprocess.run(
+        cmd, cwd=opts.project, input=json.dumps(sites), capture_output=True, text=True
+    )
+    if proc.returncode:
+        print(f"replay: --why failed: {proc.stderr.strip()[-300:]}", file=sys.stderr)
+        return
+    why = json.loads(proc.stdout)
+    for r in misses:
+        r.why = why.get(f"{r.path}:{r.line}", "")
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mode", choices=["safe", "unsafe", "both"], default="both")
@@ -168,6 +185,11 @@ def parse_args(argv):
         help="the hwneutral checkout whose patches.generate runs (default: this one)",
     )
     ap.add_argument("--no-rerun", action="store_true", help="skip the idempotence rerun")
+    ap.add_argument(
+        "--why",
+        action="store_true",
+        help="ask generate --explain why each miss of the last mode is left",
+    )
     ap.add_argument("--plain", action="store_true", help="plain text even when rich is installed")
     return ap.parse_args(argv)
 
@@ -206,6 +228,10 @@ def main(argv=None) -> int:
         for unsafe in modes:
             opts.unsafe = unsafe
             results.append(run_mode(labels, old, sorted(shas), opts, work))
+        if opts.why:
+            t0 = time.perf_counter()
+            explain_misses(results[-1], old, opts)
+            results[-1].seconds["why"] = round(time.perf_counter() - t0, 1)
     head = {
         "pair": f"{pair['old']} -> {pair['new']}",
         "files": len(shas),

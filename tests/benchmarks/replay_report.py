@@ -5,8 +5,9 @@ installed, plain columns otherwise."""
 from __future__ import annotations
 
 import sys
+from collections import Counter
 
-from replay_score import Record, Tally, summarize
+from replay_score import STOPS, Record, Tally, reason_keys, stop, summarize
 
 
 def pct(n: int, d: int) -> str:
@@ -106,8 +107,32 @@ def show(head: dict, results: list, plain: bool = False) -> None:
         lambda x: [f"ours:     {first_line(x.ours)}", f"upstream: {first_line(x.upstream)}"],
     )
     misses = sorted((x for x in neut if not x.rewritten), key=lambda x: (x.kind, x.path, x.line))
-    listing(
-        f"[{last.mode}] misses (by kind)",
-        misses,
-        lambda x: [f"- {first_line(x.old_text)}", f"upstream: {first_line(x.upstream)}"],
-    )
+    listing(f"[{last.mode}] misses (by kind)", misses, _miss_lines)
+    if any(x.why for x in misses):
+        stops_table(misses, last.mode, plain)
+        reasons = Counter(k for x in misses for k in reason_keys(x.why))
+        rows = [[k, str(n)] for k, n in reasons.most_common()]
+        table(
+            f"[{last.mode}] misses by reason (--explain; once per finding)",
+            ["reason", "sites"],
+            rows,
+            plain,
+        )
+
+
+def _miss_lines(x: Record) -> list[str]:
+    lines = [f"- {first_line(x.old_text)}", f"upstream: {first_line(x.upstream)}"]
+    return lines + ([f"why: {first_line(x.why, 160)}"] if x.why else [])
+
+
+def stops_table(misses: list[Record], mode: str, plain: bool) -> None:
+    by_kind: dict[str, Counter] = {}
+    for x in misses:
+        by_kind.setdefault(x.kind, Counter())[stop(x.why)] += 1
+    total = sum(by_kind.values(), Counter())
+    rows = [
+        [k, str(sum(c.values())), *(str(c[s]) for s in STOPS)]
+        for k, c in sorted(by_kind.items(), key=lambda kc: -sum(kc[1].values()))
+    ]
+    rows.append(["all", str(sum(total.values())), *(str(total[s]) for s in STOPS)])
+    table(f"[{mode}] misses by kind and what stops them", ["kind", "misses", *STOPS], rows, plain)

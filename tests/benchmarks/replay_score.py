@@ -166,6 +166,7 @@ class Record:
     id: str
     path: str
     line: int
+    span: tuple[int, int]
     status: str
     kind: str
     form: str
@@ -175,6 +176,7 @@ class Record:
     ours: str = ""
     agrees: bool = False
     same: bool = False
+    why: str = ""  # generate --explain's answer, for a miss (replay.py --why)
 
 
 def score(
@@ -189,6 +191,7 @@ def score(
             id=lab["id"],
             path=lab["path"],
             line=lab["old_line"],
+            span=(first, last),
             status=lab["status"],
             kind=lab.get("kind", ""),
             form=lab.get("form", ""),
@@ -233,3 +236,40 @@ def summarize(records: list[Record]) -> dict[str, dict[str, Tally]]:
         order = Counter({k: t.sites for k, t in out[group].items()})
         out[group] = {k: out[group][k] for k, _ in order.most_common()}
     return out
+
+
+def reason_keys(why: str) -> list[str]:
+    """``HN201 LEFT: unguarded (the neutral ...): no ...`` -> ``HN201 unguarded``: the rule and
+    the head of its reason, once per finding, for counting misses by what stops them."""
+    keys = set()
+    for part in why.split("; "):
+        rule, _, verdict = part.partition(" ")
+        verdict = re.sub(r"^(LEFT|left)(, the code is about CUDA itself)?:\s*", "", verdict)
+        head = re.split(r" \(|: ", verdict, maxsplit=1)[0]
+        keys.add(f"{rule} {head}".strip() if rule.startswith("HN") else part)
+    return sorted(keys)
+
+
+STOPS = ("gate", "declined", "no codemod", "no finding")
+
+
+def stop(why: str) -> str:
+    """What stops a miss: the step nearest a rewrite among its findings. ``gate``: the intent
+    gate's evidence (a ``cuda-*`` kind) holds back an existing rewrite; ``declined``: the codemod
+    declines the site (no device in scope, unguarded, a parameter default, no rewrite
+    matched, ...); ``no codemod``: its rules are manual or report-only; ``no finding``: the
+    audit has nothing there."""
+    if why.startswith("explain failed"):
+        return "declined"
+    best = len(STOPS) - 1
+    for key in reason_keys(why):
+        rule, _, head = key.partition(" ")
+        if not rule.startswith("HN"):
+            continue
+        if head.startswith("cuda-"):
+            best = min(best, 0)
+        elif head == "manual rule" or head.startswith("fix style"):
+            best = min(best, 2)
+        else:
+            best = min(best, 1)
+    return STOPS[best]

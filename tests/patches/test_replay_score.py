@@ -10,9 +10,11 @@ from tests.benchmarks.replay_score import (
     families,
     load_equivalences,
     parse_diff,
+    reason_keys,
     rewrite_at,
     same_text,
     score,
+    stop,
     summarize,
 )
 
@@ -223,3 +225,14 @@ def test_score_and_summary():
     assert (s["all"]["all"].sites, s["all"]["all"].rewritten, s["all"]["all"].agree) == (2, 1, 1)
     assert s["kind"]["stream"].rewritten == 1 and s["kind"]["event"].rewritten == 0
     assert (s["kept"]["kept"].sites, s["kept"]["kept"].rewritten) == (2, 1)
+
+
+def test_what_stops_a_miss():
+    gate = (
+        "HN506 LEFT, the code is about CUDA itself: cuda-check (x): y; HN711 left: manual rule: no"
+    )
+    assert reason_keys(gate) == ["HN506 cuda-check", "HN711 manual rule"]
+    assert stop(gate) == "gate"
+    assert stop("HN501 LEFT: no `device` in scope; HN710 left: manual rule: no") == "declined"
+    assert stop("HN203 left: fix style 'context': no codemod, report only") == "no codemod"
+    assert stop("no finding on this line") == "no finding"
