@@ -53,6 +53,8 @@ def _options(a) -> ProveOptions:
         xdist=xdist,
         coverage=not a.no_coverage,
         timeout=a.timeout,
+        mutants=a.mutants,
+        oracle=not a.no_oracle,
     )
 
 
@@ -74,7 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     for r in partial:
         for x in r["incomplete"]:
             print(f"INCOMPLETE {r['subsystem']}: {x} (no verdict)", file=sys.stderr)
-    return 1 if regs or partial else 0
+    changed = [r for r in rows if r.get("behaviour")]
+    for r in changed:
+        for x in r["behaviour"]:
+            print(f"{x} ({r['subsystem']})", file=sys.stderr)
+    return 1 if regs or partial or changed else 0
 
 
 if __name__ == "__main__":

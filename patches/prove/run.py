@@ -16,6 +16,7 @@ from patches.prove.report.bundle import bundle_markdown, no_change_markdown
 from patches.prove.report.summary import NO_CHANGE, summary_markdown
 from patches.prove.selection import node_ids, select_tests
 from patches.prove.testplan import Signature, plan_text
+from patches.validate.checks import behaviour_lines
 from patches.validate.options import ValidateOptions
 from patches.validate.run import validate
 
@@ -34,6 +35,8 @@ class ProveOptions:
     xdist: int = 0
     coverage: bool = True
     timeout: float = 1200
+    mutants: int = 3  # per hunk (patches.validate.mutation); 0: off
+    oracle: bool = True  # the cpu behaviour oracle (patches.validate.oracle)
 
 
 def prove_all(opts: ProveOptions, log) -> list[dict]:
@@ -86,7 +89,7 @@ def prove_one(opts: ProveOptions, sub: Subsystem, log) -> dict:
     report = _validate(opts, sub, bundle, node_ids(opts.test_root, nodes), log)
     report["prove"] = {"subsystem": sub.name, "selection": reasons, "k": sub.k}
     (bundle / "validation.json").write_text(json.dumps(report, indent=2) + "\n")
-    (bundle / "validation.md").write_text(bundle_markdown(sub, gen.patches, report, reasons))
+    (bundle / "validation.md").write_text(bundle_markdown(sub, gen.patches, report, reasons, nodes))
     row.update(
         _verdict(report), seconds=round(time.monotonic() - t0, 1), selection=reasons, k=sub.k
     )
@@ -105,6 +108,8 @@ def _validate(opts: ProveOptions, sub: Subsystem, bundle: Path, tests: list[str]
             pytest_args=["-k", sub.k] if sub.k else [],
             xdist=opts.xdist,
             coverage=opts.coverage,
+            mutants=opts.mutants,
+            oracle=opts.oracle,
         ),
         log=log,
     )
@@ -123,15 +128,26 @@ def _verdict(report: dict) -> dict:
     """A bundle's row of SUMMARY.md from its validation report."""
     s = report["summary"]
     regs = [c for c in report["comparisons"] if c["change"] == "regression"]
+    changed = s.get("behaviour_changed", 0)
     return {
         "hunks": s["hunks"],
         "hunks_proven": s["hunks_proven"],
+        "verdicts": s.get("verdicts", {}),
+        "behaviour_changed": changed,
+        "behaviour": behaviour_lines(report),
+        "bound": report.get("checks", {}).get("mutation", {}).get("bound_text", ""),
         "tests": len(report["comparisons"]),
         "gains": s["gain"],
         "regressions": s["regression"],
         "regressed": [_regressed(c) for c in regs],
         "incomplete": s.get("incomplete", []),
-        "status": "REGRESSION" if regs else "INCOMPLETE" if s.get("incomplete") else "ok",
+        "status": "REGRESSION"
+        if regs
+        else "INCOMPLETE"
+        if s.get("incomplete")
+        else "BEHAVIOUR"
+        if changed
+        else "ok",
         "devices": {
             d: (i["detail"] if i["available"] else f"absent: {i['detail']}")
             for d, i in report["devices"].items()

@@ -53,6 +53,18 @@ def add_run_flags(ap: argparse.ArgumentParser) -> None:
         action="store_true",
         help="skip per-hunk device coverage (coverage.py, one context per test)",
     )
+    ap.add_argument(
+        "--mutants",
+        type=int,
+        default=3,
+        metavar="N",
+        help="mutants per hunk for the mutation check (default 3; 0: off, nothing is proven)",
+    )
+    ap.add_argument(
+        "--no-oracle",
+        action="store_true",
+        help="do not record and compare what the changed functions return on cpu",
+    )
 
 
 def build_parser(description: str) -> ArgumentParser:
@@ -150,6 +162,8 @@ def check_args(a: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
     if series.is_dir():
         input_dir("--series", series)
     positive("--timeout", a.timeout)
+    if a.mutants < 0:
+        raise UsageError(f"--mutants {a.mutants}: a number >= 0")
     check_outputs(a)
     if a.work:
         output_dir("--work", a.work)
@@ -187,6 +201,8 @@ def to_options(a: argparse.Namespace) -> ValidateOptions:
         coverage=not a.no_coverage,
         shard=parse_shard(a.shard) if a.shard else None,
         jobs=parse_jobs(a.jobs),
+        mutants=a.mutants,
+        oracle=not a.no_oracle,
     )
 
 

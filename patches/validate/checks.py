@@ -11,6 +11,7 @@ before and after the series. The other verdicts: **unchecked** (it ran, every mu
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Callable
 
@@ -39,10 +40,11 @@ def prepare_oracle(work: Path, patches: list[Path], after: Path) -> tuple[list[s
 
 
 def attach_oracle(entries: list[dict], work: Path, targets: dict, outcomes: list) -> None:
-    """``entry["oracle"]``: the calls compared and their differences, over the tests that ran
-    on cpu both before and after the series."""
+    """``entry["oracle"]``: the calls compared and their differences, over the tests that passed
+    on cpu both before and after the series (a test that changed outcome is a regression or a
+    gain already, and a new function has no behaviour before it to compare with)."""
     ran = {
-        ph: {o.test for o in outcomes if o.device == "cpu" and o.phase == ph}
+        ph: {o.test for o in outcomes if o.device == "cpu" and o.phase == ph and o.status == "pass"}
         for ph in ("before", "after")
     }
     result = oracle.compare(work / "oracle", targets, ran["before"] & ran["after"])
@@ -80,21 +82,25 @@ def _verdict(e: dict, dev: str, d: dict, mutated: bool) -> str:
 
 def finalize(entries: list[dict], devices: list[str], mutated: bool) -> dict:
     """Set each entry's ``verdicts`` and ``proven_on`` (checked, and no CPU behaviour change);
-    return {"hunks_proven": {dev: n}, "verdicts": {dev: {verdict: n}}, "behaviour_changed": n}."""
-    counts = {d: dict.fromkeys((*VERDICTS, NOT_CHECKED), 0) for d in devices}
-    changed = 0
+    return :func:`tally` of them."""
     for e in entries:
         flagged = bool(e.get("oracle", {}).get("differences"))
-        changed += flagged
         e["verdicts"] = {dev: _verdict(e, dev, d, mutated) for dev, d in e["devices"].items()}
         e["proven_on"] = [dev for dev, v in e["verdicts"].items() if v == CHECKED and not flagged]
-        for dev, v in e["verdicts"].items():
+    return tally(entries, devices)
+
+
+def tally(entries: list[dict], devices: list[str]) -> dict:
+    """{"hunks_proven": {dev: n}, "verdicts": {dev: {verdict: n}}, "behaviour_changed": n}."""
+    counts = {d: dict.fromkeys((*VERDICTS, NOT_CHECKED), 0) for d in devices}
+    for e in entries:
+        for dev, v in e.get("verdicts", {}).items():
             if v in counts.get(dev, {}):
                 counts[dev][v] += 1
     return {
         "hunks_proven": {d: sum(1 for e in entries if d in e["proven_on"]) for d in devices},
         "verdicts": counts,
-        "behaviour_changed": changed,
+        "behaviour_changed": sum(1 for e in entries if e.get("oracle", {}).get("differences")),
     }
 
 
@@ -211,3 +217,34 @@ def merge(shards: list[list[dict]], merged: list[dict]) -> None:
         if "verdicts" in m:
             flagged = bool(m.get("oracle", {}).get("differences"))
             m["proven_on"] = [d for d, v in m["verdicts"].items() if v == CHECKED and not flagged]
+
+
+def behaviour_lines(report: dict) -> list[str]:
+    """``BEHAVIOUR cpu: HUNK TEST FUNCTION call N: what`` for each CPU behaviour difference."""
+    out = []
+    for e in report.get("hunks") or []:
+        for d in e.get("oracle", {}).get("differences", []):
+            call = f"call {d['call']}" if d["call"] else "calls"
+            func = d["function"].split("::")[-1]
+            out.append(
+                f"BEHAVIOUR cpu: {e['key']} {d['test']} {func} {call}: {'; '.join(d['what'])}"
+            )
+    return out
+
+
+def validate_rerun(report: dict) -> Callable[[str, str], str]:
+    """``command(device, node id)``: the ``patches.validate`` line that reruns one verdict of
+    ``report`` (its tree and series, one test, one device, its -k)."""
+    series = [Path(p) for p in report.get("series", [])]
+    folder = str(series[0].parent) if len(series) > 1 else (str(series[0]) if series else "?")
+    root = report.get("test_root")
+    k = list(report.get("pytest_args") or [])
+
+    def command(dev: str, node: str) -> str:
+        test = str(Path(root) / node) if root else node
+        args = ["python", "-m", "patches.validate", "--tree", report.get("tree", "."), "--series"]
+        args += [folder, "--devices", dev, "--tests", test]
+        args += ["--test-root", root] if root else []
+        return shlex.join(args + [f"--pytest-arg={a}" for a in k])
+
+    return command

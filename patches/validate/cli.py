@@ -25,6 +25,7 @@ from pathlib import Path
 from patches.common.cli import UsageError, fail
 from patches.validate import selection, shadow
 from patches.validate.args import add_report_outputs, build_parser, to_options
+from patches.validate.checks import behaviour_lines
 from patches.validate.options import ValidateError
 from patches.validate.report.junit import render_junit
 from patches.validate.report.markdown import render_markdown
@@ -55,11 +56,14 @@ def merge_main(argv: list[str]) -> int:
 
 
 def verdict(report: dict) -> int:
-    """Exit code: 1 on a regression or a run that did not finish (no verdict), else 0."""
+    """Exit code: 1 on a regression, a run that did not finish (no verdict) or a changed CPU
+    behaviour (each named on stderr), else 0."""
     s = report["summary"]
     for x in s.get("incomplete", ()):
         print(f"INCOMPLETE {x}", file=sys.stderr)
-    return 1 if s["regression"] or s.get("incomplete") else 0
+    for line in behaviour_lines(report):
+        print(line, file=sys.stderr)
+    return 1 if s["regression"] or s.get("incomplete") or s.get("behaviour_changed") else 0
 
 
 def write_outputs(report: dict, json_file=None, junit=None, markdown=None) -> None:

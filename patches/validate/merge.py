@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from patches.common.outcome import CHANGES
+from patches.validate import checks
 from patches.validate import hunks as hunkcov
 
 
@@ -76,6 +77,8 @@ def _summary(reports: list[dict], comps: list[dict], entries: list[dict], device
     summary["incomplete"] = [x for r in reports for x in r["summary"].get("incomplete", ())]
     summary["hunks"] = len(entries)
     summary["hunks_proven"] = {d: sum(1 for h in entries if d in h["proven_on"]) for d in devices}
+    if any("verdicts" in h for h in entries):
+        summary.update(checks.tally(entries, list(devices)))
     return summary
 
 
@@ -102,6 +105,7 @@ def merge(reports: list[dict]) -> dict:
     devices = _devices(reports)
     comps = [c for r in reports for c in r["comparisons"]]
     entries = hunkcov.merge_entries([r.get("hunks") or [] for r in reports])
+    checks.merge([r.get("hunks") or [] for r in reports], entries)
     sel = {
         "tests": [t for r in reports for t in r["selection"]["tests"]],
         "reasons": {k: v for r in reports for k, v in r["selection"]["reasons"].items()},

@@ -20,7 +20,8 @@ class ValidateOptions:
     deterministic shares of the selected test files; ``jobs`` (0: one per core, counting a run's
     xdist processes) is how many (device, phase) runs go at once (patches.common.runpool);
     ``work`` is the working folder: one given here is kept; the default, a new temporary folder,
-    is removed at the end unless ``keep``."""
+    is removed at the end unless ``keep``; ``mutants`` (per hunk, 0: off) and ``oracle``: the
+    checks that turn coverage into a verdict (patches.validate.checks)."""
 
     tree: str
     series: str
@@ -37,3 +38,5 @@ class ValidateOptions:
     coverage: bool = True
     shard: tuple[int, int] | None = None
     jobs: int = 0
+    mutants: int = 3  # per hunk for the mutation check (0: off; nothing is then proven)
+    oracle: bool = True  # record and compare the changed functions' cpu behaviour

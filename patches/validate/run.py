@@ -14,13 +14,14 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from patches.common import runpool
 from patches.common.outcome import CHANGES, Outcome, compare
 from patches.common.runner import PytestRun, RunResult, probe, run_tests
+from patches.validate import checks, mutation, selection
 from patches.validate import hunks as hunkcov
-from patches.validate import selection
 from patches.validate.options import ValidateError, ValidateOptions
 from patches.validate.workspace import (
     Source,
@@ -53,6 +54,10 @@ class Validation:
     outcomes: list[Outcome] = field(default_factory=list)
     contexts: dict[str, dict] = field(default_factory=dict)
     cov_state: dict[str, str] = field(default_factory=dict)
+    oracle_args: list[str] = field(default_factory=list)  # the cpu runs' behaviour oracle
+    oracle_targets: dict = field(default_factory=dict)
+    entries: list[dict] = field(default_factory=list)  # the hunks, with their verdicts
+    checks: dict = field(default_factory=dict)
 
     def node_ids(self, test: str) -> list[str]:
         return self.node_args.get(test, [test])
@@ -84,6 +89,7 @@ def validate(opts: ValidateOptions, log=None) -> dict:
     try:
         _prepare(v, log)
         _run(v, log)
+        _check(v, log)
         report = _report(v)
         report["work"] = str(work) if keep else None
         report["duration_s"] = round(time.monotonic() - t0, 2)
@@ -121,6 +127,8 @@ def _prepare(v: Validation, log) -> None:
         for t in v.touched
         if t.endswith(".py") and not selection.is_test_file(t) and (v.ws["after"] / t).is_file()
     ]
+    if v.opts.oracle and "cpu" in v.opts.devices:
+        v.oracle_args, v.oracle_targets = checks.prepare_oracle(v.work, v.patches, v.ws["after"])
 
 
 def _with_coverage(v: Validation, phase: str) -> bool:
@@ -135,7 +143,7 @@ def _job(v: Validation, dev: str, ph: str, present: list[str]):
         v.work / "runs",
         plugin=opts.plugins.get(dev),
         timeout=opts.timeout,
-        pytest_args=opts.pytest_args,
+        pytest_args=[*opts.pytest_args, *(v.oracle_args if dev == "cpu" else ())],
         coverage_include=[v.ws[ph] / t for t in v.measured] if _with_coverage(v, ph) else (),
     )
 
@@ -216,6 +224,33 @@ def _hunks(v: Validation) -> list[dict]:
     return hunkcov.hunk_coverage(series_hunks, v.contexts, passing, states)
 
 
+def _check(v: Validation, log) -> None:
+    """Coverage, then the CPU behaviour oracle and the mutation check: each hunk's verdict per
+    device (patches.validate.checks)."""
+    v.entries = _hunks(v)
+    if v.oracle_targets:
+        checks.attach_oracle(v.entries, v.work, v.oracle_targets, v.outcomes)
+    mutated = v.opts.mutants > 0 and v.opts.coverage
+    if mutated:
+        bound = mutation.Options(max_mutants=v.opts.mutants)
+        v.checks["mutation"] = checks.run_mutation(
+            v.ws["after"], v.patches, v.entries, partial(_mutant_run, v), bound, v.sel.tests, log
+        )
+    v.checks.update(checks.finalize(v.entries, v.opts.devices, mutated))
+    v.checks["oracle"] = {"enabled": bool(v.oracle_targets), "targets": v.oracle_targets}
+
+
+def _mutant_run(v: Validation, nodes: list[str], dev: str, tag: str, timeout: float):
+    """One mutant against ``nodes`` on ``dev``, in the after tree (``-x``: the first failure)."""
+    how = PytestRun(
+        v.work / "mutants" / tag,
+        plugin=v.opts.plugins.get(dev),
+        timeout=timeout,
+        pytest_args=[*v.opts.pytest_args, "-x"],
+    )
+    return run_tests(v.ws["after"], nodes, dev, "after", how)
+
+
 def _summary(v: Validation, comps, hunk_entries: list[dict]) -> dict:
     devices = v.opts.devices
     summary = {c: sum(1 for x in comps if x.change == c) for c in CHANGES}
@@ -228,16 +263,16 @@ def _summary(v: Validation, comps, hunk_entries: list[dict]) -> dict:
         f"{r.device} {r.phase}: {r.incomplete}" for r in v.runs if r.incomplete
     ]
     summary["hunks"] = len(hunk_entries)
-    summary["hunks_proven"] = {
-        d: sum(1 for h in hunk_entries if d in h["proven_on"]) for d in devices
-    }
+    summary["hunks_proven"] = v.checks["hunks_proven"]
+    summary["verdicts"] = v.checks["verdicts"]
+    summary["behaviour_changed"] = v.checks["behaviour_changed"]
     return summary
 
 
 def _report(v: Validation) -> dict:
     opts, shard = v.opts, v.opts.shard
     comps = compare(v.outcomes)
-    hunk_entries = _hunks(v)
+    hunk_entries = v.entries
     comp_dicts = [c.to_dict() for c in comps]
     for c in comp_dicts:  # name the hunks a regressed test ran: the patch to look at
         if c["change"] == "regression":
@@ -262,6 +297,7 @@ def _report(v: Validation) -> dict:
             "all_tests": v.all_tests,
         },
         "pytest_args": list(opts.pytest_args),
+        "test_root": str(v.src.test_root) if v.src.test_root else None,
         "xdist": opts.xdist,
         "coverage": {
             "enabled": opts.coverage,
@@ -269,6 +305,7 @@ def _report(v: Validation) -> dict:
             "measured_files": v.measured,
         },
         "hunks": hunk_entries,
+        "checks": {k: v.checks[k] for k in ("mutation", "oracle") if k in v.checks},
         "warnings": v.warnings,
         "summary": _summary(v, comps, hunk_entries),
         "comparisons": comp_dicts,

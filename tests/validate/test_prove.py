@@ -151,7 +151,7 @@ def test_generated_series_is_proven_with_no_regression(proved):
         assert h["path"] == OPINFO
         assert h["devices"]["trn"]["tests"] == []
     md = (b / "validation.md").read_text()
-    assert "**Hunk coverage**" in md and "**unexercised**" in md
+    assert "**Hunk verdicts**" in md and "**unexercised**" in md
     assert "| opinfo-samples | " in summary and "| ok |" in summary
 
 
@@ -185,7 +185,7 @@ def test_every_hunk_has_device_coverage(tmp_path):
             assert set(d["passing_tests"]) <= set(d["tests"])
             assert (dev in h["proven_on"]) == bool(d["passing_tests"])
     md = (bundles / "dlpack" / "validation.md").read_text()
-    assert "**Hunk coverage**" in md and "| hunk | file | cpu | trn | cuda |" in md
+    assert "**Hunk verdicts**" in md and "| hunk | file | cpu behaviour | cpu | trn | cuda |" in md
     assert f"-k {K}" in md  # the selection is said, not hidden
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.metadata
 
 from patches.prove.config import Subsystem
+from patches.prove.testplan import validate_command
 from patches.validate.report.markdown import render_hunks_markdown, render_markdown
 
 
@@ -26,7 +27,9 @@ def _result(s: dict) -> str:
     return line
 
 
-def bundle_markdown(sub: Subsystem, patches: list[str], report: dict, reasons: dict) -> str:
+def bundle_markdown(
+    sub: Subsystem, patches: list[str], report: dict, reasons: dict, nodes: dict | None = None
+) -> str:
     lines = [
         f"## Test plan: {sub.title}",
         "",
@@ -44,8 +47,19 @@ def bundle_markdown(sub: Subsystem, patches: list[str], report: dict, reasons: d
         lines.append(f"- pytest `-k {sub.k}` (a subset: see the reasons above)")
     lines += ["", _result(report["summary"]), ""]
     # what a reviewer reads first: which changed lines ran on which device, then every test
-    lines += [*render_hunks_markdown(report), "", ""]
+    lines += [*render_hunks_markdown(report, _rerun(sub, nodes or {})), "", ""]
     return "\n".join(lines) + render_markdown(report, hunks=False)
+
+
+def _rerun(sub: Subsystem, nodes: dict):
+    """``command(device, node id)``: the checkout-relative ``patches.validate`` line for one
+    test (``FILE::NODE`` of an upstream file) on one device: a verdict a reviewer can rerun."""
+
+    def command(dev: str, node: str) -> str:
+        rel, _, rest = node.partition("::")
+        return validate_command(f"{sub.name}/series", [dev], {rel: [rest] if rest else []}, sub.k)
+
+    return command
 
 
 def no_change_markdown(sub: Subsystem, findings: int | None, summary: str) -> str:

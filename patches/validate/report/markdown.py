@@ -4,6 +4,7 @@ device, the regressions with the hunks they ran, and per-hunk device coverage.""
 from __future__ import annotations
 
 from patches.common.outcome import Comparison, generic_id
+from patches.validate import checks
 from patches.validate import hunks as hunkcov
 
 
@@ -85,13 +86,17 @@ def render_markdown(report: dict, hunks: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_hunks_markdown(report: dict) -> list[str]:
-    """Per-hunk device coverage: which added lines ran on which device, in how many tests."""
+def render_hunks_markdown(report: dict, command=None) -> list[str]:
+    """Per-hunk verdicts (checked / unchecked / unexercised per device, patches.validate.checks)
+    or, in a report without them, device coverage: which added lines ran where. ``command(device,
+    node id)``: the line that reruns one verdict (default: the ``patches.validate`` line)."""
     devs = list(report["devices"])
     cov = report.get("coverage") or {}
     entries = report.get("hunks") or []
     if not cov.get("enabled"):
         return ["Hunk coverage: not measured (`--no-coverage`)."]
+    if any("verdicts" in e for e in entries):
+        return checks.render_markdown(report, command or checks.validate_rerun(report))
     proven = report["summary"].get("hunks_proven", {})
     lines = [
         f"**Hunk coverage** ({len(entries)} hunks; proven = an added line ran in a test that "
