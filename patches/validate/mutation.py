@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Protocol
@@ -92,7 +93,8 @@ def check_hunk(
     log,
 ) -> dict:
     """Mutate ``hunk`` in ``root`` (the after tree) and run each mutant on every device where a
-    passing test ran it; return {device: result} and put it in ``entry["mutation"]``."""
+    passing test ran it (the devices side by side: one mutant is in place at a time); return
+    {device: result} and put it in ``entry["mutation"]``."""
     target = root / hunk.path
     original = target.read_text(encoding="utf-8")
     mutants = mutantgen.derive(original, hunk, patch_text, opts.max_mutants)
@@ -101,39 +103,55 @@ def check_hunk(
         if d.get("state") != "measured":
             continue
         tests = [t for t in d["passing_tests"] if node_id(t, files)][: opts.max_tests]
-        res: dict = {"tests": tests, "mutants": []}
-        out[dev] = res
-        if not tests:
-            res["verdict"] = UNEXERCISED if not d["tests"] else UNCHECKED
-            continue
-        nodes = res["nodes"] = [node_id(t, files) for t in tests]
-        for k, m in enumerate(mutants, 1):
-            t0 = time.monotonic()
-            try:
-                target.write_text(m.source, encoding="utf-8")
-                tag = re.sub(r"[^\w.-]", "_", f"{hunk.key()}-{dev}-{k}")
-                r = run(nodes, dev, tag, _timeout(opts, len(nodes)))
-            finally:
-                target.write_text(original, encoding="utf-8")
-            killed = _killer(r)
-            item = {**m.to_dict(), "killed": killed is not None, "seconds": 0.0}
-            item["seconds"] = round(time.monotonic() - t0, 1)
-            if killed:
-                item["killed_by"], item["why"] = killed
-                item["node"] = node_id(killed[0], files) or nodes[0]
-            res["mutants"].append(item)
-            state = f"killed by {killed[0]}" if killed else "survived"
+        out[dev] = {"tests": tests, "mutants": [], "nodes": [node_id(t, files) for t in tests]}
+    for k, m in enumerate(mutants, 1):
+        todo = [dev for dev, res in out.items() if res["tests"] and not _done(res, opts)]
+        if not todo:
+            break
+        try:
+            target.write_text(m.source, encoding="utf-8")
+            with ThreadPoolExecutor(len(todo)) as pool:
+                jobs = [
+                    pool.submit(_run_one, run, hunk, k, m, dev, out, opts, files) for dev in todo
+                ]
+                runs = [j.result() for j in jobs]
+        finally:
+            target.write_text(original, encoding="utf-8")
+        for dev, item in zip(todo, runs):
+            out[dev]["mutants"].append(item)
+            state = f"killed by {item['killed_by']}" if item["killed"] else "survived"
             log(
                 f"  mutation {hunk.key()} {dev}: mutant {k}/{len(mutants)} {m.operator} "
                 f"line {m.line}: {state} ({item['seconds']}s)"
             )
-            if killed and opts.stop_at_kill:
-                break
+    for dev, res in out.items():
+        d = entry["devices"][dev]
+        if not res["tests"]:
+            res["verdict"] = UNEXERCISED if not d["tests"] else UNCHECKED
+            continue
         res["verdict"] = CHECKED if any(x["killed"] for x in res["mutants"]) else UNCHECKED
         if not mutants:
             res["note"] = "no mutant could be derived from the added lines"
     entry["mutation"] = out
     return out
+
+
+def _done(res: dict, opts: Options) -> bool:
+    return opts.stop_at_kill and any(x["killed"] for x in res["mutants"])
+
+
+def _run_one(run: RunTests, hunk, k: int, m, dev: str, out: dict, opts: Options, files) -> dict:
+    """One mutant (already in place) against one device's tests: the mutant's record."""
+    nodes = out[dev]["nodes"]
+    t0 = time.monotonic()
+    tag = re.sub(r"[^\w.-]", "_", f"{hunk.key()}-{dev}-{k}")
+    killed = _killer(run(nodes, dev, tag, _timeout(opts, len(nodes))))
+    item = {**m.to_dict(), "killed": killed is not None, "seconds": 0.0}
+    item["seconds"] = round(time.monotonic() - t0, 1)
+    if killed:
+        item["killed_by"], item["why"] = killed
+        item["node"] = node_id(killed[0], files) or nodes[0]
+    return item
 
 
 def _timeout(opts: Options, tests: int) -> float:

@@ -160,3 +160,25 @@ def test_verdicts_checked_unchecked_unexercised_and_file_restored(tmp_path):
 def test_a_timed_out_mutant_run_is_killed():
     assert mutation._killer(_Run(None, [])) == ("<pytest run>", "timed out")
     assert mutation._killer(_Run(0, [])) is None
+
+
+def test_devices_run_side_by_side_and_each_stops_at_its_first_kill(tmp_path):
+    (tmp_path / "m.py").write_text("import torch\nx = torch.accelerator.is_available()\ny = 1\n")
+    hunk = hunkcov.series_hunks([_write(PATCH)])[0]
+    hunk.statements = [2]
+    calls = []
+
+    def run(nodes, dev, tag, timeout):  # trn's tests kill the first mutant, cpu's none
+        calls.append((dev, tag))
+        status = "fail" if dev == "trn" else "pass"
+        return _Run(1, [Outcome("test_m.T::test_a", dev, "after", status, 0.1, "")])
+
+    entry = _entry(["test_m.T::test_a"])
+    entry["devices"]["trn"] = dict(entry["devices"]["cpu"])
+    out = mutation.check_hunk(
+        tmp_path, hunk, PATCH, entry, run, mutation.Options(), ["test_m.py"], lambda m: None
+    )
+    assert out["trn"]["verdict"] == "checked" and len(out["trn"]["mutants"]) == 1
+    assert out["cpu"]["verdict"] == "unchecked" and len(out["cpu"]["mutants"]) == 3
+    assert sorted(d for d, _ in calls) == ["cpu", "cpu", "cpu", "trn"]
+    assert out["trn"]["mutants"][0]["node"] == "test_m.py::T::test_a"
