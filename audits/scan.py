@@ -30,7 +30,12 @@ def _one_line(message: str) -> str:
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """One-line usage errors (exit 2), like every command of the toolkit: no usage block."""
+    """One-line usage errors (exit 2), like every command of the toolkit: no usage block; no
+    abbreviated flags (``--out`` is not ``--output``)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {_one_line(message)}; see --help\n")

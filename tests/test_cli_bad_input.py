@@ -272,6 +272,14 @@ ROWS = [
         ["'many'", "auto"],
     ),
     ("validate", ["merge", "{u}/nope.json"], ["nope.json", "JSON report"]),
+    # a flag is never abbreviated: --out (a folder elsewhere) is not --output (a report file)
+    ("scan", ["{u}/tree", "--out", "{u}/r.json"], ["unrecognized arguments: --out", "--help"]),
+    (
+        "validate",
+        ["--tree", "{u}/tree", "--series", "{u}/stale.patch", "--out", "{u}/r.json"],
+        ["unrecognized arguments: --out", "--help"],
+    ),
+    ("matrix", ["--devices", "cpu", "--work", "{u}/w", "--dev", "cpu"], ["--dev", "--help"]),
     ("validate", ["merge", "{u}/corrupt.json"], ["corrupt.json", "JSON report"]),
     ("matrix", ["--devices", "cpu", "--shard", "0/4"], ["'0/4'", "1 <= I <= N"]),
     ("matrix", ["--devices", "cpu", "--workers", "0"], ["--workers 0", "1 or more"]),

@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import Iterable, NoReturn
 
-from patches.common.device_boot import DEVICE_PLUGINS, NATIVE
+from audits.vocabulary import DEVICE_PLUGINS
+from patches.common.device_boot import NATIVE
 
 USAGE_RC = 2
 
@@ -24,7 +25,12 @@ class UsageError(ValueError):
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse whose errors are one line (``PROG: error: MESSAGE; see --help``), exit 2."""
+    """argparse whose errors are one line (``PROG: error: MESSAGE; see --help``), exit 2, and
+    that takes no abbreviation of a flag (``--out`` is never read as ``--output``)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(USAGE_RC, f"{self.prog}: error: {one_line(message)}; see --help\n")

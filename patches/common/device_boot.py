@@ -7,7 +7,8 @@ Upstream's ``common_device_type`` computes its device list when it is imported, 
 plugin must be registered *before* the test harness is imported; this script guarantees the order
 (and refuses to run if the harness is already loaded). It is run by file path, not ``-m``, so a
 ``patches`` package in the tree under test cannot shadow it; it imports only the stdlib, torch and
-the plugin.
+the plugin (the plugin table is read from ``audits/vocabulary.py`` by file path, for the same
+reason).
 
 Exit codes: 0/the module's own code; 3 = device unavailable (reason on stderr, first line
 ``DEVICE-UNAVAILABLE: ...``); 2 = usage error.
@@ -20,13 +21,27 @@ test run doubles as the device's probe (patches.common.runpool).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
 import runpy
 import sys
 
+
+def _vocabulary():
+    """``audits/vocabulary.py`` of this installation, by path: never a tree under test's."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "audits")
+    spec = importlib.util.spec_from_file_location(
+        "_hn_vocabulary", os.path.join(path, "vocabulary.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
 # Out-of-tree PrivateUse1 backends we know how to register; others via --plugin.
-DEVICE_PLUGINS = {"trn": "kernels.trn"}
+DEVICE_PLUGINS = _vocabulary().DEVICE_PLUGINS
 NATIVE = ("cpu", "cuda", "meta")
 HARNESS = ("torch.testing._internal.common_device_type", "torch.testing._internal.common_utils")
 UNAVAILABLE_RC = 3

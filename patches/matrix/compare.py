@@ -26,11 +26,11 @@ from pathlib import Path
 import torch
 from torch.testing._internal.common_device_type import toleranceOverride
 
+from audits.vocabulary import DEVICE_PLUGINS
+
 COMPARE_CLS, COMPARE_TEST = "TestCommon", "test_compare_cpu"
 MIN_TOL = 1e-3  # upstream test_compare_cpu: atol=rtol=1e-3
 SKIPS_FILE = "opinfo_skips.yaml"
-# Out-of-tree devices and the package that declares their skips (device_boot's plugin table).
-DEVICE_PACKAGES = {"trn": "kernels.trn"}
 
 
 def op_id(op) -> str:
@@ -75,7 +75,7 @@ def load_declarations(path: Path) -> DeviceDeclarations:
 def declared_skips(device_type: str, package: str | None = None) -> DeviceDeclarations:
     """The declarations of ``device_type``: ``opinfo_skips.yaml`` in its plugin package (none for
     cpu/cuda or a package without the file)."""
-    package = package or DEVICE_PACKAGES.get(device_type)
+    package = package or DEVICE_PLUGINS.get(device_type)
     if not package:
         return DeviceDeclarations()
     spec = importlib.util.find_spec(package)

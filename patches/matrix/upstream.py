@@ -141,7 +141,9 @@ def report(scores: list[FileScore], device: str, out=sys.stdout) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m patches.matrix.upstream", description=__doc__)
+    ap = argparse.ArgumentParser(
+        prog="python -m patches.matrix.upstream", description=__doc__, allow_abbrev=False
+    )
     ap.add_argument("files", nargs="+", type=Path)
     ap.add_argument("--device", default="trn")
     ap.add_argument("-k", help="pytest -k expression (a bounded subset)")

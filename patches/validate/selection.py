@@ -14,23 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 
-from audits.resolve import absolute_module, package_name
+from audits.resolve import absolute_module, module_name, package_name
+from audits.vocabulary import BUILD_DIRS
+from audits.vocabulary import SKIP_DIRS as NEVER_SOURCE
 from patches.common.shard import assign
 
-SKIP_DIRS = {
-    ".git",
-    ".hg",
-    ".venv",
-    "venv",
-    "node_modules",
-    "build",
-    "dist",
-    "__pycache__",
-    ".tox",
-    ".mypy_cache",
-    ".pytest_cache",
-    "third_party",
-}
+# folders never searched for tests: not source, or built/vendored trees
+SKIP_DIRS = NEVER_SOURCE | BUILD_DIRS
 _DIFF_GIT = re.compile(r"^diff --git a/(\S+) b/(\S+)$")
 _PLUS = re.compile(r"^\+\+\+ (?:b/)?(\S+)")
 _MINUS = re.compile(r"^--- (?:a/)?(\S+)")
@@ -100,12 +90,9 @@ def is_test_file(rel: str) -> bool:
 def module_names(rel: str) -> set[str]:
     """Dotted names a .py path may be imported as: every suffix of its package path
     (``src/pkg/mod.py`` -> ``src.pkg.mod``, ``pkg.mod``, ``mod``)."""
-    p = PurePosixPath(rel)
-    if p.suffix != ".py":
+    if PurePosixPath(rel).suffix != ".py":
         return set()
-    parts = list(p.with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
+    parts = module_name(rel).split(".")
     return {".".join(parts[i:]) for i in range(len(parts)) if parts[i:]}
 
 
