@@ -4,7 +4,7 @@ for the device, upstream's form (``common_dtensor``, torch 2.4 -> 2.13):
 * ``"nccl" if device_type == "cuda" else "gloo"`` ->
   ``dist.get_default_backend_for_device(device_type)`` (the test is a device type: HN505);
 * ``"nccl" if torch.cuda.is_available() else "gloo"`` ->
-  ``dist.get_default_backend_for_device(<accelerator type or "cpu">)``.
+  ``dist.get_default_backend_for_device(torch.accelerator.current_accelerator() or "cpu")``.
 
 cuda -> nccl and cpu -> gloo as before; xpu -> xccl, a PrivateUse1 backend -> its own. The
 module is named as the file imports it (``dist``), else ``torch.distributed``. The pick's test
@@ -19,7 +19,7 @@ import ast
 import libcst as cst
 
 from patches.generate.codemods.families.idioms_backend import Backend
-from patches.generate.codemods.families.idioms_common import TYPE_OR_CPU, string_value
+from patches.generate.codemods.families.idioms_common import CURRENT, string_value
 
 IS_AVAILABLE = "torch.cuda.is_available"
 NEW = "get_default_backend_for_device"
@@ -83,7 +83,8 @@ class BackendPick(Backend):
             and IS_AVAILABLE in eng.qualnames(test.func)
         ):
             eng.add_needed_import("torch", node=node)
-            return cst.parse_expression(f"({TYPE_OR_CPU})")
+            # get_default_backend_for_device takes a device or a string: no accelerator -> gloo
+            return cst.parse_expression(f'{CURRENT} or "cpu"')
         return None
 
     def _inside(self, eng, node) -> bool:

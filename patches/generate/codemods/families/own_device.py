@@ -32,6 +32,16 @@ def _is_none(node) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
+def _own_nodes(cls: ast.ClassDef):
+    """The nodes of ``cls`` outside its nested classes (a local ``nn.Module`` in a test method
+    has its own ``self``)."""
+    todo = list(cls.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.ClassDef))
+
+
 @functools.lru_cache(maxsize=8)
 def _self_devices(ctx) -> dict[int, bool]:
     """class line -> whether its ``self.device`` is always set to something other than None."""
@@ -41,7 +51,7 @@ def _self_devices(ctx) -> dict[int, bool]:
             continue
         values = [
             n.value
-            for n in ast.walk(cls)
+            for n in _own_nodes(cls)
             if isinstance(n, (ast.Assign, ast.AnnAssign))
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
             if isinstance(t, ast.Attribute)
