@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-import audits.engine as engine
+import audits.workers as workers
 from audits.cache import RACY_NS
 from audits.engine import Options, run_scan
 
@@ -20,11 +20,11 @@ assert len(A) == len(B)
 def calls(monkeypatch):
     """Which files were read to compare (``check``) and which were scanned (``scan``)."""
     seen = {"check": [], "scan": []}
-    check, scan = engine._check_one, engine._scan_one
+    check, scan = workers.check_one, workers.scan_one
     monkeypatch.setattr(
-        engine, "_check_one", lambda e, old: (seen["check"].append(e.relpath), check(e, old))[1]
+        workers, "check_one", lambda e, old: (seen["check"].append(e.relpath), check(e, old))[1]
     )
-    monkeypatch.setattr(engine, "_scan_one", lambda e: (seen["scan"].append(e.relpath), scan(e))[1])
+    monkeypatch.setattr(workers, "scan_one", lambda e: (seen["scan"].append(e.relpath), scan(e))[1])
     return seen
 
 

@@ -113,7 +113,7 @@ def test_baseline_and_diff(tree, tmp_path, capsys):
 
 
 def test_cache_warm_equals_cold_and_edit_invalidates_only_that_file(tree, tmp_path, capsys):
-    import audits.engine as engine
+    import audits.workers as workers
 
     for i in range(60):
         (tree / "pkg" / f"m{i}.py").write_text(
@@ -125,12 +125,12 @@ def test_cache_warm_equals_cold_and_edit_invalidates_only_that_file(tree, tmp_pa
     def scanned_by(*args):
         """Run a single-process scan and return (paths actually scanned, JSON output)."""
         scanned = []
-        orig = engine._scan_one
-        engine._scan_one = lambda e: (scanned.append(e.relpath), orig(e))[1]
+        orig = workers.scan_one
+        workers.scan_one = lambda e: (scanned.append(e.relpath), orig(e))[1]
         try:
             _, out, _ = run(capsys, tree, "-f", "json", "--cache-dir", cache, "-j", "1", *args)
         finally:
-            engine._scan_one = orig
+            workers.scan_one = orig
         return scanned, out
 
     # Speed is the benchmark's business; here: the warm run rescans nothing and says the same.

@@ -50,3 +50,44 @@ def test_selection_applies_to_wrapper_findings(tmp_path):
     rep = _scan(tmp_path, select=["HN102"])
     assert {f.rule for f in rep.findings} == {"HN102"}
     assert ("app/train.py", 13, "HN102", "pkg.utils.HAS_GPU") in _via(rep)
+
+
+def test_a_name_is_in_the_words_exactly_when_it_is_in_the_bytes():
+    from audits.python.words import words
+
+    data = "x9has_gpu = 3\nfrom .ütils import n_gpus, HAS_GPU  # cuda\n\tdef _f(a):return a.b\n"
+    w = words(data.encode())
+    for name in ("has_gpu", "x9has_gpu", "9has", "n_gpus", "HAS_GPU", "b", "_f", "cuda", "tils"):
+        assert (name.encode() in w) is (name.encode() in data.encode()), name
+    for absent in ("has_gpu =", "n_gpus,", "gpus, HAS", "a.b", "return a"):
+        assert absent.encode() not in w, absent
+
+
+def test_the_wrapper_pass_reads_no_file_the_scan_read(tmp_path, monkeypatch):
+    """Cold: the workers' words serve the pass. After an edit: the edited file's words are
+    fresh, the others come from the words store; without the store they are read again."""
+    import shutil
+
+    import audits.wrapper_pass as wp
+
+    tree = tmp_path / "tree"
+    shutil.copytree(PROJECT, tree)
+    reread: list[int] = []
+    real = wp.words
+    monkeypatch.setattr(wp, "words", lambda data: (reread.append(1), real(data))[1])
+    cache = tmp_path / "cache"
+
+    def scan():
+        opts = Options(root=str(tree), cache_dir=str(cache), languages=["python"], jobs=1)
+        return _via(run_scan(opts))
+
+    first = scan()
+    assert first and reread == []
+    train = tree / "app" / "train.py"
+    train.write_text(train.read_text() + "\n")
+    assert scan() == first and reread == []
+    for store in cache.glob("*.words"):
+        store.unlink()
+    train.write_text(train.read_text() + "\n")
+    assert scan() == first
+    assert len(reread) == sum(1 for _ in tree.rglob("*.py")) - 1  # all but the edited one
