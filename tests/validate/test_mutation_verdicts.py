@@ -122,3 +122,35 @@ def test_shards_merge_to_the_best_verdict_and_all_differences():
     assert m["verdicts"] == {"cpu": "unchecked", "trn": "checked", "cuda": "absent"}
     assert m["oracle"]["differences"] == [DIFF] and m["oracle"]["calls"] == 6
     assert m["proven_on"] == []  # checked on trn, but CPU behaviour changed
+
+
+def test_summary_has_one_table_of_verdicts_per_device():
+    from patches.prove.report.summary import summary_markdown
+
+    rows = [
+        {"subsystem": "a", "status": "no change needed", "seconds": 1.0, "findings": 3},
+        {
+            "subsystem": "b",
+            "patches": 1,
+            "hunks": 2,
+            "hunks_proven": {"cpu": 1, "trn": 0},
+            "verdicts": {
+                "cpu": {"checked": 1, "unchecked": 1, "unexercised": 0},
+                "trn": {"checked": 0, "unchecked": 0, "unexercised": 2},
+            },
+            "behaviour_changed": 0,
+            "tests": 5,
+            "gains": 0,
+            "regressions": 0,
+            "seconds": 3.0,
+            "status": "ok",
+            "devices": {"cpu": "cpu", "trn": "trn", "cuda": "absent: no GPU"},
+            "bound": "at most 3 mutants per hunk",
+        },
+    ]
+    md = summary_markdown(rows, ["cpu", "trn", "cuda"], 10, 0)
+    table = [ln for ln in md.splitlines() if ln.startswith("|")]
+    assert len(table) == 4 and len({ln.count("|") for ln in table}) == 1
+    assert "| cpu: checked / unchecked / unexercised | trn: checked" in table[0]
+    assert "| b | 1 | 2 | 1 / 1 / 0 | 0 / 0 / 2 | absent | 1 / 0 / 0 | 0 |" in table[3]
+    assert "Mutation check bound: at most 3 mutants per hunk." in md

@@ -23,7 +23,7 @@ def _verdicts(r: dict, dev: str) -> str:
 
 def _row(r: dict, devices: list[str]) -> str:
     if r["status"] == NO_CHANGE:
-        dashes = " - |" * (len(devices) + 5)
+        dashes = " - |" * (len(devices) + 6)
         return (
             f"| {r['subsystem']} | 0 |{dashes} {r['seconds']} | "
             f"{NO_CHANGE} ({r['findings']} findings, all left with reasons) |"
