@@ -24,6 +24,7 @@ from audits.cpp.cuda_syntax import as_cxx
 from audits.cpp.hits import Hit
 from audits.cpp.nodes import COND_ARMS, IGNORE_RE, MACRO_DEFS, _broken, _in, _text
 from audits.cpp.plan import Plan, macro_rule
+from audits.cpp.preproc import PreprocDetectors, directive
 
 _LANGUAGE = Language(tree_sitter_cpp.language())
 _PARSER = Parser(_LANGUAGE)
@@ -41,7 +42,6 @@ NOT_CODE = {
 }
 TEMPLATE_ARGS_RE = re.compile(r"<[^<>]*>")
 CUDA_KEY_RE = re.compile(r"^\w*CUDA$")
-BACKSLASH_NEWLINE = "\\\n"  # a directive continued on the next line
 COND_LINE_RE = re.compile(rb"\s*#\s*(?:if|ifdef|ifndef|elif)\b")
 
 
@@ -69,16 +69,7 @@ def _first_line(node: Node) -> str:
     return _text(node).split("\n", 1)[0].strip()
 
 
-def _directive(arm: Node) -> str:
-    """`#ifdef USE_CUDA` without its trailing comment."""
-    cond = arm.child_by_field_name("condition") or arm.child_by_field_name("name")
-    head = _text(arm.children[0]).strip()
-    if cond is None:
-        return head
-    return f"{head} {' '.join(_text(cond).replace(BACKSLASH_NEWLINE, ' ').split())}"
-
-
-class _Scan(CudaApiDetectors):
+class _Scan(CudaApiDetectors, PreprocDetectors):
     def __init__(self, data: bytes, tree: Tree, plan: Plan, parse_data: bytes | None = None):
         self.data, self.tree, self.plan = data, tree, plan
         self.parse_data = data if parse_data is None else parse_data  # what tree-sitter saw
@@ -356,92 +347,6 @@ class _Scan(CudaApiDetectors):
                     rule, "macro", parent, f"`{name}` in a CUDA source registers a CUDA-only kernel"
                 )
 
-    # -- preprocessor chains and whole-file guards --------------------------------------------
-    def branches(self) -> None:
-        br_else = self._enabled("preproc-else")
-        heads: dict[int, Node] = {}
-        for arm, _ in self.arms.values():
-            head = arm
-            while (
-                head.parent is not None
-                and head.parent.type in COND_ARMS
-                and head.parent.child_by_field_name("alternative") == head
-            ):
-                head = head.parent
-            heads[head.id] = head
-        for head in heads.values():
-            chain = [head]
-            while (alt := chain[-1].child_by_field_name("alternative")) is not None:
-                chain.append(alt)
-            matched_at: Node | None = None
-            for i, arm in enumerate(chain):
-                end = self._arm_end(chain, i, head)
-                directive = _directive(arm)
-                hit = self.arms.get(arm.id)
-                if hit is not None:
-                    matched_at = matched_at or arm
-                    self.add(
-                        self.plan.rules[hit[1]],
-                        "branch",
-                        arm,
-                        f"`{directive}` branch, lines {arm.start_point[0] + 1}-{end[0] + 1}",
-                        end=end,
-                    )
-                elif matched_at is not None and br_else is not None:
-                    self.add(
-                        br_else,
-                        "branch",
-                        arm,
-                        f"`{directive}` arm of `{_directive(matched_at)}` "
-                        f"(line {matched_at.start_point[0] + 1}), lines {arm.start_point[0] + 1}-{end[0] + 1}",
-                        end=end,
-                    )
-
-        seen: set[int] = set()
-        for tok, cond, rid in self.loose:
-            if tok.id in seen:
-                continue
-            seen.add(tok.id)
-            text = f"{_text(tok)} {' '.join(_text(cond).split())}"
-            self.hits.append(
-                Hit(
-                    rid,
-                    "branch",
-                    tuple(tok.start_point),
-                    tuple(cond.end_point),
-                    f"`{text}` branch (extent unknown: tree-sitter could not structure "
-                    f"this region)",
-                )
-            )
-
-    def _arm_end(self, chain: list[Node], i: int, head: Node) -> tuple[int, int]:
-        if i + 1 < len(chain):
-            row = max(chain[i + 1].start_point[0] - 1, chain[i].start_point[0])
-            return row, len(self._line(row))
-        return head.end_point
-
-    def whole_file_guard(self) -> Node | None:
-        """The CUDA arm that holds every declaration of the file, if there is one."""
-        kids = self.root.named_children
-        while True:
-            sig = [
-                k
-                for k in kids
-                if k.type not in ("comment", "preproc_include", "preproc_call", "preproc_def")
-            ]
-            if len(sig) != 1 or sig[0].type not in ("preproc_if", "preproc_ifdef"):
-                return None
-            arm = sig[0]
-            if arm.child_by_field_name("alternative") is not None:
-                return None
-            if arm.id in self.arms:
-                negated = arm.children[0].type == "#ifndef" or _text(
-                    arm.child_by_field_name("condition") or arm
-                ).lstrip().startswith("!")
-                return None if negated else arm
-            cond = arm.child_by_field_name("condition") or arm.child_by_field_name("name")
-            kids = [k for k in arm.named_children if k != cond]
-
     # -- helpers --------------------------------------------------------------------------------
     def _enabled(self, detector: str, context: str | None = None):
         for r in self.plan.by_detector.get(detector, ()):
@@ -538,7 +443,7 @@ def scan_cxx(data: bytes, plan: Plan, suffix: str) -> tuple[list[Hit], dict[int,
                     "build",
                     (0, 0),
                     last,
-                    f"whole file is under `{_directive(guard)}` (line {guard.start_point[0] + 1})",
+                    f"whole file is under `{directive(guard)}` (line {guard.start_point[0] + 1})",
                 )
             )
     return scan.hits, scan.ignores, tree.root_node.has_error
