@@ -173,78 +173,11 @@ def scan_cmake(data: bytes, plan: Plan) -> tuple[list[Hit], dict[int, set[str]]]
     """Hits and suppression comments by row for one CMake file; raises CMakeSyntaxError."""
     lex = _Lexer(data)
     cmds = lex.commands()
-    hits: list[Hit] = []
-    opt_rule = plan.rule("cmake-option")
-    br_rule = plan.rule("cmake-branch")
-    else_rule = plan.rule("cmake-else")
-    lines = data.split(b"\n")
-
-    def line_end(row: int) -> tuple[int, int]:
-        return row, len(lines[row]) if row < len(lines) else 0
-
-    for cmd in cmds:
-        if opt_rule is None or cmd.name not in ("option", "cmake_dependent_option") or not cmd.args:
-            continue
-        var = cmd.args[0]
-        if var in plan.cmake_options:
-            hits.append(
-                Hit(
-                    opt_rule.id,
-                    "build",
-                    cmd.start,
-                    cmd.end,
-                    f"`{cmd.name}({var} ...)` build switch",
-                )
-            )
-        elif cmd.name == "cmake_dependent_option" and len(cmd.args) >= 4:
-            dep = sorted(_vars([cmd.args[3]]) & plan.cmake_options)
-            if dep:
-                hits.append(
-                    Hit(
-                        opt_rule.id,
-                        "build",
-                        cmd.start,
-                        cmd.end,
-                        f"`{var}` is only available when {' / '.join(dep)} is on",
-                    )
-                )
-
-    if br_rule is None:
+    hits = _option_hits(cmds, plan)
+    if plan.rule("cmake-branch") is None:
         return hits, lex.ignores
+    chains = _Chains(plan, data.split(b"\n"), hits)
     stack: list[list[Command]] = []
-
-    def close(chain: list[Command], endif: Command | None) -> None:
-        first: Command | None = None
-        for k, arm in enumerate(chain):
-            if k + 1 < len(chain):
-                end = line_end(max(chain[k + 1].start[0] - 1, arm.start[0]))
-            else:
-                end = endif.end if endif is not None else line_end(len(lines) - 1)
-            cond = sorted(_vars(arm.args) & plan.cmake_branch_vars) if arm.name != "else" else []
-            if cond:
-                first = first or arm
-                hits.append(
-                    Hit(
-                        br_rule.id,
-                        "branch",
-                        arm.start,
-                        end,
-                        f"`{arm.name}({' '.join(arm.args)})` branch on {', '.join(cond)}, "
-                        f"lines {arm.start[0] + 1}-{end[0] + 1}",
-                    )
-                )
-            elif first is not None and else_rule is not None:
-                hits.append(
-                    Hit(
-                        else_rule.id,
-                        "branch",
-                        arm.start,
-                        end,
-                        f"`{arm.name}()` arm of `if({' '.join(first.args)})` (line {first.start[0] + 1}), "
-                        f"lines {arm.start[0] + 1}-{end[0] + 1}",
-                    )
-                )
-
     for cmd in cmds:
         if cmd.name == "if":
             stack.append([cmd])
@@ -255,7 +188,63 @@ def scan_cmake(data: bytes, plan: Plan) -> tuple[list[Hit], dict[int, set[str]]]
         elif cmd.name == "endif":
             if not stack:
                 raise CMakeSyntaxError(f"endif() without if() at line {cmd.start[0] + 1}")
-            close(stack.pop(), cmd)
+            chains.close(stack.pop(), cmd)
     if stack:
         raise CMakeSyntaxError(f"if() at line {stack[-1][0].start[0] + 1} has no endif()")
     return hits, lex.ignores
+
+
+def _option_hits(cmds: list[Command], plan: Plan) -> list[Hit]:
+    """`option(USE_CUDA ...)` build switches, and options only available when one is on."""
+    hits: list[Hit] = []
+    opt_rule = plan.rule("cmake-option")
+    if opt_rule is None:
+        return hits
+    for cmd in cmds:
+        if cmd.name not in ("option", "cmake_dependent_option") or not cmd.args:
+            continue
+        var = cmd.args[0]
+        if var in plan.cmake_options:
+            msg = f"`{cmd.name}({var} ...)` build switch"
+            hits.append(Hit(opt_rule.id, "build", cmd.start, cmd.end, msg))
+        elif cmd.name == "cmake_dependent_option" and len(cmd.args) >= 4:
+            dep = sorted(_vars([cmd.args[3]]) & plan.cmake_options)
+            if dep:
+                msg = f"`{var}` is only available when {' / '.join(dep)} is on"
+                hits.append(Hit(opt_rule.id, "build", cmd.start, cmd.end, msg))
+    return hits
+
+
+class _Chains:
+    """if()/elseif()/else() chains: an arm whose condition names a CUDA variable is a branch
+    (cmake-branch), and so is each arm after it (cmake-else)."""
+
+    def __init__(self, plan: Plan, lines: list[bytes], hits: list[Hit]) -> None:
+        self.plan, self.lines, self.hits = plan, lines, hits
+        self.br_rule = plan.rule("cmake-branch")
+        self.else_rule = plan.rule("cmake-else")
+
+    def line_end(self, row: int) -> tuple[int, int]:
+        return row, len(self.lines[row]) if row < len(self.lines) else 0
+
+    def close(self, chain: list[Command], endif: Command | None) -> None:
+        first: Command | None = None
+        for k, arm in enumerate(chain):
+            if k + 1 < len(chain):
+                end = self.line_end(max(chain[k + 1].start[0] - 1, arm.start[0]))
+            else:
+                end = endif.end if endif is not None else self.line_end(len(self.lines) - 1)
+            cond = []
+            if arm.name != "else":
+                cond = sorted(_vars(arm.args) & self.plan.cmake_branch_vars)
+            lines = f"lines {arm.start[0] + 1}-{end[0] + 1}"
+            if cond:
+                first = first or arm
+                msg = f"`{arm.name}({' '.join(arm.args)})` branch on {', '.join(cond)}, {lines}"
+                self.hits.append(Hit(self.br_rule.id, "branch", arm.start, end, msg))
+            elif first is not None and self.else_rule is not None:
+                msg = (
+                    f"`{arm.name}()` arm of `if({' '.join(first.args)})` "
+                    f"(line {first.start[0] + 1}), {lines}"
+                )
+                self.hits.append(Hit(self.else_rule.id, "branch", arm.start, end, msg))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from audits.cpp.closed_lists import Vocab
 from audits.model import Rule
@@ -54,7 +54,8 @@ def _as_rules(rules: Any) -> Iterable[Rule]:
 
 
 def build_plan(rules: Any) -> Plan:
-    """Build the plan for the C++/CMake rules found in ``rules`` (a mapping id->Rule or an iterable)."""
+    """Build the plan for the C++/CMake rules found in ``rules`` (a mapping id->Rule or an
+    iterable)."""
     mine = {r.id: r for r in _as_rules(rules) if r.language in CPP_LANGUAGES}
     plan = Plan(rules=mine)
     for r in mine.values():
@@ -62,36 +63,70 @@ def build_plan(rules: Any) -> Plan:
         if not det:
             raise ValueError(f"{r.id}: C++/CMake rule has no match.detector")
         plan.by_detector.setdefault(det, []).append(r)
-        if det == "preproc-branch":
-            for m in r.match.get("macros", []):
-                plan.macro_rule.setdefault(m, r.id)
-            for p in r.match.get("prefixes", []):
-                plan.prefix_rule.append((p, r.id))
-        elif det == "cuda-namespace":
-            ns = r.match["namespace"]
-            plan.namespaces[ns] = r.id
-            plan.suggest[r.id] = dict(r.match.get("suggest") or {})
-        elif det == "registration":
-            plan.library_macros = tuple(r.match.get("library_macros", ()))
-            plan.stub_macros = tuple(r.match.get("stub_macros", ()))
-            plan.cuda_file_stub_macros = tuple(r.match.get("cuda_file_stub_macros", ()))
-        elif det == "cuda-file":
-            plan.cuda_suffixes = tuple(r.match.get("suffixes", ()))
-        elif det == "cuda-runtime":
-            plan.runtime_macros = frozenset(r.match.get("macros", ()))
-            plan.runtime_prefix = r.match.get("identifier_prefix") or ""
-        elif det == "cuda-include":
-            plan.include_re = re.compile(r.match["path_pattern"])
-        elif det == "device-string":
-            plan.device_string = r.match["pattern"]
-            plan.message_calls = frozenset(r.match.get("message_calls", ()))
-        elif det == "closed-device-list":
-            plan.closed = Vocab.from_match(r.match)
-        elif det == "cmake-option":
-            plan.cmake_options = frozenset(r.match.get("variables", ()))
-        elif det == "cmake-branch":
-            plan.cmake_branch_vars = frozenset(r.match.get("variables", ()))
+        collect = _COLLECT.get(det)
+        if collect is not None:
+            collect(plan, r.id, r.match)
+    qualifiers = [
+        q for r in plan.by_detector.get("cuda-qualifier", ()) for q in r.match["qualifiers"]
+    ]
+    alts = _name_alternatives(plan) + _construct_alternatives(plan, qualifiers)
+    alts.append(r"(?P<ignore>hn:\s*ignore\[)")
+    plan.token_re = re.compile("|".join(alts).encode())
+    plan.gate = _gate(plan)
+    # `__global__ void k(...)` need not say CUDA on its line; the file still has to pass the gate.
+    plan.anchors = plan.gate + (b"hn:",) + tuple(q.encode() for q in qualifiers)
+    return plan
 
+
+def _preproc_branch(plan: Plan, rid: str, m: dict) -> None:
+    for macro in m.get("macros", []):
+        plan.macro_rule.setdefault(macro, rid)
+    for p in m.get("prefixes", []):
+        plan.prefix_rule.append((p, rid))
+
+
+def _cuda_namespace(plan: Plan, rid: str, m: dict) -> None:
+    plan.namespaces[m["namespace"]] = rid
+    plan.suggest[rid] = dict(m.get("suggest") or {})
+
+
+def _registration(plan: Plan, rid: str, m: dict) -> None:
+    plan.library_macros = tuple(m.get("library_macros", ()))
+    plan.stub_macros = tuple(m.get("stub_macros", ()))
+    plan.cuda_file_stub_macros = tuple(m.get("cuda_file_stub_macros", ()))
+
+
+def _cuda_runtime(plan: Plan, rid: str, m: dict) -> None:
+    plan.runtime_macros = frozenset(m.get("macros", ()))
+    plan.runtime_prefix = m.get("identifier_prefix") or ""
+
+
+def _device_string(plan: Plan, rid: str, m: dict) -> None:
+    plan.device_string = m["pattern"]
+    plan.message_calls = frozenset(m.get("message_calls", ()))
+
+
+# detector -> what its rule adds to the plan (plan, rule id, the rule's match)
+_COLLECT: dict[str, Callable[[Plan, str, dict], None]] = {
+    "preproc-branch": _preproc_branch,
+    "cuda-namespace": _cuda_namespace,
+    "registration": _registration,
+    "cuda-file": lambda plan, rid, m: setattr(plan, "cuda_suffixes", tuple(m.get("suffixes", ()))),
+    "cuda-runtime": _cuda_runtime,
+    "cuda-include": lambda plan, rid, m: setattr(plan, "include_re", re.compile(m["path_pattern"])),
+    "device-string": _device_string,
+    "closed-device-list": lambda plan, rid, m: setattr(plan, "closed", Vocab.from_match(m)),
+    "cmake-option": lambda plan, rid, m: setattr(
+        plan, "cmake_options", frozenset(m.get("variables", ()))
+    ),
+    "cmake-branch": lambda plan, rid, m: setattr(
+        plan, "cmake_branch_vars", frozenset(m.get("variables", ()))
+    ),
+}
+
+
+def _name_alternatives(plan: Plan) -> list[str]:
+    """Token regex alternatives for macro names, device types, is_cuda, .cuda() and strings."""
     alts: list[str] = []
     words = sorted(plan.macro_rule, key=len, reverse=True)
     if words or plan.prefix_rule:
@@ -113,14 +148,17 @@ def build_plan(rules: Any) -> Plan:
         alts.append(r"(?P<ns>\b(?:%s)\s*::\s*cuda\s*::)" % heads)
         # `cuda::x` written inside `namespace at {...}` / `namespace c10 {...}` means at::cuda::x.
         alts.append(r"(?P<nsrel>(?<![\w:])cuda\s*::)")
-    if "cuda-using" in plan.by_detector and plan.namespaces:
-        heads = "|".join(re.escape(ns.split("::")[0]) for ns in plan.namespaces)
-        alts.append(r"(?P<usingns>\busing\s+namespace\s+(?:::)?(?:%s)\s*::\s*cuda\s*;)" % heads)
+        if "cuda-using" in plan.by_detector:
+            alts.append(r"(?P<usingns>\busing\s+namespace\s+(?:::)?(?:%s)\s*::\s*cuda\s*;)" % heads)
+    return alts
+
+
+def _construct_alternatives(plan: Plan, qualifiers: list[str]) -> list[str]:
+    """Token regex alternatives for launches, qualifiers, dispatch keys, registrations, runtime
+    API names and closed-list elements."""
+    alts: list[str] = []
     if "kernel-launch" in plan.by_detector:
         alts.append(r"(?P<launch><<<)")
-    qualifiers = [
-        q for r in plan.by_detector.get("cuda-qualifier", ()) for q in r.match["qualifiers"]
-    ]
     if qualifiers:
         alts.append(r"(?P<qual>\b(?:%s)\b)" % "|".join(re.escape(q) for q in qualifiers))
     if "dispatch-key" in plan.by_detector:
@@ -138,10 +176,11 @@ def build_plan(rules: Any) -> Plan:
             r"(?P<backend>\bBackendComponent\s*::\s*(?:CUDA|HIP)Bit\b|\bDeviceType\s*::\s*HIP\b"
             r"|\bkHIP\b|\bis_hip\s*\()"
         )
-    alts.append(r"(?P<ignore>hn:\s*ignore\[)")
-    plan.token_re = re.compile("|".join(alts).encode())
+    return alts
 
-    # Every token above contains one of these; files without any are skipped before the regex.
+
+def _gate(plan: Plan) -> tuple[bytes, ...]:
+    """Every token of the regex contains one of these; files without any are skipped before it."""
     gate = set(CPP_GATE)
     for m in plan.macro_rule:
         if not any(g.decode() in m for g in gate):
@@ -153,10 +192,7 @@ def build_plan(rules: Any) -> Plan:
         gate.add(b"<<<")
     if plan.include_re is not None:  # `#include <ATen/cudnn/Handle.h>`, `<nccl.h>`
         gate.update(w.encode() for w in CUDA_WORDS)
-    plan.gate = tuple(sorted(gate))
-    # `__global__ void k(...)` need not say CUDA on its line; the file still has to pass the gate.
-    plan.anchors = plan.gate + (b"hn:",) + tuple(q.encode() for q in qualifiers)
-    return plan
+    return tuple(sorted(gate))
 
 
 def macro_rule(plan: Plan, name: str) -> str | None:
