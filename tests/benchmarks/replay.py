@@ -56,6 +56,7 @@ class ModeResult:
     generate_summary: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
     records: list[replay_score.Record] = field(default_factory=list)
+    touched: list[str] = field(default_factory=list)  # "path:line" of every old line rewritten
 
 
 def load_labels(path: Path) -> dict:
@@ -132,7 +133,9 @@ def run_mode(labels: list[dict], src: Path, files: list[str], opts, work: Path):
     diff = gitutil.git("diff", "-U0", "--no-color", "base", "HEAD", cwd=tree).stdout
     eq = replay_score.load_equivalences()
     old = {rel: (src / rel).read_text(encoding="utf-8").splitlines() for rel in files}
-    res.records = replay_score.score(labels, replay_score.parse_diff(diff), old, eq)
+    hunks = replay_score.parse_diff(diff)
+    res.records = replay_score.score(labels, hunks, old, eq)
+    res.touched = replay_score.touched_lines(hunks)
     t3 = time.perf_counter()
     res.seconds["score"] = round(t3 - t2, 1)
     if not opts.no_rerun and not res.apply_error:
@@ -243,6 +246,7 @@ def main(argv=None) -> int:
         payload = {**head, "modes": [dict(asdict(r), summary=tallies(r)) for r in results]}
         opts.json.write_text(json.dumps(payload, indent=1))
     failed = any(r.apply_error or r.prefix_failures or r.rerun_patches for r in results)
+    failed = failed or bool(replay_report.safe_not_unsafe(results))
     return 1 if failed else 0
 
 

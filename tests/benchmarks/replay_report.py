@@ -70,6 +70,15 @@ def checks(r) -> str:
     return f"{r.mode}: {r.patches} patches, {applies}, {prefixes}, {rerun} ({secs})"
 
 
+def safe_not_unsafe(results: list) -> list[str]:
+    """Old lines the safe-only series rewrites and the unsafe one does not (none expected)."""
+    modes = {r.mode: r for r in results}
+    if set(modes) != {"safe", "unsafe"}:
+        return []
+    unsafe = set(modes["unsafe"].touched)
+    return [t for t in modes["safe"].touched if t not in unsafe]
+
+
 def listing(title: str, records: list[Record], body) -> None:
     print(f"\n{title}: {len(records)}")
     for r in records:
@@ -86,6 +95,11 @@ def show(head: dict, results: list, plain: bool = False) -> None:
         print("  " + checks(r))
         for f in r.prefix_failures:
             print(f"    {f}")
+    if len(results) == 2:
+        extra = safe_not_unsafe(results)
+        print(f"  safe ⊆ unsafe: {'yes' if not extra else 'NO, safe alone rewrites:'}")
+        for site in extra:
+            print(f"    {site}")
     group_table("kind", summaries, modes, plain)
     group_table("form", summaries, modes, plain)
     for r, s in zip(results, summaries):

@@ -81,6 +81,16 @@ def rewrite_at(
     return "\n".join(old_lines[first - 1 : last]), "\n".join(after)
 
 
+def touched_lines(hunks: dict[str, list[Hunk]]) -> list[str]:
+    """``path:line`` of every old line a diff replaces or deletes."""
+    return [
+        f"{path}:{n}"
+        for path, hs in sorted(hunks.items())
+        for h in hs
+        for n in range(h.old_start, h.old_start + len(h.old))
+    ]
+
+
 @dataclass
 class Equivalences:
     canonical: list[tuple[re.Pattern, str]]

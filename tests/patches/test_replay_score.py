@@ -16,6 +16,7 @@ from tests.benchmarks.replay_score import (
     score,
     stop,
     summarize,
+    touched_lines,
 )
 
 EQ = load_equivalences()
@@ -236,3 +237,13 @@ def test_what_stops_a_miss():
     assert stop("HN501 LEFT: no `device` in scope; HN710 left: manual rule: no") == "declined"
     assert stop("HN203 left: fix style 'context': no codemod, report only") == "no codemod"
     assert stop("no finding on this line") == "no finding"
+
+
+def test_touched_lines_are_the_replaced_old_lines():
+    assert touched_lines(parse_diff(DIFF)) == [
+        "pkg/a.py:2",
+        "pkg/a.py:7",
+        "pkg/a.py:8",
+        "pkg/a.py:12",
+        "pkg/a.py:13",
+    ]
