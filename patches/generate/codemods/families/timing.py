@@ -5,6 +5,8 @@
   first parameter is the device);
 * annotations: ``Optional[torch.cuda.Event]`` -> ``Optional[torch.Event]``,
   ``stream: torch.cuda.Stream`` -> ``stream: torch.Stream``;
+* ``synchronize = torch.cuda.synchronize`` (a timer's sync function) ->
+  ``torch.accelerator.synchronize`` where no call of it passes a keyword;
 * ``with torch.cuda.stream(s):`` -> ``with s:`` where the file only ever makes ``s`` a stream
   (``torch.cuda.stream(None)`` is a no-op, ``with None:`` raises).
 
@@ -24,12 +26,13 @@ import inspect
 import libcst as cst
 
 from patches.generate.codemods.families import CallRename
-from patches.generate.codemods.families.values import is_stream, probed
+from patches.generate.codemods.families.values import calls_positional, is_stream, probed
 from patches.generate.codemods.signatures import Unsupported, remap, signature_of
 
 STREAM_NAMES = ("torch.cuda.Stream", "torch.cuda.streams.Stream")
 EVENT_NAMES = ("torch.cuda.Event", "torch.cuda.streams.Event")
 STREAM_CONTEXT = "torch.cuda.stream"
+SYNC, NEW_SYNC = "torch.cuda.synchronize", "torch.accelerator.synchronize"
 _P = inspect.Parameter
 # torch.Stream documents itself as "Stream(device, *, priority)" without the defaults it has
 # (``torch.Stream()`` is the current accelerator's stream; tests/patches/test_timing.py checks).
@@ -106,6 +109,25 @@ class Timing(CallRename):
         eng.remove_unused_import_by_node(original.func)
         return args[0].value
 
+    def _sync_ref(self, eng, original, parent):
+        """``synchronize = torch.cuda.synchronize`` (a timer's sync function) ->
+        ``torch.accelerator.synchronize`` where every call of the name passes at most a device
+        positionally (the neutral one's ``device`` is positional-only)."""
+        line = eng.line(original)  # HN105's spec, whichever family rewrites its calls
+        spec = next((s for s, ls in eng.gated if SYNC in s.names and line in ls), None)
+        if spec is None:
+            return None
+        if not (isinstance(parent, cst.Assign) and parent.value is original):
+            return None
+        targets = [t.target for t in parent.targets]
+        if len(targets) != 1 or not isinstance(targets[0], (cst.Name, cst.Attribute)):
+            return None
+        if not calls_positional(eng.ctx, cst.Module([]).code_for_node(targets[0])):
+            eng.fail(spec, original, "a call of it passes a keyword (device is positional-only)")
+            return None
+        eng.done(spec, original)
+        return eng.reference(original, SYNC, NEW_SYNC)
+
     def on_ref(self, eng, original, updated):
         if not isinstance(original, (cst.Attribute, cst.Name)):
             return None
@@ -114,6 +136,8 @@ class Timing(CallRename):
             return None  # the constructor: on_call
         if isinstance(parent, cst.Attribute) and parent.value is original:
             return None  # a prefix of a longer name
+        if SYNC in eng.qualnames(original):
+            return self._sync_ref(eng, original, parent)
         specs = eng.specs_for(self.name, original)
         names = eng.qualnames(original) & set(self.claims)
         if not specs or not names:

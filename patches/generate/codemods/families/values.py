@@ -267,6 +267,20 @@ def is_index(ctx, source: str, line: int) -> bool:
     return _Index(ctx, line).expr(node)
 
 
+def calls_positional(ctx, target: str) -> bool:
+    """Every call of ``target`` (a name, or ``self.x``) in the file passes at most one argument,
+    positionally."""
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == target:
+            if (
+                node.keywords
+                or len(node.args) > 1
+                or any(isinstance(a, ast.Starred) for a in node.args)
+            ):
+                return False
+    return True
+
+
 def _catches(handler: ast.ExceptHandler) -> bool:
     if handler.type is None:
         return True
