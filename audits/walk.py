@@ -54,69 +54,84 @@ def walk(
     languages: Iterable[Language] = LANGUAGES,
 ) -> tuple[list[Entry], list[FileError]]:
     """Scannable files under ``root`` (sorted) and the per-path problems met on the way."""
-    excluded = exclude_matcher(excludes)
-    langs = {lang.name for lang in languages}
-    real_root = os.path.realpath(root)
-    entries: list[Entry] = []
-    errors: list[FileError] = []
-    seen_dirs = {_dir_key(real_root)}
-    stack = [(real_root, "")]
-
-    def inside(target: str) -> bool:
-        return target == real_root or target.startswith(real_root + os.sep)
-
-    while stack:
-        dpath, drel = stack.pop()
+    w = _Walker(root, exclude_matcher(excludes), {lang.name for lang in languages}, max_bytes)
+    while w.stack:
+        dpath, drel = w.stack.pop()
         try:
             it = sorted(os.scandir(dpath), key=lambda d: d.name)
         except OSError as e:
-            errors.append(FileError(drel or ".", "unreadable", e.strerror or str(e)))
+            w.errors.append(FileError(drel or ".", "unreadable", e.strerror or str(e)))
             continue
         for d in it:
             rel = f"{drel}/{d.name}" if drel else d.name
-            if excluded is not None and excluded(rel):
-                continue
-            try:
-                # a plain file of no language asked for is skipped without a stat (d_type only)
-                if d.is_file(follow_symlinks=False):
-                    lang = language_for(d.name)
-                    if lang is None or lang.name not in langs:
-                        continue
-                is_link = d.is_symlink()
-                if is_link:
-                    target = os.path.realpath(d.path)
-                    if not inside(target):
-                        errors.append(FileError(rel, "link-outside-root", "not followed"))
-                        continue
-                    try:
-                        st = os.stat(d.path)
-                    except OSError:
-                        errors.append(FileError(rel, "broken-link", "target missing or a loop"))
-                        continue
-                else:
-                    st = d.stat(follow_symlinks=False)
-            except OSError as e:
-                errors.append(FileError(rel, "unreadable", e.strerror or str(e)))
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                if d.name in SKIP_DIRS:
-                    continue
-                key = (st.st_dev, st.st_ino)
-                if key in seen_dirs:
-                    errors.append(FileError(rel, "symlink-loop", "directory already visited"))
-                    continue
-                seen_dirs.add(key)
-                stack.append((target if is_link else d.path, rel))
-            elif stat.S_ISREG(st.st_mode):
+            if w.excluded is None or not w.excluded(rel):
+                w.visit(d, rel)
+    w.entries.sort(key=lambda e: e.relpath)
+    return w.entries, w.errors
+
+
+class _Walker:
+    def __init__(self, root: str, excluded, langs: set[str], max_bytes: int) -> None:
+        self.excluded = excluded
+        self.langs = langs
+        self.max_bytes = max_bytes
+        self.real_root = os.path.realpath(root)
+        self.entries: list[Entry] = []
+        self.errors: list[FileError] = []
+        self.seen_dirs = {_dir_key(self.real_root)}
+        self.stack = [(self.real_root, "")]
+
+    def _inside(self, target: str) -> bool:
+        return target == self.real_root or target.startswith(self.real_root + os.sep)
+
+    def _stat(self, d: os.DirEntry, rel: str) -> tuple[os.stat_result, str] | None:
+        """(stat, the path to descend into) of an entry worth a look, else None (recorded)."""
+        try:
+            # a plain file of no language asked for is skipped without a stat (d_type only)
+            if d.is_file(follow_symlinks=False):
                 lang = language_for(d.name)
-                if lang is None or lang.name not in langs:
-                    continue
-                if st.st_size > max_bytes:
-                    errors.append(FileError(rel, "too-large", f"{st.st_size} bytes > {max_bytes}"))
-                    continue
-                entries.append(Entry(rel, d.path, lang.name, st.st_size, st.st_mtime_ns, st.st_ino))
-    entries.sort(key=lambda e: e.relpath)
-    return entries, errors
+                if lang is None or lang.name not in self.langs:
+                    return None
+            if not d.is_symlink():
+                return d.stat(follow_symlinks=False), d.path
+            target = os.path.realpath(d.path)
+            if not self._inside(target):
+                self.errors.append(FileError(rel, "link-outside-root", "not followed"))
+                return None
+            try:
+                return os.stat(d.path), target
+            except OSError:
+                self.errors.append(FileError(rel, "broken-link", "target missing or a loop"))
+                return None
+        except OSError as e:
+            self.errors.append(FileError(rel, "unreadable", e.strerror or str(e)))
+            return None
+
+    def visit(self, d: os.DirEntry, rel: str) -> None:
+        found = self._stat(d, rel)
+        if found is None:
+            return
+        st, path = found
+        if stat.S_ISDIR(st.st_mode):
+            if d.name in SKIP_DIRS:
+                return
+            key = (st.st_dev, st.st_ino)
+            if key in self.seen_dirs:
+                self.errors.append(FileError(rel, "symlink-loop", "directory already visited"))
+                return
+            self.seen_dirs.add(key)
+            self.stack.append((path, rel))
+        elif stat.S_ISREG(st.st_mode):
+            lang = language_for(d.name)
+            if lang is None or lang.name not in self.langs:
+                return
+            if st.st_size > self.max_bytes:
+                msg = f"{st.st_size} bytes > {self.max_bytes}"
+                self.errors.append(FileError(rel, "too-large", msg))
+                return
+            self.entries.append(
+                Entry(rel, d.path, lang.name, st.st_size, st.st_mtime_ns, st.st_ino)
+            )
 
 
 def _dir_key(path: str) -> tuple[int, int]:

@@ -12,7 +12,7 @@ import json
 from typing import Sequence
 
 from .. import __version__
-from ..model import Report, Rule
+from ..model import Finding, Report, Rule
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 DOCS = "https://github.com/hwneutral/hwneutral/blob/main/"
@@ -48,48 +48,11 @@ def render(report: Report, rules: Sequence[Rule]) -> str:
     used = {f.rule for f in report.findings}
     listed = [r for r in rules if r.id in used] + [r for r in rules if r.id not in used]
     index = {r.id: i for i, r in enumerate(listed)}
-    results = []
-    for f in report.findings:
-        res = {
-            "ruleId": f.rule,
-            "level": _LEVEL.get(f.safety, "warning"),
-            "message": {"text": f.message},
-            "locations": [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
-                        "region": {
-                            "startLine": f.line,
-                            "startColumn": f.col,
-                            "endLine": f.end_line,
-                            "endColumn": f.end_col,
-                            "snippet": {"text": f.source},
-                        },
-                    }
-                }
-            ],
-            "partialFingerprints": {"hwneutral/v1": f.fingerprint()},
-            "properties": {
-                "kind": f.kind,
-                "subsystem": f.subsystem,
-                "safety": f.safety,
-                "replacement": f.replacement,
-            },
-        }
-        if f.rule in index:
-            res["ruleIndex"] = index[f.rule]
-        results.append(res)
     notes = [
         {
             "level": "error" if e.reason in ("internal",) else "warning",
             "message": {"text": f"{e.reason}: {e.detail}"},
-            "locations": [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": e.path, "uriBaseId": "%SRCROOT%"}
-                    }
-                }
-            ],
+            "locations": [{"physicalLocation": {"artifactLocation": _artifact(e.path)}}],
         }
         for e in report.errors
     ]
@@ -110,9 +73,41 @@ def render(report: Report, rules: Sequence[Rule]) -> str:
                     "%SRCROOT%": {"uri": "file://" + report.root.rstrip("/") + "/"}
                 },
                 "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notes}],
-                "results": results,
+                "results": [_result(f, index) for f in report.findings],
                 "properties": {"catalogVersion": report.catalog_version},
             }
         ],
     }
     return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+
+
+def _artifact(path: str) -> dict:
+    return {"uri": path, "uriBaseId": "%SRCROOT%"}
+
+
+def _result(f: Finding, index: dict[str, int]) -> dict:
+    region = {
+        "startLine": f.line,
+        "startColumn": f.col,
+        "endLine": f.end_line,
+        "endColumn": f.end_col,
+        "snippet": {"text": f.source},
+    }
+    res = {
+        "ruleId": f.rule,
+        "level": _LEVEL.get(f.safety, "warning"),
+        "message": {"text": f.message},
+        "locations": [
+            {"physicalLocation": {"artifactLocation": _artifact(f.path), "region": region}}
+        ],
+        "partialFingerprints": {"hwneutral/v1": f.fingerprint()},
+        "properties": {
+            "kind": f.kind,
+            "subsystem": f.subsystem,
+            "safety": f.safety,
+            "replacement": f.replacement,
+        },
+    }
+    if f.rule in index:
+        res["ruleIndex"] = index[f.rule]
+    return res
