@@ -539,11 +539,12 @@ class TestIsAvailableGuards(expecttest.TestCase):
 -    return torch.device("cuda", 1) if torch.cuda.is_available() else first
 +    first = torch.device(torch.accelerator.current_accelerator().type, 0) if torch.accelerator.is_available() else "cpu"
 +    return torch.device(torch.accelerator.current_accelerator().type, 1) if torch.accelerator.is_available() else first
-@@ -18,2 +18,2 @@
+@@ -18,4 +18 @@
 -    if torch.cuda.is_available():
 -        device = "cuda"
-+    if torch.accelerator.is_available():
-+        device = torch.accelerator.current_accelerator().type
+-    else:
+-        device = "cpu"
++    device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
 """,
         )
 

@@ -51,6 +51,9 @@ class FileContext:
         self.module = Scope(tree, 1, max(source.count("\n") + 1, 1), False, None)
         self.scopes: list[Scope] = [self.module]
         self.stmts: list[ast.stmt] = []
+        # (first, last) lines of statements a family rewrites whole (its ``prepare`` adds them):
+        # each is one region, not a header and a body (``regions.regions``)
+        self.blocks: set[tuple[int, int]] = set()
         self._collect(tree, self.module)
 
     # -- building --------------------------------------------------------------------------

@@ -82,6 +82,9 @@ class Engine(cst.CSTTransformer):
     def line(self, node: cst.CSTNode) -> int:
         return self.get_metadata(PositionProvider, node).start.line + self.delta
 
+    def end_line(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).end.line + self.delta
+
     def qualnames(self, node: cst.CSTNode) -> set[str]:
         dotted = _dotted(node)
         q = self.ctx.qualify(self.line(node), dotted) if dotted else None
@@ -204,6 +207,17 @@ class Engine(cst.CSTTransformer):
         return self._node(original, updated)
 
     def leave_Param(self, original, updated):
+        return self._node(original, updated)
+
+    # Statements a family rewrites whole (``ctx.blocks``: a device-pick block, a sync helper;
+    # the module, for a statement written before its first one).
+    def leave_If(self, original, updated):
+        return self._node(original, updated)
+
+    def leave_SimpleStatementLine(self, original, updated):
+        return self._node(original, updated)
+
+    def leave_Module(self, original, updated):
         return self._node(original, updated)
 
     def _node(self, original, updated):

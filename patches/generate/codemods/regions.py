@@ -161,9 +161,10 @@ def _element(lines: list[str], stmt: ast.stmt, line: int) -> Region | None:
 
 
 def regions(ctx: FileContext, lines: list[str], finding_lines) -> list[Region] | None:
-    """Disjoint regions covering ``finding_lines``, in file order; None: use the whole file."""
+    """Disjoint regions covering ``finding_lines`` and the statements families rewrite whole
+    (``ctx.blocks``), in file order; None: use the whole file."""
     stmts = sorted(ctx.stmts, key=lambda s: (stmt_start(s), -s.end_lineno))
-    found: list[Region] = []
+    found: list[Region] = [Region(start, end) for start, end in sorted(ctx.blocks)]
     for line in sorted(set(finding_lines)):
         chain = [s for s in stmts if stmt_start(s) <= line <= s.end_lineno]
         chain.sort(key=lambda s: s.end_lineno - stmt_start(s))

@@ -21,10 +21,11 @@ from patches.generate.codemods.families.idioms_memory import GuardedMemory
 from patches.generate.codemods.families.idioms_precision import Precision
 from patches.generate.codemods.families.idioms_predicates import DevicePredicates
 from patches.generate.codemods.families.literals import DeviceLiteral
-from patches.generate.codemods.families.method_to_device import MethodToDevice
 from patches.generate.codemods.families.own_device import OwnDevice
 from patches.generate.codemods.families.param_defaults import ParamDefaults
 from patches.generate.codemods.families.rename import Rename
+from patches.generate.codemods.families.script_device import ScriptDevice
+from patches.generate.codemods.families.sync_guard import GuardedSync
 from patches.generate.codemods.families.timing import Timing
 
 FAMILY_TYPES = (
@@ -39,7 +40,7 @@ FAMILY_TYPES = (
     CallRename,
     Rename,
     AttributeRename,
-    MethodToDevice,
+    ScriptDevice,  # MethodToDevice, and a script's own device where it has none
     # idioms_*.py (issue 14): whole training-script idioms, before the plain device literal
     DevicePredicates,
     DeviceDefaults,
@@ -47,6 +48,7 @@ FAMILY_TYPES = (
     Precision,
     Backend,
     GuardedMemory,
+    GuardedSync,
     DeviceLiteral,
 )
 FAMILY_NAMES = tuple(t.name for t in FAMILY_TYPES)

@@ -19,8 +19,10 @@ class Family:
 
     ``claims``: the matched names whose rules this family fixes instead of the one their
     catalogue style names (``targets.family_of``). ``prepare`` may add lines the family
-    rewrites with a site in the same step; ``companions`` names spans it rewrites together
-    with a site (they count as fixed with it, see ``intent.Gate``).
+    rewrites with a site in the same step, and statements it rewrites whole to
+    ``ctx.blocks`` (each then one region: ``on_node`` sees the whole ``if``, not its header);
+    ``companions`` names spans it rewrites together with a site (they count as fixed with it,
+    see ``intent.Gate``).
     """
 
     name = ""

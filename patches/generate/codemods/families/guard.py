@@ -8,6 +8,8 @@ family). What is HN101's own:
   torch.cuda.is_available() else other`` and its ``if ...: d = "cuda" else: d = other`` form,
   whose CUDA literal is rewritten in the same step as the predicate (``prepare`` adds the
   literal's line to the step);
+* the device-pick *block* (``if torch.cuda.is_available(): d = "cuda" / elif <mps>: d = "mps"
+  / else: d = "cpu"``) rewritten whole (``pick_block``);
 * in test files, ``@skipIf(not torch.cuda.is_available(), ...)`` / ``@skipUnless(...)`` become
   upstream's ``TEST_ACCELERATOR`` gate.
 """
@@ -18,8 +20,10 @@ import ast
 
 import libcst as cst
 
+from patches.generate.codemods.families import pick_block
 from patches.generate.codemods.families.base import COMMON_UTILS, is_test_file
 from patches.generate.codemods.families.call_rename import CallRename
+from patches.generate.codemods.families.idioms_common import api_target
 from patches.generate.intent import CUDA_DEVICE_STR, Span, cuda_literal, is_call, span_of
 
 IS_AVAILABLE = "torch.cuda.is_available"
@@ -75,22 +79,61 @@ class AvailabilityGuard(CallRename):
 
     def __init__(self) -> None:
         self.picks: dict[int, tuple[int, Span]] | None = None  # literal line -> (call, span)
+        self.blocks: dict[int, pick_block.Block] | None = None  # `if` line -> pick block
 
     def _picks(self, ctx):
         if self.picks is None:
             self.picks = picks(ctx)
         return self.picks
 
+    def _blocks(self, ctx) -> dict[int, pick_block.Block]:
+        if self.blocks is None:
+            self.blocks = pick_block.blocks(ctx)
+        return self.blocks
+
     def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
-        """The call lines plus the device-pick literals they rewrite in the same step."""
-        return lines | frozenset(lit for lit, (c, _) in self._picks(ctx).items() if c in lines)
+        """The call lines plus the device-pick literals (and whole pick blocks) they rewrite in
+        the same step."""
+        more = {lit for lit, (c, _) in self._picks(ctx).items() if c in lines}
+        for ln, b in self._blocks(ctx).items():
+            if ln in lines:
+                more.update(range(b.start, b.end + 1))
+                ctx.blocks.add((b.start, b.end))
+        return lines | frozenset(more)
 
     def companions(self, ctx, spec, lines: frozenset[int]) -> dict[tuple[str, int], list]:
         out: dict[tuple[str, int], list] = {}
         for call, sp in self._picks(ctx).values():
             if call in lines:
                 out.setdefault((spec.rule, call), []).append(sp)
+        for ln, b in self._blocks(ctx).items():
+            if ln in lines:
+                out.setdefault((spec.rule, ln), []).extend(b.spans)
         return out
+
+    def on_node(self, eng, original, updated):
+        """A whole device-pick block (``pick_block``), in the step its ``is_available()`` is."""
+        if not isinstance(original, cst.If):
+            return None
+        line = eng.line(original)
+        b = self._blocks(eng.ctx).get(line)
+        specs = eng.specs_for(self.name, original)
+        if b is None or not specs or not eng.fixes(specs[0].rule, line):
+            return None
+        if eng.end_line(original) != b.end:
+            return None  # a header region (parsed with a `pass` body), not the block
+        eng.done(specs[0], original)
+        for spec, lines in eng.gated:  # the literals' own findings (HN502, HN503, ...)
+            if spec.family != self.name and {"cuda", "torch.device"} & set(spec.names):
+                for ln in lines:
+                    if b.start < ln <= b.end and eng.fixes(spec.rule, ln):
+                        eng.outcome.applied.append((spec.rule, ln))
+        api = api_target(specs[0])
+        eng.add_needed_import("torch", node=original)
+        if api:
+            eng.add_needed_import("accelerator_api", node=original)
+        text = pick_block.replacement(b, f"{_CURRENT}.type", api)
+        return cst.parse_statement(text).with_changes(leading_lines=original.leading_lines)
 
     def on_literal(self, eng, original, updated):
         return self._pick(eng, original)

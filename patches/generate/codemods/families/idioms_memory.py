@@ -12,6 +12,9 @@ and the ``accelerator_api`` target (its counters answer 0 on CPU) are the plain 
 
 from __future__ import annotations
 
+import ast
+import functools
+
 import libcst as cst
 
 from patches.generate.codemods.families.call_rename import CallRename
@@ -44,6 +47,8 @@ class GuardedMemory(CallRename):
             return new
         if isinstance(eng.parent(original), cst.Expr):
             return new  # a statement: its value is not read
+        if eng.line(original) in _checked_lines(eng.ctx.tree):
+            return new  # already under an `if ...is_available():`
         return cst.IfExp(
             test=cst.parse_expression("torch.accelerator.is_available()"),
             body=new,
@@ -61,3 +66,16 @@ def _dotted(node) -> str:
     if isinstance(node, cst.Name):
         parts.append(node.value)
     return ".".join(reversed(parts))
+
+
+@functools.lru_cache(maxsize=16)
+def _checked_lines(tree: ast.Module) -> frozenset[int]:
+    """Lines of the statements under an ``if`` whose test asks ``...is_available()``."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and any(
+            isinstance(x, ast.Attribute) and x.attr == "is_available" for x in ast.walk(node.test)
+        ):
+            for stmt in node.body:
+                out.update(range(stmt.lineno, stmt.end_lineno + 1))
+    return frozenset(out)

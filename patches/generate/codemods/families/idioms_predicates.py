@@ -1,6 +1,8 @@
 """Derived device types and device-type predicates (HN505, HN506, with HN502's literal):
 
-* ``"cuda" if "cuda" in device else "cpu"`` -> ``torch.device(device).type``;
+* ``"cuda" if "cuda" in device else "cpu"`` and ``"cuda" if device.startswith("cuda") else
+  "cpu"`` -> ``torch.device(device).type`` (the whole expression: rewriting the value alone
+  would leave the condition asking for CUDA);
 * ``device_type == "cuda"`` / ``x.device.type == "cuda"`` -> ``... != "cpu"`` (and ``!=`` ->
   ``== "cpu"``), the form that picks autocast, pinned memory or fused optimizers;
 * ``"cuda" in str(device)`` / ``"cuda" in device`` -> ``torch.device(device).type != "cpu"``.
@@ -18,6 +20,7 @@ from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.idioms_common import specs_at, string_value, with_value
 
 LITERAL_FAMILY = "device-literal"
+STRING_FAMILY = "device-defaults"  # HN509's (a "cuda" string anywhere else)
 
 
 def _only(comp: cst.Comparison):
@@ -56,8 +59,25 @@ def _attr_type(call: cst.BaseExpression) -> cst.BaseExpression:
     return cst.Attribute(value=call, attr=cst.Name("type"))
 
 
+def _startswith_cuda(node) -> cst.BaseExpression | None:
+    """``X.startswith("cuda")`` -> X (the prefix test of a device string), else None."""
+    if not (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "startswith"
+        and len(node.args) == 1
+        and node.args[0].keyword is None
+        and not node.args[0].star
+    ):
+        return None
+    return node.func.value if string_value(node.args[0].value) == "cuda" else None
+
+
 def _contains_cuda(comp) -> cst.BaseExpression | None:
-    """``"cuda" in X`` -> X (the containment test of a device string), else None."""
+    """``"cuda" in X`` / ``X.startswith("cuda")`` -> X (the test of a device string), else
+    None."""
+    if isinstance(comp, cst.Call):
+        return _startswith_cuda(comp)
     if not isinstance(comp, cst.Comparison):
         return None
     target = _only(comp)
@@ -70,12 +90,20 @@ class DevicePredicates(Family):
     name = "device-predicates"
 
     def _specs(self, eng, node):
-        return specs_at(eng, node, self.name)
+        """This family's specs at ``node``'s line; for a ``startswith("cuda")`` test also the
+        device-string rule's (HN509 reports that literal)."""
+        mine = specs_at(eng, node, self.name)
+        if _startswith_cuda(node) is not None:
+            mine = mine + specs_at(eng, node, STRING_FAMILY, ("cuda",))
+        return mine
 
     def on_literal(self, eng, original, updated):
-        # The "cuda" of a derived device type is rewritten with its whole IfExp (on_node):
-        # answer for it so that no other family reports it as "not a device argument".
+        # The "cuda" of a derived device type (the value, or the one its startswith test reads)
+        # is rewritten with its whole IfExp (on_node): answer for it so that no other family
+        # rewrites it alone (the condition would still say CUDA) or reports it.
         parent = eng.parent(original)
+        if isinstance(parent, cst.Arg) and _startswith_cuda(eng.parent(parent)) is not None:
+            parent = eng.parent(eng.parent(parent))
         if isinstance(parent, cst.IfExp) and self._derived(eng, parent) is not None:
             return updated
         return None

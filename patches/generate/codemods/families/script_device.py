@@ -1,0 +1,195 @@
+"""``x.cuda()`` (HN501) in a script that has no device variable at all, the shape of the
+classic tutorials (``net.cuda()``, ``inputs, labels = inputs.cuda(), labels.cuda()``)::
+
+    net.cuda()                          device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+                                 ->     net.to(device)
+
+The script gets one module-level ``device``, written after its imports (before the first
+``.cuda()``, so it is bound before any of them runs), and every ``x.cuda()`` /
+``x.cuda(non_blocking=True)`` becomes ``x.to(device[, ...])``. On CUDA that is the current CUDA
+device as before; without an accelerator the CPU, so the script runs everywhere. Only where the
+file binds no ``device`` anywhere (else ``MethodToDevice`` uses the one in scope, or leaves the
+call) and is not a test module or a library package ``__init__``.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+
+import libcst as cst
+import libcst.matchers as m
+
+from patches.generate.codemods.families.base import is_test_file
+from patches.generate.codemods.families.idioms_common import API_TYPE, TYPE_OR_CPU, api_target
+from patches.generate.codemods.families.method_to_device import MethodToDevice
+
+NAME = "device"
+_CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
+
+
+@functools.lru_cache(maxsize=16)
+def _binds_device(tree: ast.Module) -> bool:
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id == NAME and isinstance(n.ctx, ast.Store):
+            return True
+        if isinstance(n, ast.arg) and n.arg == NAME:
+            return True
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            if any((a.asname or a.name.split(".")[0]) == NAME for a in n.names):
+                return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == NAME:
+            return True
+    return False
+
+
+def is_script(ctx) -> bool:
+    """A program, not a library module: not a test or a package ``__init__``, and it runs code at
+    the top level (``if __name__ == "__main__":``, or calls outside any function)."""
+    if is_test_file(ctx.path) or ctx.path.endswith("__init__.py"):
+        return False
+    for stmt in ctx.tree.body:
+        if isinstance(stmt, ast.If) and "__main__" in ast.unparse(stmt.test):
+            return True
+        if isinstance(stmt, (ast.Expr, ast.For, ast.While, ast.With)) and any(
+            isinstance(n, ast.Call) for n in ast.walk(stmt)
+        ):
+            return True
+    return False
+
+
+def _eligible(ctx) -> bool:
+    return is_script(ctx) and not _binds_device(ctx.tree)
+
+
+def _plain(call: ast.AST) -> bool:
+    """``x.cuda()`` / ``x.cuda(non_blocking=...)``: no device argument."""
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "cuda"
+        and not call.args
+        and all(k.arg == "non_blocking" for k in call.keywords)
+    )
+
+
+def _after_imports(ctx) -> ast.stmt | None:
+    """The first top-level statement after the docstring and the imports."""
+    for i, stmt in enumerate(ctx.tree.body):
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            continue
+        if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        return stmt
+    return None
+
+
+def _top_statement(ctx, line: int) -> ast.stmt | None:
+    for stmt in ctx.tree.body:
+        if stmt.lineno <= line <= stmt.end_lineno:
+            return stmt
+    return None
+
+
+class ScriptDevice(MethodToDevice):
+    """``MethodToDevice`` plus the script's own ``device`` where it has none (module docstring)."""
+
+    def __init__(self) -> None:
+        self.anchor: int | None | bool = False  # False: not computed; None: not this shape
+
+    def _anchor(self, ctx, lines: frozenset[int]) -> int | None:
+        """The first line of the top-level statement holding the first plain ``.cuda()`` site."""
+        if self.anchor is False:
+            self.anchor = None
+            if _eligible(ctx):
+                sites = sorted(
+                    n.lineno for n in ast.walk(ctx.tree) if _plain(n) and n.lineno in lines
+                )
+                top = _after_imports(ctx) if sites else None
+                if top is not None and top.lineno <= sites[0]:
+                    decorators = [d.lineno for d in getattr(top, "decorator_list", [])]
+                    self.anchor = min([top.lineno, *decorators])
+        return self.anchor
+
+    def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
+        """The anchor statement joins the step (and is one region: the ``device`` line is
+        written before it)."""
+        start = self._anchor(ctx, lines)
+        top = _top_statement(ctx, start) if start is not None else None
+        if top is None:
+            return lines
+        ctx.blocks.add((start, top.end_lineno))
+        return lines | {start}
+
+    def on_call(self, eng, original, updated):
+        if m.matches(original, _CUDA_METHOD) and is_script(eng.ctx):
+            new = _indexed(eng, original, updated)
+            if new is not None:
+                return new
+        if self.anchor in (None, False) or not m.matches(original, _CUDA_METHOD):
+            return super().on_call(eng, original, updated)
+        specs = eng.specs_for(self.name, original)
+        if not specs or any(
+            a.keyword is None or a.keyword.value != "non_blocking" for a in updated.args
+        ):
+            return super().on_call(eng, original, updated)
+        eng.done(specs[0], original)
+        comma = (
+            cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            if updated.args
+            else cst.MaybeSentinel.DEFAULT
+        )
+        return updated.with_changes(
+            func=updated.func.with_changes(attr=cst.Name("to")),
+            args=(cst.Arg(cst.Name(NAME), comma=comma), *updated.args),
+        )
+
+    def on_node(self, eng, original, updated):
+        """The ``device`` statement, before the anchor statement (its region is parsed alone, at
+        module level: the anchor is the region's first statement)."""
+        if not isinstance(original, cst.Module) or self.anchor in (None, False):
+            return None
+        if not original.body or eng.line(original.body[0]) != self.anchor:
+            return None
+        specs = [s for s, _ in eng.gated if s.family == self.name]
+        if not specs:
+            return None
+        api = api_target(specs[0])
+        eng.add_needed_import("accelerator_api" if api else "torch", node=original.body[0])
+        stmt = cst.parse_statement(f"{NAME} = {API_TYPE if api else TYPE_OR_CPU}\n")
+        first = updated.body[0]
+        return updated.with_changes(
+            body=[
+                stmt.with_changes(leading_lines=first.leading_lines),
+                first.with_changes(leading_lines=[]),
+                *updated.body[1:],
+            ]
+        )
+
+
+def _indexed(eng, original, updated):
+    """``x.cuda(i[, non_blocking=b])`` in a script (``model.cuda(args.gpu)``) ->
+    ``x.to(torch.device(<accelerator type>, i)[, non_blocking=b])``: device ``i`` of the current
+    accelerator (``.cuda(i)`` needed CUDA; this needs an accelerator, no more)."""
+    specs = eng.specs_for(ScriptDevice.name, original)
+    args = updated.args
+    if not specs or not args or args[0].keyword is not None or args[0].star:
+        return None
+    if any(a.keyword is None or a.keyword.value != "non_blocking" for a in args[1:]):
+        return None
+    if eng.in_scope(original, "device_type"):
+        return None  # MethodToDevice's own form: torch.device(device_type, i)
+    acc = (
+        "accelerator_api.device_type()"
+        if api_target(specs[0])
+        else "torch.accelerator.current_accelerator().type"
+    )
+    eng.add_needed_import("accelerator_api" if api_target(specs[0]) else "torch", node=original)
+    eng.add_needed_import("torch", node=original)
+    dev = cst.parse_expression(f"torch.device({acc}, 0)")
+    dev = dev.with_changes(args=(dev.args[0], dev.args[1].with_changes(value=args[0].value)))
+    eng.done(specs[0], original)
+    return updated.with_changes(
+        func=updated.func.with_changes(attr=cst.Name("to")),
+        args=(args[0].with_changes(value=dev), *args[1:]),
+    )

@@ -1,0 +1,137 @@
+"""A bare ``torch.cuda.synchronize()`` statement (HN105) in a script that can run on the CPU.
+
+``torch.accelerator.synchronize()`` raises without an accelerator. Where the file falls back to
+the CPU (a ``"cpu"`` device value anywhere in it: ``else "cpu"``, ``device = "cpu"``), a timing
+sync that no test guards becomes::
+
+    if torch.accelerator.is_available():
+        torch.accelerator.synchronize()
+
+the same call on CUDA, nothing on a CPU-only machine (where there is no queued work to wait for).
+Syncs under a test (``if device_type == "cuda":``), with arguments, or in a file with no CPU path
+are the plain rename; so is the ``accelerator_api`` target, whose ``synchronize`` is a no-op on CPU.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+
+import libcst as cst
+
+from patches.generate.codemods.families import sync_dispatch
+from patches.generate.codemods.families.call_rename import CallRename
+
+SYNC = "torch.cuda.synchronize"
+NEW = "torch.accelerator.synchronize"
+GUARD = "torch.accelerator.is_available()"
+
+
+_DEVICE_WORDS = ("cuda", "gpu", "device", "accel")
+
+
+def _device_test(test: ast.AST) -> bool:
+    """A test about the device: ``is_available()``, a device string, a device-ish name."""
+    for x in ast.walk(test):
+        if isinstance(x, ast.Attribute) and x.attr == "is_available":
+            return True
+        if isinstance(x, ast.Constant) and isinstance(x.value, str):
+            if x.value == "cpu" or x.value.startswith("cuda"):
+                return True
+        name = x.id if isinstance(x, ast.Name) else x.attr if isinstance(x, ast.Attribute) else ""
+        if any(w in name.lower() for w in _DEVICE_WORDS):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=64)
+def _facts(tree: ast.Module) -> tuple[bool, frozenset[int]]:
+    """(the file has a CPU device value, lines of the statements a device test guards: the body
+    of an ``if``/``while`` whose test is about the device, or a ``try``)."""
+    cpu = any(isinstance(n, ast.Constant) and n.value == "cpu" for n in ast.walk(tree))
+    tested: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) or (
+            isinstance(node, (ast.If, ast.While)) and _device_test(node.test)
+        ):
+            for child in ast.walk(node):
+                if isinstance(child, ast.stmt) and child is not node:
+                    tested.add(child.lineno)
+    return cpu, frozenset(tested)
+
+
+class GuardedSync(CallRename):
+    name = "sync"
+    claims = (SYNC,)
+
+    def __init__(self) -> None:
+        self.dispatches_: dict[int, sync_dispatch.Dispatch] | None = None
+
+    def _dispatches(self, ctx) -> dict[int, sync_dispatch.Dispatch]:
+        if self.dispatches_ is None:
+            self.dispatches_ = sync_dispatch.dispatches(ctx)
+        return self.dispatches_
+
+    def _mine(self, ctx, lines):
+        return [d for d in self._dispatches(ctx).values() if d.sync_line in lines]
+
+    def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
+        mine = self._mine(ctx, lines)
+        ctx.blocks.update((d.start, d.end) for d in mine)
+        return lines | frozenset(ln for d in mine for ln in range(d.start, d.end + 1))
+
+    def companions(self, ctx, spec, lines: frozenset[int]) -> dict[tuple[str, int], list]:
+        return {(spec.rule, d.sync_line): list(d.spans) for d in self._mine(ctx, lines)}
+
+    def on_node(self, eng, original, updated):
+        if isinstance(original, cst.If):
+            return self._dispatch(eng, original)
+        if not isinstance(original, cst.SimpleStatementLine) or len(updated.body) != 1:
+            return None
+        expr = updated.body[0]
+        if not isinstance(expr, cst.Expr) or not isinstance(expr.value, cst.Call):
+            return None
+        call = expr.value
+        if _dotted(call.func) != NEW or call.args:
+            return None  # not rewritten here (kept, failed), or the accelerator_api target
+        line = eng.line(original)
+        if not eng.specs_for(self.name, original):
+            return None
+        cpu, tested = _facts(eng.ctx.tree)
+        if not cpu or line in tested:
+            return None
+        eng.add_needed_import("torch", node=original)
+        guard = cst.parse_statement(f"if {GUARD}:\n    pass\n")
+        body = guard.body.with_changes(body=[updated.with_changes(leading_lines=[])])
+        return guard.with_changes(body=body, leading_lines=updated.leading_lines)
+
+    def _dispatch(self, eng, original: cst.If):
+        """A whole sync dispatch (``sync_dispatch``), in the step its sync is rewritten."""
+        d = self._dispatches(eng.ctx).get(eng.line(original))
+        specs = eng.specs_for(self.name, original)
+        if d is None or not specs or not eng.fixes(specs[0].rule, d.sync_line):
+            return None
+        if eng.end_line(original) != d.end:
+            return None  # a header region, not the block
+        eng.outcome.applied.append((specs[0].rule, d.sync_line))
+        for spec, lines in eng.gated:  # the tests' own findings (HN506, HN509, ...)
+            if spec.family != self.name:
+                for ln in lines:
+                    if d.start <= ln < d.end and ln != d.sync_line and eng.fixes(spec.rule, ln):
+                        eng.outcome.applied.append((spec.rule, ln))
+        new = specs[0].new_for(SYNC)
+        eng.add_needed_import("torch", node=original)
+        if new.startswith("accelerator_api."):
+            eng.add_needed_import("accelerator_api", node=original)
+        text = sync_dispatch.replacement(d, new)
+        return cst.parse_statement(text).with_changes(leading_lines=original.leading_lines)
+
+
+def _dotted(node) -> str:
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+    return ".".join(reversed(parts))

@@ -1,0 +1,194 @@
+"""Before/after snapshots of the training-script units (fixtures/script_idioms): the device-pick
+block, a derived device type tested with startswith, a bare synchronize in a script that runs on
+the CPU, the per-backend sync helper, ``.cuda()`` in a script with no device, ``.cuda(i)`` in a
+script, a memory counter already under a check; each with its look-alike negatives (left, with
+the reason). Run as generate runs them (scan, intent gate, codemod; EXPECTTEST_ACCEPT=1)."""
+
+import expecttest
+from codemod_helpers import FIXTURES, diff, fix
+
+DIR = FIXTURES / "script_idioms"
+
+
+def _fixed(name: str, target: str = "torch") -> str:
+    src = (DIR / name).read_text()
+    result, _ = fix(src, name, target)
+    assert not result.error, result.error
+    compile(result.after, name, "exec")
+    again, _ = fix(result.after, name, target)
+    assert again.after == result.after, diff(result.after, again.after)  # idempotent
+    failed = "".join(f"# left {r}:{ln}: {why}\n" for r, ln, why in result.outcome.failed)
+    return failed + diff(src, result.after)
+
+
+class TestScriptIdioms(expecttest.TestCase):
+    def test_pick_block(self):
+        self.assertExpectedInline(
+            _fixed("pick_block.py"),
+            """\
+# left HN101:23: cuda-guarded: torch.backends.mps.is_available (line 25)
+# left HN101:36: cuda-guarded: torch.backends.mps.is_available (line 38)
+# left HN502:24: cuda-branch: HN101 torch.cuda.is_available (line 23)
+# left HN502:37: cuda-branch: HN101 torch.cuda.is_available (line 36)
+@@ -4,6 +4 @@
+-if torch.cuda.is_available():
+-    device = "cuda"
+-elif torch.backends.mps.is_available():
+-    device = "mps"
+-else:
+-    device = "cpu"
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -14,4 +9,2 @@
+-    if torch.cuda.is_available():
+-        dev = torch.device("cuda")
+-    elif hasattr(torch.backends, "mps") and torch.backends.mps.is_available():
+-        dev = torch.device("mps")
++    if torch.accelerator.is_available():
++        dev = torch.accelerator.current_accelerator()
+""",
+        )
+
+    def test_pick_block_accelerator_api(self):
+        self.assertExpectedInline(
+            _fixed("pick_block.py", "accelerator_api"),
+            """\
+# left HN101:23: cuda-guarded: torch.backends.mps.is_available (line 25)
+# left HN101:36: cuda-guarded: torch.backends.mps.is_available (line 38)
+# left HN502:24: cuda-branch: HN101 torch.cuda.is_available (line 23)
+# left HN502:37: cuda-branch: HN101 torch.cuda.is_available (line 36)
+@@ -1,0 +2 @@
++import accelerator_api
+@@ -4,6 +5 @@
+-if torch.cuda.is_available():
+-    device = "cuda"
+-elif torch.backends.mps.is_available():
+-    device = "mps"
+-else:
+-    device = "cpu"
++device = accelerator_api.device_type()
+@@ -14,4 +10 @@
+-    if torch.cuda.is_available():
+-        dev = torch.device("cuda")
+-    elif hasattr(torch.backends, "mps") and torch.backends.mps.is_available():
+-        dev = torch.device("mps")
++    dev = torch.device(accelerator_api.device_type())
+""",
+        )
+
+    def test_derived_type_startswith(self):
+        self.assertExpectedInline(
+            _fixed("derived_type.py"),
+            """\
+# left HN509:11: cuda-statement: 'mps' (line 11)
+@@ -5 +5 @@
+-    device_type = "cuda" if device.startswith("cuda") else "cpu"
++    device_type = torch.device(device).type
+""",
+        )
+
+    def test_sync_in_a_script_with_a_cpu_path(self):
+        self.assertExpectedInline(
+            _fixed("sync_script.py"),
+            """\
+@@ -5 +5 @@
+-device = "cuda" if torch.cuda.is_available() else "cpu"
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -7 +7,2 @@
+-torch.cuda.synchronize()  # wait for the GPU
++if torch.accelerator.is_available():
++    torch.accelerator.synchronize()  # wait for the GPU
+@@ -9,2 +10,2 @@
+-    torch.cuda.synchronize()  # under a device test: plain
+-torch.cuda.synchronize(device)  # names its device: plain
++    torch.accelerator.synchronize()  # under a device test: plain
++torch.accelerator.synchronize(device)  # names its device: plain
+""",
+        )
+
+    def test_sync_without_a_cpu_path(self):
+        self.assertExpectedInline(
+            _fixed("sync_no_cpu.py"),
+            """\
+# left HN502:4: no `device` variable bound before it in scope
+@@ -5 +5 @@
+-torch.cuda.synchronize()
++torch.accelerator.synchronize()
+""",
+        )
+
+    def test_device_sync_helper(self):
+        self.assertExpectedInline(
+            _fixed("device_sync.py"),
+            """\
+# left HN105:16: cuda-branch: 'cuda' (line 15)
+# left HN506:15: cuda-guarded: 'mps' (line 17)
+@@ -5,6 +5,2 @@
+-    if "cuda" in device:
+-        torch.cuda.synchronize(device)
+-    elif ("cpu" in device) or ("mps" in device):
+-        pass
+-    else:
+-        print(f"device={device} is not yet suppported")
++    if torch.device(device).type != "cpu":
++        torch.accelerator.synchronize(device)
+""",
+        )
+
+    def test_cuda_in_a_script_without_device(self):
+        self.assertExpectedInline(
+            _fixed("tutorial_script.py"),
+            """\
+@@ -3,0 +4 @@
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -6 +7 @@
+-net.cuda()
++net.to(device)
+@@ -8 +9 @@
+-    x = torch.randn(3, 4).cuda(non_blocking=True)
++    x = torch.randn(3, 4).to(device, non_blocking=True)
+""",
+        )
+
+    def test_cuda_in_a_library_is_left(self):
+        self.assertExpectedInline(
+            _fixed("library_cuda.py"),
+            """\
+# left HN501:6: no `device` in scope
+""",
+        )
+
+    def test_cuda_index_in_a_script(self):
+        self.assertExpectedInline(
+            _fixed("indexed_script.py"),
+            """\
+@@ -10,2 +10,2 @@
+-    model = model.cuda(args.gpu)
+-    x = torch.ones(2).cuda(args.gpu, non_blocking=True)
++    model = model.to(torch.device(torch.accelerator.current_accelerator().type, args.gpu))
++    x = torch.ones(2).to(torch.device(torch.accelerator.current_accelerator().type, args.gpu), non_blocking=True)
+""",
+        )
+
+    def test_memory_counter_already_checked(self):
+        self.assertExpectedInline(
+            _fixed("memory_guarded.py"),
+            """\
+@@ -3,3 +3,3 @@
+-if torch.cuda.is_available():
+-    print(f"peak {torch.cuda.max_memory_allocated() / 2**20:.1f} MiB")  # already guarded
+-print(f"peak {torch.cuda.max_memory_allocated() / 2**20:.1f} MiB")  # guarded here
++if torch.accelerator.is_available():
++    print(f"peak {torch.accelerator.max_memory_allocated() / 2**20:.1f} MiB")  # already guarded
++print(f"peak {(torch.accelerator.max_memory_allocated() if torch.accelerator.is_available() else 0) / 2**20:.1f} MiB")  # guarded here
+""",
+        )
+
+
+def test_identical_code_identical_decisions():
+    """The same helper in two files of different surroundings: the same rewrite."""
+    helper = (DIR / "device_sync.py").read_text().split("\n\n\ndef sync_each_backend")[0]
+    script = helper + '\n\n\nif __name__ == "__main__":\n    device_sync("cpu")\n'
+    a, _ = fix(helper, "a.py")
+    b, _ = fix(script, "tools/b.py")
+    assert a.after.split("\n\n\n")[1] == b.after.split("\n\n\n")[1]
+    assert "torch.cuda" not in a.after
