@@ -20,7 +20,7 @@ from pathlib import Path
 from audits.catalog import CatalogError
 from patches.common import gitutil
 from patches.common.cli import ArgumentParser, UsageError, fail
-from patches.generate import pipeline
+from patches.generate import pipeline, recount
 from patches.generate.args import check_args
 from patches.generate.series import (
     DEFAULT_AUTHOR,
@@ -191,11 +191,11 @@ def _reason_kind(reason: str) -> str:
 
 
 def _summary(run: Run, args) -> None:
-    report, plan = run.report, run.plan
+    plan = run.plan
     seconds = time.perf_counter() - run.started
-    before = report.counts("rule")
-    fixed = Counter(f.rule for f in plan.fixed)
-    left = Counter(x.finding.rule for x in plan.left)
+    # What a rescan of the series' result finds, not the plan's own sites (a rewrite removes
+    # findings it was not asked about: the branch a device-pick block was).
+    before, fixed, left = recount.summary_counts(run)
     # A site the intent gate left is counted by its first evidence kind (the details differ
     # per site: `--explain FILE:LINE` prints them).
     reasons = Counter(_reason_kind(x.reason) for x in plan.left)
@@ -206,7 +206,7 @@ def _summary(run: Run, args) -> None:
         f"({seconds:.1f}s)",
         file=out,
     )
-    for rule in sorted(before):
+    for rule in sorted(set(before) | set(left)):
         print(
             f"  {rule:8} before {before[rule]:5}  fixed {fixed[rule]:5}  left {left[rule]:5}",
             file=out,
