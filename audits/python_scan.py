@@ -87,34 +87,9 @@ def scan_source(
         return [], [FileError(relpath, "binary", "NUL byte in source")]
     lines = text.split("\n")
     qual = package_prefix + relpath
-    package = package_name(relpath, package_prefix)
-    hits = hit_lines(data, low)
-    segs = top_level_pieces(data) if segments and len(data) >= SEGMENT_MIN_BYTES else None
-    scan = Scan(plan, lines, hits, package)
+    scan = Scan(plan, lines, hit_lines(data, low), package_name(relpath, package_prefix))
     try:
-        roots = None
-        if segs is not None:  # imports first: aliases decide which other pieces matter
-            first = import_segments(data, segs)
-            roots = parse_segments(data, [segs[i] for i in first], lines)
-        if roots is None:
-            segs = None
-            roots = ast.parse(text).body
-        module_imports(scan, roots)
-        aliases = cuda_aliases(scan.imports)
-        if aliases:
-            scan.hits = hits = hit_lines(data, low, aliases)
-        if segs is not None:
-            taken = set(first)
-            rest = [
-                s
-                for i, s in enumerate(segs)
-                if i not in taken
-                and (j := bisect.bisect_left(hits, s[0])) < len(hits)
-                and hits[j] <= s[1]
-            ]
-            more = parse_segments(data, rest, lines, hits)
-            # the pieces of both parses are disjoint; the visitor wants them in source order
-            roots = ast.parse(text).body if more is None else sorted(roots + more, key=stmt_start)
+        roots = _parse(scan, data, low, text, segments)
     except SyntaxError as e:
         return [], [FileError(relpath, "syntax", f"line {e.lineno}: {e.msg}")]
     except (RecursionError, MemoryError, ValueError) as e:
@@ -124,3 +99,32 @@ def scan_source(
     except RecursionError:
         return [], [FileError(relpath, "syntax", "nesting too deep")]
     return findings(scan, relpath, qual, lines, text), []
+
+
+def _parse(scan: Scan, data: bytes, low: bytes, text: str, segments: bool) -> list[ast.stmt]:
+    """The statements to visit: the whole file, or (from ``SEGMENT_MIN_BYTES`` up) its
+    module-level imports first, whose aliases decide which other pieces hold hits, then those.
+    Records the imports and the final hit lines on ``scan``; raises SyntaxError."""
+    segs = top_level_pieces(data) if segments and len(data) >= SEGMENT_MIN_BYTES else None
+    roots = None
+    if segs is not None:
+        first = import_segments(data, segs)
+        roots = parse_segments(data, [segs[i] for i in first], scan.lines)
+    if roots is None:
+        segs = None
+        roots = ast.parse(text).body
+    module_imports(scan, roots)
+    aliases = cuda_aliases(scan.imports)
+    if aliases:
+        scan.hits = hit_lines(data, low, aliases)
+    if segs is None:
+        return roots
+    hits, taken = scan.hits, set(first)
+    rest = [
+        s
+        for i, s in enumerate(segs)
+        if i not in taken and (j := bisect.bisect_left(hits, s[0])) < len(hits) and hits[j] <= s[1]
+    ]
+    more = parse_segments(data, rest, scan.lines, hits)
+    # the pieces of both parses are disjoint; the visitor wants them in source order
+    return ast.parse(text).body if more is None else sorted(roots + more, key=stmt_start)

@@ -24,55 +24,21 @@ def char_col(lines: list[str], line: int, off: int) -> int:
     return len(s.encode()[:off].decode("utf-8", "ignore")) + 1
 
 
+Item = tuple[Rule, int, int, int, int, str, str]  # rule, span, the matched name, kind
+
+
 def findings(scan: Scan, relpath: str, qual: str, lines: list[str], text: str) -> list[Finding]:
-    sub = subsystem(qual)
-    items: list[tuple[Rule, int, int, int, int, str, str]] = []
+    items: list[Item] = []
     notes: dict[tuple[str, int, int], str] = {}
     for rule, node, matched, kind, note in scan.out:
-        items.append(
-            (
-                rule,
-                node.lineno,
-                node.col_offset,
-                node.end_lineno,
-                node.end_col_offset,
-                matched,
-                kind,
-            )
-        )
+        span = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+        items.append((rule, *span, matched, kind))
         if note:
             notes[(rule.id, node.lineno, node.col_offset)] = note
     for rule, l1, c1, l2, c2, matched in scan.spans:
         items.append((rule, l1, c1, l2, c2, matched, rule.kind))
-    # Branches: a candidate whose test holds a predicate match.
-    preds = sorted(
-        (l1, c1, l2, c2) for r, l1, c1, l2, c2, _, _ in items if r.id in scan.p.predicates
-    )
-    if preds and scan.branch_cands:
-        for kind, node, tests, start in scan.branch_cands:
-            for t in tests:
-                i = bisect.bisect_left(preds, (t.lineno, t.col_offset, 0, 0))
-                if i < len(preds) and (preds[i][0], preds[i][1]) <= (
-                    t.end_lineno,
-                    t.end_col_offset,
-                ):
-                    line, col = (
-                        (t.lineno, t.col_offset)
-                        if kind == "decorator"
-                        else (start.lineno, start.col_offset)
-                    )
-                    items.append(
-                        (
-                            scan.p.branches[kind],
-                            line,
-                            col,
-                            node.end_lineno,
-                            node.end_col_offset,
-                            kind,
-                            "branch",
-                        )
-                    )
-                    break
+    items += _branches(scan, items)
+    sub = subsystem(qual)
     sup = suppressed_lines(text)
     out = []
     seen = set()
@@ -85,22 +51,31 @@ def findings(scan: Scan, relpath: str, qual: str, lines: list[str], text: str) -
         msg = f"{rule.title}: " + (f"use {rep}" if rep else "no neutral equivalent, review by hand")
         if key in notes:
             msg += f" ({notes[key]})"
+        source = lines[l1 - 1].strip() if l1 <= len(lines) else ""
+        start, end = char_col(lines, l1, c1), char_col(lines, l2, c2)
         out.append(
             Finding(
-                rule.id,
-                rule.name,
-                rule.category,
-                kind,
-                relpath,
-                l1,
-                char_col(lines, l1, c1),
-                l2,
-                char_col(lines, l2, c2),
-                lines[l1 - 1].strip() if l1 <= len(lines) else "",
-                sub,
-                msg,
-                rep,
-                rule.safety,
+                rule.id, rule.name, rule.category, kind, relpath, l1, start, l2, end, source, sub,
+                msg, rep, rule.safety,
             )
-        )
+        )  # fmt: skip
+    return out
+
+
+def _branches(scan: Scan, items: list[Item]) -> list[Item]:
+    """Branches: a candidate whose test holds a predicate match."""
+    preds = sorted(
+        (l1, c1, l2, c2) for r, l1, c1, l2, c2, _, _ in items if r.id in scan.p.predicates
+    )
+    out: list[Item] = []
+    if not preds:
+        return out
+    for kind, node, tests, start in scan.branch_cands:
+        for t in tests:
+            i = bisect.bisect_left(preds, (t.lineno, t.col_offset, 0, 0))
+            if i < len(preds) and (preds[i][0], preds[i][1]) <= (t.end_lineno, t.end_col_offset):
+                at = t if kind == "decorator" else start
+                span = (at.lineno, at.col_offset, node.end_lineno, node.end_col_offset)
+                out.append((scan.p.branches[kind], *span, kind, "branch"))
+                break
     return out

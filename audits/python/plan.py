@@ -78,65 +78,91 @@ def build_plan(rules: Sequence[Rule]) -> Plan:
     for r in rules:
         if r.language != "python":
             continue
-        m = r.match
-        t = m["type"]
-        if m.get("predicate"):
+        if r.match.get("predicate"):
             p.predicates.add(r.id)
-        if t == "name":
-            for n in m["names"]:
-                if n.endswith(".*"):
-                    p.wildcard.setdefault(n[:-2], r)
-                else:
-                    p.exact.setdefault(n, r)
-        elif t == "method":
-            for n in m["methods"]:
-                p.methods.setdefault(n, r)
-        elif t == "attribute":
-            for n in m["attributes"]:
-                p.attributes.setdefault(n, r)
-            p.attr_prefixes += [(n, r) for n in m.get("prefixes", [])]
-        elif t == "import":
-            comp = m.get("components")
-            p.imports.append(
-                ImportRule(r, tuple(m.get("modules", ())), re.compile(comp) if comp else None)
-            )
-        elif t == "device_list":
-            p.device_lists.append(
-                DeviceListRule(
-                    r,
-                    frozenset(m["backends"]),
-                    tuple(m.get("accelerators", ())),
-                    frozenset(m.get("family", ())),
-                    tuple(m.get("open", ())),
-                )
-            )
-        elif t == "identifier":
-            for n in m.get("identifiers", []):
-                p.identifiers.setdefault(n, r)
-            p.prefixes += [(n, r) for n in m.get("prefixes", [])]
-        elif t == "literal":
-            lr = LiteralRule(
-                r,
-                tuple(m["values"]),
-                frozenset(m.get("keywords", ())),
-                frozenset(m.get("calls", ())),
-                frozenset(m.get("methods", ())),
-                *(re.compile(m[k]) if k in m else None for k in ("targets", "compare", "contains")),
-                frozenset(m.get("anyargs", ())),
-                bool(m.get("anywhere")),
-            )
-            if lr.anywhere:  # the fallback: after every specific context had its say
-                p.anywhere.append(lr)
-                continue
-            p.literals.append(lr)
-            p.lit_keywords |= lr.keywords
-            p.lit_calls |= lr.calls
-            p.lit_methods |= lr.methods
-            p.lit_anyargs |= lr.anyargs
-            p.has_targets |= lr.targets is not None
-            p.has_compare |= lr.compare is not None or lr.contains is not None
-        elif t == "branch":
-            for n in m["nodes"]:
-                p.branches.setdefault(n, r)
+        _ADD[r.match["type"]](p, r, r.match)
     _PLANS[key] = p
     return p
+
+
+def _add_name(p: Plan, r: Rule, m: dict) -> None:
+    for n in m["names"]:
+        if n.endswith(".*"):
+            p.wildcard.setdefault(n[:-2], r)
+        else:
+            p.exact.setdefault(n, r)
+
+
+def _add_method(p: Plan, r: Rule, m: dict) -> None:
+    for n in m["methods"]:
+        p.methods.setdefault(n, r)
+
+
+def _add_attribute(p: Plan, r: Rule, m: dict) -> None:
+    for n in m["attributes"]:
+        p.attributes.setdefault(n, r)
+    p.attr_prefixes += [(n, r) for n in m.get("prefixes", [])]
+
+
+def _add_import(p: Plan, r: Rule, m: dict) -> None:
+    comp = m.get("components")
+    p.imports.append(ImportRule(r, tuple(m.get("modules", ())), re.compile(comp) if comp else None))
+
+
+def _add_device_list(p: Plan, r: Rule, m: dict) -> None:
+    p.device_lists.append(
+        DeviceListRule(
+            r,
+            frozenset(m["backends"]),
+            tuple(m.get("accelerators", ())),
+            frozenset(m.get("family", ())),
+            tuple(m.get("open", ())),
+        )
+    )
+
+
+def _add_identifier(p: Plan, r: Rule, m: dict) -> None:
+    for n in m.get("identifiers", []):
+        p.identifiers.setdefault(n, r)
+    p.prefixes += [(n, r) for n in m.get("prefixes", [])]
+
+
+def _add_literal(p: Plan, r: Rule, m: dict) -> None:
+    lr = LiteralRule(
+        r,
+        tuple(m["values"]),
+        frozenset(m.get("keywords", ())),
+        frozenset(m.get("calls", ())),
+        frozenset(m.get("methods", ())),
+        *(re.compile(m[k]) if k in m else None for k in ("targets", "compare", "contains")),
+        frozenset(m.get("anyargs", ())),
+        bool(m.get("anywhere")),
+    )
+    if lr.anywhere:  # the fallback: after every specific context had its say
+        p.anywhere.append(lr)
+        return
+    p.literals.append(lr)
+    p.lit_keywords |= lr.keywords
+    p.lit_calls |= lr.calls
+    p.lit_methods |= lr.methods
+    p.lit_anyargs |= lr.anyargs
+    p.has_targets |= lr.targets is not None
+    p.has_compare |= lr.compare is not None or lr.contains is not None
+
+
+def _add_branch(p: Plan, r: Rule, m: dict) -> None:
+    for n in m["nodes"]:
+        p.branches.setdefault(n, r)
+
+
+# match type -> what a rule of that type adds to the plan (the catalogue checks the types)
+_ADD = {
+    "name": _add_name,
+    "method": _add_method,
+    "attribute": _add_attribute,
+    "import": _add_import,
+    "device_list": _add_device_list,
+    "identifier": _add_identifier,
+    "literal": _add_literal,
+    "branch": _add_branch,
+}

@@ -205,9 +205,39 @@ def _plan_def(
     strings = _triple_spans(text)
     if strings is None:
         return None
-    # The header ends before the first indented line under which `pass` completes it.
+    body = _body_start(text, strings, indent)
+    if body is None or _reaches_out(text, strings, indent, body[1]):
+        return None
+    body_indent, body_start = body
+    starts = _member_starts(text, strings, lines, first, body)
+    if not starts:
+        return None
+    mark = len(regions)
+    regions.append((first, starts[0] - 1))
+    chk = _Check(first, len(body_indent), [], [])
+    for i, a in enumerate(starts):
+        b = starts[i + 1] - 1 if i + 1 < len(starts) else last
+        j = bisect.bisect_left(hits, a)
+        if i + 1 < len(starts) and not (j < len(hits) and hits[j] <= b):
+            continue
+        chk.starts.append(a)
+        if b - a >= SPLIT_MIN_LINES and _DEF_START_STR.match(lines[a - 1], len(body_indent)):
+            sub = _plan_def(lines, a, b, body_indent, hits, regions)
+            if sub is not None:
+                chk.children.append(sub)
+                continue
+        regions.append((a, b))
+    if len(regions) == mark + 1:
+        del regions[mark:]
+        return None
+    return chk
+
+
+def _body_start(text: str, strings, indent: str) -> tuple[str, int] | None:
+    """(the body's indentation, its offset): the header ends before the first indented line
+    under which `pass` completes it. None when unclear."""
     wrap = "if 1:\n" if indent else ""
-    body_indent, body_start, tries = "", -1, 0
+    tries = 0
     for m in _INDENTED.finditer(text):
         if len(m.group(1)) <= len(indent) or _in_spans(strings, m.start(1)):
             continue
@@ -227,19 +257,24 @@ def _plan_def(
             and isinstance(got[0].body[0], ast.Pass)
         ):
             return None
-        body_indent, body_start = m.group(1), m.start(1)
-        break
-    if body_start < 0:
-        return None
-    # a start at or left of the statement's own indentation: the range holds more than it
+        return m.group(1), m.start(1)
+    return None
+
+
+def _reaches_out(text: str, strings, indent: str, body_start: int) -> bool:
+    """A statement start at or left of the def's own indentation after its header: the range
+    holds more than the def."""
     out = _OUTER.get(len(indent))
     if out is None:
         out = _OUTER[len(indent)] = re.compile(
             r"\n[ \t]{0,%d}(?=[A-Za-z_@\[({'\"0-9.\-~])" % len(indent)
         )
-    for m in out.finditer(text, body_start):
-        if not _in_spans(strings, m.start() + 1):
-            return None
+    return any(not _in_spans(strings, m.start() + 1) for m in out.finditer(text, body_start))
+
+
+def _member_starts(text: str, strings, lines: list[str], first: int, body) -> list[int]:
+    """The lines where the def's body statements start."""
+    body_indent, body_start = body
     rx = _MEMBER.get(body_indent)
     if rx is None:
         rx = _MEMBER[body_indent] = re.compile(
@@ -263,27 +298,7 @@ def _plan_def(
         if deco or depth or (starts and _open_before(lines, line, starts[-1])):
             continue
         starts.append(line)
-    if not starts:
-        return None
-    mark = len(regions)
-    regions.append((first, starts[0] - 1))
-    chk = _Check(first, len(body_indent), [], [])
-    for i, a in enumerate(starts):
-        b = starts[i + 1] - 1 if i + 1 < len(starts) else last
-        j = bisect.bisect_left(hits, a)
-        if i + 1 < len(starts) and not (j < len(hits) and hits[j] <= b):
-            continue
-        chk.starts.append(a)
-        if b - a >= SPLIT_MIN_LINES and _DEF_START_STR.match(lines[a - 1], len(body_indent)):
-            sub = _plan_def(lines, a, b, body_indent, hits, regions)
-            if sub is not None:
-                chk.children.append(sub)
-                continue
-        regions.append((a, b))
-    if len(regions) == mark + 1:
-        del regions[mark:]
-        return None
-    return chk
+    return starts
 
 
 def _depth(s: str) -> int:

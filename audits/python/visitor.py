@@ -13,45 +13,13 @@ import re
 from typing import Any, Sequence
 
 from audits.model import Rule
+from audits.python.children import children, children_with_constants
+from audits.python.device_lists import closed_device_list
 from audits.python.plan import Plan
 from audits.python.segments import DEFS
 from audits.python.strings import candidates, format_head, literal_text, text_of, value_matches
 from audits.resolve import absolute_module, bindings, dotted_parts, qualify
 from audits.vocabulary import OTHER_VENDORS
-
-# Child nodes that no handler looks at and that have no children worth a visit: contexts,
-# operators and, unless a rule reads string constants anywhere, constants (literal rules read
-# constants from their parent's handler).
-_OPS = [
-    c
-    for base in (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
-    for c in base.__subclasses__()
-]
-
-
-def _children_fn(leaves: frozenset):
-    fields: dict[type, tuple[str, ...]] = {}
-
-    def children(node: ast.AST) -> list[ast.AST]:
-        """``list(ast.iter_child_nodes(node))`` in the same order, less the leaves."""
-        t = type(node)
-        names = fields.get(t)
-        if names is None:
-            names = fields[t] = () if t in leaves else tuple(f for f in t._fields if f != "ctx")
-        out: list[ast.AST] = []
-        for f in names:
-            v = getattr(node, f, None)
-            if isinstance(v, list):
-                out.extend([c for c in v if isinstance(c, ast.AST) and type(c) not in leaves])
-            elif isinstance(v, ast.AST) and type(v) not in leaves:
-                out.append(v)
-        return out
-
-    return children
-
-
-_children = _children_fn(frozenset([ast.Constant, *_OPS]))
-_children_with_constants = _children_fn(frozenset(_OPS))
 
 # Calls whose string arguments are text for people (never a device string in use): output,
 # logging, warnings, exceptions, skips; and keyword arguments that carry such text.
@@ -83,7 +51,7 @@ class Scan:
         self.muted: set[int] = set()  # string nodes in messages (the `anywhere` rules skip them)
         self.seen_imports: set[int] = set()
         self.branch_cands: list[tuple[str, ast.AST, list[ast.AST], ast.AST]] = []
-        self.children = _children_with_constants if plan.anywhere else _children
+        self.children = children_with_constants if plan.anywhere else children
         self.cuda_only = any(
             ir.components is not None and any(ir.components.search(c) for c in package.split("."))
             for ir in plan.imports
@@ -231,20 +199,7 @@ class Scan:
         elif isinstance(func, ast.Attribute) and func.attr in p.methods:
             self.emit(p.methods[func.attr], node, func.attr, "call")
         if p.literals:
-            if node.keywords and p.lit_keywords:
-                for kw in node.keywords:
-                    if kw.arg in p.lit_keywords:
-                        self.literal_ctx(kw.value, lambda lr, a=kw.arg: a in lr.keywords)
-            if node.args:
-                if fname in p.lit_calls:
-                    self.literal_ctx(node.args[0], lambda lr: fname in lr.calls)
-                elif isinstance(func, ast.Attribute) and func.attr in p.lit_methods:
-                    self.literal_ctx(node.args[0], lambda lr, a=func.attr: a in lr.methods)
-            if p.lit_anyargs:
-                last = parts[-1] if parts else getattr(func, "attr", None)
-                if last in p.lit_anyargs:
-                    for a in [*node.args, *(kw.value for kw in node.keywords)]:
-                        self.literal_ctx(a, lambda lr: last in lr.anyargs)
+            self.call_literals(node, parts, fname)
         if p.anywhere or p.device_lists:
             self.mute_messages(node, parts[-1] if parts else getattr(func, "attr", ""))
             if p.anywhere and format_head(node) is not None:
@@ -252,6 +207,24 @@ class Scan:
         if hit is not None:  # the callee is reported; visit only the arguments
             return [*reversed(node.keywords), *reversed(node.args)]
         return None
+
+    def call_literals(self, node: ast.Call, parts, fname: str | None) -> None:
+        """Device strings in a call's literal contexts: keywords, first arguments, any argument."""
+        p, func = self.p, node.func
+        if node.keywords and p.lit_keywords:
+            for kw in node.keywords:
+                if kw.arg in p.lit_keywords:
+                    self.literal_ctx(kw.value, lambda lr, a=kw.arg: a in lr.keywords)
+        if node.args:
+            if fname in p.lit_calls:
+                self.literal_ctx(node.args[0], lambda lr: fname in lr.calls)
+            elif isinstance(func, ast.Attribute) and func.attr in p.lit_methods:
+                self.literal_ctx(node.args[0], lambda lr, a=func.attr: a in lr.methods)
+        if p.lit_anyargs:
+            last = parts[-1] if parts else getattr(func, "attr", None)
+            if last in p.lit_anyargs:
+                for a in [*node.args, *(kw.value for kw in node.keywords)]:
+                    self.literal_ctx(a, lambda lr: last in lr.anyargs)
 
     # -- strings anywhere (the fallback after every specific context)
     def mute_messages(self, node: ast.Call, name: str) -> None:
@@ -330,33 +303,10 @@ class Scan:
             isinstance(e, ast.Constant) and e.value in OTHER_VENDORS for e in node.elts
         ):
             self.muted.update(id(e) for e in node.elts)
-        if not self.p.device_lists or id(node) in self.muted or self.cuda_only:
-            return None
-        strs, opened = [], False
-        for e in node.elts:
-            if isinstance(e, ast.Constant) and isinstance(e.value, str):
-                strs.append(e.value)
-            elif "privateuse1" in text_of(e).lower():
-                opened = True
-            else:
-                return None  # computed elements: not a literal allow-list
-        for dl in self.p.device_lists:
-            if opened or any(s in dl.open for s in strs) or not all(s in dl.backends for s in strs):
-                continue
-            named = list(dict.fromkeys(strs))
-            accel = [s for s in named if s in dl.accelerators]
-            if len(named) >= 2 and accel and not set(accel) <= dl.family:
-                fam = dl.family & set(named)  # hip is cuda's build, not left out of it
-                out = [
-                    a for a in dl.accelerators if a not in named and not (fam and a in dl.family)
-                ]
-                self.emit(
-                    dl.rule,
-                    node,
-                    ",".join(named),
-                    note=f"names {', '.join(named)}; leaves out {', '.join(out)}",
-                )
-                break
+        if self.p.device_lists and id(node) not in self.muted and not self.cuda_only:
+            found = closed_device_list(self.p.device_lists, node)
+            if found is not None:
+                self.emit(*found)
         return None
 
     def literal_ctx(self, expr: ast.AST, ok) -> None:
