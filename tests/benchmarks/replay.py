@@ -230,7 +230,11 @@ def main(argv=None) -> int:
         results = []
         for unsafe in modes:
             opts.unsafe = unsafe
-            results.append(run_mode(labels, old, sorted(shas), opts, work))
+            try:
+                results.append(run_mode(labels, old, sorted(shas), opts, work))
+            except (RuntimeError, gitutil.GitError) as e:
+                print(f"replay: {'unsafe' if unsafe else 'safe'} mode: {e}", file=sys.stderr)
+                return 1
         if opts.why:
             t0 = time.perf_counter()
             explain_misses(results[-1], old, opts)

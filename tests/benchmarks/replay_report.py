@@ -79,9 +79,14 @@ def safe_not_unsafe(results: list) -> list[str]:
     return [t for t in modes["safe"].touched if t not in unsafe]
 
 
-def listing(title: str, records: list[Record], body) -> None:
+def listing(title: str, records: list[Record], body, by_kind: bool = False) -> None:
     print(f"\n{title}: {len(records)}")
+    counts = Counter(r.kind for r in records)
+    kind = None
     for r in records:
+        if by_kind and r.kind != kind:
+            kind = r.kind
+            print(f"  == {kind} ({counts[kind]})")
         print(f"  {r.path}:{r.line}  {r.kind or 'kept'}{'/' + r.form if r.form else ''}")
         for line in body(r):
             print(f"      {line}")
@@ -121,7 +126,7 @@ def show(head: dict, results: list, plain: bool = False) -> None:
         lambda x: [f"ours:     {first_line(x.ours)}", f"upstream: {first_line(x.upstream)}"],
     )
     misses = sorted((x for x in neut if not x.rewritten), key=lambda x: (x.kind, x.path, x.line))
-    listing(f"[{last.mode}] misses (by kind)", misses, _miss_lines)
+    listing(f"[{last.mode}] misses (by kind)", misses, _miss_lines, by_kind=True)
     if any(x.why for x in misses):
         stops_table(misses, last.mode, plain)
         reasons = Counter(k for x in misses for k in reason_keys(x.why))
