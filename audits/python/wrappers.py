@@ -21,10 +21,11 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from audits.model import Finding, Rule
 from audits.python.plan import Plan, build_plan
+from audits.python.returned import returned_values
 from audits.python.visitor import Scan
 from audits.python.wrapper_tree import (
     DEFS,
@@ -181,7 +182,7 @@ def _values(node: ast.stmt) -> tuple[list[ast.AST], str, str]:
     with an alternative (``a or b``, ``a if c else b``) may hold for another vendor too
     (``HAS_GPU = HAS_CUDA or HAS_XPU``): not a CUDA wrapper."""
     if isinstance(node, DEFS):
-        values, kind, name = list(_returns(node)), "call", node.name
+        values, kind, name = returned_values(node), "call", node.name
     elif isinstance(node, (ast.Assign, ast.AnnAssign)) and defined(node):
         if not isinstance(node.value, _FLAG_VALUES):
             return [], "", ""
@@ -194,26 +195,6 @@ def _values(node: ast.stmt) -> tuple[list[ast.AST], str, str]:
 
 def _alternative(n: ast.AST) -> bool:
     return isinstance(n, ast.IfExp) or (isinstance(n, ast.BoolOp) and isinstance(n.op, ast.Or))
-
-
-def _returns(fn: ast.AST) -> Iterable[ast.AST]:
-    """The return values of ``fn`` itself (not of nested functions or classes). A return is a
-    statement: only the statement lists of compound statements are searched."""
-    stack = list(fn.body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ast.Return):
-            if n.value is not None:
-                yield n.value
-        elif not isinstance(n, (*DEFS, ast.ClassDef)):
-            for field in n._fields:  # in field order: the returns come in the same order
-                value = getattr(n, field, None)
-                if isinstance(value, list) and value and isinstance(value[0], _BLOCKS):
-                    stack.extend(value)
-
-
-# What a statement list holds (bodies, except handlers, match cases).
-_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
 def _within(node: ast.AST, line: int, col: int) -> bool:

@@ -1,7 +1,8 @@
-"""Project-local wrappers of CUDA predicates and queries are followed across modules (two hops
-and a package re-export), through the one import resolver; their uses are findings of the wrapped
-rule that say "via `pkg.mod.fn`", and a wrapper in a skip decorator or an ``if`` gates as a direct
-predicate does. Local look-alikes (a shadowing local function, a multi-vendor predicate) are not."""
+"""Project-local wrappers of CUDA predicates and queries are followed across modules (two hops,
+a package re-export, a returned local assigned from the query, in a ``with`` or ``try`` too),
+through the one import resolver; their uses are findings of the wrapped rule that say "via
+`pkg.mod.fn`", and a wrapper in a skip decorator or an ``if`` gates as a direct predicate does.
+Local look-alikes (a shadowing local function, a multi-vendor predicate) are not."""
 
 from pathlib import Path
 
@@ -25,6 +26,11 @@ def _via(report):
 def test_uses_of_wrappers_are_findings_of_the_wrapped_rule(tmp_path):
     got = _via(_scan(tmp_path))
     assert got == [
+        ("app/probe_use.py", 13, "HN101", "pkg.probe.cuda_ready"),  # assigned, then returned
+        ("app/probe_use.py", 13, "HN710", "pkg.probe.cuda_ready"),
+        ("app/probe_use.py", 15, "HN102", "pkg.probe.gpu_count_locked"),  # assigned in a `with`
+        ("app/probe_use.py", 16, "HN101", "pkg.probe.maybe_ready"),  # `ok = False` first
+        ("app/probe_use.py", 16, "HN101", "pkg.probe.ready_twice"),  # a wrapper's result
         ("app/train.py", 9, "HN101", "pkg.mid.use_gpu"),  # two hops: use_gpu -> utils.is_cuda...
         ("app/train.py", 9, "HN710", "pkg.mid.use_gpu"),  # ... -> torch.cuda.is_available
         ("app/train.py", 11, "HN101", "pkg.is_cuda_available"),  # re-exported by pkg/__init__
@@ -35,7 +41,8 @@ def test_uses_of_wrappers_are_findings_of_the_wrapped_rule(tmp_path):
         ("app/train.py", 17, "HN713", "pkg.mid.use_gpu"),  # skipUnless(wrapper()): a gate
         ("pkg/mid.py", 6, "HN101", "pkg.utils.is_cuda_available"),
         ("pkg/mid.py", 10, "HN102", "pkg.utils.n_gpus"),
-    ]
+        ("pkg/probe.py", 29, "HN101", "pkg.probe.cuda_ready"),
+    ]  # not followed: any_accelerator (xpu too), passthrough (a parameter), counted (a loop)
 
 
 def test_wrapper_findings_are_manual_and_cached(tmp_path):
