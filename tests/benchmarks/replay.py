@@ -248,6 +248,7 @@ def main(argv=None) -> int:
     replay_report.show(head, results, plain=opts.plain)
     if opts.json:
         payload = {**head, "modes": [dict(asdict(r), summary=tallies(r)) for r in results]}
+        payload["safe_not_unsafe"] = replay_report.safe_not_unsafe(results)
         opts.json.write_text(json.dumps(payload, indent=1))
     failed = any(r.apply_error or r.prefix_failures or r.rerun_patches for r in results)
     failed = failed or bool(replay_report.safe_not_unsafe(results))
