@@ -161,9 +161,11 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("indexed_script.py"),
             """\
-@@ -10,2 +10,2 @@
+@@ -10,3 +10,3 @@
+-    torch.cuda.set_device(args.gpu)
 -    model = model.cuda(args.gpu)
 -    x = torch.ones(2).cuda(args.gpu, non_blocking=True)
++    torch.accelerator.set_device_index(args.gpu)
 +    model = model.to(torch.device(torch.accelerator.current_accelerator().type, args.gpu))
 +    x = torch.ones(2).to(torch.device(torch.accelerator.current_accelerator().type, args.gpu), non_blocking=True)
 """,
