@@ -1,0 +1,86 @@
+"""PyTorch's own style for the lines a rewrite changed, so a patch merges as it is.
+
+From pytorch/pytorch's lint configuration: ``pyproject.toml`` ``[tool.ruff]`` (``line-length =
+88``, ``[tool.ruff.format] quote-style = "double"``), applied as a formatter (lintrunner's PYFMT)
+to the files it covers, and flake8 with ``max-line-length = 120`` and B950 (``E501`` ignored:
+a line may run 10 % over). A file is under the formatter when the formatter leaves it unchanged
+before the rewrite; its changed lines are then formatted the same way (``ruff format --range``),
+and nothing else in the file moves. Every changed line must fit B950's limit
+(``long_lines``); in an unformatted file nothing is reformatted.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+LINE_LENGTH = 88  # [tool.ruff] line-length
+FLAKE8_MAX = 120  # .flake8 max-line-length; B950 allows 10 % more
+B950_LIMIT = FLAKE8_MAX + FLAKE8_MAX // 10
+FORMAT_ARGS = (
+    "--isolated",
+    "--line-length",
+    str(LINE_LENGTH),
+    "--config",
+    'format.quote-style="double"',
+)
+
+
+@functools.lru_cache(maxsize=1)
+def ruff() -> str | None:
+    """The ruff next to this interpreter (the project's venv), else on PATH."""
+    here = Path(sys.executable).with_name("ruff")
+    return str(here) if here.exists() else shutil.which("ruff")
+
+
+def _format(text: str, path: str, extra: tuple[str, ...] = ()) -> str | None:
+    exe = ruff()
+    if exe is None:
+        return None
+    cmd = [exe, "format", *FORMAT_ARGS, *extra, "--stdin-filename", path, "-"]
+    done = subprocess.run(cmd, input=text, capture_output=True, text=True, check=False)
+    return done.stdout if done.returncode == 0 else None
+
+
+def formatted(text: str, path: str = "x.py") -> bool:
+    """PyTorch's formatter leaves ``text`` unchanged (the file is under PYFMT)."""
+    return _format(text, path) == text
+
+
+def changed_ranges(before: str, after: str) -> list[tuple[int, int]]:
+    """1-based inclusive line ranges of ``after`` that differ from ``before``."""
+    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    out = []
+    for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag in ("replace", "insert") and j2 > j1:
+            out.append((j1 + 1, j2))
+    return out
+
+
+def conform(path: str, before: str, after: str) -> str:
+    """``after`` with its changed lines in PyTorch's format where ``before`` is formatted;
+    unchanged otherwise (and whenever ruff is unavailable or fails)."""
+    if after == before or not formatted(before, path):
+        return after
+    text = after
+    for start, end in reversed(changed_ranges(before, after)):  # bottom-up: lines stay put
+        new = _format(text, path, ("--range", f"{start}-{end}"))
+        if new is None:
+            return after
+        text = new
+    return text
+
+
+def long_lines(before: str, after: str) -> list[int]:
+    """Changed lines of ``after`` longer than flake8's B950 allows."""
+    lines = after.splitlines()
+    return [
+        n
+        for start, end in changed_ranges(before, after)
+        for n in range(start, end + 1)
+        if len(lines[n - 1]) > B950_LIMIT
+    ]

@@ -1,0 +1,59 @@
+"""PyTorch's own style for the changed lines (``patches/generate/pytorch_style.py``)."""
+
+from __future__ import annotations
+
+from patches.generate import pytorch_style as style
+
+FORMATTED = """import torch
+
+
+def sync_if_on_device(example_inputs):
+    for arg in example_inputs:
+        if isinstance(arg, torch.Tensor) and arg.is_cuda:
+            torch.cuda.synchronize()
+            break
+
+
+def untouched(x):
+    return x
+"""
+REWRITTEN = FORMATTED.replace(
+    "arg.is_cuda:", 'arg.device.type != "cpu" and torch.accelerator.is_available():'
+).replace("torch.cuda.synchronize()", "torch.accelerator.synchronize()")
+
+
+def test_changed_lines_of_a_formatted_file_take_its_format():
+    assert style.formatted(FORMATTED)
+    out = style.conform("torch/_dynamo/repro/sync.py", FORMATTED, REWRITTEN)
+    assert out == REWRITTEN.replace(
+        '        if isinstance(arg, torch.Tensor) and arg.device.type != "cpu" and '
+        "torch.accelerator.is_available():\n",
+        "        if (\n"
+        "            isinstance(arg, torch.Tensor)\n"
+        '            and arg.device.type != "cpu"\n'
+        "            and torch.accelerator.is_available()\n"
+        "        ):\n",
+    )
+    assert style.formatted(out)
+
+
+def test_an_unformatted_file_is_left_as_written():
+    """2.4-era files outside the formatter (single quotes, long lines) keep their layout."""
+    before = FORMATTED.replace("return x", "return {'x' : x}")
+    assert not style.formatted(before)
+    after = before.replace("torch.cuda.synchronize()", "torch.accelerator.synchronize()")
+    assert style.conform("torch/storage.py", before, after) == after
+
+
+def test_conform_is_idempotent_and_a_no_op_without_a_change():
+    once = style.conform("torch/x.py", FORMATTED, REWRITTEN)
+    assert style.conform("torch/x.py", FORMATTED, once) == once
+    assert style.conform("torch/x.py", FORMATTED, FORMATTED) == FORMATTED
+
+
+def test_long_changed_lines_are_reported():
+    before = "x = f(a)\ny = 1\n"
+    after = "x = f(" + "a" * 140 + ")\ny = 1\n"
+    assert style.changed_ranges(before, after) == [(1, 1)]
+    assert style.long_lines(before, after) == [1]
+    assert style.long_lines(before, "x = g(a)\ny = 1\n") == []
