@@ -2,7 +2,8 @@
 
     make replay [ARGS="--mode unsafe --files 'torch/nn/*'"]
     .venv/bin/python tests/benchmarks/replay.py [--mode safe|unsafe|both] [--files GLOB ...]
-        [--labels YAML] [--json OUT] [--keep DIR] [--no-rerun]
+        [--why] [--json OUT] [--compare BASE.json] [--keep DIR] [--no-rerun] [--project DIR]
+        [--labels YAML] [--plain]
 
 The label list (``../shared/upstream/replay/labels_2.4.1_2.13.0.yaml``, read at run time, never
 copied) names every CUDA-only site upstream neutralised between the releases and every CUDA
@@ -36,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+import replay_compare  # noqa: E402
 import replay_report  # noqa: E402
 import replay_score  # noqa: E402
 from replay_fetch import FetchError, sources  # noqa: E402
@@ -179,6 +181,9 @@ def parse_args(argv):
     ap.add_argument("--labels", type=Path, default=LABELS, help="the label list (YAML)")
     ap.add_argument("--json", type=Path, metavar="OUT", help="also write the results as JSON")
     ap.add_argument(
+        "--compare", type=Path, metavar="BASE", help="what changed since an earlier --json run"
+    )
+    ap.add_argument(
         "--keep", type=Path, metavar="DIR", help="work in DIR (trees, series, logs) and keep it"
     )
     ap.add_argument(
@@ -246,6 +251,8 @@ def main(argv=None) -> int:
         "fetch_seconds": round(fetched, 1),
     }
     replay_report.show(head, results, plain=opts.plain)
+    if opts.compare:
+        replay_compare.show(opts.compare, results)
     if opts.json:
         payload = {**head, "modes": [dict(asdict(r), summary=tallies(r)) for r in results]}
         payload["safe_not_unsafe"] = replay_report.safe_not_unsafe(results)

@@ -6,6 +6,7 @@ import pytest
 
 from tests.benchmarks.replay_score import (
     Hunk,
+    Record,
     agrees,
     families,
     load_equivalences,
@@ -247,3 +248,30 @@ def test_touched_lines_are_the_replaced_old_lines():
         "pkg/a.py:12",
         "pkg/a.py:13",
     ]
+
+
+def test_compare_sorts_changed_outcomes():
+    from tests.benchmarks.replay_compare import changes
+
+    def rec(i, status, rewritten, agrees=False):
+        r = Record(i, "p.py", 1, (1, 1), status, "k", "neutral", "old", "new")
+        r.rewritten, r.agrees = rewritten, agrees
+        return r
+
+    before = [
+        {"id": "a", "rewritten": False, "agrees": False},
+        {"id": "b", "rewritten": True, "agrees": True},
+        {"id": "c", "rewritten": True, "agrees": True},
+        {"id": "d", "rewritten": False, "agrees": False},
+        {"id": "e", "rewritten": True, "agrees": True},
+    ]
+    after = [
+        rec("a", "neutralized", True, True),
+        rec("b", "neutralized", False),
+        rec("c", "neutralized", True, False),
+        rec("d", "kept", True),
+        rec("e", "neutralized", True, True),
+        rec("z", "neutralized", True, True),  # not in the earlier run: ignored
+    ]
+    got = {k: [r.id for r in v] for k, v in changes(before, after).items() if v}
+    assert got == {"rewritten": ["a"], "lost": ["b"], "disagrees": ["c"], "kept+": ["d"]}
