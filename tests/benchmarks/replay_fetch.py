@@ -75,6 +75,8 @@ def sources(version: str, digests: dict[str, str]) -> Path:
     if _verified(dest, digests):
         return dest
     wheel = download(version, root / "wheels")
+    if not zipfile.is_zipfile(wheel):
+        raise FetchError(f"{wheel} is not a zip (an interrupted download?): delete it and rerun")
     bad = []
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
