@@ -70,6 +70,33 @@ def checks(r) -> str:
     return f"{r.mode}: {r.patches} patches, {applies}, {prefixes}, {rerun} ({secs})"
 
 
+# The replay targets (recall over the labelled set, agreement over the rewrites, rewrites of
+# kept sites over the kept labels), as fractions: (name, tally group, key, ratio, bound, at most).
+TARGETS = (
+    ("recall", "all", "all", "rewritten", 0.75, False),
+    ("neutral-form recall", "form", "neutral", "rewritten", 0.85, False),
+    ("agreement", "all", "all", "agree", 0.90, False),
+    ("kept rewrites", "kept", "kept", "rewritten", 0.02, True),
+)
+
+
+def targets(summary: dict) -> list[str]:
+    """``recall 34 % (>= 75 %: no)`` and the like, for one mode's tallies."""
+    out = []
+    for name, group, key, field, bound, at_most in TARGETS:
+        t = summary[group].get(key)
+        denom = (t.rewritten if field == "agree" else t.sites) if t else 0
+        if not denom:
+            continue
+        value = getattr(t, field) / denom
+        ok = value <= bound if at_most else value >= bound
+        sign = "<=" if at_most else ">="
+        out.append(
+            f"{name} {100 * value:.1f} % ({sign} {100 * bound:.0f} %: {'yes' if ok else 'no'})"
+        )
+    return out
+
+
 def safe_not_unsafe(results: list) -> list[str]:
     """Old lines the safe-only series rewrites and the unsafe one does not (none expected)."""
     modes = {r.mode: r for r in results}
@@ -110,6 +137,8 @@ def show(head: dict, results: list, plain: bool = False) -> None:
     for r, s in zip(results, summaries):
         kept = s["kept"].get("kept", Tally())
         print(f"{r.mode}: rewrites of kept sites {pct(kept.rewritten, kept.sites)}")
+    for r, s in zip(results, summaries):
+        print(f"{r.mode}: targets " + ", ".join(targets(s)))
     for r in results:
         kept = [x for x in r.records if x.status != "neutralized" and x.rewritten]
         listing(
