@@ -47,8 +47,8 @@ class GuardedMemory(CallRename):
             return new
         if isinstance(eng.parent(original), cst.Expr):
             return new  # a statement: its value is not read
-        if eng.line(original) in _checked_lines(eng.ctx.tree):
-            return new  # already under an `if ...is_available():`
+        if eng.line(original) in _checked_lines(eng.ctx.tree) or _guarded_here(eng, original):
+            return new  # already under an `if ...is_available():`: no second guard
         return cst.IfExp(
             test=cst.parse_expression("torch.accelerator.is_available()"),
             body=new,
@@ -68,14 +68,56 @@ def _dotted(node) -> str:
     return ".".join(reversed(parts))
 
 
+def _asks(test) -> bool:
+    return any(isinstance(x, ast.Attribute) and x.attr == "is_available" for x in ast.walk(test))
+
+
+def _negated(test) -> bool:
+    return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and _asks(test.operand)
+
+
+def _lines(stmts) -> set[int]:
+    return {n for s in stmts for n in range(s.lineno, s.end_lineno + 1)}
+
+
 @functools.lru_cache(maxsize=16)
 def _checked_lines(tree: ast.Module) -> frozenset[int]:
-    """Lines of the statements under an ``if`` whose test asks ``...is_available()``."""
+    """Lines only reached with an accelerator: the body of ``if ...is_available():``, the
+    ``else`` of ``if not ...is_available():``, and the rest of a block after
+    ``if not ...is_available(): return`` (or raise, continue, break)."""
     out: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and any(
-            isinstance(x, ast.Attribute) and x.attr == "is_available" for x in ast.walk(node.test)
-        ):
-            for stmt in node.body:
-                out.update(range(stmt.lineno, stmt.end_lineno + 1))
+        if isinstance(node, ast.If) and _negated(node.test):
+            out |= _lines(node.orelse)
+        elif isinstance(node, ast.If) and _asks(node.test):
+            out |= _lines(node.body)
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            for i, stmt in enumerate(block):
+                if (
+                    isinstance(stmt, ast.If)
+                    and _negated(stmt.test)
+                    and not stmt.orelse
+                    and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+                ):
+                    out |= _lines(block[i + 1 :])
     return frozenset(out)
+
+
+def _guarded_here(eng, node) -> bool:
+    """``node`` is the value of an ``X if ...is_available() else ...`` or the right operand of
+    ``...is_available() and X``: guarded in its own expression."""
+    child, parent = node, eng.parent(node)
+    while parent is not None and not isinstance(parent, cst.BaseStatement):
+        if isinstance(parent, cst.IfExp) and parent.body is child:
+            if "is_available" in cst.Module([]).code_for_node(parent.test):
+                return True
+        if isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.And):
+            if parent.right is child and "is_available" in cst.Module([]).code_for_node(
+                parent.left
+            ):
+                return True
+        child, parent = parent, eng.parent(parent)
+    return False
