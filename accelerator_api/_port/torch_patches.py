@@ -368,3 +368,36 @@ def _install_distributed(p: Patcher) -> None:
 
     p.set(dist, "init_process_group", wrap(dist.init_process_group, "init_process_group", 0))
     p.set(dist, "new_group", wrap(dist.new_group, "new_group", 2))
+    _install_ddp(p)
+
+
+def _ddp_ids(ids):
+    """DDP's ``device_ids``/``output_device`` on the target: None on CPU (DDP takes no device
+    for a CPU module), CUDA strings and devices ported, indices kept (they index the target)."""
+    if Target.is_cpu or ids is None:
+        return None
+    if isinstance(ids, (list, tuple)):
+        return type(ids)(port(d) if needs_port(d) else d for d in ids)
+    return port(ids) if needs_port(ids) else ids
+
+
+def _install_ddp(p: Patcher) -> None:
+    cls = torch.nn.parallel.DistributedDataParallel
+    real = cls.__init__
+
+    @functools.wraps(real)
+    def __init__(self, module, device_ids=None, output_device=None, *args, **kwargs):
+        if (device_ids is not None or output_device is not None) and not is_internal(
+            sys._getframe(1).f_code.co_filename
+        ):
+            new_ids, new_out = _ddp_ids(device_ids), _ddp_ids(output_device)
+            if (new_ids, new_out) != (device_ids, output_device):
+                RECORDER.hit(
+                    f"DistributedDataParallel(device_ids={device_ids!r}, "
+                    f"output_device={output_device!r})",
+                    f"device_ids={new_ids!r}, output_device={new_out!r}",
+                )
+            device_ids, output_device = new_ids, new_out
+        real(self, module, device_ids, output_device, *args, **kwargs)
+
+    p.set(cls, "__init__", __init__)

@@ -216,3 +216,21 @@ def test_device_contexts_after_reinstall():
         uninstall()
         RECORDER.clear()
         os.environ.pop("HN_AUTOPORT_QUIET", None)
+
+
+def test_ddp_device_ids_follow_the_target(ported):
+    # The DDP tutorials' `DDP(model, device_ids=[rank])`: a CPU module takes no device ids.
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    dist.init_process_group("nccl", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        model = DDP(torch.nn.Linear(2, 2).cuda(), device_ids=[0], output_device=0)
+        line = _line_above()
+        model(torch.ones(1, 2).cuda()).sum().backward()
+        assert model.device_ids is None
+    finally:
+        dist.destroy_process_group()
+    assert _sites(ported)[(line, "DistributedDataParallel(device_ids=[0], output_device=0)")][
+        "action"
+    ] == ("device_ids=None, output_device=None")
