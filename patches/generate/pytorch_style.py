@@ -6,7 +6,8 @@ to the files it covers, and flake8 with ``max-line-length = 120`` and B950 (``E5
 a line may run 10 % over). A file is under the formatter when the formatter leaves it unchanged
 before the rewrite; its changed lines are then formatted the same way (``ruff format --range``),
 and nothing else in the file moves. Every changed line must fit B950's limit
-(``long_lines``); in an unformatted file nothing is reformatted.
+(``long_lines``): in a file outside the formatter only a changed statement over it is
+formatted, the rest keeps its layout.
 """
 
 from __future__ import annotations
@@ -62,13 +63,24 @@ def changed_ranges(before: str, after: str) -> list[tuple[int, int]]:
 
 
 def conform(path: str, before: str, after: str) -> str:
-    """``after`` with its changed lines in PyTorch's format where ``before`` is formatted;
-    unchanged otherwise (and whenever ruff is unavailable or fails)."""
-    if after == before or not formatted(before, path):
+    """``after`` with its changed lines in PyTorch's format where ``before`` is formatted; in
+    a file outside the formatter only the changed statements over B950's limit are formatted
+    (flake8 would reject them); ``after`` itself whenever ruff is unavailable or fails."""
+    if after == before:
         return after
+    ranges = changed_ranges(before, after)
+    if not formatted(before, path):
+        lines = after.splitlines()
+        ranges = [
+            (a, b)
+            for a, b in ranges
+            if any(len(lines[n - 1]) > B950_LIMIT for n in range(a, b + 1))
+        ]
     text = after
-    for start, end in reversed(changed_ranges(before, after)):  # bottom-up: lines stay put
-        new = _format(text, path, ("--range", f"{start}-{end}"))
+    lines = after.splitlines()
+    for start, end in reversed(ranges):  # bottom-up: lines stay put
+        span = f"{start}:1-{end}:{len(lines[end - 1]) + 1}"  # through the end of line `end`
+        new = _format(text, path, ("--range", span))
         if new is None:
             return after
         text = new

@@ -51,6 +51,16 @@ def test_conform_is_idempotent_and_a_no_op_without_a_change():
     assert style.conform("torch/x.py", FORMATTED, FORMATTED) == FORMATTED
 
 
+def test_an_overlong_changed_line_of_an_unformatted_file_is_wrapped():
+    before = "x = {'a' : 1}\n\n\ndef f():\n    return g(1)\n"
+    assert not style.formatted(before)
+    after = before.replace("g(1)", "g(" + ", ".join(f"argument_{i}" for i in range(12)) + ")")
+    out = style.conform("torch/x.py", before, after)
+    assert out.startswith("x = {'a' : 1}\n")  # the untouched line keeps its layout
+    assert style.long_lines(before, out) == []
+    assert max(len(ln) for ln in out.splitlines()) <= style.LINE_LENGTH
+
+
 def test_long_changed_lines_are_reported():
     before = "x = f(a)\ny = 1\n"
     after = "x = f(" + "a" * 140 + ")\ny = 1\n"
