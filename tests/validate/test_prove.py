@@ -126,9 +126,19 @@ def test_generated_series_is_proven_with_no_regression(proved):
         "the codemod no longer rewrites sample_inputs_to: `make prove` has no default series, "
         "pick another subsystem (docs/validation.md, Choosing the subsystems)\n" + err[-2000:]
     )
+    ident = subprocess.run(
+        ["git", "var", "GIT_AUTHOR_IDENT"], cwd=REPO_ROOT, capture_output=True, text=True
+    ).stdout.rsplit(" ", 2)[0]
     for p in patches:  # generated, with paths from the folder holding torch (a checkout too)
         text = p.read_text()
         assert text.startswith("From ") and f"diff --git a/{OPINFO} b/{OPINFO}" in text
+        # pasteable: the user's identity, a Test Plan run from a PyTorch checkout, no local paths
+        message = text.split(f"diff --git a/{OPINFO}", 1)[0]
+        assert f"From: {ident}" in message, message[:400]
+        plan = message.split("Test Plan:\n", 1)[1]
+        assert "python -m pytest test/test_utils.py -k " in plan, plan
+        assert "python -m patches.validate --tree . --series opinfo-samples/series" in plan, plan
+        assert str(bundles) not in message and "site-packages" not in message, plan
     report = json.loads((b / "validation.json").read_text())
     assert report["summary"]["regression"] == 0
     assert report["devices"]["trn"]["available"], report["devices"]["trn"]
