@@ -116,6 +116,16 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_sync_in_a_library(self):
+        self.assertExpectedInline(
+            _fixed("sync_library.py"),
+            """\
+@@ -6 +6 @@
+-    torch.cuda.synchronize()
++    torch.accelerator.synchronize()
+""",
+        )
+
     def test_device_sync_helper(self):
         self.assertExpectedInline(
             _fixed("device_sync.py"),

@@ -1,4 +1,5 @@
-"""A bare ``torch.cuda.synchronize()`` statement (HN105) in a script that can run on the CPU.
+"""A bare ``torch.cuda.synchronize()`` statement (HN105) in a script that can run on the CPU
+(a program: ``script_device.is_script``; a library's sync keeps upstream's plain rename).
 
 ``torch.accelerator.synchronize()`` raises without an accelerator. Where the file falls back to
 the CPU (a ``"cpu"`` device value anywhere in it: ``else "cpu"``, ``device = "cpu"``), a timing
@@ -21,6 +22,7 @@ import libcst as cst
 
 from patches.generate.codemods.families import sync_dispatch
 from patches.generate.codemods.families.call_rename import CallRename
+from patches.generate.codemods.families.script_device import is_script
 
 SYNC = "torch.cuda.synchronize"
 NEW = "torch.accelerator.synchronize"
@@ -98,7 +100,7 @@ class GuardedSync(CallRename):
         if not eng.specs_for(self.name, original):
             return None
         cpu, tested = _facts(eng.ctx.tree)
-        if not cpu or line in tested:
+        if not cpu or line in tested or not is_script(eng.ctx):
             return None
         eng.add_needed_import("torch", node=original)
         guard = cst.parse_statement(f"if {GUARD}:\n    pass\n")
