@@ -275,3 +275,47 @@ def test_compare_sorts_changed_outcomes():
     ]
     got = {k: [r.id for r in v] for k, v in changes(before, after).items() if v}
     assert got == {"rewritten": ["a"], "lost": ["b"], "disagrees": ["c"], "kept+": ["d"]}
+
+
+def test_sources_come_from_the_cached_wheel_and_are_checked(tmp_path, monkeypatch):
+    import hashlib
+    import zipfile
+
+    from tests.benchmarks import replay_fetch
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    wheels = tmp_path / "hwneutral" / "wheels"
+    wheels.mkdir(parents=True)
+    body = b"import torch\ntorch.cuda.synchronize()\n"
+    with zipfile.ZipFile(wheels / "torch-9.9.9-cp311-cp311-linux_x86_64.whl", "w") as z:
+        z.writestr("torch/a.py", body)
+    digest = hashlib.sha256(body).hexdigest()
+    monkeypatch.setattr(replay_fetch.subprocess, "run", None)  # the cached wheel is used, no pip
+    src = replay_fetch.sources("9.9.9", {"torch/a.py": digest})
+    assert (src / "torch/a.py").read_bytes() == body
+    assert replay_fetch.sources("9.9.9", {"torch/a.py": digest}) == src  # reused
+    with pytest.raises(replay_fetch.FetchError, match="sha256"):
+        replay_fetch.sources("9.9.9", {"torch/a.py": "0" * 64})
+    with pytest.raises(replay_fetch.FetchError, match="not in"):
+        replay_fetch.sources("9.9.9", {"torch/b.py": digest})
+    (wheels / "torch-8.0.0-cp311-cp311-linux_x86_64.whl").write_bytes(b"partial")
+    with pytest.raises(replay_fetch.FetchError, match="not a zip"):
+        replay_fetch.sources("8.0.0", {"torch/a.py": digest})
+
+
+def test_a_wheel_pip_cannot_fetch_is_a_clear_error(tmp_path, monkeypatch):
+    import subprocess
+
+    from tests.benchmarks import replay_fetch
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    calls = []
+
+    def fake_pip(cmd, **kw):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 1, "", "ERROR: No matching distribution found")
+
+    monkeypatch.setattr(replay_fetch.subprocess, "run", fake_pip)
+    with pytest.raises(replay_fetch.FetchError, match="No matching distribution"):
+        replay_fetch.sources("7.7.7", {"torch/a.py": "0" * 64})
+    assert calls and calls[0][-1] == "torch==7.7.7" and "--no-deps" in calls[0]
