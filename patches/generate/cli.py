@@ -124,7 +124,8 @@ def _explain(args) -> int:
 
     try:
         file, line = explain.parse_site(args.explain, args.path)
-        sys.stdout.write(explain.explain(file, line, args.path, args.target))
+        options = (args.unsafe_fixes, _split(args.select), _split(args.ignore))
+        sys.stdout.write(explain.explain(file, line, args.path, args.target, *options))
     except (UsageError, ValueError) as e:  # ValueError: FILE not under the tree given
         return fail(e)
     return 0

@@ -1,21 +1,22 @@
 """``python -m patches.generate --explain FILE:LINE [TREE]``: the decision for one site, and why.
 
-Scans the file as ``generate`` does (every rule, ``--unsafe-fixes`` implied, the target given),
-runs the file's steps, and prints, for each finding on that line, whether the series rewrites it
-(and into what) or leaves it, with the intent gate's evidence (``patches/generate/intent/``) or the
-family's or catalogue's reason.
+Scans the file as ``generate`` does and runs generate's own steps for it (``plan.file_steps``)
+with the same options (``--unsafe-fixes``, ``--target``, ``--select``, ``--ignore``), and prints,
+for each finding on that line, whether the series rewrites it (and into what) or leaves it, with
+the intent gate's evidence (``patches/generate/intent/``) or the family's or catalogue's reason.
+``tests/patches/test_properties.py`` checks that it answers what generate does.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from patches.common.cli import UsageError
 from patches.generate import pipeline
-from patches.generate.codemods import rewrite_steps
 from patches.generate.intent import KINDS
-from patches.generate.plan import file_groups
+from patches.generate.plan import file_steps
 from patches.generate.state import Settings
 
 
@@ -42,47 +43,90 @@ def tree_root(file: Path) -> Path:
     return d
 
 
-def explain(file: Path, line: int, root: Path | None = None, target: str = "torch") -> str:
-    root = (root or tree_root(file)).resolve()
-    rel = file.resolve().relative_to(root).as_posix()
-    run = pipeline.read(Settings(root, target, unsafe_fixes=True))
-    rules, specs, skipped = run.audit.rules, run.specs, run.skipped
+@dataclass
+class FileDecisions:
+    """generate's decision for every finding of one file: ``lines(f)`` is what ``--explain``
+    prints under the finding (the first says REWRITTEN, LEFT or left)."""
+
+    rel: str
+    text: str
+    found: list = field(default_factory=list)
+    rules: dict = field(default_factory=dict)  # the catalogue, rule id -> Rule
+    error: str = ""  # the rescan failed: nothing decided
+    lines: Callable[[object], list[str]] = lambda f: []
+
+    def rewritten(self, f) -> bool:
+        return self.lines(f)[0].startswith("REWRITTEN")
+
+
+def decisions(file: Path, root: Path, settings: Settings | None = None) -> FileDecisions:
+    """The decisions of ``generate`` with ``settings`` (default ``--unsafe-fixes``) for ``file``
+    of the tree ``root``: the same rescan, rule order, gate and steps (``plan.file_steps``)."""
+    rel = file.resolve().relative_to(root.resolve()).as_posix()
+    run = pipeline.read(settings or Settings(root, unsafe_fixes=True))
     text = file.read_bytes().decode("utf-8")
     found, errs = run.audit.rescan(text, rel)
     if errs:
-        return f"{rel}: the scan fails: {errs[0].reason} {errs[0].detail}\n"
-    here = [f for f in found if f.line <= line <= f.end_line]
-    src = text.split("\n")[line - 1].strip() if line <= text.count("\n") + 1 else ""
-    out = [f"{rel}:{line}: {src}"]
+        return FileDecisions(rel, text, error=f"{errs[0].reason} {errs[0].detail}")
+    lines = _decisions(run, text, rel, found)
+    return FileDecisions(rel, text, found, run.audit.rules, lines=lines)
+
+
+def explain(
+    file: Path,
+    line: int,
+    root: Path | None = None,
+    target: str = "torch",
+    unsafe_fixes: bool = True,
+    select: tuple[str, ...] = (),
+    ignore: tuple[str, ...] = (),
+) -> str:
+    """The decision of ``generate`` with these options (``--unsafe-fixes`` by default, as the
+    library call; the command line passes its own flags) for each finding on ``line``, with the
+    gate's evidence or the reason it is left."""
+    root = (root or tree_root(file)).resolve()
+    settings = Settings(root, target, unsafe_fixes, tuple(select), tuple(ignore))
+    d = decisions(file, root, settings)
+    if d.error:
+        return f"{d.rel}: the scan fails: {d.error}\n"
+    here = [f for f in d.found if f.line <= line <= f.end_line]
+    src = d.text.split("\n")[line - 1].strip() if line <= d.text.count("\n") + 1 else ""
+    out = [f"{d.rel}:{line}: {src}"]
     if not here:
         return "\n".join(out + ["  no finding on this line"]) + "\n"
-    by_rule: dict[str, list] = defaultdict(list)
-    for f in found:
-        if f.rule in specs:
-            by_rule[f.rule].append(f)
-    _, _, groups = file_groups(sorted(by_rule), by_rule, specs)
+    for f in here:
+        rule = d.rules[f.rule]
+        first, *more = d.lines(f)
+        out += [f"  {f.rule} ({rule.name}, {rule.safety}) col {f.col}: {first}", *more]
+    return "\n".join(out) + "\n"
+
+
+def _decisions(run, text: str, rel: str, found):
+    """``decide(finding)`` -> the lines that say what generate does with it."""
+    rule_ids = sorted({f.rule for f in found if f.rule in run.specs})
     evidence: dict = {}
-    results = rewrite_steps(
-        text, rel, groups, findings=found, package_prefix=run.audit.prefix, evidence=evidence
-    )
+    steps = file_steps(run, text, rel, found, rule_ids, evidence=evidence)
+    results = [res for res, _ in steps.values() if res is not None]
     applied = {a for r in results for a in r.outcome.applied}
     failed = {(x[0], x[1]): x[2] for r in results for x in r.outcome.failed}
-    final = results[-1].after.split("\n") if results else []
-    for f in here:
-        rule = rules[f.rule]
-        head = f"  {f.rule} ({rule.name}, {rule.safety}) col {f.col}"
-        if f.rule not in specs:
-            out.append(f"{head}: left: {skipped.get(f.rule, 'no codemod for this rule')}")
-        elif (f.rule, f.line) in applied:
-            out.append(f"{head}: REWRITTEN (no evidence that this code is about CUDA itself)")
-            if f.line <= len(final):
-                out.append(f"    -> {final[f.line - 1].strip()}")
-        elif (f.rule, f.line) in evidence:
-            about = any(e.kind.startswith("cuda-") for e in evidence[(f.rule, f.line)])
-            out.append(f"{head}: LEFT" + (", the code is about CUDA itself:" if about else ":"))
-            for e in evidence[(f.rule, f.line)]:
-                out.append(f"    {e.kind} ({KINDS[e.kind]}): {e.detail}")
-        else:
-            why = failed.get((f.rule, f.line), "no rewrite matched this site")
-            out.append(f"{head}: LEFT: {why}")
-    return "\n".join(out) + "\n"
+    errors = {(f.rule, f.line): r.error for r, fs in steps.values() if r and r.error for f in fs}
+    final_lines = results[-1].after.split("\n") if results else []
+
+    def decide(f) -> list[str]:
+        site = (f.rule, f.line)
+        if f.rule not in run.specs:
+            return [f"left: {run.skipped.get(f.rule, 'no codemod for this rule')}"]
+        if site in errors:
+            return [f"LEFT: {errors[site]}"]
+        if site in applied:
+            out = ["REWRITTEN (no evidence that this code is about CUDA itself)"]
+            if f.line <= len(final_lines):
+                out.append(f"    -> {final_lines[f.line - 1].strip()}")
+            return out
+        if site in evidence:
+            about = any(e.kind.startswith("cuda-") for e in evidence[site])
+            out = ["LEFT" + (", the code is about CUDA itself:" if about else ":")]
+            return out + [f"    {e.kind} ({KINDS[e.kind]}): {e.detail}" for e in evidence[site]]
+        return [f"LEFT: {failed.get(site, 'no rewrite matched this site')}"]
+
+    return decide

@@ -20,7 +20,9 @@ def read(settings: Settings) -> Run:
     started = time.perf_counter()
     audit = audit_io.open_audit(settings.root, settings.select, settings.ignore)
     specs, skipped = fix_specs(audit.selected.values(), settings.target, settings.unsafe_fixes)
-    return Run(settings, audit, specs, skipped, started=started)
+    every, _ = fix_specs(audit.rules.values(), settings.target, True)
+    shadow = {r: s for r, s in every.items() if r not in specs}
+    return Run(settings, audit, specs, skipped, shadow, started=started)
 
 
 def scan(run: Run, given: Report | None = None) -> Run:

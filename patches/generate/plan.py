@@ -18,14 +18,14 @@ from pathlib import Path
 
 from audits.model import FileError, Finding
 from patches.generate import message
-from patches.generate.codemods import FixSpec, rewrite_steps
+from patches.generate.codemods import FileOptions, FixSpec, rewrite_steps
 from patches.generate.codemods.reexports import Importers
 from patches.generate.linediff import opcodes
 from patches.generate.series import FileChange, Patch
 from patches.generate.state import Left, Plan, Run
 from patches.generate.targets import together
 
-__all__ = ["Left", "Plan", "build", "file_groups"]
+__all__ = ["Left", "Plan", "build", "file_groups", "file_steps"]
 
 
 @dataclass
@@ -127,6 +127,7 @@ def _account(plan: Plan, q: _Queue, files, path: str, rule_id: str):
 def _decided(plan: Plan, path: str, result, found: list[Finding]) -> list[Finding]:
     """The step's findings fixed (returned, and added to ``plan.fixed``) or left with why."""
     original = plan.originals[path]
+    at = [(path, f.rule, f.line, f.col) for f in found]
     found = _remap(found, original, result.before)
     done = {(r, _map_line(original, result.before, line)) for r, line in result.outcome.applied}
     why = {
@@ -134,6 +135,7 @@ def _decided(plan: Plan, path: str, result, found: list[Finding]) -> list[Findin
         for r, line, reason in result.outcome.failed
     }
     sites = [f for f in found if (f.rule, f.line) in done]
+    plan.fixed_at |= {k for k, f in zip(at, found) if (f.rule, f.line) in done}
     plan.left += [
         Left(f, why.get((f.rule, f.line), "no rewrite matched this site"))
         for f in found
@@ -225,7 +227,8 @@ def file_groups(order: list[str], by_rule, specs: dict[str, FixSpec]):
 def _file_steps(
     run: Run, plan: Plan, path: str, rule_ids: list[str], importers: Importers
 ) -> dict[str, tuple]:
-    """rule id -> (Rewrite, its findings) for one file, each step on top of the previous."""
+    """rule id -> (Rewrite, its findings) for one file read from the tree; {} when it cannot be
+    read or rescanned (recorded in ``plan``)."""
     try:
         text, plan.modes[path] = _read(run.settings.root, path)
     except (OSError, UnicodeDecodeError) as e:
@@ -237,19 +240,31 @@ def _file_steps(
     if errs:
         plan.unscanned[path] = f"the rescan failed: {errs[0].reason} {errs[0].detail}".rstrip()
         return {}
+    return file_steps(run, text, path, found, rule_ids, importers.of(path))
+
+
+def file_steps(
+    run: Run, text: str, path: str, found: list[Finding], rule_ids, importer=None, evidence=None
+) -> dict[str, tuple]:
+    """rule id -> (Rewrite, its findings) for one file's ``text`` and its rescan ``found``,
+    each step on top of the previous (``rule_ids``: the rules to fix, in series order; the
+    other rules of ``run.shadow`` are decided by the gate as an ``--unsafe-fixes`` run decides
+    them, never rewritten). ``evidence``: filled with
+    the gate's evidence for the sites it leaves (``--explain``)."""
     by_rule: dict[str, list[Finding]] = defaultdict(list)
     for f in found:
         by_rule[f.rule].append(f)
     order = [r for r in rule_ids if by_rule.get(r)]
     steps, host, groups = file_groups(order, by_rule, run.specs)
-    results = rewrite_steps(
-        text,
-        path,
-        groups,
+    shadow = [r for r in sorted(by_rule) if r in run.shadow]
+    options = FileOptions(
         findings=found,
-        importer=importers.of(path),
+        shadow=tuple(file_groups(shadow, by_rule, run.shadow)[2]),
+        importer=importer,
         package_prefix=run.audit.prefix,
+        evidence=evidence,
     )
+    results = rewrite_steps(text, path, groups, options=options)
     out: dict[str, tuple] = {r: (None, []) for r in host}
     mine = [f for r in order for f in by_rule[r]]
     for r, res in zip(steps, results):

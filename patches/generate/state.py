@@ -47,6 +47,9 @@ class Plan:
     modes: dict[str, str] = field(default_factory=dict)  # path -> git file mode
     kept_imports: list[tuple[str, str, str]] = field(default_factory=list)  # (path, name, by)
     unscanned: dict[str, str] = field(default_factory=dict)  # path -> why it was not rescanned
+    # (path, rule, line, col) of every fixed finding as the original file has it (``fixed``
+    # holds them as the text each patch applies to reads)
+    fixed_at: set[tuple[str, str, int, int]] = field(default_factory=set)
 
     def unaccounted(self, findings: Sequence[Finding]) -> list[str]:
         """The invariant of every run: per rule, ``fixed + left == findings`` of the report
@@ -84,6 +87,9 @@ class Run:
     audit: Audit
     specs: dict[str, FixSpec]  # the rules this run may fix (safety and target applied)
     skipped: dict[str, str]  # rule id -> why it is not fixed
+    # the rules an --unsafe-fixes run of every rule fixes and this one does not (their sites
+    # are decided as that run decides them, never rewritten: codemods.FileOptions.shadow)
+    shadow: dict[str, FixSpec] = field(default_factory=dict)
     report: Report | None = None
     plan: Plan | None = None
     started: float = field(default_factory=time.perf_counter)

@@ -1,11 +1,15 @@
 """Property tests over the fixture corpus: programs composed of fixture statements (plus comments
-and corruptions) always come out parseable, compilable, and stable under a second run."""
+and corruptions) always come out parseable, compilable, and stable under a second run; on trees
+composed of them, the safe rules fix a subset of what ``--unsafe-fixes`` fixes, and ``--explain``
+gives generate's own decision for every finding in both modes."""
 
 import ast
+import tempfile
 from collections import Counter
+from pathlib import Path
 
 from codemod_helpers import FIXTURES, fix
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 
@@ -48,6 +52,11 @@ def _parses(src: str) -> bool:
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mangled())
+# a device type threaded into a call that had no argument (``autocast()``, a ``device`` in scope)
+@example(
+    "def forward_no_device(model, x):\n    with torch.cuda.amp.autocast():\n"
+    '        return model(x)\n\ndevice = "cuda:0"\n'
+)
 def test_rewrite_is_parse_safe_and_idempotent(src):
     first, found = fix(src)
     if not _parses(src):
@@ -63,3 +72,94 @@ def test_rewrite_is_parse_safe_and_idempotent(src):
     fully_fixed = {r for r in fixed if fixed[r] == before[r]}
     # The audit reports no finding of a rule whose every site was fixed.
     assert not [f for f in found2 if f.rule in fully_fixed]
+
+
+# -- safe mode is a subset of unsafe mode, and --explain answers what generate does ------------
+
+INTENT = FIXTURES / "intent"
+# where a file lives changes what the gate knows (CUDA's own code, test files, PyTorch's tree)
+PATHS = ("torch/utils/gen.py", "torch/cuda/gen.py", "test/test_gen.py", "pkg/gen.py")
+
+
+def _units() -> list[str]:
+    """Top-level statements of the rule fixtures and of the labelled intent snippets."""
+    out = list(STATEMENTS)
+    for p in sorted(INTENT.rglob("*.py")):
+        src = p.read_text()
+        for node in ast.parse(src).body:
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+                out.append("\n".join(src.splitlines()[start - 1 : node.end_lineno]))
+    return out
+
+
+UNITS = _units()
+
+
+def _decisions(root: Path, unsafe: bool):
+    """(report findings, the (path, rule, line, col) generate fixes) for the tree ``root``."""
+    from audits.model import Report
+    from patches.generate import pipeline
+    from patches.generate.state import Settings
+
+    run = pipeline.read(Settings(root, unsafe_fixes=unsafe))
+    report = Report(root=str(root))
+    for p in sorted(root.rglob("*.py")):
+        rel = p.relative_to(root).as_posix()
+        found, errors = run.audit.rescan(p.read_text(), rel)
+        report.findings += found
+        report.errors += errors
+    plan = pipeline.plan(pipeline.scan(run, report)).plan
+    assert not plan.unaccounted(report.findings)
+    return report.findings, plan.fixed_at
+
+
+def _explained(root: Path, unsafe: bool) -> set[tuple[str, str, int, int]]:
+    """The findings ``--explain`` says generate rewrites (its decisions, one file at a time)."""
+    from patches.generate.explain import decisions
+    from patches.generate.state import Settings
+
+    out = set()
+    for p in sorted(root.rglob("*.py")):
+        d = decisions(p, root, Settings(root, unsafe_fixes=unsafe))
+        out |= {(f.path, f.rule, f.line, f.col) for f in d.found if d.rewritten(f)}
+    return out
+
+
+def _check_tree(root: Path) -> None:
+    _, safe = _decisions(root, False)
+    _, unsafe = _decisions(root, True)
+    assert safe <= unsafe, f"fixed in safe mode only: {sorted(safe - unsafe)}"
+    assert _explained(root, False) == safe, "explain and generate differ (safe mode)"
+    assert _explained(root, True) == unsafe, "explain and generate differ (--unsafe-fixes)"
+
+
+def test_safe_is_a_subset_of_unsafe_on_the_intent_snippets(tmp_path):
+    """Every labelled snippet at its own path, one tree; explain agrees in both modes."""
+    root = tmp_path / "tree"
+    for p in INTENT.rglob("*.py"):
+        dst = root / p.relative_to(INTENT)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_text(p.read_text())
+    _check_tree(root)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(PATHS),
+            st.lists(st.sampled_from(UNITS), min_size=1, max_size=5),
+        ),
+        min_size=1,
+        max_size=2,
+        unique_by=lambda x: x[0],
+    )
+)
+def test_safe_is_a_subset_of_unsafe_and_explain_agrees(files):
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for rel, units in files:
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text("import torch\n\n\n" + "\n\n\n".join(units) + "\n")
+        _check_tree(root)

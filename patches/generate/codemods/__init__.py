@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import Callable
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -26,7 +27,7 @@ from patches.generate.codemods.registry import FAMILY_NAMES, new_families
 from patches.generate.codemods.signatures import replacement_files
 from patches.generate.intent import Gate, Options
 
-__all__ = ["FAMILY_NAMES", "FixSpec", "Rewrite", "rewrite", "rewrite_steps"]
+__all__ = ["FAMILY_NAMES", "FileOptions", "FixSpec", "Rewrite", "rewrite", "rewrite_steps"]
 
 Gated = list[tuple[FixSpec, frozenset[int]]]
 
@@ -47,6 +48,28 @@ class Rewrite:
         return not self.error and self.after != self.before
 
 
+@dataclass(frozen=True)
+class FileOptions:
+    """What a file's analysis needs beside its text and its groups.
+
+    ``findings``: the scan's findings for the file (every rule); with them the intent gate
+    decides every site first (a finding this run does not fix stays CUDA for its unit, so a
+    run with fewer rules fixes a subset of what a run with more fixes). ``shadow``: groups of
+    the rules an ``--unsafe-fixes`` run would also fix: their sites are decided as that run
+    decides them, never rewritten here; a timeline call among them that that run rewrites
+    (``torch.cuda.empty_cache()`` beside a safe ``synchronize``) is not CUDA work that keeps a
+    sync or event of this run CUDA. ``importer(name)``: a file of
+    the tree importing ``name`` from this one (its import stays). ``package_prefix``: the scan's
+    (``torch/`` when the root is a package), for relative imports. ``evidence``: filled with the
+    gate's evidence, (rule, line) -> [Evidence] of the sites it left."""
+
+    findings: list | None = None
+    shadow: tuple[Gated, ...] = ()
+    importer: Callable[[str], str | None] | None = None
+    package_prefix: str = ""
+    evidence: dict | None = None
+
+
 def rewrite(
     source: str,
     path: str,
@@ -56,9 +79,8 @@ def rewrite(
     package_prefix: str = "",
 ) -> Rewrite:
     """Apply ``gated`` (spec, finding lines) to ``source``; never returns code that fails to compile."""
-    return rewrite_steps(
-        source, path, [gated], whole_file, findings=findings, package_prefix=package_prefix
-    )[0]
+    options = FileOptions(findings=findings, package_prefix=package_prefix)
+    return rewrite_steps(source, path, [gated], whole_file, options)[0]
 
 
 class _Failed(Exception):
@@ -69,27 +91,26 @@ class _File:
     """One file's analysis, shared by every step: context, regions, parsed pieces."""
 
     def __init__(
-        self,
-        source: str,
-        path: str,
-        groups: list[Gated],
-        whole_file: bool,
-        importer=None,
-        package_prefix: str = "",
+        self, source: str, path: str, groups: list[Gated], whole_file: bool, options: FileOptions
     ) -> None:
-        self.source, self.path, self.importer = source, path, importer
+        self.source, self.path, self.importer = source, path, options.importer
         self.kept: list[tuple[str, str]] = []
         self.lines = split_lines(source)
-        self.ctx = FileContext(source, ast.parse(source), path, package_prefix)
+        self.ctx = FileContext(source, ast.parse(source), path, options.package_prefix)
         self.families = new_families()
         self.groups = groups = [
             [(s, self.families[s.family].prepare(self.ctx, s, ls)) for s, ls in g] for g in groups
+        ]
+        self.shadow = [
+            (s, self.families[s.family].prepare(self.ctx, s, ls))
+            for g in options.shadow
+            for s, ls in g
         ]
         self.left: dict[tuple[str, int], str] = {}  # (rule, line) -> why the gate left it
         self.gate: Gate | None = None
         self.companions: dict = {}  # (rule, line) -> spans its family rewrites with it
         self.evidence: dict = {}  # (rule, line) -> [Evidence] of the sites left
-        all_lines = {ln for g in groups for _, ls in g for ln in ls}
+        all_lines = {ln for g in [*groups, self.shadow] for _, ls in g for ln in ls}
         regs = None if whole_file else regions(self.ctx, self.lines, all_lines)
         self.whole = regs is None
         if regs is None:
@@ -99,9 +120,20 @@ class _File:
         self.variants: dict[tuple, tuple[str, Engine]] = {}
 
     def settle(self, findings) -> None:
-        """The intent gate over every site of every group: which stay, and why. Iterated with
-        the families, since a site a family cannot rewrite stays CUDA and may hold others."""
+        """The intent gate over every site of every group: which stay, and why. With shadow
+        groups, first as a run with them too decides (``FileOptions.shadow``)."""
         everything = [x for g in self.groups for x in g]
+        later: frozenset = frozenset()
+        if self.shadow:
+            failed = self._settle(findings, everything + self.shadow, later)
+            lines = {s.rule: ls for s, ls in self.shadow}
+            shadow = {(f.rule, f.line) for f in findings if f.line in lines.get(f.rule, ())}
+            later = self.gate.neutral(shadow - failed)
+        self._settle(findings, everything, later)
+
+    def _settle(self, findings, everything: Gated, later: frozenset) -> set[tuple[str, int]]:
+        """The gate for the sites of ``everything``, iterated with the families (a site a family
+        cannot rewrite stays CUDA and may hold others); the sites the families failed."""
         specs = {s.rule: (s, ls) for s, ls in everything}
         candidates = {
             (f.rule, f.line) for f in findings if f.line in specs.get(f.rule, ((), ()))[1]
@@ -114,7 +146,7 @@ class _File:
         defined_in = {s.rule: replacement_files(s) for s, _ in everything}
         renames = {n: s.new_for(n) for s, _ in everything if s.family == "call" for n in s.names}
         self.companions = companions
-        options = Options(frozenset(unguarded), defined_in, renames)
+        options = Options(frozenset(unguarded), defined_in, renames, later)
         self.gate = gate = Gate(self.ctx, findings, candidates, companions, options)
         failed: set[tuple[str, int]] = set()
         for _ in range(4):
@@ -125,12 +157,13 @@ class _File:
                 _, engines = self.state(everything)
                 applied = {a for e in engines for a in e.outcome.applied}
             except (_Failed, SyntaxError, ValueError):
-                return  # cannot tell what the families do: the step reports the failure
+                return failed  # cannot tell what the families do: the step reports the failure
             new = {c for c in candidates - set(left) if c not in applied} - failed
             if not new:
-                return
+                return failed
             failed |= new
         self.variants = {}
+        return failed
 
     def join_units(self) -> None:
         """Move every site of a unit the gate found (``Gate.units``: a guard and what it guards,
@@ -240,27 +273,21 @@ def rewrite_steps(
     path: str,
     groups: list[Gated],
     whole_file: bool = False,
-    findings=None,
-    importer=None,
-    package_prefix: str = "",
-    evidence: dict | None = None,
+    options: FileOptions | None = None,
 ) -> list[Rewrite]:
     """One Rewrite per group, each applied on top of the previous ones (``before`` is the
     previous step's ``after``). A group whose result fails is reported and left out; the
-    following groups still apply. ``findings``: the scan's findings for the file (every rule):
-    with them, the intent gate decides every site first (``_File.settle``) and the sites of one
-    unit land in one step. ``importer(name)``: a file of the tree importing ``name`` from this
-    one (its import stays). ``package_prefix``: the scan's (``torch/`` when the root is a
-    package), for relative imports. ``evidence``: filled with the intent gate's evidence,
-    (rule, line) -> [Evidence]."""
+    following groups still apply. With ``options.findings`` the intent gate decides every site
+    first (``_File.settle``) and the sites of one unit land in one step (``FileOptions``)."""
+    options = options or FileOptions()
     try:
-        f = _File(source, path, groups, whole_file, importer, package_prefix)
+        f = _File(source, path, groups, whole_file, options)
     except (SyntaxError, ValueError, RecursionError) as e:
         return [Rewrite(path, source, source, error=f"parse: {e}", sites=_sites(g)) for g in groups]
-    if findings is not None:
-        f.settle(findings)
-        if evidence is not None:  # --explain: the gate's evidence for every site it left
-            evidence.update(f.evidence)
+    if options.findings is not None:
+        f.settle(options.findings)
+        if options.evidence is not None:  # --explain: the gate's evidence for every site it left
+            options.evidence.update(f.evidence)
         f.join_units()
     out, final = _steps(f, verify_each=False)
     if final != source:

@@ -205,8 +205,8 @@ def _fix_commas(out: list[cst.Arg], original: tuple[cst.Arg, ...]) -> list[cst.A
                 if i < len(original) - 1 and isinstance(original[i].comma, cst.Comma)
                 else default
             )
-        else:
-            comma = original[-1].comma
+        else:  # no original argument (a device type threaded into an empty call): none
+            comma = original[-1].comma if original else cst.MaybeSentinel.DEFAULT
         fixed.append(arg.with_changes(comma=comma))
     return fixed
 

@@ -51,11 +51,6 @@ class Gate:
     ) -> None:
         self.index = Index(ctx)
         self.options = options or Options()
-        self.index.unselected = {
-            finding_span(f)
-            for f in findings
-            if (f.rule, f.line) not in candidates and f.safety != "manual" and f.replacement
-        }
         self.findings = [f for f in findings if f.kind != "branch"]
         self.candidates = set(candidates)
         self.companions: dict[Site, list[Span]] = companions or {}
@@ -95,6 +90,16 @@ class Gate:
     def _remaining(self, spans: dict[int, list[Span]], fixed: set[Site], me) -> Remaining:
         own_extra = self.companions.get((me.rule, me.line), [])
         return remaining_of(self.index, self._by_line, spans, fixed, me, own_extra)
+
+    def neutral(self, sites: set[Site]) -> frozenset[Span]:
+        """The spans of ``sites`` this gate lets through, or leaves only for reasons that are
+        not about CUDA (``redundant``, ``unguarded``)."""
+        return frozenset(
+            finding_span(f)
+            for f in self.findings
+            if (f.rule, f.line) in sites
+            and all(e.kind in _NOT_CUDA for e in self.left.get((f.rule, f.line), []))
+        )
 
     def units(self) -> list[set[Site]]:
         """The sites this run rewrites, joined when one lies in the other's ``Index.unit`` (a

@@ -52,9 +52,6 @@ class Index:
                 tokens.append(Token(span_of(node), "", node))
         tokens.sort(key=lambda t: t.span)
         self.calls = self._local_calls(ctx.tree)
-        # spans of findings with a neutral form whose rule this run does not select (safe
-        # fixes only): not CUDA-only work (the Gate fills it)
-        self.unselected: set[Span] = set()
         self.comments = comments(ctx.source)
         self.tokens = tokens
         self._starts = [t.span[0] for t in tokens]

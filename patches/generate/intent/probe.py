@@ -33,11 +33,14 @@ def first_hit(kind: str, hits: Hits) -> list[Evidence]:
 class Options:
     """What the gate knows about the run beside the file: the rules whose plain rewrite needs an
     availability check (``unguarded``), the files defining a rule's replacement (rule -> {tree
-    path: the replacement's name}), and a call family's renames (old name -> new name)."""
+    path: the replacement's name}), a call family's renames (old name -> new name), and the
+    spans of findings this run leaves that a run with more rules rewrites (``neutral_later``:
+    not CUDA work on a device's timeline)."""
 
     unguarded: frozenset[str] = frozenset()
     defined_in: dict[str, dict[str, str]] = field(default_factory=dict)
     renames: dict[str, str] = field(default_factory=dict)
+    neutral_later: frozenset[Span] = frozenset()
 
 
 @dataclass

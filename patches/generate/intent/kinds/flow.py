@@ -3,7 +3,8 @@ later statement of the same scope passes to code that stays CUDA (``n = torch.cu
 ... ``torch.cuda.get_device_capability(i)``); returned by a same-file function whose callers do
 (``range(_gpu_count())`` over a helper that asks ``get_device_properties``); or a device query
 (``[queries]``) in a function that asks CUDA about the devices again. The neutral answer would
-count or name devices that CUDA code then indexes."""
+count or name devices that CUDA code then indexes. What counts is code, not words: the name a
+later assignment binds (``cuda_time = start.elapsed_time(end)``) is not CUDA work."""
 
 from __future__ import annotations
 
@@ -55,7 +56,9 @@ def _assigned(p: Probe) -> list[Evidence]:
 def _use(p: Probe, sub: ast.Name) -> Hits:
     """What stays CUDA where ``sub`` (a use of the assigned name) goes."""
     user = p.index.top(sub)[1]  # a compound statement: all of it (the body uses it)
-    hits = p.remaining(span_of(user), p.own)
+    # an assignment: its value (the name it binds is a word, not CUDA code: `cuda_time = ...`)
+    value = getattr(user, "value", None) if isinstance(user, (ast.Assign, ast.AnnAssign)) else None
+    hits = p.remaining(span_of(value if value is not None else user), p.own)
     if hits:
         return hits
     n = sub

@@ -34,8 +34,8 @@ def _left_on_timeline(p: Probe) -> Hits:
             if not isinstance(c, ast.Call):
                 continue
             name = qualified(p.ctx, c.func) or ""
-            if not name.startswith("torch.cuda.") or span_of(c.func) in p.index.unselected:
-                continue  # unselected: it has a neutral form, this run does not select its rule
+            if not name.startswith("torch.cuda.") or span_of(c.func) in p.options.neutral_later:
+                continue  # neutral_later: a run with more rules rewrites it
             hits = p.remaining(span_of(c.func), p.own)
             if hits:
                 return hits
