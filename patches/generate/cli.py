@@ -41,7 +41,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--explain",
         metavar="FILE:LINE",
-        help="print the decision and its evidence for the findings on one line, and exit",
+        help="print what generate (with the same --unsafe-fixes/--target/--select/--ignore) "
+        "decides for the findings on one line, with the evidence, and exit",
     )
     mode = ap.add_argument_group("what to produce (at least one)")
     mode.add_argument("--out", type=Path, help="write NNNN-*.patch and a quilt `series` file here")
