@@ -21,7 +21,10 @@ import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-WORD = re.compile(r"(?i)cuda|cudnn|nccl")
+sys.path.insert(0, str(ROOT))
+from audits.vocabulary import CUDA_WORDS  # noqa: E402
+
+WORD = re.compile("(?i)" + "|".join(CUDA_WORDS))
 
 
 def cuda_tokens(source: str) -> int:
