@@ -108,6 +108,19 @@ def test_each_script_loses_70_percent_of_its_cuda_tokens(ported, name):
     assert before >= 4 and after <= 0.3 * before, (name, before, after)
 
 
+def test_the_same_helper_gets_the_same_rewrite(ported):
+    """gpt-fast's device_sync, copied into two scripts of different surroundings."""
+
+    def helper(text: str) -> str:
+        start = text.index("def device_sync(")
+        return text[start : text.index("\n\n\n", start)]
+
+    infer, diffusion = (
+        helper((ported[0] / n).read_text()) for n in ("infer.py", "diffusion_train.py")
+    )
+    assert infer == diffusion and "cuda" not in infer, (infer, diffusion)
+
+
 def test_summary_matches_a_rescan_and_a_rerun_gives_no_patch(ported, tmp_path):
     repo, summary = ported
     rows = {m[1]: tuple(map(int, m.groups()[1:])) for m in ROW.finditer(summary)}
