@@ -196,7 +196,7 @@ def parse_args(argv):
     ap.add_argument(
         "--why",
         action="store_true",
-        help="ask generate --explain why each miss of the last mode is left",
+        help="ask generate --explain why each miss of the last mode is left (explain reads as --unsafe-fixes)",
     )
     ap.add_argument("--plain", action="store_true", help="plain text even when rich is installed")
     return ap.parse_args(argv)
