@@ -75,6 +75,25 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_pick_expression(self):
+        self.assertExpectedInline(
+            _fixed("pick_expression.py"),
+            """\
+# left HN101:16: cuda-statement: 'mps' (line 16)
+# left HN509:16: cuda-statement: 'mps' (line 16)
+@@ -5,5 +5 @@
+-    "cuda"
+-    if torch.cuda.is_available()
+-    else "mps"
+-    if torch.backends.mps.is_available()
+-    else "cpu"
++    torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -11 +7 @@
+-dev = torch.device("cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu")
++dev = torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")
+""",
+        )
+
     def test_derived_type_startswith(self):
         self.assertExpectedInline(
             _fixed("derived_type.py"),

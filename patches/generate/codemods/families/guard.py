@@ -80,6 +80,7 @@ class AvailabilityGuard(CallRename):
     def __init__(self) -> None:
         self.picks: dict[int, tuple[int, Span]] | None = None  # literal line -> (call, span)
         self.blocks: dict[int, pick_block.Block] | None = None  # `if` line -> pick block
+        self.chains: dict[int, pick_block.Chain] | None = None  # call line -> expression pick
 
     def _picks(self, ctx):
         if self.picks is None:
@@ -90,6 +91,11 @@ class AvailabilityGuard(CallRename):
         if self.blocks is None:
             self.blocks = pick_block.blocks(ctx)
         return self.blocks
+
+    def _chains(self, ctx) -> dict[int, pick_block.Chain]:
+        if self.chains is None:
+            self.chains = pick_block.chains(ctx)
+        return self.chains
 
     def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
         """The call lines plus the device-pick literals (and whole pick blocks) they rewrite in
@@ -109,10 +115,16 @@ class AvailabilityGuard(CallRename):
         for ln, b in self._blocks(ctx).items():
             if ln in lines:
                 out.setdefault((spec.rule, ln), []).extend(b.spans)
+        for ln, c in self._chains(ctx).items():
+            if ln in lines:
+                out.setdefault((spec.rule, ln), []).extend(c.spans)
         return out
 
     def on_node(self, eng, original, updated):
-        """A whole device-pick block (``pick_block``), in the step its ``is_available()`` is."""
+        """A whole device-pick block or expression (``pick_block``), in the step its
+        ``is_available()`` is."""
+        if isinstance(original, cst.IfExp):
+            return self._chain(eng, original)
         if not isinstance(original, cst.If):
             return None
         line = eng.line(original)
@@ -123,17 +135,40 @@ class AvailabilityGuard(CallRename):
         if eng.end_line(original) != b.end:
             return None  # a header region (parsed with a `pass` body), not the block
         eng.done(specs[0], original)
-        for spec, lines in eng.gated:  # the literals' own findings (HN502, HN503, ...)
-            if spec.family != self.name and {"cuda", "torch.device"} & set(spec.names):
-                for ln in lines:
-                    if b.start < ln <= b.end and eng.fixes(spec.rule, ln):
-                        eng.outcome.applied.append((spec.rule, ln))
-        api = api_target(specs[0])
-        eng.add_needed_import("torch", node=original)
-        if api:
-            eng.add_needed_import("accelerator_api", node=original)
+        self._literals_done(eng, b.start, b.end)
+        api = self._imports(eng, specs[0], original)
         text = pick_block.replacement(b, f"{_CURRENT}.type", api)
         return cst.parse_statement(text).with_changes(leading_lines=original.leading_lines)
+
+    def _chain(self, eng, original: cst.IfExp):
+        test = original.test
+        if not isinstance(test, cst.Call) or IS_AVAILABLE not in eng.qualnames(test.func):
+            return None
+        line = eng.line(test)
+        c = self._chains(eng.ctx).get(line)
+        specs = eng.specs_for(self.name, test)
+        if c is None or not specs or not eng.fixes(specs[0].rule, line):
+            return None
+        eng.done(specs[0], test)
+        self._literals_done(eng, eng.line(original), eng.end_line(original))
+        api = self._imports(eng, specs[0], original)
+        new = cst.parse_expression(pick_block.value_text(c.kind, f"{_CURRENT}.type", api))
+        return new.with_changes(lpar=original.lpar, rpar=original.rpar)
+
+    def _literals_done(self, eng, start: int, end: int) -> None:
+        """The unit's literals' own findings (HN502, HN503, HN509) go with it."""
+        for spec, lines in eng.gated:
+            if spec.family != self.name and {"cuda", "torch.device"} & set(spec.names):
+                for ln in lines:
+                    if start <= ln <= end and eng.fixes(spec.rule, ln):
+                        eng.outcome.applied.append((spec.rule, ln))
+
+    def _imports(self, eng, spec, node) -> bool:
+        api = api_target(spec)
+        eng.add_needed_import("torch", node=node)
+        if api:
+            eng.add_needed_import("accelerator_api", node=node)
+        return api
 
     def on_literal(self, eng, original, updated):
         return self._pick(eng, original)

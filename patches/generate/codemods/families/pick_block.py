@@ -15,6 +15,9 @@ they go. Shapes: ``if``/``elif``*/``else`` (one assignment) and, after ``device 
 (``"cuda"``) or devices (``torch.device("cuda")``), each branch one assignment to the same
 target. A branch doing anything else (``torch.mps.manual_seed``, a print) is backend-specific:
 the block is not this shape, and its ``is_available()`` is left to the gate as before.
+
+The expression form (``Chain``), ``"cuda" if torch.cuda.is_available() else "mps" if
+torch.backends.mps.is_available() else "cpu"``, becomes the same expression.
 """
 
 from __future__ import annotations
@@ -134,6 +137,52 @@ def _block(ctx, node: ast.If) -> Block | None:
     return Block(node.lineno, node.end_lineno, target, kind, has_else, tuple(spans))
 
 
+@dataclass(frozen=True)
+class Chain:
+    """The expression form: ``"cuda" if torch.cuda.is_available() else "mps" if
+    torch.backends.mps.is_available() else "cpu"`` (the quickstart tutorial's)."""
+
+    call_line: int  # the is_available() call's line (HN101's site)
+    kind: str  # "str" or "device"
+    spans: tuple[Span, ...]
+
+
+def _chain(ctx, node: ast.IfExp) -> Chain | None:
+    test = node.test
+    if not (isinstance(test, ast.Call) and not test.args and not test.keywords):
+        return None
+    value = _value(ctx, node.body)
+    if not is_call(ctx, test, IS_AVAILABLE) or value is None or value[1] != "cuda":
+        return None
+    kind, spans, other, others = value[0], [span_of(node.body)], node.orelse, 0
+    while isinstance(other, ast.IfExp):
+        dev = _other_backend(ctx, other.test)
+        if dev is None or _value(ctx, other.body) != (kind, dev):
+            return None
+        spans += [span_of(other.test), span_of(other.body)]
+        other, others = other.orelse, others + 1
+    if not others or _value(ctx, other) != (kind, "cpu"):
+        return None  # a plain "cuda" if ... else "cpu" is AvailabilityGuard's literal pick
+    return Chain(test.lineno, kind, tuple(spans))
+
+
+def chains(ctx) -> dict[int, Chain]:
+    """is_available() line -> the expression pick it tests."""
+    found = [_chain(ctx, n) for n in ast.walk(ctx.tree) if isinstance(n, ast.IfExp)]
+    return {c.call_line: c for c in found if c is not None}
+
+
+def value_text(kind: str, current: str, api: bool) -> str:
+    """The accelerator's device (``kind`` "device") or type, the CPU's without one."""
+    if kind == "device":
+        if api:
+            return "torch.device(accelerator_api.device_type())"
+        return 'torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")'
+    if api:
+        return "accelerator_api.device_type()"
+    return f'{current} if torch.accelerator.is_available() else "cpu"'
+
+
 def blocks(ctx) -> dict[int, Block]:
     """`if` line -> the device-pick block starting there."""
     out: dict[int, Block] = {}
@@ -149,17 +198,7 @@ def replacement(b: Block, current: str, api: bool) -> str:
     """The block's new text. ``current``: the accelerator's device type expression; ``api``: the
     accelerator_api target (``accelerator_api.device_type()`` is "cpu" without an
     accelerator)."""
-    if b.kind == "device":
-        if api:
-            value = "torch.device(accelerator_api.device_type())"
-        else:
-            value = (
-                'torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")'
-            )
-    elif api:
-        value = "accelerator_api.device_type()"
-    else:
-        value = f'{current} if torch.accelerator.is_available() else "cpu"'
+    value = value_text(b.kind, current, api)
     if b.has_else or api:
         return f"{b.target} = {value}\n"
     # `device = "cpu"` stays above: only the accelerator's branch remains.
