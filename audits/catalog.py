@@ -186,7 +186,7 @@ def _load(p: Path, raw: bytes) -> Catalog:
         where = f"rule #{i + 1}" + (f" ({entry.get('id')})" if isinstance(entry, dict) else "")
         if isinstance(entry, dict) and isinstance(entry.get("match"), dict):
             try:
-                entry["match"] = _expand(entry["match"])
+                entry["match"] = expand_vocabulary(entry["match"])
             except CatalogError as e:
                 problems.append(f"{where}: {e}")
                 continue
@@ -216,12 +216,13 @@ def _vocabulary(name: str) -> Any:
     return value if isinstance(value, str) else list(value)
 
 
-def _expand(value: Any) -> Any:
-    """A match value with its references to audits/vocabulary.py replaced by their words."""
+def expand_vocabulary(value: Any) -> Any:
+    """A value (str, list, dict) with its references to audits/vocabulary.py (``vocabulary.NAME``
+    whole, ``<vocabulary.NAME>`` inside a pattern) replaced by their words."""
     if isinstance(value, dict):
-        return {k: _expand(v) for k, v in value.items()}
+        return {k: expand_vocabulary(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_expand(v) for v in value]
+        return [expand_vocabulary(v) for v in value]
     if not isinstance(value, str) or "vocabulary." not in value:
         return value
     whole = _VOCABULARY_WHOLE.match(value)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import yaml
 
+from audits.catalog import expand_vocabulary
+
 EQUIVALENCES = Path(__file__).with_name("replay_equivalences.yaml")
 
 
@@ -99,7 +101,7 @@ class Equivalences:
 
 
 def load_equivalences(path: Path = EQUIVALENCES) -> Equivalences:
-    data = yaml.safe_load(path.read_text())
+    data = expand_vocabulary(yaml.safe_load(path.read_text()))
     return Equivalences(
         canonical=[(re.compile(p), r) for p, r in data["canonical"]],
         families=[(re.compile(p), r) for p, r in data["families"]],
