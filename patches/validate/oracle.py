@@ -157,7 +157,13 @@ def call_diff(b: dict, a: dict) -> list[str]:
         if (b["raised"], b.get("message")) != (a["raised"], a.get("message")):
             return [f"{_outcome(b)} -> {_outcome(a)}"]
         return []
-    return value_diff(b["returned"], a["returned"])
+    sb, sa = b.get("self_after") or {}, a.get("self_after") or {}
+    state = [
+        f"self.{k}: {sb.get(k, '(unset)')} -> {sa.get(k, '(unset)')}"
+        for k in sorted(set(sb) | set(sa))
+        if sb.get(k) != sa.get(k)
+    ]
+    return value_diff(b["returned"], a["returned"]) + state
 
 
 def compare(out: Path, hunk_targets: dict[str, dict], tests: set[str] | None = None) -> dict:

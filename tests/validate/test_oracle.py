@@ -31,6 +31,17 @@ class Mover:
 
 def helper():
     return 1
+
+
+class Stager:
+    def __init__(self, pin_memory=False):
+        if pin_memory and not torch.cuda.is_available():
+            self.pin_memory = False
+        else:
+            self.pin_memory = pin_memory
+
+
+REGISTRY = {"flat": flat}  # held by a table, as OpInfo holds its sample_inputs_func
 """
 
 TEST = """import torch
@@ -40,6 +51,13 @@ from lib import Mover, flat
 def test_flat():
     x = torch.arange(6.0).reshape(2, 3)
     assert flat(x).tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def test_registry_and_state():
+    from lib import REGISTRY, Stager
+
+    assert REGISTRY["flat"](torch.ones(2, 2)).shape == (4,)
+    Stager(pin_memory=True)
 
 
 def test_move():
@@ -90,7 +108,8 @@ def test_a_copy_that_breaks_sharing_is_named_with_test_and_call(tmp_path):
     result, targets = _pair(tmp_path, after)
     assert targets["0001-x.patch#1"]["targets"] == [{"path": "lib.py", "qualname": "flat"}]
     diffs = result["0001-x.patch#1"]["differences"]
-    assert len(diffs) == 1, diffs
+    assert len(diffs) == 2, diffs  # test_flat, and the call through the registry
+    assert diffs[1]["test"] == "test_lib::test_registry_and_state"
     d = diffs[0]
     assert d["test"] == "test_lib::test_flat" and d["call"] == 1
     assert d["function"] == "lib.py::flat"  # reached through `from lib import flat`
@@ -117,8 +136,8 @@ def test_a_behaviour_preserving_rewrite_is_clean(tmp_path):
     after = LIB.replace("    return x.reshape(-1)\n\n\nclass", "    return x.view(-1)\n\n\nclass")
     result, _ = _pair(tmp_path, after)
     r = result["0001-x.patch#1"]
-    assert r["differences"] == [] and r["calls"] == 1
-    assert oracle.cell({"oracle": r}) == "clean (1 calls)"
+    assert r["differences"] == [] and r["calls"] == 2  # direct, and through the registry
+    assert oracle.cell({"oracle": r}) == "clean (2 calls)"
 
 
 def _entry():
@@ -143,3 +162,17 @@ def test_value_diff_phrases():
     assert oracle.value_diff(t, {"type": "NoneType", "repr": "None"}) == [
         "result: Tensor -> NoneType"
     ]
+
+
+def test_a_method_that_stores_a_different_decision_in_self(tmp_path):
+    after = LIB.replace(
+        "        if pin_memory and not torch.cuda.is_available():",
+        "        if pin_memory and torch.cuda.is_available():",
+    )
+    result, targets = _pair(tmp_path, after)
+    assert targets["0001-x.patch#1"]["targets"] == [
+        {"path": "lib.py", "qualname": "Stager.__init__"}
+    ]
+    (d,) = result["0001-x.patch#1"]["differences"]
+    assert d["test"] == "test_lib::test_registry_and_state"
+    assert d["what"] == ["self.pin_memory: False -> True"]

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import json
 import os
 import re
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -139,6 +141,18 @@ def _plain(a) -> bool:
     return a is None or isinstance(a, (bool, int, float, str))
 
 
+def _state(obj) -> dict:
+    """A method's ``self`` after the call: its plain attributes (flags, names, dtypes, devices),
+    where an ``__init__`` or a setter keeps what it decided."""
+    torch = sys.modules.get("torch")
+    kinds = (torch.dtype, torch.device) if torch is not None else ()
+    out = {}
+    for k, v in sorted(getattr(obj, "__dict__", {}).items())[:60]:
+        if _plain(v) or (kinds and isinstance(v, kinds)):
+            out[k] = _clean(repr(v), 80)
+    return out
+
+
 def _record(key: str, args: tuple, kwargs: dict, result=None, raised=None) -> None:
     test, fh = _STATE["test"], _STATE["fh"]
     if test is None or fh is None:
@@ -152,6 +166,8 @@ def _record(key: str, args: tuple, kwargs: dict, result=None, raised=None) -> No
         outcome = {"raised": type(raised).__name__, "message": _clean(raised)}
     else:
         outcome = {"returned": describe(result, ptrs)}
+    if "." in key.rpartition("::")[2] and args and not isinstance(args[0], type):
+        outcome["self_after"] = _state(args[0])
     fh.write(
         json.dumps({"test": test, "target": key, "call": index, "args": shown, **outcome}) + "\n"
     )
@@ -182,6 +198,32 @@ def _wrap(func, key: str):
     return oracle_wrapper
 
 
+_TRAMPOLINE = "def {name}(*args, **kwargs):\n    return {glob}(*args, **kwargs)\n"
+
+
+def _swap_code(func, key: str) -> bool:
+    """Route every call of ``func`` through the recorder, whoever holds it (a module, a registry,
+    an OpInfo's ``sample_inputs_func``): its code becomes a trampoline to a wrapper of a copy of
+    it. False when it has free variables (a closure, ``super()``): the caller rebinds names."""
+    if not isinstance(func, types.FunctionType) or func.__code__.co_freevars:
+        return False
+    orig = types.FunctionType(
+        func.__code__, func.__globals__, func.__name__, func.__defaults__, func.__closure__
+    )
+    orig.__kwdefaults__ = func.__kwdefaults__
+    glob = f"__hn_oracle_{abs(hash(key))}"
+    func.__globals__[glob] = _wrap(orig, key)
+    ns: dict = {}
+    exec(compile(_TRAMPOLINE.format(name="trampoline", glob=glob), "<hn-oracle>", "exec"), ns)
+    try:
+        func.__signature__ = inspect.signature(orig)
+    except (TypeError, ValueError):
+        pass
+    func.__code__ = ns["trampoline"].__code__
+    func.__hn_oracle__ = True
+    return True
+
+
 def _module_for(path: str):
     suffix = os.sep + path.replace("/", os.sep)
     for mod in list(sys.modules.values()):
@@ -206,11 +248,15 @@ def _install(path: str, qualname: str) -> bool:
         inner = getattr(raw, "__func__", raw)
         if not callable(inner) or getattr(inner, "__hn_oracle__", False):
             return True
+        if _swap_code(inner, key):
+            return True
         wrapped = _wrap(inner, key)
         setattr(cls, rest[0], type(raw)(wrapped) if inner is not raw else wrapped)
         return True
     func = mod.__dict__.get(owner)
     if not callable(func) or getattr(func, "__hn_oracle__", False):
+        return True
+    if _swap_code(func, key):
         return True
     wrapped = _wrap(func, key)
     for m in list(sys.modules.values()):  # every module that imported the name
