@@ -16,7 +16,7 @@ from typing import Callable
 from patches.common.cli import UsageError
 from patches.generate import pipeline
 from patches.generate.intent import KINDS
-from patches.generate.plan import file_steps
+from patches.generate.plan import _map_line, file_steps
 from patches.generate.state import Settings
 
 
@@ -110,23 +110,46 @@ def _decisions(run, text: str, rel: str, found):
     applied = {a for r in results for a in r.outcome.applied}
     failed = {(x[0], x[1]): x[2] for r in results for x in r.outcome.failed}
     errors = {(f.rule, f.line): r.error for r, fs in steps.values() if r and r.error for f in fs}
-    final_lines = results[-1].after.split("\n") if results else []
+    final = results[-1].after if results else text
+    still = _still_there(run, text, final, rel)
 
     def decide(f) -> list[str]:
         site = (f.rule, f.line)
         if f.rule not in run.specs:
-            return [f"left: {run.skipped.get(f.rule, 'no codemod for this rule')}"]
-        if site in errors:
-            return [f"LEFT: {errors[site]}"]
-        if site in applied:
+            out = [f"left: {run.skipped.get(f.rule, 'no codemod for this rule')}"]
+        elif site in errors:
+            out = [f"LEFT: {errors[site]}"]
+        elif site in applied:
             out = ["REWRITTEN (no evidence that this code is about CUDA itself)"]
-            if f.line <= len(final_lines):
-                out.append(f"    -> {final_lines[f.line - 1].strip()}")
-            return out
-        if site in evidence:
+            return out + [f"    -> {_line_after(text, final, f.line)}"]
+        elif site in evidence:
             about = any(e.kind.startswith("cuda-") for e in evidence[site])
             out = ["LEFT" + (", the code is about CUDA itself:" if about else ":")]
-            return out + [f"    {e.kind} ({KINDS[e.kind]}): {e.detail}" for e in evidence[site]]
-        return [f"LEFT: {failed.get(site, 'no rewrite matched this site')}"]
+            out += [f"    {e.kind} ({KINDS[e.kind]}): {e.detail}" for e in evidence[site]]
+        else:
+            out = [f"LEFT: {failed.get(site, 'no rewrite matched this site')}"]
+        if final != text and not still(f):  # another site's rewrite took its line with it
+            out.append(
+                f"    but the series rewrites its line anyway -> {_line_after(text, final, f.line)}"
+            )
+        return out
 
     return decide
+
+
+def _line_after(text: str, final: str, line: int) -> str:
+    """Line ``line`` of ``text`` as the series leaves it."""
+    lines = final.split("\n")
+    at = _map_line(text, final, line)
+    return lines[at - 1].strip() if 0 < at <= len(lines) else ""
+
+
+def _still_there(run, text: str, final: str, rel: str):
+    """``still(f)``: the rescan of ``final`` finds ``f``'s rule on its (mapped) line."""
+    found, errs = run.audit.rescan(final, rel) if final != text else ([], [])
+    left = {(g.rule, g.line) for g in found}
+
+    def still(f) -> bool:
+        return bool(errs) or (f.rule, _map_line(text, final, f.line)) in left
+
+    return still
