@@ -56,6 +56,8 @@ def check_args(a: argparse.Namespace) -> list[str]:
     output_dir("--out", a.out)
     input_file("--config", a.config)
     positive("--timeout", a.timeout)
+    if a.mutants < 0:
+        raise UsageError(f"--mutants {a.mutants}: a number >= 0")
     if a.series and not Path(a.series).exists():
         raise UsageError(f"--series {a.series}: no such file or directory (a series folder)")
     return devices
