@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from audits.model import FileError, Finding
-from patches.generate import message
+from patches.generate import message, pytorch_style
 from patches.generate.codemods import FileOptions, FixSpec, rewrite_steps
 from patches.generate.codemods.reexports import Importers
 from patches.generate.linediff import opcodes
@@ -265,9 +265,19 @@ def file_steps(
         evidence=evidence,
     )
     results = rewrite_steps(text, path, groups, options=options)
+    _conform_last(path, text, results)
     out: dict[str, tuple] = {r: (None, []) for r in host}
     mine = [f for r in order for f in by_rule[r]]
     for r, res in zip(steps, results):
         # the sites the step decides: its rules' and those of a unit it holds (join_units)
         out[r] = (res, [f for f in mine if (f.rule, f.line) in res.sites])
     return out
+
+
+def _conform_last(path: str, text: str, results) -> None:
+    """The file's last changing step ends in PyTorch's own style for every line the series
+    changed (``pytorch_style.conform``); earlier steps stay as rewritten, so each step still
+    applies on top of the one before."""
+    last = next((r for r in reversed(results) if r.changed), None)
+    if last is not None:
+        last.after = pytorch_style.conform(path, text, last.after)
