@@ -38,6 +38,14 @@ struct Aliased {
   size_t storage;  // index into Call::storages
 };
 
+// A `dtype` argument naming a quantized type (factories such as _empty_affine_quantized, which
+// torch.load and deepcopy use to rebuild a quantized tensor): the QuantizedCPU kernel must run,
+// since the CPU one refuses ("Creation of quantized tensor requires quantized dtype").
+bool is_quantized_dtype(const c10::Argument& a, const IValue& v) {
+  if (a.name() != "dtype" || !v.isInt()) return false;
+  return c10::isQIntType(static_cast<c10::ScalarType>(v.toInt()));
+}
+
 bool is_optional_generator(const c10::Argument& a) {
   const auto& t = a.real_type();
   if (auto o = t->castRaw<c10::OptionalType>())
@@ -45,11 +53,16 @@ bool is_optional_generator(const c10::Argument& a) {
   return false;
 }
 
-// Ops that accept cpu index tensors next to device tensors (as CUDA does).
-bool accepts_cpu_tensors(const c10::FunctionSchema& s) {
+// Index tensors on cpu are accepted next to device tensors, as CUDA moves them to the indexed
+// tensor's device. `index` accepts any cpu argument (a cpu tensor indexed by device indices works
+// on CUDA too); the index_put family only its `indices`: CUDA's TensorIterator refuses a
+// non-scalar cpu `values` or a cpu `self` next to device tensors.
+bool accepts_cpu_tensors(const c10::FunctionSchema& s) { return s.name() == "aten::index"; }
+
+bool cpu_indices_ok(const c10::FunctionSchema& s, const c10::Argument& a) {
   const auto& n = s.name();
-  return n == "aten::index" || n == "aten::index_put_" || n == "aten::index_put" ||
-         n == "aten::_index_put_impl_";
+  return a.name() == "indices" &&
+         (n == "aten::index_put_" || n == "aten::index_put" || n == "aten::_index_put_impl_");
 }
 
 // Ops whose CUDA kernel checks every positional and out tensor for one device, by
@@ -77,6 +90,7 @@ struct Call {
   const c10::FunctionSchema& schema;
   c10::DeviceIndex device = -1;
   bool saw_cpu = false;
+  size_t trn_operands = 0;  // trn arguments other than index_put's indices
   c10::SmallVector<Aliased, 4> aliased;
   c10::SmallVector<std::pair<c10::StorageImpl*, c10::Storage>, 2> adopted;
   // Storages of 0-dim cpu arguments: an output viewing one stays a cpu tensor (as on CUDA)
@@ -100,9 +114,12 @@ struct Call {
 
   // `checked`: the argument is one CUDA's device check looks at (positional or out=), so a
   // 0-dim cpu tensor there is a scalar operand only if the op has no device check.
-  at::Tensor to_cpu(const at::Tensor& t, bool checked) {
+  // `index`: an index tensor of the index_put ops, which CUDA moves to the indexed tensor's
+  // device, so its device never makes a mismatch with cpu arguments.
+  at::Tensor to_cpu(const at::Tensor& t, bool checked, bool index = false) {
     if (!t.defined()) return t;
     if (!is_trn(t)) {
+      if (t.is_cpu() && index) return t;
       if (t.is_cpu()) {
         if (t.dim() != 0 || (checked && device_checked(schema))) saw_cpu = true;
         else cpu_scalars.push_back(t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl());
@@ -116,6 +133,7 @@ struct Call {
     auto si = storage_index(t.storage());
     auto a = cpu_alias(t, storages[si].cpu);
     aliased.push_back({t, a, si});
+    if (!index) ++trn_operands;
     return a;
   }
 
@@ -208,6 +226,7 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const size_t base = stack->size() - args.size();
   Call call(schema);
   c10::SmallVector<size_t, 2> default_gen;
+  bool quantized_dtype = false;
 
   for (size_t i = 0; i < args.size(); ++i) {
     IValue& v = (*stack)[base + i];
@@ -228,11 +247,12 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       for (const at::Tensor& t : in) out.push_back(call.to_cpu(t, checked));
       v = out;
     } else if (v.isList()) {  // Tensor?[] (indices) and other generic lists
+      const bool cpu_indices = cpu_indices_ok(schema, args[i]);
       auto in = v.toList();
       c10::impl::GenericList out(in.elementType());
       out.reserve(in.size());
       for (const IValue& e : in)
-        out.push_back(e.isTensor() ? IValue(call.to_cpu(e.toTensor(), checked)) : e);
+        out.push_back(e.isTensor() ? IValue(call.to_cpu(e.toTensor(), checked, cpu_indices)) : e);
       v = out;
     } else if (v.isDevice()) {
       auto d = v.toDevice();
@@ -245,15 +265,19 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       if (g.device().type() == c10::DeviceType::PrivateUse1) v = cpu_engine(g);
     } else if (v.isNone() && is_optional_generator(args[i])) {
       default_gen.push_back(i);
+    } else if (is_quantized_dtype(args[i], v)) {
+      quantized_dtype = true;
     }
   }
   if (call.device < 0) call.device = current_device();
-  if (call.saw_cpu && !call.aliased.empty() && !accepts_cpu_tensors(schema))
+  if (call.saw_cpu && call.trn_operands > 0 && !accepts_cpu_tensors(schema))
     mixed(schema, "trn:" + std::to_string(call.device), "cpu");
   for (auto i : default_gen) (*stack)[base + i] = cpu_engine(default_generator(call.device));
 
   // Quantized aliases go to the QuantizedCPU kernels, as the dispatcher ranks Quantized above Dense.
-  bool quantized = false;
+  // So do quantized factories (a quantized dtype, no tensor argument).
+  bool quantized = quantized_dtype && call.aliased.empty() &&
+                   op.hasKernelForDispatchKey(c10::DispatchKey::QuantizedCPU);
   for (const auto& a : call.aliased) quantized = quantized || a.cpu.is_quantized();
   op.redispatchBoxed(
       c10::DispatchKeySet(quantized ? c10::DispatchKey::QuantizedCPU : c10::DispatchKey::CPU),
@@ -272,33 +296,54 @@ namespace {
 std::once_flag g_claim_once;
 int64_t g_claimed = 0;
 std::unique_ptr<torch::Library> g_claim_lib;
+std::unique_ptr<torch::Library> g_claim_quantized_lib;
+
+bool has_composite(const c10::OperatorHandle& op) {
+  return op.hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) ||
+         op.hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional);
+}
+
+// Whether trn's PrivateUse1 slot needs the fallback registered directly for `op`.
+bool claim_dense(const c10::OperatorName& name, const c10::OperatorHandle& op) {
+  if (op.hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1)) return false;
+  // convolution's composite routes every non-CPU/CUDA backend to convolution_overrideable,
+  // which throws; the CPU entry of the same composite picks the CPU algorithms.
+  if (name.name == "aten::convolution" || name.name == "aten::convolution_backward") return true;
+  // Composites that refuse any device but CPU/CUDA/XPU (mode_out: "mode only supports CPU,
+  // CUDA and XPU device type"); on CPU aliases they run the CPU kernel like everything else.
+  if (name.name == "aten::mode" && name.overload_name == "values") return true;
+  return has_composite(op) && op.hasKernelForDispatchKey(c10::DispatchKey::CPU);
+}
+
+// The same for QuantizedPrivateUse1: a composite also fills the quantized backend slots, so
+// clone, mean, sort, cat... of a quantized trn tensor would decompose into ops that lose the
+// quantizer ("Copying from quantized Tensor to non-quantized Tensor is not allowed") instead of
+// running QuantizedCPU's kernel on the aliases as on cpu.
+bool claim_quantized(const c10::OperatorHandle& op) {
+  return !op.hasKernelForDispatchKey(c10::DispatchKey::QuantizedPrivateUse1) && has_composite(op) &&
+         op.hasKernelForDispatchKey(c10::DispatchKey::QuantizedCPU);
+}
 } // namespace
 
 int64_t claim_composite_ops() {
   std::call_once(g_claim_once, [] {
     g_claim_lib = std::make_unique<torch::Library>(
         torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
+    g_claim_quantized_lib = std::make_unique<torch::Library>(
+        torch::Library::IMPL, "aten", c10::DispatchKey::QuantizedPrivateUse1, __FILE__, __LINE__);
     auto& dispatcher = c10::Dispatcher::singleton();
     for (const auto& name : dispatcher.getAllOpNames()) {
       if (name.name.rfind("aten::", 0) != 0) continue;
       auto op = dispatcher.findOp(name);
       if (!op || !op->hasSchema()) continue;
-      if (op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1)) continue;
-      bool composite =
-          op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) ||
-          op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional);
-      // convolution's composite routes every non-CPU/CUDA backend to convolution_overrideable,
-      // which throws; the CPU entry of the same composite picks the CPU algorithms.
-      bool overrideable = name.name == "aten::convolution" || name.name == "aten::convolution_backward";
-      // Composites that refuse any device but CPU/CUDA/XPU (mode_out: "mode only supports CPU,
-      // CUDA and XPU device type"); on CPU aliases they run the CPU kernel like everything else.
-      bool device_gated = name.name == "aten::mode" && name.overload_name == "values";
-      if (!overrideable && !device_gated &&
-          !(composite && op->hasKernelForDispatchKey(c10::DispatchKey::CPU)))
-        continue;
       auto qualified = name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
-      g_claim_lib->impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&fallback>());
-      ++g_claimed;
+      if (claim_dense(name, *op)) {
+        g_claim_lib->impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&fallback>());
+        ++g_claimed;
+      }
+      if (claim_quantized(*op))
+        g_claim_quantized_lib->impl(qualified.c_str(),
+                                    torch::CppFunction::makeFromBoxedFunction<&fallback>());
     }
   });
   return g_claimed;

@@ -3,11 +3,19 @@
 // taken when it is recorded: query/synchronize are immediately complete, elapsed_time is real.
 #include "trn.h"
 
+#include <Python.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <pthread.h>
 
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace torch::autograd {
+TORCH_API int get_current_graph_task_id();  // graph_task.h: -1 outside a backward pass
+} // namespace torch::autograd
 
 namespace trn {
 
@@ -31,6 +39,43 @@ struct Event {
 double now_ms() {
   using namespace std::chrono;
   return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+// Autograd's device threads. The first backward starts one per device ("pt_autograd_<i>"), and
+// each names itself only after it has taken the GIL once (the Python engine counts a thread as
+// started before that). trn runs backward passes on the calling thread (register.py), so no
+// device thread has to be running for the backward to finish, and a caller that looks right
+// after it (OpenReg's test_autograd_init reads /proc) could find some still unnamed, depending on
+// scheduling. The first backward therefore waits, without the GIL, until every device thread has
+// named itself (each then sets its device through this guard), at most kSettleMs once.
+constexpr double kSettleMs = 500;
+std::atomic<uint64_t> g_named_threads{0};  // bit i: pt_autograd_<i> has named itself
+std::atomic<bool> g_settled{false};
+std::atomic<double> g_settle_deadline{0};
+thread_local bool tl_thread_seen = false;
+
+void note_autograd_thread(c10::DeviceIndex index) {
+  if (tl_thread_seen) return;
+  tl_thread_seen = true;
+  char name[16] = {0};
+  if (pthread_getname_np(pthread_self(), name, sizeof(name)) != 0) return;
+  if (std::strncmp(name, "pt_autograd_", 12) == 0 && index >= 0 && index < 64)
+    g_named_threads.fetch_or(uint64_t{1} << index);
+}
+
+void settle_autograd_threads() {
+  if (g_settled.load(std::memory_order_relaxed)) return;
+  // Only inside a backward pass (the engine has started its threads by then), and never while
+  // holding the GIL, which the threads need.
+  if (torch::autograd::get_current_graph_task_id() == -1 || PyGILState_Check()) return;
+  const int n = device_count();
+  const uint64_t all = n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+  double unset = 0;
+  g_settle_deadline.compare_exchange_strong(unset, now_ms() + kSettleMs);
+  const double deadline = g_settle_deadline.load();
+  while ((g_named_threads.load() & all) != all && now_ms() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  g_settled = true;
 }
 } // namespace
 
@@ -81,6 +126,7 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
   void setDevice(c10::Device d) const override {
     TORCH_CHECK(d.type() == kType, "trn guard got a ", d.type(), " device");
     set_current_device(resolve(d.index()));
+    note_autograd_thread(d.index());
   }
   void uncheckedSetDevice(c10::Device d) const noexcept override {
     if (d.index() >= 0 && d.index() < device_count()) tl_device = d.index();
@@ -117,6 +163,7 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
     return c10::Stream(c10::Stream::UNSAFE, c10::Device(kType, i), id);
   }
   c10::Stream exchangeStream(c10::Stream s) const override {
+    settle_autograd_threads();  // the engine sets each node's stream through here
     auto i = resolve(s.device_index());
     auto old = c10::Stream(c10::Stream::UNSAFE, c10::Device(kType, i), tl_stream[i]);
     tl_stream[i] = s.id();

@@ -118,6 +118,14 @@ at::Tensor& set_storage_offset(at::Tensor& self, c10::Storage source, int64_t of
   return at::cpu::set_(self, source, offset, size, stride);
 }
 
+// torch.load and deepcopy rebuild a quantized tensor as _empty_affine_quantized + set_(storage):
+// QuantizedCPU's kernel on the trn tensor itself, the storage being a trn storage.
+at::Tensor& set_storage_offset_quantized(at::Tensor& self, c10::Storage source, int64_t offset,
+                                         c10::IntArrayRef size, c10::IntArrayRef stride) {
+  check_same_device(self, source);
+  return at::native::set_storage_quantized_(self, source, offset, size, stride);
+}
+
 at::Tensor& set_tensor(at::Tensor& self, const at::Tensor& source) {
   check_same_device(self, source.storage());
   return at::native::set_tensor_(self, source);
@@ -306,6 +314,7 @@ at::Tensor quantized_to_copy(const at::Tensor& self, std::optional<at::ScalarTyp
 // quantizer). CUDA-style dispatch ranks the cpu side first for a cpu<->trn copy, so both
 // Quantized keys get it; QuantizedCPU has no _copy_from of its own (it never crosses devices).
 TORCH_LIBRARY_IMPL(aten, QuantizedPrivateUse1, m) {
+  m.impl("set_.source_Storage_storage_offset", set_storage_offset_quantized);
   m.impl("_to_copy", quantized_to_copy);
   m.impl("_copy_from", copy_from);
   m.impl("_copy_from_and_resize", copy_from_and_resize);

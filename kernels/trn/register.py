@@ -73,8 +73,25 @@ def register() -> str:
     neuron_compat.install(name)  # opt-in: only when the name is `neuron`
     _autograd_on_calling_thread()
     atexit.register(_settle_autograd_device_threads)
+    _children_inherit(name)
     _registered = name
     return name
+
+
+def _children_inherit(name: str) -> None:
+    """Processes started from this one register trn too, as CUDA is there in a spawned child.
+
+    A `multiprocessing` child started by spawn or forkserver is a fresh interpreter that imports
+    only what unpickling its target needs; a worker function defined next to a test, with no
+    import of kernels.trn, found no device ("Expected one of cpu, cuda, ... device type"). The
+    opt-in autoload (HN_TRN=1, the torch.backends entry point) is how a fresh interpreter gets the
+    device, so registering exports it to the environment children inherit, with a non-default
+    name.
+    An explicit HN_TRN (e.g. 0) is left alone.
+    """
+    os.environ.setdefault("HN_TRN", "1")
+    if name != DEFAULT_NAME:
+        os.environ.setdefault("HN_TRN_NAME", name)
 
 
 ENV_AUTOGRAD_THREAD = "HN_TRN_AUTOGRAD_DEVICE_THREAD"

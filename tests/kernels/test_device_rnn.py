@@ -174,3 +174,26 @@ def test_fused_cells_run_on_trn():
                "_thnn_fused_gru_cell", "_thnn_fused_gru_cell_backward"):  # fmt: skip
         assert f"aten::{op}" in names, op
     assert out.device.type == DEV and x.grad.device.type == DEV
+
+
+def _double_backward(module, x):
+    """Gradient of ||d loss/dx||^2 with respect to x and every parameter (create_graph=True)."""
+    out = module(x)
+    y = _flat(out)[0]
+    (g,) = torch.autograd.grad(y.pow(2).sum(), x, create_graph=True)
+    return [g, *torch.autograd.grad(g.pow(2).sum(), [x, *module.parameters()], allow_unused=True)]
+
+
+@pytest.mark.parametrize("kind", ["LSTMCell", "GRUCell", "LSTM", "GRU"])
+def test_double_backward_through_the_fused_cells_matches_cpu(kind):
+    """With create_graph autograd takes the differentiable cell backward (composite ops, each on
+    the fused cells' trn outputs), so second derivatives exist and equal CPU's."""
+    cpu, dev = _pair(lambda: getattr(nn, kind)(4, 5))
+    x = torch.randn(3, 2, 4) if kind in ("LSTM", "GRU") else torch.randn(3, 4)
+    expected = _double_backward(cpu, _leaf(x, "cpu"))
+    got = _double_backward(dev, _leaf(x, DEV))
+    assert len(got) == len(expected)
+    for e, g in zip(expected, got):
+        assert (e is None) == (g is None)
+        if e is not None:
+            _assert_close(e, g, **TOL)
