@@ -57,6 +57,11 @@ def _parses(src: str) -> bool:
     "def forward_no_device(model, x):\n    with torch.cuda.amp.autocast():\n"
     '        return model(x)\n\ndevice = "cuda:0"\n'
 )
+# a script's introduced ``device`` beside a plain "cuda" argument (a second run used it)
+@example(
+    "def move(x):\n    if torch.cuda.is_available():\n        x = x.cuda()\n    return x\n\n"
+    'def no_device(x):\n    return x.to(torch.device("cuda"))\n\nmove(1)\n'
+)
 def test_rewrite_is_parse_safe_and_idempotent(src):
     first, found = fix(src)
     if not _parses(src):

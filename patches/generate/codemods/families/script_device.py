@@ -58,8 +58,22 @@ def is_script(ctx) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=16)
+def _passes_cuda_device(tree: ast.Module) -> bool:
+    """A call is handed a plain ``"cuda"`` (``x.to("cuda")``, ``torch.device("cuda")``): the
+    device-literal family would rewrite it to a ``device`` bound before it, so a ``device`` this
+    family introduced would change that site on a second run (not idempotent). Such a script
+    keeps its ``.cuda()`` calls for a ``device`` of its own."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call):
+            for a in [*n.args, *(k.value for k in n.keywords)]:
+                if isinstance(a, ast.Constant) and a.value == "cuda":
+                    return True
+    return False
+
+
 def _eligible(ctx) -> bool:
-    return is_script(ctx) and not _binds_device(ctx.tree)
+    return is_script(ctx) and not _binds_device(ctx.tree) and not _passes_cuda_device(ctx.tree)
 
 
 def _plain(call: ast.AST) -> bool:
