@@ -54,6 +54,13 @@ def calls(table: str) -> frozenset[str]:
     return frozenset(data()[table]["calls"])
 
 
-def deliberate_check_trees() -> list[str]:
-    """``[checks]``: path prefixes of trees whose code handles each backend itself."""
-    return list(data()["checks"]["deliberate"])
+@functools.lru_cache(maxsize=1)
+def kernel_decorators() -> frozenset[str]:
+    """``[checks] kernels``: qualified decorators that define a GPU kernel (``triton.jit``)."""
+    return frozenset(data()["checks"]["kernels"])
+
+
+@functools.lru_cache(maxsize=1)
+def device_types() -> frozenset[str]:
+    """``[checks] device_types``: the device-type strings a per-device dispatch tests."""
+    return frozenset(data()["checks"]["device_types"])

@@ -9,6 +9,7 @@ import bisect
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from patches.generate.intent.bindings import bindings
 from patches.generate.intent.comments import comments
 from patches.generate.intent.data import is_cuda_word
 from patches.generate.intent.nodes import (
@@ -52,6 +53,7 @@ class Index:
                 tokens.append(Token(span_of(node), "", node))
         tokens.sort(key=lambda t: t.span)
         self.calls = self._local_calls(ctx.tree)
+        self.bindings = bindings(ctx.tree)
         self.comments = comments(ctx.source)
         self.tokens = tokens
         self._starts = [t.span[0] for t in tokens]

@@ -1,11 +1,72 @@
 """ "What stays CUDA" in a span, for one round of the gate: a CUDA token that no fixed site (or
 its family's companion spans) covers, or a finding this round does not fix. Tokens a fixed
-finding covers do not count: its rewrite removes them."""
+finding covers do not count: its rewrite removes them. A plain name is judged by what the file
+binds to it (``bindings``), not by its spelling."""
 
 from __future__ import annotations
 
+import ast
+
 from patches.generate.intent.index import Hits, Index, Remaining
 from patches.generate.intent.nodes import Site, Span, finding_span, inside
+
+_NOWHERE: Span = ((0, 0), (0, 0))
+
+
+class _Remaining:
+    def __init__(self, index: Index, by_line, spans, fixed, me, own_extra) -> None:
+        self.index, self.by_line, self.spans, self.fixed = index, by_line, spans, fixed
+        self.mine = (me.rule, me.line)
+        self.own_extra = own_extra
+        self.judging: set[str] = set()
+
+    def covered(self, sp: Span) -> bool:
+        for line in range(max(1, sp[0][0] - 20), sp[0][0] + 1):
+            for fs in self.spans.get(line, ()):
+                if inside(sp, fs):
+                    return True
+        return any(inside(sp, c) for c in self.own_extra)
+
+    def neutral_name(self, node) -> bool:
+        """A plain name whose every binding the file shows, with values that stay CUDA nowhere
+        (``has_cuda = any(...)`` once its device check is rewritten): its spelling is no
+        evidence."""
+        if not isinstance(node, ast.Name) or node.id in self.judging:
+            return False
+        values = self.index.bindings.get(node.id, [None])
+        if None in values:
+            return False
+        self.judging.add(node.id)
+        try:
+            return not any(self(v, _NOWHERE) for v in values)
+        finally:
+            self.judging.discard(node.id)
+
+    def token_hit(self, unit: Span, own: Span) -> Hits:
+        for t in self.index.tokens_in(unit):
+            if inside(t.span, own) or self.covered(t.span) or self.neutral_name(t.node):
+                continue
+            return [(t.span[0][0], self.index.show(t.node))]
+        return []
+
+    def finding_hit(self, line: int, unit: Span, own: Span) -> Hits:
+        for f in self.by_line.get(line, ()):
+            sp = finding_span(f)
+            site = (f.rule, f.line)
+            if site in self.fixed or site == self.mine or self.covered(sp):
+                continue
+            if inside(sp, unit) and not inside(sp, own):
+                node = self.index.at.get(sp)
+                what = self.index.show(node) if node is not None else f.source.strip()
+                return [(f.line, f"{f.rule} {what[:60]}")]
+        return []
+
+    def __call__(self, unit: Span, own: Span) -> Hits:
+        """The first token hit and, per line, the first finding hit."""
+        hits = self.token_hit(unit, own)
+        for line in range(unit[0][0], unit[1][0] + 1):
+            hits += self.finding_hit(line, unit, own)
+        return sorted(hits)
 
 
 def remaining_of(
@@ -19,37 +80,4 @@ def remaining_of(
     """``remaining(unit, own)`` for finding ``me``: the first CUDA token and, per line, the first
     finding not fixed inside ``unit`` (``own`` excluded), as sorted (line, what) hits. ``spans``: the
     spans of the fixed sites by first line; ``own_extra``: ``me``'s own companion spans."""
-    mine = (me.rule, me.line)
-
-    def covered(sp: Span) -> bool:
-        for line in range(max(1, sp[0][0] - 20), sp[0][0] + 1):
-            for fs in spans.get(line, ()):
-                if inside(sp, fs):
-                    return True
-        return any(inside(sp, c) for c in own_extra)
-
-    def token_hit(unit: Span, own: Span) -> Hits:
-        for t in index.tokens_in(unit):
-            if not (inside(t.span, own) or covered(t.span)):
-                return [(t.span[0][0], index.show(t.node))]
-        return []
-
-    def finding_hit(line: int, unit: Span, own: Span) -> Hits:
-        for f in by_line.get(line, ()):
-            sp = finding_span(f)
-            if (f.rule, f.line) in fixed or (f.rule, f.line) == mine or covered(sp):
-                continue
-            if inside(sp, unit) and not inside(sp, own):
-                node = index.at.get(sp)
-                what = index.show(node) if node is not None else f.source.strip()
-                return [(f.line, f"{f.rule} {what[:60]}")]
-        return []
-
-    def remaining(unit: Span, own: Span) -> Hits:
-        """The first token hit and, per line, the first finding hit."""
-        hits = token_hit(unit, own)
-        for line in range(unit[0][0], unit[1][0] + 1):
-            hits += finding_hit(line, unit, own)
-        return sorted(hits)
-
-    return remaining
+    return _Remaining(index, by_line, spans, fixed, me, own_extra)

@@ -1,17 +1,26 @@
 """``cuda-check``: an explicit device-type comparison with a CUDA string
-(``x.device.type == "cuda"``) in a tree whose code handles each backend itself (``[checks]``:
-PyTorch's own), where asking for CUDA by name is deliberate."""
+(``x.device.type == "cuda"``) whose unit says CUDA is meant, not "an accelerator":
+
+- the file defines its own GPU kernels (``@triton.jit``, ``[checks] kernels``): the check
+  validates the inputs those kernels take (``t.device.type == "cuda"`` before a Triton launch);
+- the check is an ``elif`` of a per-device dispatch that ends in ``else`` (``if t == "cpu": ...
+  elif t == "cuda": ... else: ...``): the code gives other devices their own answer on purpose;
+- the check is and-ed with a size threshold (``x.device.type == "cuda" and n_channels < 4``): a
+  performance heuristic tuned on CUDA, which a neutral check would apply to other devices.
+
+A plain placement check (``if buffer.device.type == "cuda":`` before copying it) carries no such
+evidence: upstream writes those as ``device.type != "cpu"``."""
 
 from __future__ import annotations
 
 import ast
 
-from patches.generate.intent.data import deliberate_check_trees
-from patches.generate.intent.nodes import CUDA_DEVICE_STR, tree_path
+from patches.generate.intent.data import device_types, kernel_decorators
+from patches.generate.intent.nodes import CUDA_DEVICE_STR, qualified
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-check"
-SUMMARY = "an explicit device-type check in code that handles each backend itself"
+SUMMARY = "a device-type check whose unit asks for CUDA (kernel inputs, a per-device dispatch, a tuned heuristic)"
 
 
 def _cuda_string(x) -> bool:
@@ -22,15 +31,88 @@ def _cuda_string(x) -> bool:
     )
 
 
+def _threshold(x) -> bool:
+    """``n < 4``, ``x.numel() >= 2**20``: an ordering against a number."""
+    return (
+        isinstance(x, ast.Compare)
+        and all(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in x.ops)
+        and any(
+            isinstance(c, (ast.Constant, ast.BinOp))
+            and not isinstance(getattr(c, "value", 0), (str, bool))
+            for c in [x.left, *x.comparators]
+        )
+    )
+
+
+_SEEN: dict[int, tuple[ast.AST, str | None]] = {}
+
+
+def _kernels(ctx) -> str | None:
+    """The first decorator of the file that defines a GPU kernel (``triton.jit``), else None."""
+    hit = _SEEN.get(id(ctx.tree))
+    if hit is None or hit[0] is not ctx.tree:
+        if len(_SEEN) > 64:
+            _SEEN.clear()
+        hit = _SEEN[id(ctx.tree)] = (ctx.tree, _first_kernel(ctx))
+    return hit[1]
+
+
+def _first_kernel(ctx) -> str | None:
+    wanted = kernel_decorators()
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for dec in node.decorator_list:
+                name = qualified(ctx, dec.func if isinstance(dec, ast.Call) else dec)
+                if name in wanted:
+                    return f"{name} ({node.name}, line {node.lineno})"
+    return None
+
+
+def _device_test(test) -> bool:
+    """A comparison (or ``and`` of one) with a plain device-type string."""
+    for x in ast.walk(test):
+        if isinstance(x, ast.Compare) and any(
+            isinstance(c, ast.Constant) and c.value in device_types()
+            for c in [x.left, *x.comparators]
+        ):
+            return True
+    return False
+
+
+def _dispatch_arm(p: Probe, node) -> bool:
+    """``node`` is in the test of an ``elif`` whose chain tests a device type before it and ends
+    in a plain ``else``."""
+    test, arm = node, p.index.parents.get(node)
+    while arm is not None and not isinstance(arm, ast.stmt):
+        test, arm = arm, p.index.parents.get(arm)
+    head = p.index.parents.get(arm)
+    if not (isinstance(arm, ast.If) and arm.test is test and isinstance(head, ast.If)):
+        return False
+    if head.orelse != [arm] or not _device_test(head.test):
+        return False
+    while len(arm.orelse) == 1 and isinstance(arm.orelse[0], ast.If):
+        arm = arm.orelse[0]
+    return bool(arm.orelse)
+
+
 def detect(p: Probe) -> list[Evidence]:
-    path = tree_path(p.ctx)
-    if not any(path.startswith(t) for t in deliberate_check_trees()):
-        return []
-    n = p.node
+    n, parent = p.node, None
     while n is not None and not isinstance(n, ast.stmt):
+        parent = p.index.parents.get(n)
         if isinstance(n, ast.Compare):
-            if any(_cuda_string(x) for x in [n.left, *n.comparators]):
-                return [Evidence(KIND, p.f.line, "compares a device type with CUDA")]
-            return []
-        n = p.index.parents.get(n)
+            break
+        n = parent
+    if not isinstance(n, ast.Compare) or not any(_cuda_string(x) for x in [n.left, *n.comparators]):
+        return []
+    kernel = _kernels(p.ctx)
+    if kernel:
+        return [Evidence(KIND, p.f.line, f"the file defines GPU kernels: {kernel}")]
+    if _dispatch_arm(p, n):
+        return [Evidence(KIND, p.f.line, "an elif of a per-device dispatch with an else")]
+    if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
+        for v in parent.values:
+            if v is not n and _threshold(v):
+                return [
+                    Evidence(KIND, p.f.line, "and-ed with a size threshold (a tuned heuristic)")
+                ]
     return []

@@ -1,0 +1,46 @@
+"""What a file binds to each plain name: the value spans of its assignments, or ``None`` for a
+binding whose value the file does not show (a parameter, a loop or ``with`` target, an import,
+a tuple target). The gate judges a name by these values, not by its spelling: ``has_cuda =
+any(t.device.type == "cuda" ...)`` is as CUDA as its value once that value is rewritten."""
+
+from __future__ import annotations
+
+import ast
+
+from patches.generate.intent.nodes import Span, span_of
+
+Bindings = dict[str, list[Span | None]]
+
+
+def _targets(node: ast.AST) -> list[tuple[ast.AST, ast.AST | None]]:
+    """(target, value or None) of one binding statement or construct."""
+    if isinstance(node, ast.Assign):
+        return [(t, node.value if isinstance(t, ast.Name) else None) for t in node.targets]
+    if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+        return [(node.target, node.value)]
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        return [(node.target, None)]
+    if isinstance(node, ast.withitem) and node.optional_vars is not None:
+        return [(node.optional_vars, None)]
+    return []
+
+
+def bindings(tree: ast.AST) -> Bindings:
+    out: Bindings = {}
+    for node in ast.walk(tree):
+        for target, value in _targets(node):
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    known = value is not None and name is target
+                    out.setdefault(name.id, []).append(span_of(value) if known else None)
+        if isinstance(node, ast.arg):
+            out.setdefault(node.arg, []).append(None)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                out.setdefault((a.asname or a.name).split(".")[0], []).append(None)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.setdefault(node.name, []).append(None)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for n in node.names:
+                out.setdefault(n, []).append(None)
+    return out
