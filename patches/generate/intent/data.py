@@ -35,6 +35,12 @@ def about_cuda_text(doc: str) -> bool:
     return is_cuda_word(head) and not any(w in head for w in vocabulary.NEUTRAL_WORDS)
 
 
+def about_cuda_summary(doc: str) -> bool:
+    """A docstring's summary (its first sentence) is about CUDA: a later aside ("excluding ...
+    various CUDA events") does not make the function CUDA's."""
+    return about_cuda_text(re.split(r"\.\s", doc.strip() + " ", maxsplit=1)[0])
+
+
 def owned(path: str) -> list[tuple[str, list[str]]]:
     """The ``[[owned]]`` entries that cover ``path``: (path prefix, function patterns or [])."""
     path = path.replace("\\", "/")

@@ -1,6 +1,6 @@
 """``cuda-function``: an enclosing function or class is about CUDA.
 
-Its name says CUDA (``has_cuda_pallas``), its docstring's first paragraph is about CUDA ("Checks
+Its name says CUDA (``has_cuda_pallas``), its docstring's summary (first sentence) is about CUDA ("Checks
 for a full Pallas-on-CUDA environment"), or a decorator registers it for CUDA-only code
 (``@register(..., "cuda")`` while that stays): the function is CUDA's, whatever it calls."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from patches.generate.intent.data import about_cuda_text, is_cuda_word
+from patches.generate.intent.data import about_cuda_summary, is_cuda_word
 from patches.generate.intent.nodes import span_of
 from patches.generate.intent.probe import Evidence, Probe
 
@@ -30,7 +30,7 @@ def detect(p: Probe) -> list[Evidence]:
         if is_cuda_word(d.name):
             return [Evidence(KIND, d.lineno, f"inside {d.name}")]
         doc = ast.get_docstring(d, clean=False)
-        if doc and about_cuda_text(doc):
+        if doc and about_cuda_summary(doc):
             line = doc.strip().split("\n")[0][:60]
             return [Evidence(KIND, d.lineno, f"{d.name}: {line!r}")]
     return []
