@@ -3,8 +3,10 @@
 
 - the file defines its own GPU kernels (``@triton.jit``, ``[checks] kernels``): the check
   validates the inputs those kernels take (``t.device.type == "cuda"`` before a Triton launch);
-- the check is an ``elif`` of a per-device dispatch that ends in ``else`` (``if t == "cpu": ...
+- the check is an arm of a per-device dispatch that ends in ``else`` (``if t == "cpu": ...
   elif t == "cuda": ... else: ...``): the code gives other devices their own answer on purpose;
+- the same subject is compared with another device type in the function (``is_gpu = d.type ==
+  "cuda"`` beside ``is_tpu = d.type == "tpu"``): the code enumerates devices;
 - the check is and-ed with a size threshold (``x.device.type == "cuda" and n_channels < 4``): a
   performance heuristic tuned on CUDA, which a neutral check would apply to other devices.
 
@@ -80,19 +82,39 @@ def _device_test(test) -> bool:
 
 
 def _dispatch_arm(p: Probe, node) -> bool:
-    """``node`` is in the test of an ``elif`` whose chain tests a device type before it and ends
-    in a plain ``else``."""
+    """``node`` is in the test of an ``if``/``elif`` of a chain that tests a device type in
+    another arm and ends in a plain ``else``."""
     test, arm = node, p.index.parents.get(node)
     while arm is not None and not isinstance(arm, ast.stmt):
         test, arm = arm, p.index.parents.get(arm)
-    head = p.index.parents.get(arm)
-    if not (isinstance(arm, ast.If) and arm.test is test and isinstance(head, ast.If)):
+    if not (isinstance(arm, ast.If) and arm.test is test):
         return False
-    if head.orelse != [arm] or not _device_test(head.test):
+    head = p.index.parents.get(arm)
+    before = isinstance(head, ast.If) and head.orelse == [arm] and _device_test(head.test)
+    after = len(arm.orelse) == 1 and isinstance(arm.orelse[0], ast.If)
+    if not (before or (after and _device_test(arm.orelse[0].test))):
         return False
     while len(arm.orelse) == 1 and isinstance(arm.orelse[0], ast.If):
         arm = arm.orelse[0]
     return bool(arm.orelse)
+
+
+def _subject(cmp: ast.Compare) -> str | None:
+    sides = [x for x in [cmp.left, *cmp.comparators] if not isinstance(x, ast.Constant)]
+    return ast.unparse(sides[0]) if len(sides) == 1 else None
+
+
+def _other_device(p: Probe, cmp: ast.Compare) -> str | None:
+    """Another device type (not CPU, not CUDA) the same subject is compared with nearby."""
+    subject = _subject(cmp)
+    scope = p.defs[0] if p.defs else p.ctx.tree
+    for x in ast.walk(scope) if subject else ():
+        if isinstance(x, ast.Compare) and x is not cmp and _subject(x) == subject:
+            for c in [x.left, *x.comparators]:
+                value = getattr(c, "value", None)
+                if value in device_types() and value != "cpu" and not _cuda_string(c):
+                    return f"{subject} is also compared with {value!r} (line {x.lineno})"
+    return None
 
 
 def detect(p: Probe) -> list[Evidence]:
@@ -107,8 +129,11 @@ def detect(p: Probe) -> list[Evidence]:
     kernel = _kernels(p.ctx)
     if kernel:
         return [Evidence(KIND, p.f.line, f"the file defines GPU kernels: {kernel}")]
+    other = _other_device(p, n)
+    if other:
+        return [Evidence(KIND, p.f.line, other)]
     if _dispatch_arm(p, n):
-        return [Evidence(KIND, p.f.line, "an elif of a per-device dispatch with an else")]
+        return [Evidence(KIND, p.f.line, "an arm of a per-device dispatch with an else")]
     if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
         for v in parent.values:
             if v is not n and _threshold(v):
