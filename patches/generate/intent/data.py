@@ -68,5 +68,6 @@ def kernel_decorators() -> frozenset[str]:
 
 @functools.lru_cache(maxsize=1)
 def device_types() -> frozenset[str]:
-    """``[checks] device_types``: the device-type strings a per-device dispatch tests."""
-    return frozenset(data()["checks"]["device_types"])
+    """The device-type strings a per-device dispatch tests: the vocabulary's Python backends and
+    ``[checks] device_types_extra``."""
+    return frozenset(vocabulary.PY_BACKENDS) | frozenset(data()["checks"]["device_types_extra"])
