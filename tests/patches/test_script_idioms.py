@@ -150,7 +150,7 @@ class TestScriptIdioms(expecttest.TestCase):
             _fixed("device_sync.py"),
             """\
 # left HN105:16: cuda-branch: 'cuda' (line 15)
-# left HN506:15: cuda-guarded: 'mps' (line 17)
+# left HN506:15: cuda-check: device is also compared with 'mps' (line 17); cuda-guarded: 'mps' (line 17)
 @@ -5,6 +5,2 @@
 -    if "cuda" in device:
 -        torch.cuda.synchronize(device)

@@ -86,7 +86,7 @@ class Engine(cst.CSTTransformer):
         return self.get_metadata(PositionProvider, node).end.line + self.delta
 
     def qualnames(self, node: cst.CSTNode) -> set[str]:
-        dotted = _dotted(node)
+        dotted = dotted_name(node)
         q = self.ctx.qualify(self.line(node), dotted) if dotted else None
         return {q} if q else set()
 
@@ -244,7 +244,8 @@ class Engine(cst.CSTTransformer):
         return updated
 
 
-def _dotted(node: cst.CSTNode) -> str | None:
+def dotted_name(node: cst.CSTNode) -> str | None:
+    """``"a.b.c"`` for a pure Name/Attribute chain ``a.b.c``, else None."""
     parts = []
     while isinstance(node, cst.Attribute):
         parts.append(node.attr.value)

@@ -17,6 +17,7 @@ import functools
 
 import libcst as cst
 
+from patches.generate.codemods.engine import dotted_name
 from patches.generate.codemods.families.call_rename import CallRename
 
 _NAMES = (
@@ -41,7 +42,7 @@ class GuardedMemory(CallRename):
         new = super().on_call(eng, original, updated)
         if not isinstance(new, cst.Call) or new is updated:
             return new
-        name = _dotted(new.func)
+        name = dotted_name(new.func) or ""
         last = name.rsplit(".", 1)[-1]
         if not name.startswith("torch.accelerator.") or last.startswith("reset_"):
             return new
@@ -56,16 +57,6 @@ class GuardedMemory(CallRename):
             lpar=[cst.LeftParen()],
             rpar=[cst.RightParen()],
         )
-
-
-def _dotted(node) -> str:
-    parts = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-    return ".".join(reversed(parts))
 
 
 def _asks(test) -> bool:

@@ -20,6 +20,7 @@ import functools
 
 import libcst as cst
 
+from patches.generate.codemods.engine import dotted_name
 from patches.generate.codemods.families import sync_dispatch
 from patches.generate.codemods.families.call_rename import CallRename
 from patches.generate.codemods.families.script_device import is_script
@@ -94,7 +95,7 @@ class GuardedSync(CallRename):
         if not isinstance(expr, cst.Expr) or not isinstance(expr.value, cst.Call):
             return None
         call = expr.value
-        if _dotted(call.func) != NEW or call.args:
+        if dotted_name(call.func) != NEW or call.args:
             return None  # not rewritten here (kept, failed), or the accelerator_api target
         line = eng.line(original)
         if not eng.specs_for(self.name, original):
@@ -127,13 +128,3 @@ class GuardedSync(CallRename):
             eng.add_needed_import("accelerator_api", node=original)
         text = sync_dispatch.replacement(d, new)
         return cst.parse_statement(text).with_changes(leading_lines=original.leading_lines)
-
-
-def _dotted(node) -> str:
-    parts = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-    return ".".join(reversed(parts))

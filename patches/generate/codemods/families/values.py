@@ -20,6 +20,8 @@ from __future__ import annotations
 import ast
 import functools
 
+from audits.resolve import dotted_parts
+
 STREAM_TYPES = frozenset(
     {"torch.cuda.Stream", "torch.cuda.streams.Stream", "torch.Stream", "torch.cuda.ExternalStream"}
 )
@@ -31,14 +33,10 @@ _CAUGHT = frozenset({"Exception", "BaseException", "RuntimeError", "AssertionErr
 
 
 def _qual(ctx, node: ast.AST, line: int | None = None) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
+    parts = dotted_parts(node)
+    if parts is None:
         return None
-    parts.append(node.id)
-    return ctx.qualify(line or node.lineno, ".".join(reversed(parts)))
+    return ctx.qualify(line or node.lineno, ".".join(parts))
 
 
 def _key(target: ast.AST) -> str | None:

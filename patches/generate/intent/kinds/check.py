@@ -129,6 +129,8 @@ def detect(p: Probe) -> list[Evidence]:
     kernel = _kernels(p.ctx)
     if kernel:
         return [Evidence(KIND, p.f.line, f"the file defines GPU kernels: {kernel}")]
+    if any(start <= n.lineno <= end for start, end in p.ctx.blocks):
+        return []  # a family rewrites the whole statement (the dispatch) as one unit
     other = _other_device(p, n)
     if other:
         return [Evidence(KIND, p.f.line, other)]
