@@ -39,3 +39,16 @@ def fix(source: str, path: str = "x.py", target: str = "torch", unsafe: bool = T
 def diff(before: str, after: str) -> str:
     lines = difflib.unified_diff(before.splitlines(True), after.splitlines(True), n=0)
     return "".join(ln for ln in lines if not ln.startswith(("--- ", "+++ ")))
+
+
+def snapshot(path, target: str = "torch") -> str:
+    """The fixture at ``path`` as generate rewrites it: the sites left (``# left RULE:LINE: why``)
+    then the diff; the result must compile and a second run must change nothing."""
+    src, name = path.read_text(), path.name
+    result, _ = fix(src, name, target)
+    assert not result.error, result.error
+    compile(result.after, name, "exec")
+    again, _ = fix(result.after, name, target)
+    assert again.after == result.after, diff(result.after, again.after)  # idempotent
+    failed = "".join(f"# left {r}:{ln}: {why}\n" for r, ln, why in result.outcome.failed)
+    return failed + diff(src, result.after)

@@ -2,18 +2,11 @@
 scan, intent gate, catalogue-driven codemod (expecttest: EXPECTTEST_ACCEPT=1 rewrites them)."""
 
 import expecttest
-from codemod_helpers import FIXTURES, diff, fix
+from codemod_helpers import FIXTURES, snapshot
 
 
 def _fixed(name: str, target: str = "torch") -> str:
-    src = (FIXTURES / name).read_text()
-    result, _ = fix(src, name, target)
-    assert not result.error, result.error
-    compile(result.after, name, "exec")
-    again, _ = fix(result.after, name, target)
-    assert again.after == result.after, diff(result.after, again.after)  # idempotent
-    failed = "".join(f"# left {r}:{ln}: {why}\n" for r, ln, why in result.outcome.failed)
-    return failed + diff(src, result.after)
+    return snapshot(FIXTURES / name, target)
 
 
 class TestIdiomFixtures(expecttest.TestCase):

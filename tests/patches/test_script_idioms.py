@@ -5,20 +5,13 @@ script, a memory counter already under a check; each with its look-alike negativ
 the reason). Run as generate runs them (scan, intent gate, codemod; EXPECTTEST_ACCEPT=1)."""
 
 import expecttest
-from codemod_helpers import FIXTURES, diff, fix
+from codemod_helpers import FIXTURES, fix, snapshot
 
 DIR = FIXTURES / "script_idioms"
 
 
 def _fixed(name: str, target: str = "torch") -> str:
-    src = (DIR / name).read_text()
-    result, _ = fix(src, name, target)
-    assert not result.error, result.error
-    compile(result.after, name, "exec")
-    again, _ = fix(result.after, name, target)
-    assert again.after == result.after, diff(result.after, again.after)  # idempotent
-    failed = "".join(f"# left {r}:{ln}: {why}\n" for r, ln, why in result.outcome.failed)
-    return failed + diff(src, result.after)
+    return snapshot(DIR / name, target)
 
 
 class TestScriptIdioms(expecttest.TestCase):
