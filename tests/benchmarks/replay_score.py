@@ -9,6 +9,7 @@ The driver is ``replay.py``; docs/replay.md explains the figures.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ class Hunk:
     old_start: int
     old: list[str] = field(default_factory=list)
     new: list[str] = field(default_factory=list)
+    new_start: int = 0  # set by apply_hunks
 
     def touches(self, first: int, last: int) -> bool:
         """Whether this hunk replaces or deletes any old line in first..last (pure inserts
@@ -57,30 +59,116 @@ def parse_diff(text: str) -> dict[str, list[Hunk]]:
     return out
 
 
+def apply_hunks(old_lines: list[str], hunks: list[Hunk]) -> list[str]:
+    """The new file: ``old_lines`` with every hunk applied (a zero-context diff holds all the
+    changes). Sets each hunk's ``new_start``, the first line its new text takes."""
+    out: list[str] = []
+    n = 1
+    for h in sorted(hunks, key=lambda h: h.old_start):
+        out += old_lines[n - 1 : h.old_start - 1]
+        h.new_start = len(out) + 1
+        out += h.new
+        n = h.old_start + len(h.old)
+    return out + old_lines[n - 1 :]
+
+
+def _header_end(node: ast.stmt) -> int:
+    """The last line of a compound statement's header (``if a and\n b:`` -> the ``b:`` line)."""
+    end = node.lineno
+    for name, value in ast.iter_fields(node):
+        if name in ("body", "orelse", "finalbody", "handlers", "cases", "decorator_list"):
+            continue
+        for child in value if isinstance(value, list) else [value]:
+            if isinstance(child, ast.AST) and hasattr(child, "end_lineno"):
+                end = max(end, child.end_lineno)
+    return end
+
+
+def units(lines: list[str]) -> list[tuple[int, int]]:
+    """For every line (index n-1 for line n), the lines of the statement it belongs to: a simple
+    statement whole, a compound statement's header, a decorator; any other line (a comment, a
+    blank, ``else:``, a file that does not parse) is a unit of its own."""
+    out = [(n, n) for n in range(1, len(lines) + 1)]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return out
+    for node in ast.walk(tree):  # outer statements first: inner ones overwrite their lines
+        if not isinstance(node, ast.stmt):
+            continue
+        compound = any(isinstance(getattr(node, f, None), list) for f in ("body", "handlers"))
+        spans = [(node.lineno, _header_end(node) if compound else node.end_lineno)]
+        spans += [(d.lineno, d.end_lineno) for d in getattr(node, "decorator_list", [])]
+        for first, last in spans:
+            for n in range(first, min(last, len(lines)) + 1):
+                out[n - 1] = (first, last)
+    return out
+
+
+def _cuts(unit: list[tuple[int, int]], first: int, last: int) -> list[tuple[int, int]]:
+    """The statements of lines first..last, clipped to them and relative to ``first``."""
+    seen = []
+    for n in range(first, last + 1):
+        a, b = unit[n - 1]
+        cut = (max(a, first) - first, min(b, last) - first)
+        if cut not in seen:
+            seen.append(cut)
+    return seen
+
+
+def _mapped(h: Hunk, n: int, old_unit, new_unit) -> tuple[int, int]:
+    """The new lines that old line n of hunk h became. Line for line where both sides split
+    into the same statements over the same lines; statement for statement where they have as
+    many statements; else the whole of the hunk's new text."""
+    ol, nl = h.old_start + len(h.old) - 1, h.new_start + len(h.new) - 1
+    old_cuts, new_cuts = _cuts(old_unit, h.old_start, ol), _cuts(new_unit, h.new_start, nl)
+    if new_cuts and old_cuts == new_cuts:
+        return h.new_start + n - h.old_start, h.new_start + n - h.old_start
+    if new_cuts and len(old_cuts) == len(new_cuts):
+        i = next(i for i, (a, b) in enumerate(old_cuts) if a <= n - h.old_start <= b)
+        a, b = new_cuts[i]
+        return h.new_start + a, h.new_start + b
+    return h.new_start, max(h.new_start, nl)
+
+
 def rewrite_at(
-    hunks: list[Hunk], first: int, last: int, old_lines: list[str]
+    hunks: list[Hunk],
+    first: int,
+    last: int,
+    old_lines: list[str],
+    new_lines: list[str] | None = None,
 ) -> tuple[str, str] | None:
     """(before, after) for old lines first..last of ``old_lines`` (the old file, 1-based
     lines), or None when no hunk touches them.
 
-    ``after`` is the span as the new file has it: untouched lines as they were, a touched line
-    replaced by its hunk's new lines (a hunk that writes as many lines as it replaces is read
-    line by line; any other hunk is taken whole, once)."""
+    ``after`` is what those lines became in the new file (``new_lines``; by default the old
+    file with the hunks applied): untouched lines as they are, a touched line as its hunk maps
+    it (``_mapped``), widened to the whole statement on each side where the old span begins or
+    ends one; so a statement rewritten over other lines than before (a wrapped one-line
+    rewrite of an ``if``/``else`` pair) is read whole, not by its first line."""
     touching = [h for h in hunks if h.touches(first, last)]
     if not touching:
         return None
-    after: list[str] = []
-    done: set[int] = set()
+    if new_lines is None:
+        new_lines = apply_hunks(old_lines, hunks)
+    else:
+        apply_hunks(old_lines, hunks)  # sets new_start
+    old_unit, new_unit = units(old_lines), units(new_lines)
+    spans = []
     for n in range(first, last + 1):
         h = next((h for h in touching if h.old_start <= n < h.old_start + len(h.old)), None)
-        if h is None:
-            after.append(old_lines[n - 1] if n <= len(old_lines) else "")
-        elif len(h.old) == len(h.new):
-            after.append(h.new[n - h.old_start])
-        elif id(h) not in done:
-            done.add(id(h))
-            after += h.new
-    return "\n".join(old_lines[first - 1 : last]), "\n".join(after)
+        if h is not None:
+            spans.append(_mapped(h, n, old_unit, new_unit))
+            continue
+        before = [g for g in hunks if g.old_start + len(g.old) <= n]
+        m = n + sum(len(g.new) - len(g.old) for g in before)
+        spans.append((m, m))
+    a, b = min(s[0] for s in spans), max(s[1] for s in spans)
+    if a <= len(new_lines) and first <= len(old_lines) and old_unit[first - 1][0] == first:
+        a = min(a, new_unit[a - 1][0])
+    if 1 <= b <= len(new_lines) and last <= len(old_lines) and old_unit[last - 1][1] == last:
+        b = max(b, new_unit[b - 1][1])
+    return "\n".join(old_lines[first - 1 : last]), "\n".join(new_lines[a - 1 : b])
 
 
 def touched_lines(hunks: dict[str, list[Hunk]]) -> list[str]:
@@ -162,8 +250,26 @@ def agrees(old: str, ours: str, upstream: str, form: str, eq: Equivalences) -> b
     return removed.isdisjoint(f_ours) and introduced <= f_ours
 
 
+def _tree(text: str) -> str | None:
+    """The statement's syntax tree (``ast.dump``), or None when it is not whole Python. Each line
+    is stripped of its indent (a label's text is), and a compound statement's header gets a
+    ``pass`` body."""
+    flat = "\n".join(line.strip() for line in text.splitlines())
+    for candidate in (flat, flat + " pass"):
+        try:
+            return ast.dump(ast.parse(candidate))
+        except SyntaxError:
+            continue
+    return None
+
+
 def same_text(ours: str, upstream: str) -> bool:
-    """Equal after dropping comments, whitespace and the choice of quote."""
+    """Equal as Python (the same syntax tree: layout, parentheses, trailing commas, comments
+    and the choice of quote do not count); for text that does not parse alone (a line out of a
+    longer statement), equal after dropping comments, whitespace and the choice of quote."""
+    a, b = _tree(ours), _tree(upstream)
+    if a is not None and b is not None:
+        return a == b
 
     def norm(t: str) -> str:
         return re.sub(r"\s+", "", _code(t)).replace("'", '"').rstrip(",")

@@ -84,6 +84,66 @@ def test_uneven_hunk_is_taken_whole_once_and_untouched_lines_stay():
     ]
 
 
+# a device pick rewritten as one wrapped statement over as many lines as the `if`/`else` it
+# replaces: an equal-length hunk whose lines do not correspond
+PICK_OLD = [
+    "def f():",
+    "    if torch.cuda.is_available():",
+    "        # workaround",
+    '        device = "cuda"',
+    "    else:",
+    '        device = "cpu"',
+    "    return device",
+]
+PICK_NEW = [
+    "    device = (",
+    "        torch.accelerator.current_accelerator().type",
+    "        if torch.accelerator.is_available()",
+    '        else "cpu"',
+    "    )",
+]
+
+
+def test_a_statement_rewritten_over_other_lines_is_read_whole():
+    hunks = [Hunk(2, PICK_OLD[1:6], PICK_NEW)]
+    for line in (2, 4):  # the `if` header and the assignment in its body
+        before, after = rewrite_at(hunks, line, line, PICK_OLD)
+        assert before == PICK_OLD[line - 1]
+        assert after.splitlines() == PICK_NEW
+    _, after = rewrite_at(hunks, 2, 2, PICK_OLD)
+    up = 'device = next((gpu for gpu in GPU_TYPES if getattr(torch, gpu).is_available()), "cpu")'
+    assert agrees(PICK_OLD[1], after, up, "internal", EQ)
+    # the old `return` line after the hunk is still itself
+    assert rewrite_at(hunks + [Hunk(7, [PICK_OLD[6]], ["    return str(device)"])], 7, 7, PICK_OLD)[
+        1
+    ] == ("    return str(device)")
+
+
+def test_a_hunk_of_several_statements_maps_statement_to_statement():
+    old = ["def f():", "    a = torch.cuda.current_stream()", "    b = torch.cuda.Event()"]
+    new = ["    a = torch.accelerator.current_stream()", "    b = torch.Event(", "        x)"]
+    hunks = [Hunk(2, old[1:], new)]
+    assert rewrite_at(hunks, 2, 2, old)[1] == new[0]
+    assert rewrite_at(hunks, 3, 3, old)[1] == "\n".join(new[1:])
+
+
+def test_a_line_out_of_a_longer_statement_stays_a_line():
+    old = ["acts = [", "    ProfilerActivity.CPU,", "    ProfilerActivity.CUDA,", "]"]
+    hunks = [Hunk(3, [old[2]], ["    accelerator_activity,"])]
+    assert rewrite_at(hunks, 3, 3, old)[1] == "    accelerator_activity,"
+
+
+def test_same_text_is_the_same_syntax_tree():
+    one_line = 'device = acc.current_accelerator().type if acc.is_available() else "cpu"'
+    wrapped = "\n".join(PICK_NEW).replace("torch.accelerator", "acc").replace('"', "'")
+    assert same_text(wrapped, one_line)
+    assert same_text("if x.device.type != 'cpu':", 'if (x.device.type != "cpu"):')
+    assert not same_text(wrapped, one_line.replace('"cpu"', '"meta"'))
+    assert not same_text("f(a, b)", "f(b, a)")
+    # a line out of a longer statement is compared as text
+    assert same_text("    torch.Event(),", "torch.Event(),")
+
+
 def test_touches_is_inclusive_at_both_ends():
     h = Hunk(10, ["a", "b"], ["c"])
     assert h.touches(11, 20) and h.touches(1, 10)
