@@ -74,6 +74,7 @@ PY_MATCH = {
         {"keywords", "calls", "methods", "targets", "compare", "contains", "anyargs", "anywhere"},
     ),
     "branch": ({"nodes"}, set()),
+    "flag": ({"names"}, set()),
     "import": (set(), {"modules", "components"}),
     "device_list": ({"backends"}, {"accelerators", "family", "open"}),
 }

@@ -63,6 +63,7 @@ class Plan:
     has_targets: bool = False
     has_compare: bool = False
     branches: dict[str, Rule] = field(default_factory=dict)  # node kind -> rule
+    flags: dict[str, Rule] = field(default_factory=dict)  # switch name -> rule
     predicates: set[str] = field(default_factory=set)  # rule ids
     matched: dict[str, Any] = field(default_factory=dict)  # memo of _Scan.match_name
 
@@ -155,6 +156,11 @@ def _add_branch(p: Plan, r: Rule, m: dict) -> None:
         p.branches.setdefault(n, r)
 
 
+def _add_flag(p: Plan, r: Rule, m: dict) -> None:
+    for n in m["names"]:
+        p.flags.setdefault(n, r)
+
+
 # match type -> what a rule of that type adds to the plan (the catalogue checks the types)
 _ADD = {
     "name": _add_name,
@@ -165,4 +171,5 @@ _ADD = {
     "identifier": _add_identifier,
     "literal": _add_literal,
     "branch": _add_branch,
+    "flag": _add_flag,
 }

@@ -13,6 +13,7 @@ import re
 from typing import Any, Sequence
 
 from audits.model import Rule
+from audits.python import flags
 from audits.python.children import children, children_with_constants
 from audits.python.device_lists import closed_device_list
 from audits.python.plan import Plan
@@ -323,6 +324,8 @@ class Scan:
                     break
 
     def h_assign(self, node):
+        if self.p.flags:
+            flags.assigned(self, node)
         if (
             self.p.anywhere
             and isinstance(node, ast.Assign)
@@ -465,6 +468,8 @@ Scan.HANDLERS = {
     ast.List: Scan.h_seq,
     ast.Tuple: Scan.h_seq,
     ast.Set: Scan.h_seq,
+    ast.arg: flags.h_arg,
+    ast.keyword: flags.h_keyword,
 }
 
 
