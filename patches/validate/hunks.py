@@ -196,6 +196,24 @@ def read_contexts(cov_dir: Path, root: Path, paths: set[str]) -> dict[str, dict[
     return out
 
 
+def lines_outside_tests(cov_dir: Path, root: Path, paths: set[str]) -> dict[str, set[int]]:
+    """{series path: lines} that ran outside any test (coverage.py's empty context: at import,
+    during collection), from a run's coverage data files."""
+    from coverage import CoverageData
+
+    root_s = str(root.resolve()) + "/"
+    out: dict[str, set[int]] = {}
+    for f in sorted(Path(cov_dir).glob("cov-*")):
+        data = CoverageData(basename=str(f))
+        data.read()
+        for measured in data.measured_files():
+            rel = measured[len(root_s) :] if measured.startswith(root_s) else None
+            if rel in paths:
+                table = data.contexts_by_lineno(measured).items()
+                out.setdefault(rel, set()).update(ln for ln, c in table if "" in c)
+    return out
+
+
 def hunk_coverage(
     hunks: list[Hunk],
     contexts: dict[str, dict[str, dict[int, set[str]]]],

@@ -9,7 +9,10 @@ device. **unchecked**: it ran, and every mutant survived; **unexercised**: no te
 
 The cost is bounded by :class:`Options`: at most ``max_mutants`` mutants per hunk, ``max_tests``
 tests per mutant run, ``test_timeout`` seconds per test plus ``startup`` per run, and (by default)
-a hunk stops at its first killed mutant on a device.
+a hunk stops at its first killed mutant on a device. With ``reuse`` (the default) the pytest
+process is reused: a device runs all of a hunk's mutants that a code swap can express
+(patches.validate.swap) in one process, and only a kill there (confirmed with its test) or a
+mutant a swap cannot express costs a fresh process.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Callable, Protocol
 
 from patches.validate import hunks as hunkcov
 from patches.validate import mutants as mutantgen
+from patches.validate import swap
 
 CHECKED, UNCHECKED, UNEXERCISED = "checked", "unchecked", "unexercised"
 KILLING = ("fail", "error")
@@ -35,6 +39,7 @@ class Options:
     test_timeout: float = 60.0  # seconds per test in a mutant run
     startup: float = 180.0  # seconds per mutant run for the interpreter, torch and collection
     stop_at_kill: bool = True  # a hunk is checked on a device by its first killed mutant
+    reuse: bool = True  # a hunk's swappable mutants in one pytest process per device
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -44,6 +49,12 @@ class Options:
             f"at most {self.max_mutants} mutants per hunk, {self.max_tests} tests per mutant run, "
             f"{self.test_timeout:g} s per test + {self.startup:g} s per run"
             + (", stopping at the first killed mutant" if self.stop_at_kill else "")
+            + (
+                "; a hunk's mutants share one pytest process per device where a code swap can "
+                "put them in place, each kill confirmed in a fresh process"
+                if self.reuse
+                else ""
+            )
         )
 
 
@@ -82,6 +93,20 @@ def _killer(run: _Run) -> tuple[str, str] | None:
     return None
 
 
+@dataclass
+class _Ctx:
+    """One hunk's mutation check: what every step of it reads."""
+
+    run: RunTests
+    hunk: hunkcov.Hunk
+    opts: Options
+    files: list[str]
+    log: Callable
+    target: Path
+    original: str
+    mutants: list
+
+
 def check_hunk(
     root: Path,
     hunk: hunkcov.Hunk,
@@ -93,37 +118,40 @@ def check_hunk(
     log,
 ) -> dict:
     """Mutate ``hunk`` in ``root`` (the after tree) and run each mutant on every device where a
-    passing test ran it (the devices side by side: one mutant is in place at a time); return
-    {device: result} and put it in ``entry["mutation"]``."""
+    passing test ran it; return {device: result} and put it in ``entry["mutation"]``.
+
+    When ``run`` can also run a batch (``run.batch``, see patches.validate.run), each device
+    first runs every mutant a code swap can express in one pytest process
+    (patches.validate.swap); a mutant that survived there is recorded, one killed there is
+    confirmed in a fresh process (a test failing only because an earlier mutant left state
+    behind never makes a hunk checked). Fresh runs: one mutant is in place at a time, the
+    devices that need it side by side."""
     target = root / hunk.path
     original = target.read_text(encoding="utf-8")
     mutants = mutantgen.derive(original, hunk, patch_text, opts.max_mutants)
+    c = _Ctx(run, hunk, opts, files, log, target, original, mutants)
     out: dict[str, dict] = {}
     for dev, d in entry["devices"].items():
         if d.get("state") != "measured":
             continue
         tests = [t for t in d["passing_tests"] if node_id(t, files)][: opts.max_tests]
         out[dev] = {"tests": tests, "mutants": [], "nodes": [node_id(t, files) for t in tests]}
+    batched = _batched(c, out)
     for k, m in enumerate(mutants, 1):
-        todo = [dev for dev, res in out.items() if res["tests"] and not _done(res, opts)]
-        if not todo:
-            break
-        try:
-            target.write_text(m.source, encoding="utf-8")
-            with ThreadPoolExecutor(len(todo)) as pool:
-                jobs = [
-                    pool.submit(_run_one, run, hunk, k, m, dev, out, opts, files) for dev in todo
-                ]
-                runs = [j.result() for j in jobs]
-        finally:
-            target.write_text(original, encoding="utf-8")
-        for dev, item in zip(todo, runs):
-            out[dev]["mutants"].append(item)
-            state = f"killed by {item['killed_by']}" if item["killed"] else "survived"
-            log(
-                f"  mutation {hunk.key()} {dev}: mutant {k}/{len(mutants)} {m.operator} "
-                f"line {m.line}: {state} ({item['seconds']}s)"
-            )
+        todo = []
+        for dev, res in out.items():
+            if not res["tests"] or _done(res, opts):
+                continue
+            r = batched.get(dev, {}).get(k)
+            if r is not None and r.get("swapped") and (not r["killed_by"] or r.get("first")):
+                res["mutants"].append(_batch_item(m, r, c.files, res["nodes"]))
+                _log(c, k, dev, res, " (in one process with the hunk's other mutants)")
+            else:
+                todo.append((dev, r.get("killed_by") if r else None))
+        if todo:
+            _fresh_all(c, k, todo, out)
+            for dev, _ in todo:
+                _log(c, k, dev, out[dev], "")
     for dev, res in out.items():
         d = entry["devices"][dev]
         if not res["tests"]:
@@ -136,22 +164,103 @@ def check_hunk(
     return out
 
 
+def _batch_item(m, r: dict, files: list[str], nodes: list[str]) -> dict:
+    """A mutant's record from its batch result: it survived, or it was the batch's first (a
+    process in the state a fresh one has after collection) and killed."""
+    item = {**m.to_dict(), "killed": bool(r["killed_by"]), "seconds": r["seconds"]}
+    if r["killed_by"]:
+        item["killed_by"] = r["killed_by"]
+        item["why"] = f"{r['status']}: {r['message']}" if r.get("message") else r["status"]
+        item["node"] = node_id(r["killed_by"], files) or nodes[0]
+    return item
+
+
+def _log(c: _Ctx, k: int, dev: str, res: dict, how: str) -> None:
+    item, m = res["mutants"][-1], c.mutants[k - 1]
+    state = f"killed by {item['killed_by']}" if item["killed"] else "survived"
+    c.log(
+        f"  mutation {c.hunk.key()} {dev}: mutant {k}/{len(c.mutants)} {m.operator} "
+        f"line {m.line}: {state}{how} ({item['seconds']}s)"
+    )
+
+
+def _fresh_all(c: _Ctx, k: int, todo: list, out: dict) -> None:
+    """Mutant ``k`` written in place, run fresh on each device of ``todo`` = [(device, the test
+    that killed it in the batch or None)] side by side, the file put back."""
+    try:
+        c.target.write_text(c.mutants[k - 1].source, encoding="utf-8")
+        with ThreadPoolExecutor(len(todo)) as pool:
+            jobs = [pool.submit(_run_one, c, k, dev, out[dev], hint) for dev, hint in todo]
+            items = [j.result() for j in jobs]
+    finally:
+        c.target.write_text(c.original, encoding="utf-8")
+    for (dev, _), item in zip(todo, items):
+        out[dev]["mutants"].append(item)
+
+
 def _done(res: dict, opts: Options) -> bool:
     return opts.stop_at_kill and any(x["killed"] for x in res["mutants"])
 
 
-def _run_one(run: RunTests, hunk, k: int, m, dev: str, out: dict, opts: Options, files) -> dict:
-    """One mutant (already in place) against one device's tests: the mutant's record."""
-    nodes = out[dev]["nodes"]
+def _run_one(c: _Ctx, k: int, dev: str, res: dict, hint: str | None = None) -> dict:
+    """One mutant (already in place) against one device's tests, in a fresh process: the
+    mutant's record. ``hint``: the test that killed it in a batch, run alone first (confirming
+    costs one test); only when it passes here do all the tests run."""
+    nodes, m, files = res["nodes"], c.mutants[k - 1], c.files
     t0 = time.monotonic()
-    tag = re.sub(r"[^\w.-]", "_", f"{hunk.key()}-{dev}-{k}")
-    killed = _killer(run(nodes, dev, tag, _timeout(opts, len(nodes))))
+    tag = re.sub(r"[^\w.-]", "_", f"{c.hunk.key()}-{dev}-{k}")
+    killed = None
+    first = node_id(hint, files) if hint else None
+    if first in nodes:
+        killed = _killer(c.run([first], dev, tag + "-confirm", _timeout(c.opts, 1)))
+    if killed is None:
+        killed = _killer(c.run(nodes, dev, tag, _timeout(c.opts, len(nodes))))
     item = {**m.to_dict(), "killed": killed is not None, "seconds": 0.0}
     item["seconds"] = round(time.monotonic() - t0, 1)
     if killed:
         item["killed_by"], item["why"] = killed
         item["node"] = node_id(killed[0], files) or nodes[0]
     return item
+
+
+def _batched(c: _Ctx, out: dict) -> dict[str, dict[int, dict]]:
+    """{device: {mutant number: its result in the batch}} for the devices where ``run.batch``
+    ran the hunk's swappable mutants in one process ({} when it cannot)."""
+    batch = getattr(c.run, "batch", None)
+    if batch is None or not c.mutants or not c.opts.reuse:
+        return {}
+    todo = [
+        {"index": k, "file": str(c.target), "qualname": q, "source": m.source}
+        for k, m in enumerate(c.mutants, 1)
+        if (q := swap.swap_target(c.original, m.source))
+    ]
+    outside = getattr(c.run, "ran_outside_tests", lambda *a: True)
+    devs = [
+        dev
+        for dev, res in out.items()
+        if res["tests"] and todo and not outside(dev, c.hunk.path, c.hunk.statements)
+    ]
+    if not devs:
+        return {}
+    tag = re.sub(r"[^\w.-]", "_", c.hunk.key())
+    with ThreadPoolExecutor(len(devs)) as pool:
+        jobs = {
+            dev: pool.submit(
+                batch, out[dev]["nodes"], dev, f"{tag}-{dev}-batch",
+                _timeout(c.opts, len(out[dev]["nodes"]) * len(todo)), todo,
+            )
+            for dev in devs
+        }  # fmt: skip
+        results = {dev: j.result() for dev, j in jobs.items()}
+    for dev, res in results.items():
+        ran = [res[m["index"]] for m in todo if res.get(m["index"], {}).get("swapped")]
+        if ran:  # the first mutant the process ran: its state was a fresh process's
+            ran[0]["first"] = True
+        c.log(
+            f"  mutation {c.hunk.key()} {dev}: {len(ran)} mutant(s) run in one process "
+            f"({sum(r['seconds'] for r in ran):.1f}s after collection)"
+        )
+    return results
 
 
 def _timeout(opts: Options, tests: int) -> float:

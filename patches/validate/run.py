@@ -9,12 +9,12 @@ cannot boot is an ``absent`` column. The command line is patches.validate.cli.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field, replace
-from functools import partial
 from pathlib import Path
 
 from patches.common import runpool
@@ -53,6 +53,7 @@ class Validation:
     runs: list[RunResult] = field(default_factory=list)
     outcomes: list[Outcome] = field(default_factory=list)
     contexts: dict[str, dict] = field(default_factory=dict)
+    outside: dict[str, dict] = field(default_factory=dict)  # lines run outside tests, per device
     cov_state: dict[str, str] = field(default_factory=dict)
     oracle_args: list[str] = field(default_factory=list)  # the cpu runs' behaviour oracle
     oracle_targets: dict = field(default_factory=dict)
@@ -195,6 +196,7 @@ def _run(v: Validation, log) -> None:
         v.outcomes += r.outcomes
         if _with_coverage(v, ph):
             v.contexts[dev] = hunkcov.read_contexts(r.coverage_dir, v.ws[ph], set(v.measured))
+            v.outside[dev] = hunkcov.lines_outside_tests(r.coverage_dir, v.ws[ph], set(v.measured))
             v.cov_state[dev] = "measured"
         elif ph == "after":
             v.cov_state[dev] = (
@@ -234,21 +236,63 @@ def _check(v: Validation, log) -> None:
     if mutated:
         bound = mutation.Options(max_mutants=v.opts.mutants)
         v.checks["mutation"] = checks.run_mutation(
-            v.ws["after"], v.patches, v.entries, partial(_mutant_run, v), bound, v.sel.tests, log
+            v.ws["after"], v.patches, v.entries, _MutantRuns(v), bound, v.sel.tests, log
         )
     v.checks.update(checks.finalize(v.entries, v.opts.devices, mutated))
     v.checks["oracle"] = {"enabled": bool(v.oracle_targets), "targets": v.oracle_targets}
 
 
-def _mutant_run(v: Validation, nodes: list[str], dev: str, tag: str, timeout: float):
-    """One mutant against ``nodes`` on ``dev``, in the after tree (``-x``: the first failure)."""
-    how = PytestRun(
-        v.work / "mutants" / tag,
-        plugin=v.opts.plugins.get(dev),
-        timeout=timeout,
-        pytest_args=[*v.opts.pytest_args, "-x"],
-    )
-    return run_tests(v.ws["after"], nodes, dev, "after", how)
+class _MutantRuns:
+    """The mutation check's pytest runs on the after tree (patches.validate.mutation): a fresh
+    process for one mutant in place (``-x``: the first failure), or one process for a batch of
+    a hunk's mutants put in place by code swaps (``hn_mutant_plugin``)."""
+
+    def __init__(self, v: Validation):
+        self.v = v
+
+    def _how(self, tag: str, dev: str, timeout: float, extra: list[str]) -> PytestRun:
+        return PytestRun(
+            self.v.work / "mutants" / tag,
+            plugin=self.v.opts.plugins.get(dev),
+            timeout=timeout,
+            pytest_args=[*self.v.opts.pytest_args, *extra],
+        )
+
+    def __call__(self, nodes: list[str], dev: str, tag: str, timeout: float) -> RunResult:
+        return run_tests(
+            self.v.ws["after"], nodes, dev, "after", self._how(tag, dev, timeout, ["-x"])
+        )
+
+    def ran_outside_tests(self, dev: str, path: str, lines: list[int]) -> bool:
+        """Whether a line of ``lines`` ran outside any test on ``dev`` (or that is unknown)."""
+        ran = self.v.outside.get(dev)
+        return ran is None or bool(ran.get(path, set()) & set(lines))
+
+    def batch(
+        self, nodes: list[str], dev: str, tag: str, timeout: float, mutants: list[dict]
+    ) -> dict[int, dict]:
+        """Run ``mutants`` ({index, file, qualname, source text}) one after the other in one
+        pytest process; {index: result} for each mutant the process finished."""
+        folder = self.v.work / "mutants" / tag
+        folder.mkdir(parents=True, exist_ok=True)
+        spec_mutants = []
+        for m in mutants:
+            src = folder / f"mutant-{m['index']}.py"
+            src.write_text(m["source"], encoding="utf-8")
+            spec_mutants.append({**m, "source": str(src)})
+        results = folder / "results.jsonl"
+        results.unlink(missing_ok=True)
+        spec = folder / "spec.json"
+        spec.write_text(json.dumps({"results": str(results), "mutants": spec_mutants}))
+        extra = ["-p", "hn_mutant_plugin", f"--hn-mutants={spec}"]
+        run_tests(self.v.ws["after"], nodes, dev, "after", self._how(tag, dev, timeout, extra))
+        out = {}
+        if results.exists():
+            for line in results.read_text(encoding="utf-8").splitlines():
+                rec = json.loads(line)
+                if "end" in rec:
+                    out[rec["end"]] = rec
+        return out
 
 
 def _summary(v: Validation, comps, hunk_entries: list[dict]) -> dict:
