@@ -168,6 +168,42 @@ def test_equivalent_spellings_share_families(ours, upstream):
     assert agrees(old, ours, upstream, "internal", EQ)
 
 
+@pytest.mark.parametrize(
+    "ours, upstream",
+    [
+        # torch.autocast / torch.GradScaler are torch.amp's objects
+        ("with torch.autocast(device_type, enabled=e):", "with torch.amp.autocast(dt, enabled=e):"),
+        ("s = torch.GradScaler(device_type)", "s = torch.amp.GradScaler(device_type)"),
+        # torch.accelerator's older names of the same functions
+        (
+            "i = torch.accelerator.current_device_idx()",
+            "i = torch.accelerator.current_device_index()",
+        ),
+        ("torch.accelerator.set_device_idx(r)", "torch.accelerator.set_device_index(r)"),
+    ],
+)
+def test_other_names_of_one_neutral_api_agree(ours, upstream):
+    old = {
+        "autocast": "with torch.cuda.amp.autocast(enabled=e):",
+        "Scaler": "s = torch.cuda.amp.GradScaler()",
+    }
+    old = next((v for k, v in old.items() if k in ours), ours.replace("accelerator", "cuda"))
+    assert agrees(old, ours, upstream, "neutral", EQ)
+
+
+def test_a_device_module_asked_for_cuda_is_not_neutral():
+    old = "torch.cuda.synchronize()"
+    up = "torch.accelerator.synchronize()"
+    for ours in (
+        'torch.get_device_module("cuda").synchronize()',
+        "getattr(torch, 'cuda').synchronize()",
+    ):
+        assert not any(f.startswith("neutral:") for f in families(ours, EQ)), ours
+        assert not agrees(old, ours, up, "neutral", EQ)
+    assert agrees(old, "torch.get_device_module(device).synchronize()", up, "neutral", EQ)
+    assert agrees(old, "getattr(torch, device.type).synchronize()", up, "neutral", EQ)
+
+
 def test_a_different_family_does_not_agree():
     old = "s = torch.cuda.Stream()"
     assert agrees(old, "s = torch.Stream()", "s = torch.Stream()", "neutral", EQ)
