@@ -207,6 +207,49 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_amp_script(self):
+        self.assertExpectedInline(
+            _fixed("amp_script.py"),
+            """\
+@@ -7 +7 @@
+-    with torch.cuda.amp.autocast(enabled=fp16):
++    with torch.amp.autocast(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu", enabled=fp16):
+@@ -13 +13 @@
+-    with torch.cuda.amp.autocast():
++    with torch.amp.autocast(torch.device(device).type):
+@@ -22 +22 @@
+-    scaler = torch.cuda.amp.GradScaler(enabled=args.fp16)
++    scaler = torch.amp.GradScaler(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu", enabled=args.fp16)
+""",
+        )
+
+    def test_amp_script_accelerator_api(self):
+        self.assertExpectedInline(
+            _fixed("amp_script.py", "accelerator_api"),
+            """\
+@@ -3,0 +4 @@
++import accelerator_api
+@@ -7 +8 @@
+-    with torch.cuda.amp.autocast(enabled=fp16):
++    with accelerator_api.autocast(enabled=fp16):
+@@ -13 +14 @@
+-    with torch.cuda.amp.autocast():
++    with accelerator_api.autocast():
+@@ -22 +23 @@
+-    scaler = torch.cuda.amp.GradScaler(enabled=args.fp16)
++    scaler = accelerator_api.GradScaler(enabled=args.fp16)
+""",
+        )
+
+    def test_amp_library(self):
+        self.assertExpectedInline(
+            _fixed("amp_library.py"),
+            """\
+# left HN401:5: torch.amp.autocast needs device_type: no device_type or device in scope to pass
+# left HN402:11: torch.amp.GradScaler needs device: no device_type or device in scope to pass
+""",
+        )
+
 
 def test_identical_code_identical_decisions():
     """The same helper in two files of different surroundings: the same rewrite."""

@@ -21,9 +21,11 @@ from patches.generate.codemods.families.idioms_memory import GuardedMemory
 from patches.generate.codemods.families.idioms_precision import Precision
 from patches.generate.codemods.families.idioms_predicates import DevicePredicates
 from patches.generate.codemods.families.literals import DeviceLiteral
+from patches.generate.codemods.families.module_device import ModuleDevice
 from patches.generate.codemods.families.own_device import OwnDevice
 from patches.generate.codemods.families.param_defaults import ParamDefaults
 from patches.generate.codemods.families.rename import Rename
+from patches.generate.codemods.families.script_amp import ScriptAmp
 from patches.generate.codemods.families.script_device import ScriptDevice
 from patches.generate.codemods.families.sync_guard import GuardedSync
 from patches.generate.codemods.families.timing import Timing
@@ -34,9 +36,11 @@ FAMILY_TYPES = (
     Timing,
     DeviceChecks,
     OwnDevice,
+    ModuleDevice,  # a test module's own DEVICE_TYPE for its .cuda() calls
     ParamDefaults,
     DeviceContext,
     AvailabilityGuard,
+    ScriptAmp,  # CallRename, with the device type written in where a script names none
     CallRename,
     Rename,
     AttributeRename,

@@ -26,6 +26,7 @@ from patches.generate.codemods.families.method_to_device import MethodToDevice
 
 NAME = "device"
 _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
+_DEFS = (cst.FunctionDef, cst.ClassDef)
 
 
 @functools.lru_cache(maxsize=16)
@@ -172,10 +173,12 @@ class ScriptDevice(MethodToDevice):
         eng.add_needed_import("accelerator_api" if api else "torch", node=original.body[0])
         stmt = cst.parse_statement(f"{NAME} = {API_TYPE if api else TYPE_OR_CPU}\n")
         first = updated.body[0]
+        # a def/class keeps its two blank lines after the new statement (PEP 8)
+        gap = [cst.EmptyLine()] * 2 if isinstance(first, _DEFS) else []
         return updated.with_changes(
             body=[
                 stmt.with_changes(leading_lines=first.leading_lines),
-                first.with_changes(leading_lines=[]),
+                first.with_changes(leading_lines=gap),
                 *updated.body[1:],
             ]
         )

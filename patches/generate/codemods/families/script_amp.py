@@ -1,0 +1,70 @@
+"""``torch.cuda.amp.autocast(...)`` / ``torch.cuda.amp.GradScaler(...)`` (HN401/HN402) in a
+script that has no ``device`` or ``device_type`` to thread into the neutral API (the
+fine-tuning loops that call ``model.cuda()`` and never name a device)::
+
+    with torch.cuda.amp.autocast(enabled=args.fp16):
+->  with torch.amp.autocast(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu", enabled=args.fp16):
+
+The device type is written out where it is used (``accelerator_api.device_type()`` for the
+``accelerator_api`` target): the ``device`` that ``script_device`` gives such a script lands in
+another patch of the series, so naming it here would leave this patch's script unrunnable on
+its own. On CUDA the expression is "cuda", as before. Everywhere else (a library module, a
+``device`` in scope) the plain ``call`` rewrite (``call_rename.CallRename``).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from patches.generate.codemods.families.base import device_type_expr
+from patches.generate.codemods.families.call_rename import CallRename, _device_type_param
+from patches.generate.codemods.families.idioms_common import type_or_cpu
+from patches.generate.codemods.families.script_device import is_script
+from patches.generate.codemods.signatures import Unsupported, remap, signature_of
+
+AUTOCAST = ("torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast")
+SCALER = ("torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler")
+
+
+class ScriptAmp(CallRename):
+    name = "script-amp"
+    claims = AUTOCAST + SCALER
+
+    def on_call(self, eng, original, updated):
+        if is_script(eng.ctx) and device_type_expr(eng, original) is None:
+            new = _inline(self.name, eng, original, updated)
+            if new is not None:
+                return new
+        return super().on_call(eng, original, updated)
+
+
+def _inline(family: str, eng, original: cst.Call, updated: cst.Call) -> cst.Call | None:
+    """The neutral call with the accelerator's device type (or "cpu") written in, else None
+    (left to ``CallRename``, which says why)."""
+    names = eng.qualnames(original.func)
+    for spec in eng.specs_for(family, original):
+        matched = sorted(names & set(spec.names))
+        if not matched:
+            continue
+        old, new = matched[0], spec.new_for(matched[0])
+        old_sig, new_sig = signature_of(old), signature_of(new)
+        need = _device_type_param(old_sig, new_sig)
+        if need is None:
+            return None  # the accelerator_api target's autocast takes no device type
+        expr = type_or_cpu(eng, spec, original)
+        keyword = need.kind == need.KEYWORD_ONLY
+        try:
+            args = remap(
+                updated.args,
+                old_sig,
+                new_sig,
+                lead=() if keyword else (cst.Arg(expr),),
+                extra={need.name: expr} if keyword else {},
+                keywords_always=bool(spec.arg("keywords_always")),
+                drop=tuple(spec.arg("drop") or ()),
+            )
+        except Unsupported:
+            return None
+        eng.done(spec, original)
+        return updated.with_changes(func=eng.reference(original.func, old, new), args=args)
+    return None
