@@ -167,6 +167,8 @@ def install(p: Patcher) -> None:
     _REAL["Module.cuda"] = M.cuda
     p.set(M, "cuda", functools.wraps(M.cuda)(module_cuda))
     p.set(M, "to_empty", _kw_device(M.to_empty, "Module.to_empty"))
+    if Target.type == "cpu":
+        _install_pin_noop(p)
 
     _install_load(p)
     _install_generator(p)
@@ -176,6 +178,21 @@ def install(p: Patcher) -> None:
 
 
 _REAL: dict[str, object] = {}
+
+
+def _install_pin_noop(p: Patcher) -> None:
+    """No accelerator: ``x.pin_memory()`` (nanoGPT's ``get_batch``) raises in torch; pinned
+    memory only speeds a copy to a device, so the tensor itself is the answer."""
+    real_pin = torch.Tensor.pin_memory
+
+    @functools.wraps(real_pin)
+    def pin_memory(self, *args, **kwargs):
+        if is_internal(sys._getframe(1).f_code.co_filename):
+            return real_pin(self, *args, **kwargs)
+        RECORDER.hit("Tensor.pin_memory()", "the tensor itself (no accelerator to pin for)")
+        return self
+
+    p.set(torch.Tensor, "pin_memory", pin_memory)
 
 
 def _port_positional(fn, api):

@@ -234,3 +234,16 @@ def test_ddp_device_ids_follow_the_target(ported):
     assert _sites(ported)[(line, "DistributedDataParallel(device_ids=[0], output_device=0)")][
         "action"
     ] == ("device_ids=None, output_device=None")
+
+
+def test_pin_memory_is_the_tensor_without_an_accelerator(ported):
+    # nanoGPT's get_batch: x.pin_memory().to(device, non_blocking=True) on the CUDA path.
+    x = torch.arange(4)
+    y = x.pin_memory()
+    line = _line_above()
+    assert y is x and not y.is_pinned()
+    assert _sites(ported)[(line, "Tensor.pin_memory()")]["count"] == 1
+    uninstall()
+    with pytest.raises(RuntimeError):
+        x.pin_memory()  # torch's own answer on a CPU-only machine
+    install()
