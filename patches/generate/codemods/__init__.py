@@ -98,14 +98,8 @@ class _File:
         self.lines = split_lines(source)
         self.ctx = FileContext(source, ast.parse(source), path, options.package_prefix)
         self.families = new_families()
-        self.groups = groups = [
-            [(s, self.families[s.family].prepare(self.ctx, s, ls)) for s, ls in g] for g in groups
-        ]
-        self.shadow = [
-            (s, self.families[s.family].prepare(self.ctx, s, ls))
-            for g in options.shadow
-            for s, ls in g
-        ]
+        self.groups = groups = [[(s, self._prepare(s, ls)) for s, ls in g] for g in groups]
+        self.shadow = [(s, self._prepare(s, ls)) for g in options.shadow for s, ls in g]
         self.left: dict[tuple[str, int], str] = {}  # (rule, line) -> why the gate left it
         self.gate: Gate | None = None
         self.companions: dict = {}  # (rule, line) -> spans its family rewrites with it
@@ -118,6 +112,14 @@ class _File:
         self.pieces = [Piece(self.lines, r, self.whole) for r in regs]
         self.wrappers: dict[int, MetadataWrapper] = {}
         self.variants: dict[tuple, tuple[str, Engine]] = {}
+
+    def _prepare(self, spec: FixSpec, lines: frozenset[int]) -> frozenset[int]:
+        """``spec``'s family prepares its lines, then each family serving that family's specs
+        too (``Family.serves``: a module's own device for the ``.cuda()`` calls)."""
+        for fam in self.families.values():
+            if fam.name == spec.family or spec.family in fam.serves:
+                lines = fam.prepare(self.ctx, spec, lines)
+        return lines
 
     def settle(self, findings) -> None:
         """The intent gate over every site of every group: which stay, and why. With shadow

@@ -22,11 +22,13 @@ class Family:
     rewrites with a site in the same step, and statements it rewrites whole to
     ``ctx.blocks`` (each then one region: ``on_node`` sees the whole ``if``, not its header);
     ``companions`` names spans it rewrites together with a site (they count as fixed with it,
-    see ``intent.Gate``).
+    see ``intent.Gate``). ``serves``: other families whose specs this one also prepares (it
+    rewrites some of their sites, and needs lines of its own in their step).
     """
 
     name = ""
     claims: tuple[str, ...] = ()
+    serves: tuple[str, ...] = ()
 
     def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
         return lines

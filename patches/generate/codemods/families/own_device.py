@@ -63,7 +63,7 @@ def _self_devices(ctx) -> dict[int, bool]:
     return out
 
 
-def _class_device(ctx, line: int) -> bool:
+def class_device(ctx, line: int) -> bool:
     """``line`` is in a method (taking ``self``) of a class that always sets ``self.device``."""
     scope = ctx.scope_at(line)
     if scope.is_class or "self" not in scope.bound:
@@ -123,7 +123,7 @@ class OwnDevice(Family):
         if eng.in_scope(original, "device"):
             return None  # MethodToDevice's plain `.to(device)`
         line = eng.line(original)
-        if _class_device(eng.ctx, line):
+        if class_device(eng.ctx, line):
             target = cst.parse_expression("self.device")
         elif eng.ctx.bound_before(line, "device_type") and not _none_default(
             eng.ctx, line, "device_type"

@@ -1,0 +1,190 @@
+"""``x.cuda()`` (HN501) in a test module that calls it in several places and holds no device
+for them: the module gets one ``DEVICE_TYPE`` and every such call moves to it, upstream's form
+(``torch/testing/_internal/common_fsdp.py`` in torch 2.4 -> 2.13)::
+
+    import torch                          import torch
+                                          DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+    def init(model):               ->     def init(model):
+        return model.cuda()                   return model.to(DEVICE_TYPE)
+
+On CUDA ``.to("cuda")`` is the current CUDA device, as ``.cuda()`` was; without an accelerator
+the CPU, so the harness runs on a CPU-only machine too. ``DEVICE_TYPE`` is written after the
+imports, before the first statement that could run a site. Only for test modules (a library
+module would pick its device at import time), only with at least ``MIN_SITES`` plain calls
+(``.cuda()`` / ``.cuda(non_blocking=...)``) that no other family rewrites (no ``device`` or
+``device_type`` in scope, not a method of a class holding ``self.device``), and only where the
+module binds no ``DEVICE_TYPE`` itself (``OwnDevice`` reuses a module-level one). A module that
+also places tensors on CUDA device indices (``.cuda(rank)``: per-rank multi-GPU tests) is left
+whole: its plain calls mean "the device this rank set", and one device type beside calls that
+stay CUDA would be half a migration.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+
+import libcst as cst
+import libcst.matchers as m
+
+from patches.generate.codemods.families.base import Family, is_test_file
+from patches.generate.codemods.families.idioms_common import API_TYPE, TYPE_OR_CPU, api_target
+from patches.generate.codemods.families.own_device import TO_DEVICE, class_device
+
+NAME = "DEVICE_TYPE"
+MIN_SITES = 2  # one call is a local decision; several are the module's device
+_CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
+_HELD = ("device", "device_type")
+_DEFS = (cst.FunctionDef, cst.ClassDef)
+
+
+def _plain(call: ast.AST) -> bool:
+    """``x.cuda()`` / ``x.cuda(non_blocking=...)``: no device argument."""
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "cuda"
+        and not call.args
+        and all(k.arg == "non_blocking" for k in call.keywords)
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _binds(tree: ast.Module, name: str) -> bool:
+    """``name`` is bound anywhere in the module (assigned, a parameter, imported, defined)."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load):
+            return True
+        if isinstance(n, ast.arg) and n.arg == name:
+            return True
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            if any((a.asname or a.name.split(".")[0]) == name for a in n.names):
+                return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name:
+            return True
+    return False
+
+
+def _indexed(call: ast.AST) -> bool:
+    """``x.cuda(i)`` / ``x.cuda(device=i)`` with something other than a device (``t.device``, a
+    name ending in ``device``, ``OwnDevice``'s): a CUDA
+    device index (``.cuda(rank)``), per-device placement one device type does not express."""
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "cuda"
+    ):
+        return False
+    named = [*call.args, *(k.value for k in call.keywords if k.arg == "device")]
+    return any(
+        not (isinstance(a, ast.Attribute) and a.attr == "device")
+        and not (isinstance(a, ast.Name) and a.id.endswith("device"))
+        for a in named
+    )
+
+
+def _unheld(ctx, line: int) -> bool:
+    """No family has a device for a ``.cuda()`` on ``line``: none in scope, no ``self.device``."""
+    return not any(ctx.in_scope(line, n) for n in _HELD) and not class_device(ctx, line)
+
+
+def _after_imports(ctx) -> ast.stmt | None:
+    """The first top-level statement after the docstring, the imports and ``__future__``."""
+    for i, stmt in enumerate(ctx.tree.body):
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            continue
+        if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        return stmt
+    return None
+
+
+class ModuleDevice(Family):
+    name = "module-device"
+    serves = (TO_DEVICE,)
+
+    def __init__(self) -> None:
+        self.anchor: int | None = None
+        self.sites: frozenset[int] = frozenset()
+        self.done_prepare = False
+
+    def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
+        """HN501's lines (``to-device``): the sites this family takes, and the anchor statement
+        (one region; ``DEVICE_TYPE`` is written before it) joins the step."""
+        if spec.family != TO_DEVICE:
+            return lines
+        if not self.done_prepare:
+            self.done_prepare = True
+            self._find(ctx, lines)
+        if self.anchor is None or not self.sites & lines:
+            return lines
+        top = next(s for s in ctx.tree.body if s.lineno <= self.anchor <= s.end_lineno)
+        ctx.blocks.add((self.anchor, top.end_lineno))
+        return lines | {self.anchor}
+
+    def _find(self, ctx, lines: frozenset[int]) -> None:
+        if not is_test_file(ctx.path) or ctx.path.endswith("__init__.py"):
+            return
+        if _binds(ctx.tree, NAME) or any(_indexed(n) for n in ast.walk(ctx.tree)):
+            return
+        sites = frozenset(
+            n.lineno
+            for n in ast.walk(ctx.tree)
+            if _plain(n) and n.lineno in lines and _unheld(ctx, n.lineno)
+        )
+        top = _after_imports(ctx)
+        if len(sites) < MIN_SITES or top is None or top.lineno > min(sites):
+            return
+        decorators = [d.lineno for d in getattr(top, "decorator_list", [])]
+        self.anchor, self.sites = min([top.lineno, *decorators]), sites
+
+    def _taken(self, eng) -> bool:
+        """Some site of this step passes the gate (else no ``DEVICE_TYPE`` is written)."""
+        rules = {s.rule for s, _ in eng.gated if s.family == TO_DEVICE}
+        return any(eng.fixes(r, ln) for r in rules for ln in self.sites)
+
+    def on_call(self, eng, original, updated):
+        if self.anchor is None or not m.matches(original, _CUDA_METHOD):
+            return None
+        line = eng.line(original)
+        if line not in self.sites:
+            return None
+        specs = eng.specs_for(TO_DEVICE, original)
+        if not specs or any(
+            a.keyword is None or a.keyword.value != "non_blocking" for a in updated.args
+        ):
+            return None
+        eng.done(specs[0], original)
+        comma = (
+            cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            if updated.args
+            else cst.MaybeSentinel.DEFAULT
+        )
+        return updated.with_changes(
+            func=updated.func.with_changes(attr=cst.Name("to")),
+            args=(cst.Arg(cst.Name(NAME), comma=comma), *updated.args),
+        )
+
+    def on_node(self, eng, original, updated):
+        """``DEVICE_TYPE = ...`` before the anchor statement (its region is parsed alone, at
+        module level: the anchor is the region's first statement)."""
+        if not isinstance(original, cst.Module) or self.anchor is None:
+            return None
+        if not original.body or eng.line(original.body[0]) != self.anchor:
+            return None
+        specs = [s for s, _ in eng.gated if s.family == TO_DEVICE]
+        if not specs or not self._taken(eng):
+            return None
+        api = api_target(specs[0])
+        eng.add_needed_import("accelerator_api" if api else "torch", node=original.body[0])
+        stmt = cst.parse_statement(f"{NAME} = {API_TYPE if api else TYPE_OR_CPU}\n")
+        first = updated.body[0]
+        # a def/class keeps its two blank lines after the new statement (PEP 8)
+        gap = [cst.EmptyLine()] * 2 if isinstance(first, _DEFS) else []
+        return updated.with_changes(
+            body=[
+                stmt.with_changes(leading_lines=first.leading_lines),
+                first.with_changes(leading_lines=gap),
+                *updated.body[1:],
+            ]
+        )
