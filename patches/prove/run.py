@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,34 +40,68 @@ class ProveOptions:
     oracle: bool = True  # the cpu behaviour oracle (patches.validate.oracle)
 
 
+@dataclass
+class _Prepared:
+    """A subsystem's series and test selection, made before its validation."""
+
+    files: list[str]
+    nodes: list
+    reasons: dict
+    gen: object  # patches.prove.generation.Generated
+    lines: list[str]  # its progress lines, printed when its validation starts
+    seconds: float
+
+
 def prove_all(opts: ProveOptions, log) -> list[dict]:
-    """Every subsystem's bundle, SUMMARY.md rewritten after each, summary.json at the end."""
+    """Every subsystem's bundle, SUMMARY.md rewritten after each, summary.json at the end.
+
+    The next subsystem's series is generated (one thread, in order) while the current one is
+    validated: generation is Python in this process, validation mostly waits for its pytest
+    processes. A device found absent is not probed again for the next bundles."""
     opts.out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    rows = []
-    for sub in opts.subsystems:
-        rows.append(prove_one(opts, sub, log))
-        (opts.out / "SUMMARY.md").write_text(
-            summary_markdown(rows, opts.devices, time.monotonic() - t0, opts.xdist)
-        )
+    rows: list[dict] = []
+    absent: dict[str, str] = {}
+    with ThreadPoolExecutor(1) as pool:
+        prepared = [pool.submit(_prepare, opts, sub) for sub in opts.subsystems]
+        try:
+            for sub, fut in zip(opts.subsystems, prepared):
+                log(f"[{time.monotonic() - t0:.0f}s] {sub.name}")
+                rows.append(prove_one(opts, sub, fut.result(), log, absent))
+                (opts.out / "SUMMARY.md").write_text(
+                    summary_markdown(rows, opts.devices, time.monotonic() - t0, opts.xdist)
+                )
+        finally:
+            for fut in prepared:
+                fut.cancel()
     (opts.out / "summary.json").write_text(json.dumps(rows, indent=2) + "\n")
     return rows
 
 
-def prove_one(opts: ProveOptions, sub: Subsystem, log) -> dict:
+def _prepare(opts: ProveOptions, sub: Subsystem) -> _Prepared:
     t0 = time.monotonic()
     bundle = opts.out / sub.name
     if bundle.exists() and any(bundle.iterdir()):
         raise ProveError(f"{bundle} is not empty: give a new --out folder")
     files = subsystem_files(opts.site, sub)
-    log(f"{sub.name}: {len(files)} file(s) of torch")
+    lines = [f"{sub.name}: {len(files)} file(s) of torch"]
     nodes, reasons = select_tests(sub, files, opts.test_root)
     if opts.series:
         gen = copy_series(opts.series, bundle)
     else:
         plan = plan_text(f"{sub.name}/series", opts.devices, nodes, sub.k)
         gen = generate(opts.site, files, bundle, opts.signature, plan)
-        log(f"  generate: {gen.summary.splitlines()[0]}")
+        lines.append(f"  generate: {gen.summary.splitlines()[0]} ({time.monotonic() - t0:.1f}s)")
+    return _Prepared(files, nodes, reasons, gen, lines, time.monotonic() - t0)
+
+
+def prove_one(opts: ProveOptions, sub: Subsystem, prep: _Prepared, log, absent: dict) -> dict:
+    """One bundle from its prepared series; ``absent`` (device -> why) is read and updated."""
+    t0 = time.monotonic() - prep.seconds
+    bundle = opts.out / sub.name
+    for line in prep.lines:
+        log(line)
+    gen, nodes, reasons = prep.gen, prep.nodes, prep.reasons
     row = {
         "subsystem": sub.name,
         "title": sub.title,
@@ -86,7 +121,10 @@ def prove_one(opts: ProveOptions, sub: Subsystem, log) -> dict:
             f"subsystem {sub.name}: no upstream test file under {opts.test_root} exercises it"
         )
     log(f"  tests: {'; '.join(f'{r} ({w})' for r, w in reasons.items())}")
-    report = _validate(opts, sub, bundle, node_ids(opts.test_root, nodes), log)
+    report = _validate(opts, sub, bundle, node_ids(opts.test_root, nodes), log, dict(absent))
+    for dev, info in report["devices"].items():
+        if not info["available"]:
+            absent[dev] = info["detail"]
     report["prove"] = {"subsystem": sub.name, "selection": reasons, "k": sub.k}
     (bundle / "validation.json").write_text(json.dumps(report, indent=2) + "\n")
     (bundle / "validation.md").write_text(bundle_markdown(sub, gen.patches, report, reasons, nodes))
@@ -96,7 +134,9 @@ def prove_one(opts: ProveOptions, sub: Subsystem, log) -> dict:
     return row
 
 
-def _validate(opts: ProveOptions, sub: Subsystem, bundle: Path, tests: list[str], log) -> dict:
+def _validate(
+    opts: ProveOptions, sub: Subsystem, bundle: Path, tests: list[str], log, absent: dict
+) -> dict:
     return validate(
         ValidateOptions(
             tree="installed",
@@ -110,6 +150,7 @@ def _validate(opts: ProveOptions, sub: Subsystem, bundle: Path, tests: list[str]
             coverage=opts.coverage,
             mutants=opts.mutants,
             oracle=opts.oracle,
+            absent=absent,
         ),
         log=log,
     )

@@ -21,7 +21,9 @@ class ValidateOptions:
     xdist processes) is how many (device, phase) runs go at once (patches.common.runpool);
     ``work`` is the working folder: one given here is kept; the default, a new temporary folder,
     is removed at the end unless ``keep``; ``mutants`` (per hunk, 0: off) and ``oracle``: the
-    checks that turn coverage into a verdict (patches.validate.checks)."""
+    checks that turn coverage into a verdict (patches.validate.checks); ``absent``: devices
+    already found absent on this machine ({device: the reason}, e.g. by an earlier validation
+    of the same ``patches.prove`` run), shown absent without being probed again."""
 
     tree: str
     series: str
@@ -40,3 +42,4 @@ class ValidateOptions:
     jobs: int = 0
     mutants: int = 3  # per hunk for the mutation check (0: off; nothing is then proven)
     oracle: bool = True  # record and compare the changed functions' cpu behaviour
+    absent: dict[str, str] = field(default_factory=dict)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from patches.common import runpool
 from patches.common.outcome import CHANGES, Outcome, compare
-from patches.common.runner import PytestRun, RunResult, probe, run_tests
+from patches.common.runner import DeviceInfo, PytestRun, RunResult, probe, run_tests
 from patches.validate import checks, mutation, selection
 from patches.validate import hunks as hunkcov
 from patches.validate.options import ValidateError, ValidateOptions
@@ -171,14 +171,18 @@ def _job(v: Validation, dev: str, ph: str, present: list[str]):
 def _run(v: Validation, log) -> None:
     """Every (device, phase) run, each device probed by its first run; results into ``v``."""
     opts = v.opts
+    known = {d: DeviceInfo(d, False, why) for d, why in opts.absent.items() if d in opts.devices}
+    devices = [d for d in opts.devices if d not in known]
     plan = []  # (device, phase, present node ids), in the report's order
-    for dev in opts.devices:
+    for dev in devices:
         for ph in ("before", "after"):
             present = [n for t in v.sel.tests if (v.ws[ph] / t).is_file() for n in v.node_ids(t)]
             if present:
                 plan.append((dev, ph, present))
-    v.infos, results = runpool.run_all(
-        opts.devices,
+    for dev, info in known.items():
+        log(f"  {dev}: absent ({info.detail})")
+    infos, results = runpool.run_all(
+        devices,
         [(dev, f"{ph}-{dev}", _job(v, dev, ph, present)) for dev, ph, present in plan],
         slots=opts.jobs or runpool.default_slots(opts.xdist if opts.xdist > 1 else 0),
         probe=lambda d: probe(
@@ -189,6 +193,7 @@ def _run(v: Validation, log) -> None:
         # every device's before run first: the first run of a device is also its probe
         start_order=sorted(range(len(plan)), key=lambda i: (plan[i][1] != "before", i)),
     )
+    v.infos = {d: known[d] if d in known else infos[d] for d in opts.devices}
     for (dev, ph, _present), r in zip(plan, results):
         if r is None:  # the device is absent
             continue
