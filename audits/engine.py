@@ -73,6 +73,11 @@ class _Run:
 def run_scan(
     opts: Options, progress: Progress | None = None, catalog: Catalog | None = None
 ) -> Report:
+    with workers.gc_paused():  # see gc_paused; the pool's processes start with it paused too
+        return _run_scan(opts, progress, catalog)
+
+
+def _run_scan(opts: Options, progress: Progress | None, catalog: Catalog | None) -> Report:
     t0 = time.perf_counter()
     verified_ns = time.time_ns()
     cat = catalog or load(opts.catalog_path)

@@ -7,7 +7,9 @@ pass never reads the tree again.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import gc
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
 from .cache import digest
 from .catalog import load
@@ -74,8 +76,25 @@ def scan_one(e: Entry) -> Outcome:
     return fs, errs, dig, found
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the duration. ``ast.parse`` allocates millions of
+    container objects, and every few hundred allocations the collector walks the young ones:
+    about a tenth of a scan's CPU time, for almost nothing (an AST holds no reference cycle;
+    a whole torch scan leaves a few hundred cyclic objects). Reference counting still frees
+    everything else at once; the collector runs again afterwards, as it was."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def scan_batch(batch: list[tuple[Entry, str | None]]) -> list[tuple[str, Any]]:
-    return [(e.relpath, check_one(e, old)) for e, old in batch]
+    with gc_paused():
+        return [(e.relpath, check_one(e, old)) for e, old in batch]
 
 
 def batches(
