@@ -27,6 +27,8 @@ def family_of(rule: Rule) -> str | None:
         return (rule.fix.get("args") or {}).get("idiom")
     if style in ("rename", "ctor") and mtype == "name":
         return claimed_by(rule.match.get("names")) or "call"
+    if style == "device-module" and mtype == "name":  # a family that claims the names, or none
+        return claimed_by(rule.match.get("names"))
     if style == "rename" and mtype == "identifier":
         return "rename"
     if style == "rename" and mtype == "attribute":

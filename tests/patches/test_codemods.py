@@ -84,6 +84,30 @@ class TestRuleFixtures(expecttest.TestCase):
 """,
         )
 
+    def test_hn107(self):
+        self.assertExpectedInline(
+            _fixed("hn107_cuda_get_device_properties.py"),
+            """\
+# left HN107:10: reads fields only CUDA's device properties have
+@@ -5 +5 @@
+-    props = torch.cuda.get_device_properties(i)
++    props = torch.get_device_module().get_device_properties(i)
+""",
+        )
+
+    def test_hn108(self):
+        self.assertExpectedInline(
+            _fixed("hn108_cuda_get_device_name.py"),
+            """\
+@@ -1 +1 @@
+-from torch.cuda import get_device_name
++import torch
+@@ -5 +5 @@
+-    return (op, get_device_name())
++    return (op, torch.get_device_module().get_device_name())
+""",
+        )
+
     def test_hn201(self):
         self.assertExpectedInline(
             _fixed("hn201_cuda_stream_class.py"),

@@ -1,0 +1,82 @@
+"""Device queries of the CUDA module (HN107 ``get_device_properties``, HN108 ``get_device_name``)
+-> the same query of the current accelerator's module, ``torch.get_device_module()``::
+
+    device_name = torch.cuda.get_device_name()   ->   device_name = torch.get_device_module().get_device_name()
+
+``torch.get_device_module()`` with no argument is the module of the current accelerator
+(``torch.cuda`` on a CUDA machine: the same call), so the arguments stay as they are (an index,
+a device). ``torch.accelerator`` has neither query (llm-compressor#2884); upstream's forms are
+an internal helper or the device interface (the sparse Triton tuning tables, inductor's bf16
+warning). Property objects differ per backend: a ``get_device_properties`` whose result is read
+for anything but the fields every backend's properties have (``COMMON_FIELDS``) is left, as is
+one whose result goes anywhere else (handed on, returned, kept in a container).
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from patches.generate.codemods.families.base import Family
+
+PROPERTIES = "torch.cuda.get_device_properties"
+NAME = "torch.cuda.get_device_name"
+# fields of every backend's device properties (CUDA's and XPU's both have them)
+COMMON_FIELDS = frozenset({"name", "total_memory"})
+
+
+def _assigned_name(eng, call: cst.Call) -> str | None:
+    """``x = <call>``: ``x``."""
+    parent = eng.parent(call)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        target = parent.targets[0].target
+        if isinstance(target, cst.Name):
+            return target.value
+    return None
+
+
+def _common_reads(ctx, line: int, name: str) -> bool:
+    """Every read of ``name`` in the scope holding ``line`` is ``name.<common field>``."""
+    scope = ctx.scope_at(line).node
+    fields, loads = 0, 0
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            loads += 1
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id == name:
+                if node.attr not in COMMON_FIELDS:
+                    return False
+                fields += 1
+    return loads == fields
+
+
+def _reads_common_fields(eng, call: cst.Call) -> bool:
+    """The properties ``call`` returns are read only for ``COMMON_FIELDS``."""
+    parent = eng.parent(call)
+    if isinstance(parent, cst.Attribute) and parent.value is call:
+        return parent.attr.value in COMMON_FIELDS
+    name = _assigned_name(eng, call)
+    return name is not None and _common_reads(eng.ctx, eng.line(call), name)
+
+
+class DeviceModule(Family):
+    name = "device-module"
+    claims = (PROPERTIES, NAME)
+
+    def on_call(self, eng, original, updated):
+        specs = eng.specs_for(self.name, original)
+        if not specs:
+            return None
+        matched = eng.qualnames(original.func) & set(self.claims)
+        if not matched:
+            return None
+        spec = specs[0]
+        if PROPERTIES in matched and not _reads_common_fields(eng, original):
+            eng.fail(spec, original, "reads fields only CUDA's device properties have")
+            return None
+        eng.remove_unused_import_by_node(original.func)
+        eng.add_needed_import("torch", node=original)
+        query = next(iter(matched)).rsplit(".", 1)[1]
+        eng.done(spec, original)
+        return updated.with_changes(func=cst.parse_expression(f"torch.get_device_module().{query}"))
