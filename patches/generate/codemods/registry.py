@@ -15,7 +15,6 @@ from patches.generate.codemods.families.device_checks import DeviceChecks
 from patches.generate.codemods.families.device_context import DeviceContext
 from patches.generate.codemods.families.device_module import DeviceModule
 from patches.generate.codemods.families.guard import AvailabilityGuard
-from patches.generate.codemods.families.guarded_cache import GuardedCache
 from patches.generate.codemods.families.idioms_backend import Backend
 from patches.generate.codemods.families.idioms_capability import Capability
 from patches.generate.codemods.families.idioms_device import DeviceDefaults
@@ -44,7 +43,6 @@ FAMILY_TYPES = (
     DeviceModule,  # device queries of torch.cuda -> the current accelerator's module
     AvailabilityGuard,
     ScriptAmp,  # CallRename, with the device type written in where a script names none
-    GuardedCache,  # CallRename, a bare empty_cache() under an availability check
     CallRename,
     Rename,
     AttributeRename,
