@@ -178,23 +178,23 @@ class _WordIndex:
 
 
 def _values(node: ast.stmt) -> tuple[list[ast.AST], str, str]:
-    """(the values that make it a wrapper, its kind, its name) of a top-level statement. A value
-    with an alternative (``a or b``, ``a if c else b``) may hold for another vendor too
-    (``HAS_GPU = HAS_CUDA or HAS_XPU``): not a CUDA wrapper."""
+    """(the values that may make it a wrapper, its kind, its name) of a top-level statement; a
+    value makes it one only when ``_plain`` too (checked last: it walks the whole value)."""
     if isinstance(node, DEFS):
-        values, kind, name = returned_values(node), "call", node.name
-    elif isinstance(node, (ast.Assign, ast.AnnAssign)) and defined(node):
-        if not isinstance(node.value, _FLAG_VALUES):
-            return [], "", ""
-        values, kind, name = [node.value], "reference", defined(node)[0]
-    else:
-        return [], "", ""
-    values = [v for v in values if not any(_alternative(n) for n in ast.walk(v))]
-    return values, kind, name
+        return returned_values(node), "call", node.name
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and defined(node):
+        if isinstance(node.value, _FLAG_VALUES):
+            return [node.value], "reference", defined(node)[0]
+    return [], "", ""
 
 
-def _alternative(n: ast.AST) -> bool:
-    return isinstance(n, ast.IfExp) or (isinstance(n, ast.BoolOp) and isinstance(n.op, ast.Or))
+def _plain(value: ast.AST) -> bool:
+    """A value with an alternative (``a or b``, ``a if c else b``) may hold for another vendor
+    too (``HAS_GPU = HAS_CUDA or HAS_XPU``): not a CUDA wrapper."""
+    for n in ast.walk(value):
+        if isinstance(n, ast.IfExp) or (isinstance(n, ast.BoolOp) and isinstance(n.op, ast.Or)):
+            return False
+    return True
 
 
 def _within(node: ast.AST, line: int, col: int) -> bool:
@@ -209,7 +209,7 @@ def _direct(mod: Module, found: Sequence[Finding], rules: dict[str, Rule]) -> li
         values, kind, name = _values(node)
         for v in values:
             hit = next((r for ln, c, r in marks if _within(v, ln, c)), None)
-            if hit is not None:
+            if hit is not None and _plain(v):
                 out.append(Wrapper(f"{mod.name}.{name}", hit, kind))
                 break
     return out
@@ -233,7 +233,7 @@ def _hop(mod: Module, known: dict[str, Wrapper], names) -> list[Wrapper]:
         qual = f"{mod.name}.{name}"
         for v in values:
             via = next((q for n in ast.walk(v) if (q := ref(mod, n)) in known), None)
-            if via is not None and via != qual:
+            if via is not None and via != qual and _plain(v):
                 out.append(Wrapper(qual, known[via].rule, kind))
                 break
     return out
