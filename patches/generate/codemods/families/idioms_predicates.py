@@ -5,7 +5,11 @@
   would leave the condition asking for CUDA);
 * ``device_type == "cuda"`` / ``x.device.type == "cuda"`` -> ``... != "cpu"`` (and ``!=`` ->
   ``== "cpu"``), the form that picks autocast, pinned memory or fused optimizers;
-* ``"cuda" in str(device)`` / ``"cuda" in device`` -> ``torch.device(device).type != "cpu"``.
+* ``"cuda" in str(device)`` / ``"cuda" in device`` -> ``torch.device(device).type != "cpu"``;
+* ``x.device.type in ["cuda", torch._C._get_privateuse1_backend_name()]`` (a list of
+  accelerators: "cuda" and no host type) -> ``x.device.type not in ("cpu", "meta")`` (and
+  ``not in`` -> ``in``): "is it on an accelerator", asked of every accelerator (upstream's
+  storage sharing).
 
 Same meaning on a CUDA machine, whose devices are "cuda" or "cpu"; true on any accelerator
 elsewhere. Whether the guarded code is itself neutral (not cuDNN, not a capability check) is the
@@ -132,6 +136,8 @@ class DevicePredicates(Family):
         op = target.operator
         if isinstance(op, (cst.Equal, cst.NotEqual)):
             return _equality(eng, specs[0], original, updated, target)
+        if isinstance(op, (cst.In, cst.NotIn)) and _accelerator_list(original, target):
+            return _off_host(eng, specs[0], original, updated)
         if isinstance(op, (cst.In, cst.NotIn)) and string_value(original.left) == "cuda":
             # "cuda" in str(device) -> torch.device(device).type != "cpu"
             eng.done(specs[0], original)
@@ -180,3 +186,32 @@ def _equality(eng, spec, original: cst.Comparison, updated: cst.Comparison, targ
     if right:
         return updated.with_changes(comparisons=[u.with_changes(operator=new_op, comparator=cpu)])
     return updated.with_changes(left=cpu, comparisons=[u.with_changes(operator=new_op)])
+
+
+HOST_TYPES = ("cpu", "meta")  # device types that are no accelerator
+
+
+def _accelerator_list(original: cst.Comparison, target) -> bool:
+    """``<device type> in [...]`` whose list names "cuda" and no host type (its other entries
+    other accelerators' names or computed ones)."""
+    seq = target.comparator
+    if not _is_type(original.left) or not isinstance(seq, (cst.List, cst.Tuple, cst.Set)):
+        return False
+    values = [string_value(e.value) for e in seq.elements]
+    if any(isinstance(e, cst.StarredElement) for e in seq.elements):
+        return False
+    return "cuda" in values and not any(v in HOST_TYPES for v in values)
+
+
+def _off_host(eng, spec, original: cst.Comparison, updated: cst.Comparison):
+    """``X in [accelerators]`` -> ``X not in ("cpu", "meta")`` (and ``not in`` -> ``in``)."""
+    op = original.comparisons[0].operator
+    spaces = dict(whitespace_after=op.whitespace_after)
+    if isinstance(op, cst.In):
+        new_op = cst.NotIn(whitespace_before=op.whitespace_before, **spaces)
+    else:
+        new_op = cst.In(whitespace_before=op.whitespace_before, **spaces)
+    hosts = cst.parse_expression(repr(HOST_TYPES).replace("'", '"'))
+    eng.done(spec, original)
+    u = updated.comparisons[0]
+    return updated.with_changes(comparisons=[u.with_changes(operator=new_op, comparator=hosts)])
