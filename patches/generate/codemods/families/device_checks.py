@@ -9,8 +9,8 @@ raise without an accelerator where the CUDA branch was never reached. Whether th
 check, a CUDA-only kernel) is the intent gate's decision (``cuda-guarded``), made before a site
 reaches this family. Left here: a check guarding code that writes "cuda" into text (a repro
 generator's ``', device="cuda"'``, which must follow the device in the same change); ``self.is_cuda`` where the file defines ``is_cuda`` itself (a
-class answering the question, not asking it) and the negated form (``not x.is_cuda``, whose
-neutral form is an ``== "cpu"`` the expression hook cannot write).
+class answering the question, not asking it). The negated check ``not x.is_cuda`` is rewritten
+whole, to ``x.device.type == "cpu"``.
 """
 
 from __future__ import annotations
@@ -90,6 +90,27 @@ def device_type_compare(value: cst.BaseExpression, op: str) -> cst.Comparison:
     )
 
 
+def _receiver_defines(eng, spec, check: cst.Attribute) -> bool:
+    """``self.is_cuda`` where the file defines ``is_cuda`` itself (left, and said so)."""
+    receiver = check.value
+    if (
+        isinstance(receiver, cst.Name)
+        and receiver.value in ("self", "cls")
+        and _defines_is_cuda(eng.ctx)
+    ):
+        eng.fail(spec, check, "the file defines is_cuda itself")
+        return True
+    return False
+
+
+def _guards_text(eng, spec, check: cst.Attribute) -> bool:
+    """The check guards code writing "cuda" into text (left, and said so)."""
+    if writes_cuda(eng.ctx, eng.line(check)):
+        eng.fail(spec, check, "the code it guards writes 'cuda' into text")
+        return True
+    return False
+
+
 class DeviceChecks(Family):
     name = "device-checks"
 
@@ -110,24 +131,16 @@ class DeviceChecks(Family):
             return None
         spec = specs[0]
         parent = eng.parent(original)
-        receiver = original.value
-        if (
-            isinstance(receiver, cst.Name)
-            and receiver.value in ("self", "cls")
-            and _defines_is_cuda(eng.ctx)
-        ):
-            eng.fail(spec, original, "the file defines is_cuda itself")
-            return None
         if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
-            eng.fail(spec, original, 'negated check: write `x.device.type == "cpu"` by hand')
+            return None  # the whole `not x.is_cuda` (on_node)
+        if _receiver_defines(eng, spec, original):
             return None
         if isinstance(parent, (cst.Call, cst.Subscript)) or (
             isinstance(parent, cst.Attribute) and parent.value is original
         ):
             eng.fail(spec, original, "is_cuda used as an object, not a check")
             return None
-        if writes_cuda(eng.ctx, eng.line(original)):
-            eng.fail(spec, original, "the code it guards writes 'cuda' into text")
+        if _guards_text(eng, spec, original):
             return None
         new = device_type_compare(updated.value, "!=")
         if self._if_test(eng, original) and guards_cuda_calls(eng.ctx, eng.line(original)):
@@ -142,4 +155,25 @@ class DeviceChecks(Family):
         if not isinstance(parent, _BARE + _VALUE):
             new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         eng.done(spec, original)
+        return new
+
+    def on_node(self, eng, original, updated):
+        """``not x.is_cuda`` -> ``x.device.type == "cpu"`` (the check's negation, whole)."""
+        if not (
+            isinstance(original, cst.UnaryOperation)
+            and isinstance(original.operator, cst.Not)
+            and isinstance(original.expression, cst.Attribute)
+            and original.expression.attr.value == ATTRIBUTE
+        ):
+            return None
+        check = original.expression
+        specs = specs_at(eng, check, self.name)
+        if not specs or _receiver_defines(eng, specs[0], check):
+            return None
+        if _guards_text(eng, specs[0], check):
+            return None
+        new = device_type_compare(updated.expression.value, "==")
+        if not isinstance(eng.parent(original), _BARE + _VALUE):
+            new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        eng.done(specs[0], check)
         return new
