@@ -244,6 +244,8 @@ def _body_start(text: str, strings, indent: str) -> tuple[str, int] | None:
         tries += 1
         if tries > _HEADER_TRIES:
             return None
+        if not _may_end_header(text, m.start()):
+            continue  # the parse below could only fail, or (see there) find the body begun
         try:
             got = ast.parse(f"{wrap}{text[: m.start(1)]}{m.group(1)}pass").body
         except SyntaxError:
@@ -259,6 +261,17 @@ def _body_start(text: str, strings, indent: str) -> tuple[str, int] | None:
             return None
         return m.group(1), m.start(1)
     return None
+
+
+def _may_end_header(text: str, eol: int) -> bool:
+    """Can the line ending at ``eol`` end a def's header, so that a ``pass`` on the next line is
+    its first body statement? Only a line ending in ``:`` can, but a comment, a backslash or an
+    odd character (or a blank line) leaves it open. A line that cannot makes ``_body_start``'s
+    trial parse fail, or succeed only with the body begun already (a statement before, at the
+    ``pass``'s level), which no later trial can undo: both lead to the same answer as not
+    parsing. The trial parses of long multi-line signatures cost more than the rest."""
+    s = text[text.rfind("\n", 0, eol) + 1 : eol].rstrip()
+    return not s or s[-1] in ":\\" or "#" in s or "\r" in s
 
 
 def _reaches_out(text: str, strings, indent: str, body_start: int) -> bool:

@@ -218,3 +218,27 @@ def test_installed_large_files_split_equals_whole():
         if (lambda s, w: s != w)(*scan_both(p, root, PY_RULES))
     ]
     assert bad == []
+
+
+HEADERS = [
+    "def f(\n    self,\n    x: int = 1,\n) -> None:\n    return x\n",
+    "def f(a,\n      b):  # a comment\n    return a\n",
+    "def f(a, \\\n      b):\n    return a\n",
+    "def f():\n\n    x = 1\n",
+    "def f():\n    *a, b = c\n    y = 2\n    return y\n",
+    "class C(\n    Base,\n):\n    '''doc'''\n    x = 1\n",
+    "def f(x=(\n    1)):\n    pass\n",
+    "def f(): return 1\n    x = 2\n",
+]
+
+
+@pytest.mark.parametrize("text", HEADERS)
+@pytest.mark.parametrize("indent", ["", "    "])
+def test_header_trials_skipped_only_where_they_cannot_change_the_answer(text, indent, monkeypatch):
+    """Trial parses after a line that cannot end a header are skipped: same body start as when
+    every trial is parsed."""
+    text = "".join(indent + ln if ln else ln for ln in text.splitlines(keepends=True))
+    strings = segments._triple_spans(text)
+    fast = segments._body_start(text, strings, indent)
+    monkeypatch.setattr(segments, "_may_end_header", lambda text, eol: True)
+    assert fast == segments._body_start(text, strings, indent)
