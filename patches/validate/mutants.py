@@ -10,6 +10,7 @@ ones (only when those are still one block after the later patches of the series)
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -207,17 +208,30 @@ def revert_mutant(source: str, hunk: hunkcov.Hunk, patch_text: str) -> Mutant | 
     return Mutant("revert", first, shown, mutated)
 
 
+def _span(source: str, lines: set[int]) -> tuple[int, int] | None:
+    """(first, last) line of the module-level statements that hold any of ``lines`` (decorators
+    included); None when none does. libcst then reads only those: parsing a 25,000-line file
+    such as common_methods_invocations.py costs minutes of CPU on a busy box, its one function
+    a fraction of a second, and the mutants are the same text."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return 1, len(source.splitlines())  # libcst decides, on the whole file
+    spans = []
+    for node in tree.body:
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        if any(first <= ln <= node.end_lineno for ln in lines):
+            spans.append((first, node.end_lineno))
+    if not spans:
+        return None
+    return min(a for a, _ in spans), max(b for _, b in spans)
+
+
 def derive(source: str, hunk: hunkcov.Hunk, patch_text: str, limit: int) -> list[Mutant]:
     """Up to ``limit`` mutants of ``hunk`` in ``source`` (the file after the series), in the
     order of mutants.yaml's operators, then by line."""
     if limit <= 0 or not hunk.added:
         return []
-    try:
-        wrapper = MetadataWrapper(cst.parse_module(source))
-    except cst.ParserSyntaxError:
-        return []
-    sites = _Sites(set(hunk.added))
-    wrapper.visit(sites)
     order = {name: i for i, name in enumerate(operators())}
     found: list[Mutant] = []
     seen = {source}
@@ -225,12 +239,28 @@ def derive(source: str, hunk: hunkcov.Hunk, patch_text: str, limit: int) -> list
     if rev is not None:
         found.append(rev)
         seen.add(rev.source)
+    span = _span(source, set(hunk.added))
+    if span is None:
+        return found[:limit]
+    lines = source.splitlines(keepends=True)
+    head, part, tail = (
+        "".join(lines[: span[0] - 1]),
+        "".join(lines[span[0] - 1 : span[1]]),
+        "".join(lines[span[1] :]),
+    )
+    off = span[0] - 1
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(part), unsafe_skip_copy=True)
+    except cst.ParserSyntaxError:
+        return []
+    sites = _Sites({ln - off for ln in hunk.added})
+    wrapper.visit(sites)
     for op, line, node, new, shown in sorted(sites.sites, key=lambda s: (order[s[0]], s[1])):
         if len(found) >= limit:
             break
-        mutated = wrapper.module.visit(_Replace(node, new)).code
+        mutated = head + wrapper.module.visit(_Replace(node, new)).code + tail
         if mutated in seen or not _compiles(mutated):
             continue
         seen.add(mutated)
-        found.append(Mutant(op, line, shown, mutated))
+        found.append(Mutant(op, line + off, shown, mutated))
     return found[:limit]
