@@ -108,6 +108,18 @@ class TestRuleFixtures(expecttest.TestCase):
 """,
         )
 
+    def test_hn553(self):
+        self.assertExpectedInline(
+            _fixed("hn553_profiler_cuda_sort_key.py"),
+            """\
+@@ -5,2 +5,2 @@
+-    print(prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=10))
+-    print(prof.key_averages().table(sort_by='cuda_memory_usage'))
++    print(prof.key_averages().table(sort_by="self_device_time_total", row_limit=10))
++    print(prof.key_averages().table(sort_by='device_memory_usage'))
+""",
+        )
+
     def test_hn201(self):
         self.assertExpectedInline(
             _fixed("hn201_cuda_stream_class.py"),

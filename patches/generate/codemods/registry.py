@@ -25,6 +25,7 @@ from patches.generate.codemods.families.literals import DeviceLiteral
 from patches.generate.codemods.families.module_device import ModuleDevice
 from patches.generate.codemods.families.own_device import OwnDevice
 from patches.generate.codemods.families.param_defaults import ParamDefaults
+from patches.generate.codemods.families.profiler_keys import ProfilerKeys
 from patches.generate.codemods.families.rename import Rename
 from patches.generate.codemods.families.script_amp import ScriptAmp
 from patches.generate.codemods.families.script_device import ScriptDevice
@@ -41,6 +42,7 @@ FAMILY_TYPES = (
     ParamDefaults,
     DeviceContext,
     DeviceModule,  # device queries of torch.cuda -> the current accelerator's module
+    ProfilerKeys,  # the profiler's CUDA-named sort keys -> its device columns
     AvailabilityGuard,
     ScriptAmp,  # CallRename, with the device type written in where a script names none
     CallRename,
