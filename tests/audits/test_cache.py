@@ -79,3 +79,23 @@ def test_corrupt_cache_is_ignored_and_rewritten(tmp_path):
     path.write_text('{"format": 3, "key": 1, "files": {"a.py": [1]}')
     assert _scan(root, cache) == first
     assert path.read_text().startswith('{"format":3')
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_scan_pauses_the_garbage_collector_and_leaves_it_as_it_was(tmp_path, enabled, monkeypatch):
+    import gc
+
+    (tmp_path / "a.py").write_text(A)
+    during = []
+    check = workers.check_one
+    monkeypatch.setattr(
+        workers, "check_one", lambda e, old: (during.append(gc.isenabled()), check(e, old))[1]
+    )
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        assert _scan(tmp_path, tmp_path / "cache")  # a.py has findings
+        assert during == [False]
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
