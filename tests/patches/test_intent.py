@@ -65,8 +65,8 @@ def score():
             bad.append((rel, line, want, "no fixable finding on the line"))
             continue
         for rule, decision, reason in sites:
-            if reason == "no rewrite matched":  # not the gate's decision: no family applies
-                continue
+            if decision == "left" and not any(f"{k}:" in reason for k in KINDS):
+                continue  # not the gate's decision: no family applies, or a family declines
             correct += want == "fix"
             made += decision == "fix"
             correct_made += decision == "fix" and want == "fix"

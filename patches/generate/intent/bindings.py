@@ -1,6 +1,6 @@
 """What a file binds to each plain name: the value spans of its assignments, or ``None`` for a
-binding whose value the file does not show (a parameter, a loop or ``with`` target, an import,
-a tuple target). The gate judges a name by these values, not by its spelling: ``has_cuda =
+binding whose value the file does not show (a loop or ``with`` target, an import, a tuple
+target), or ``PARAMETER`` for a parameter. The gate judges a name by these values, not by its spelling: ``has_cuda =
 any(t.device.type == "cuda" ...)`` is as CUDA as its value once that value is rewritten."""
 
 from __future__ import annotations
@@ -10,6 +10,10 @@ import ast
 from patches.generate.intent.nodes import Span, span_of
 
 Bindings = dict[str, list[Span | None]]
+
+# a parameter's binding: its value is the caller's, and its spelling is the author's word (an
+# empty span: nothing in it stays CUDA)
+PARAMETER: Span = ((0, 0), (0, 0))
 
 
 def _targets(node: ast.AST) -> list[tuple[ast.AST, ast.AST | None]]:
@@ -34,7 +38,7 @@ def bindings(tree: ast.AST) -> Bindings:
                     known = value is not None and name is target
                     out.setdefault(name.id, []).append(span_of(value) if known else None)
         if isinstance(node, ast.arg):
-            out.setdefault(node.arg, []).append(None)
+            out.setdefault(node.arg, []).append(PARAMETER)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for a in node.names:
                 out.setdefault((a.asname or a.name).split(".")[0], []).append(None)

@@ -29,6 +29,33 @@ def is_cuda_word(text: str) -> bool:
     return bool(_marker().search(text))
 
 
+@functools.lru_cache(maxsize=1)
+def _feature() -> re.Pattern:
+    """The markers less the device's own name: a CUDA library or feature (cuSOLVER, NCCL, TF32,
+    NVTX, sm_80, HIP), not "cuda" as the name of the device."""
+    pats = [p for p in vocabulary.marker_patterns() if p != vocabulary.CUDA_WORDS[0]]
+    return re.compile("|".join(pats), re.IGNORECASE)
+
+
+def about_cuda_feature(text: str) -> bool:
+    """A comment's first paragraph names a CUDA-only library or feature ("the cuSOLVER backend
+    returns V^H"), and no neutral device. "Inputs always cuda" or "we only care for cuda
+    tensors" name the device the code ran on when it was written, which is no evidence."""
+    head = text.strip().split("\n\n")[0].lower()
+    return bool(_feature().search(head)) and not any(w in head for w in vocabulary.NEUTRAL_WORDS)
+
+
+@functools.lru_cache(maxsize=1)
+def _cuda_only() -> re.Pattern:
+    return re.compile("|".join(vocabulary.CUDA_MARKERS), re.IGNORECASE)
+
+
+def other_backend_only(text: str) -> bool:
+    """``text`` names another backend (``"xpu"``, ``torch.mps.is_available``) and nothing of
+    CUDA's: a test on it is a per-device dispatch, whose default arm serves every device."""
+    return is_cuda_word(text) and not _cuda_only().search(text)
+
+
 def about_cuda_text(doc: str) -> bool:
     """A docstring's first paragraph is about CUDA (mentions it, names no neutral device)."""
     head = doc.strip().split("\n\n")[0].lower()

@@ -21,6 +21,7 @@ from patches.generate.intent.nodes import (
     inside,
     span_of,
 )
+from patches.generate.intent.words import words
 
 Hits = list[tuple[int, str]]  # (line, what stays CUDA there)
 Remaining = Callable[[Span, Span], Hits]
@@ -54,6 +55,7 @@ class Index:
         tokens.sort(key=lambda t: t.span)
         self.calls = self._local_calls(ctx.tree)
         self.bindings = bindings(ctx.tree)
+        self.words = words(ctx.tree)  # the author's own identifiers: no evidence
         self.comments = comments(ctx.source)
         self.tokens = tokens
         self._starts = [t.span[0] for t in tokens]
@@ -64,21 +66,15 @@ class Index:
         if isinstance(node, ast.Attribute):
             return node.attr
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            # a device-like string, or the message of a raise/assert/return (a skip
-            # decorator's message is not: "CUDA not available" there names the gate)
+            # a device-like string; text with spaces is for people (a message, a help line,
+            # "Invalid CUDA device" in an assert): the code it sits in is judged by its calls
             text = node.value
-            return None if any(c.isspace() for c in text) and not self._message(node) else text
+            return None if any(c.isspace() for c in text) else text
         if isinstance(node, (ast.arg, ast.keyword)):
             return node.arg
         if isinstance(node, ast.alias):  # `from torch._inductor import cudagraph_trees`
             return node.name
         return None
-
-    def _message(self, node) -> bool:
-        n = self.parents.get(node)
-        while n is not None and not isinstance(n, ast.stmt):
-            n = self.parents.get(n)
-        return isinstance(n, (ast.Raise, ast.Assert, ast.Return))
 
     def show(self, node: ast.AST) -> str:
         """A short text for a CUDA token: its whole dotted name (``torch.cuda.get_device_capability``)."""

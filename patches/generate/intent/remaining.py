@@ -44,7 +44,9 @@ class _Remaining:
 
     def token_hit(self, unit: Span, own: Span) -> Hits:
         for t in self.index.tokens_in(unit):
-            if inside(t.span, own) or self.covered(t.span) or self.neutral_name(t.node):
+            if inside(t.span, own) or t.node in self.index.words or self.covered(t.span):
+                continue
+            if self.neutral_name(t.node):
                 continue
             return [(t.span[0][0], self.index.show(t.node))]
         return []

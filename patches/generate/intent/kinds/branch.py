@@ -1,12 +1,15 @@
 """``cuda-branch``: the site is in a branch only CUDA reaches (``if x.is_cuda:``,
 ``device.type == "cuda"``, ``@onlyCUDA``, an earlier ``if not <CUDA>: return`` of its block), and
-that condition stays: there the rewrite is moot noise, CUDA is all that runs it."""
+that condition stays: there the rewrite is moot noise, CUDA is all that runs it. The else arm of a
+test that names only another backend (``if dev == "xpu": ... else: torch.cuda.current_device()``)
+is the dispatch's default, which every other device reaches: no evidence."""
 
 from __future__ import annotations
 
 import ast
 import re
 
+from patches.generate.intent.data import other_backend_only
 from patches.generate.intent.nodes import DEFS, exits, negative, span_of
 from patches.generate.intent.probe import Evidence, Probe, first_hit
 
@@ -30,6 +33,9 @@ def _tests(p: Probe, n, parent) -> list:
     tests = []
     if isinstance(parent, (ast.If, ast.While, ast.IfExp)) and n is not parent.test:
         tests = [parent.test]  # either side of a test that stays CUDA is about CUDA
+        orelse = parent.orelse
+        if n is orelse or (isinstance(orelse, list) and n in orelse):
+            tests = [(parent.test, "default")]  # the default arm of a per-device dispatch
     elif isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
         tests = [v for v in parent.values[: parent.values.index(n)] if not negative(v)]
     elif isinstance(parent, DEFS) and n in parent.body:
@@ -50,7 +56,10 @@ def detect(p: Probe) -> list[Evidence]:
         if parent is None:
             return []
         for t in _tests(p, n, parent):
+            t, default = t if isinstance(t, tuple) else (t, "")
             hits = p.remaining(span_of(t), p.own)
+            if default:  # `if dev == "xpu": ... else: <site>`: every other device gets here
+                hits = [h for h in hits if not other_backend_only(h[1])]
             if hits:
                 return first_hit(KIND, hits)
         n = parent

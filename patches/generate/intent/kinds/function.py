@@ -1,8 +1,11 @@
 """``cuda-function``: an enclosing function or class is about CUDA.
 
-Its name says CUDA (``has_cuda_pallas``), its docstring's summary (first sentence) is about CUDA ("Checks
-for a full Pallas-on-CUDA environment"), or a decorator registers it for CUDA-only code
-(``@register(..., "cuda")`` while that stays): the function is CUDA's, whatever it calls."""
+A function's name says CUDA (``has_cuda_pallas``: a predicate about CUDA answers for CUDA), its
+docstring's summary (first sentence) is about CUDA ("Checks for a full Pallas-on-CUDA
+environment"), or a decorator registers it for CUDA-only code (``@register(..., "cuda")`` while
+that stays): the function is CUDA's, whatever it calls. A class's name is not enough
+(``CUDABenchmarkRequest``: upstream runs it on the device interface); its methods are judged by
+what they call."""
 
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ def detect(p: Probe) -> list[Evidence]:
         hits = [h for a in decorated for h in p.remaining(span_of(a), p.own)]
         if hits:
             return [Evidence(KIND, d.lineno, f"{d.name} is registered for {hits[0][1]}")]
-        if is_cuda_word(d.name):
+        if is_cuda_word(d.name) and not isinstance(d, ast.ClassDef):
             return [Evidence(KIND, d.lineno, f"inside {d.name}")]
         doc = ast.get_docstring(d, clean=False)
         if doc and about_cuda_summary(doc):

@@ -1,0 +1,62 @@
+"""The author's own words: identifiers a file chooses for itself, which say nothing about what the
+code does. A parameter named ``cuda_init_mode``, the enum ``CUDAInitMode`` the file defines and
+its members (``CUDAInitMode.CUDA_BEFORE``), a command-line flag read from an ``argparse``
+namespace (``args.cuda``): the code around them is judged by what it calls, not by how its
+author spelled a choice. CUDA's API (``torch.cuda.*``, ``x.is_cuda``, ``"cuda"``, an imported
+name) is never a word."""
+
+from __future__ import annotations
+
+import ast
+
+
+def _local_classes(tree: ast.AST) -> set[str]:
+    """Classes defined in the file, when no other binding of the name exists (an import or an
+    assignment of the same name makes the spelling someone else's)."""
+    defined, other = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            other |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            other.add(node.id)
+    return defined - other
+
+
+def _namespaces(tree: ast.AST) -> set[str]:
+    """Names bound to an ``argparse`` result (``args = parser.parse_args()``) and otherwise only
+    as parameters (``def train(args, ...)``, handed the namespace): their attributes are the
+    user's flags."""
+    bound: dict[str, list[bool | None]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            parsed = (
+                isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute)
+                and node.value.func.attr in ("parse_args", "parse_known_args")
+            )
+            for t in node.targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        bound.setdefault(n.id, []).append(parsed and t is n)
+        elif isinstance(node, ast.arg):
+            bound.setdefault(node.arg, []).append(None)
+    return {name for name, ok in bound.items() if True in ok and False not in ok}
+
+
+def words(tree: ast.AST) -> set[ast.AST]:
+    """The token nodes of ``tree`` that are the author's words: parameter names, the names of
+    classes the file defines and the attributes read from them, the attributes of an
+    ``argparse`` namespace."""
+    classes, spaces = _local_classes(tree), _namespaces(tree)
+    out: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            out.add(node)
+        elif isinstance(node, ast.Name) and node.id in classes:
+            out.add(node)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id in classes or node.value.id in spaces:
+                out.add(node)
+    return out
