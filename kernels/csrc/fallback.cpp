@@ -65,6 +65,14 @@ bool cpu_indices_ok(const c10::FunctionSchema& s, const c10::Argument& a) {
          (n == "aten::index_put_" || n == "aten::index_put" || n == "aten::_index_put_impl_");
 }
 
+// `index`'s indices: CUDA's meta function accepts them on cpu or on the indexed tensor's device
+// and raises an IndexError for any other device (`check_indices_on_cpu_or_selfdevice`), while the
+// index_put family moves them to the indexed tensor's device (`make_info`), so a trn index on
+// another trn device is read in place there (trn memory is host memory).
+bool index_indices(const c10::FunctionSchema& s, const c10::Argument& a) {
+  return a.name() == "indices" && s.name() == "aten::index";
+}
+
 // Ops whose CUDA kernel checks every positional and out tensor for one device, by
 // `name.overload` (set from Python), and the answer per schema once asked.
 std::mutex g_checked_mu;
@@ -128,7 +136,7 @@ struct Call {
     }
     auto d = t.device().index();
     if (device < 0) device = d;
-    else if (d != device)
+    else if (d != device && !index)
       mixed(schema, "trn:" + std::to_string(device), "trn:" + std::to_string(d));
     auto si = storage_index(t.storage());
     auto a = cpu_alias(t, storages[si].cpu);
@@ -161,6 +169,14 @@ struct Call {
     if (out.is_quantized()) return device_view(out, device_storage(out.storage()));
     for (auto* s : cpu_scalars)
       if (out.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl() == s) return out;
+    // A per-channel quantizer keeps its scales in double on every backend, and
+    // q_per_channel_scales hands them out as a float64 tensor (CUDA: on the device). trn has no
+    // float64, so it hands them out in float32: quantizer metadata, not a float64 computation the
+    // user asked for (scales made from float32 tensors round-trip exactly).
+    if (out.scalar_type() == at::kDouble && schema.name() == "aten::q_per_channel_scales") {
+      auto cast = out.to(at::kFloat);
+      return device_view(cast, device_storage(cast.storage()));
+    }
     // Trainium dtype policy (policy.cpp): raise for e.g. sum(dtype=float64), or downcast a fresh
     // output in permissive mode (views of device storages keep their bytes).
     auto dtype = check_dtype(out.scalar_type(), schema.name().c_str());
@@ -248,11 +264,18 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       v = out;
     } else if (v.isList()) {  // Tensor?[] (indices) and other generic lists
       const bool cpu_indices = cpu_indices_ok(schema, args[i]);
+      const bool get_indices = index_indices(schema, args[i]);
       auto in = v.toList();
       c10::impl::GenericList out(in.elementType());
       out.reserve(in.size());
-      for (const IValue& e : in)
+      for (const IValue& e : in) {
+        if (get_indices && e.isTensor() && is_trn(e.toTensor()) && call.device >= 0)
+          TORCH_CHECK_INDEX(e.toTensor().device().index() == call.device,
+                            "indices should be either on cpu or on the same device as the "
+                            "indexed tensor (", c10::Device(c10::DeviceType::PrivateUse1, call.device),
+                            ")");
         out.push_back(e.isTensor() ? IValue(call.to_cpu(e.toTensor(), checked, cpu_indices)) : e);
+      }
       v = out;
     } else if (v.isDevice()) {
       auto d = v.toDevice();

@@ -9,6 +9,7 @@
 #include <ATen/ops/_to_copy_ops.h>
 #include <ATen/ops/copy.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_quantized.h>
 #include <ATen/ops/resize_native.h>
 #include <ATen/ops/set_cpu_dispatch.h>
 #include <ATen/ops/set_native.h>
@@ -18,6 +19,8 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/TensorImpl.h>
 #include <torch/library.h>
+
+#include <cstring>
 
 namespace trn {
 
@@ -67,9 +70,33 @@ void check_copy_device(const at::Tensor& t) {
   TORCH_CHECK(t.is_cpu() || is_trn(t), "trn can copy to and from cpu only, got ", t.device());
 }
 
+// Sub-byte quantized types pack several values per byte, and CPU's copy kernel has no case for
+// them ("copy_kernel" not implemented for 'QUInt4x2', on cpu too). Between cpu and trn a copy of
+// the same type and layout is a copy of the packed bytes, as CUDA's cross-device copy is a memcpy
+// for same-dtype contiguous tensors; anything else goes to the CPU kernel and its error.
+int sub_byte_bits(c10::ScalarType t) {
+  return t == c10::kQUInt4x2 ? 4 : t == c10::kQUInt2x4 ? 2 : 0;
+}
+
+bool packed_copy(const at::Tensor& src, const at::Tensor& dst) {
+  const int bits = sub_byte_bits(src.scalar_type());
+  if (bits == 0 || !src.is_quantized() || !dst.is_quantized() ||
+      dst.scalar_type() != src.scalar_type() || src.sizes() != dst.sizes() ||
+      !src.is_contiguous() || !dst.is_contiguous() || src.storage_offset() != 0 ||
+      dst.storage_offset() != 0)
+    return false;
+  const auto bytes = static_cast<size_t>((src.numel() * bits + 7) / 8);
+  TORCH_CHECK(src.storage().nbytes() >= bytes && dst.storage().nbytes() >= bytes,
+              "packed quantized copy: storage smaller than ", bytes, " bytes");
+  at::get_qtensorimpl(dst)->set_quantizer_(at::get_qtensorimpl(src)->quantizer());
+  if (bytes > 0) std::memcpy(dst.storage().mutable_data(), src.storage().data(), bytes);
+  return true;
+}
+
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   check_copy_device(self);
   check_copy_device(dst);
+  if (packed_copy(self, dst)) return dst;
   auto src_cpu = is_trn(self) ? cpu_alias(self) : self;
   auto dst_cpu = is_trn(dst) ? cpu_alias(dst) : dst;
   // Straight to the CPU copy kernel, which handles dtype casts, broadcasting and conj/neg bits;
@@ -304,9 +331,17 @@ at::Tensor quantized_to_copy(const at::Tensor& self, std::optional<at::ScalarTyp
                 *device);
     d = resolve(device->index());
   }
-  auto out = at::_ops::_to_copy::redispatch(
-      c10::DispatchKeySet(c10::DispatchKey::QuantizedCPU), cpu_alias(self), dtype, layout,
-      c10::Device(c10::DeviceType::CPU), pin, non_blocking, mf);
+  auto alias = cpu_alias(self);
+  at::Tensor out;
+  if (sub_byte_bits(self.scalar_type()) != 0 && (!dtype.has_value() || *dtype == self.scalar_type()) &&
+      self.is_contiguous()) {
+    out = at::empty_quantized(self.sizes(), alias);  // same quantizer, on cpu
+    TORCH_INTERNAL_ASSERT(packed_copy(alias, out));
+  } else {
+    out = at::_ops::_to_copy::redispatch(c10::DispatchKeySet(c10::DispatchKey::QuantizedCPU),
+                                         alias, dtype, layout, c10::Device(c10::DeviceType::CPU),
+                                         pin, non_blocking, mf);
+  }
   return to_cpu ? out : adopt_as_device(out, d);
 }
 

@@ -127,6 +127,26 @@ def load(verbose: bool = False):
         return module
 
 
+def real_torch_dir(torch_dir: str) -> str:
+    """The installed torch folder behind ``torch_dir``: patches.validate's shadow of torch links
+    ``include`` and ``lib`` to it."""
+    return str(Path(torch_dir, "include").resolve().parent)
+
+
+@contextlib.contextmanager
+def _real_torch_paths(cpp_extension):
+    """Compile against the installed torch's own folders whichever path torch was imported by:
+    build.ninja records the -isystem/-L paths, so a build started from a shadow wrote other paths
+    into the shared cache folder and ninja recompiled every source for the next process."""
+    saved = cpp_extension._TORCH_PATH, cpp_extension.TORCH_LIB_PATH
+    real = real_torch_dir(saved[0])
+    cpp_extension._TORCH_PATH, cpp_extension.TORCH_LIB_PATH = real, os.path.join(real, "lib")
+    try:
+        yield
+    finally:
+        cpp_extension._TORCH_PATH, cpp_extension.TORCH_LIB_PATH = saved
+
+
 def _build(out: Path, verbose: bool):
     from torch.utils import cpp_extension
 
@@ -136,13 +156,14 @@ def _build(out: Path, verbose: bool):
         os.environ["PATH"] = venv_bin + os.pathsep + os.environ.get("PATH", "")
     os.environ.setdefault("MAX_JOBS", str(max(1, min(4, os.cpu_count() or 1))))
     try:
-        return cpp_extension.load(
-            name=NAME,
-            sources=[str(p) for p in sources()],
-            extra_cflags=CFLAGS,
-            build_directory=str(out),
-            verbose=verbose,
-        )
+        with _real_torch_paths(cpp_extension):
+            return cpp_extension.load(
+                name=NAME,
+                sources=[str(p) for p in sources()],
+                extra_cflags=CFLAGS,
+                build_directory=str(out),
+                verbose=verbose,
+            )
     except Exception as exc:  # cpp_extension raises RuntimeError/CalledProcessError with full logs
         text = str(exc)
         missing = [

@@ -91,3 +91,23 @@ def test_the_cache_key_follows_the_sources(tmp_path, monkeypatch):
     key = build.source_hash()
     (csrc / "ops.cpp").write_text((csrc / "ops.cpp").read_text() + "\n// edited\n")
     assert build.source_hash() != key
+
+
+def test_a_build_from_a_shadow_compiles_against_the_real_torch_folders(tmp_path):
+    """build.ninja records include/lib paths: a shadow's spelling of them made ninja rebuild
+    every source in the shared cache folder, so builds use the folders the links point to."""
+    from torch.utils import cpp_extension
+
+    real = cpp_extension._TORCH_PATH
+    dest = tmp_path / "shadow"
+    shadow.build_shadow(shadow.installed_site(), dest, ["torch/utils/cpp_extension.py"])
+    assert build.real_torch_dir(str(dest / "torch")) == os.path.realpath(real)
+    saved = cpp_extension._TORCH_PATH
+    cpp_extension._TORCH_PATH = str(dest / "torch")
+    try:
+        with build._real_torch_paths(cpp_extension):
+            assert cpp_extension.include_paths()[0].startswith(os.path.realpath(real))
+            assert cpp_extension.TORCH_LIB_PATH == os.path.join(os.path.realpath(real), "lib")
+        assert cpp_extension._TORCH_PATH == str(dest / "torch")
+    finally:
+        cpp_extension._TORCH_PATH = saved

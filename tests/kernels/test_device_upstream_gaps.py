@@ -115,6 +115,57 @@ def test_quantized_tensors_live_on_trn_with_their_quantizer_and_match_cpu():
     assert (xt + 1).device.type == "trn"  # the device stays usable
 
 
+def test_quantizer_metadata_and_sub_byte_quantized_tensors_cross_devices():
+    """q_per_channel_scales is float64 on cpu/CUDA; trn has no float64 and hands the scales out
+    in float32 (the repr of a per-channel tensor prints them). quint4x2 packs two values a byte
+    and CPU's copy kernel has no case for it: cpu <-> trn copies the packed bytes."""
+    import warnings
+
+    warnings.simplefilter("ignore", UserWarning)  # torch 2.13 deprecates quantized creation
+    x = torch.randn(3, 4)
+    scales, zeros = torch.tensor([0.1, 0.2, 0.3]), torch.tensor([0, 1, 2])
+    ref = torch.quantize_per_channel(x, scales, zeros, 0, torch.quint8)
+    q = ref.to("trn")
+    s = q.q_per_channel_scales()
+    assert s.device.type == "trn" and s.dtype == torch.float32
+    assert torch.equal(s.cpu(), ref.q_per_channel_scales().float())
+    assert torch.equal(q.q_per_channel_zero_points().cpu(), ref.q_per_channel_zero_points())
+    assert "per_channel_affine" in repr(q)
+    ref4 = torch.quantize_per_tensor(torch.rand(9), 0.1, 0, torch.quint4x2)
+    t4 = ref4.to("trn:1")
+    assert t4.device == torch.device("trn:1") and t4.dtype == torch.quint4x2 and t4.q_scale() == 0.1
+    back = t4.cpu()
+    assert back.dtype == torch.quint4x2 and torch.equal(back.int_repr(), ref4.int_repr())
+    assert torch.equal(t4.int_repr().cpu(), ref4.int_repr())
+    torch.testing.assert_close(t4.dequantize().cpu(), ref4.dequantize())
+    assert torch.equal(t4.to("trn:0").cpu().int_repr(), ref4.int_repr())
+
+
+def test_indices_on_another_trn_device_answer_like_cuda():
+    """CUDA: x[i] with i on another device is an IndexError (index's meta check); index_put_
+    moves such indices to x's device. Other operands on another device stay a mismatch."""
+    import pytest
+
+    x = torch.arange(6.0, device="trn:1")
+    i = torch.tensor([0, 2], device="trn:0")
+    with pytest.raises(
+        IndexError,
+        match=r"indices should be either on cpu or on the same device "
+        r"as the indexed tensor \(trn:1\)",
+    ):
+        x[i]
+    with pytest.raises(IndexError, match="same device as the indexed tensor"):
+        x[torch.ones(6, dtype=torch.bool, device="trn:0")]
+    assert x[i.cpu()].tolist() == [0.0, 2.0] and x[i.to("trn:1")].device == x.device
+    x[i] = torch.tensor(7.0, device="trn:1")
+    x.index_put_((i,), torch.ones(2, device="trn:1"), accumulate=True)
+    assert x.cpu().tolist() == [8.0, 1.0, 8.0, 3.0, 4.0, 5.0]
+    with pytest.raises(RuntimeError, match="same device"):
+        x.index_put_((i.to("trn:1"),), torch.ones(2, device="trn:0"))
+    with pytest.raises(RuntimeError, match="same device"):
+        x.index_select(0, i)
+
+
 def _factory_in_child(t, q):
     try:
         torch.empty(1, device="trn")
