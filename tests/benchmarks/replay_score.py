@@ -131,12 +131,28 @@ def _mapped(h: Hunk, n: int, old_unit, new_unit) -> tuple[int, int]:
     return h.new_start, max(h.new_start, nl)
 
 
+@dataclass
+class Sides:
+    """One file's new text and both sides' statements, computed once for all its labels."""
+
+    new_lines: list[str]
+    old_unit: list[tuple[int, int]]
+    new_unit: list[tuple[int, int]]
+
+    @classmethod
+    def of(cls, old_lines: list[str], hunks: list[Hunk], new_lines: list[str] | None = None):
+        applied = apply_hunks(old_lines, hunks)  # also sets each hunk's new_start
+        new_lines = applied if new_lines is None else new_lines
+        return cls(new_lines, units(old_lines), units(new_lines))
+
+
 def rewrite_at(
     hunks: list[Hunk],
     first: int,
     last: int,
     old_lines: list[str],
     new_lines: list[str] | None = None,
+    sides: Sides | None = None,
 ) -> tuple[str, str] | None:
     """(before, after) for old lines first..last of ``old_lines`` (the old file, 1-based
     lines), or None when no hunk touches them.
@@ -149,11 +165,8 @@ def rewrite_at(
     touching = [h for h in hunks if h.touches(first, last)]
     if not touching:
         return None
-    if new_lines is None:
-        new_lines = apply_hunks(old_lines, hunks)
-    else:
-        apply_hunks(old_lines, hunks)  # sets new_start
-    old_unit, new_unit = units(old_lines), units(new_lines)
+    sides = sides or Sides.of(old_lines, hunks, new_lines)
+    new_lines, old_unit, new_unit = sides.new_lines, sides.old_unit, sides.new_unit
     spans = []
     for n in range(first, last + 1):
         h = next((h for h in touching if h.old_start <= n < h.old_start + len(h.old)), None)
@@ -303,6 +316,7 @@ def score(
     """One Record per label: whether the series touched its old span, and if so how.
     ``old``: path -> the old file's lines."""
     out = []
+    sides: dict[str, Sides] = {}  # path -> its new text and statements, once per file
     for lab in labels:
         first, last = lab.get("old_span") or (lab["old_line"], lab["old_line"])
         rec = Record(
@@ -316,7 +330,10 @@ def score(
             old_text=lab.get("old_text", ""),
             upstream=lab.get("new_text", ""),
         )
-        hit = rewrite_at(hunks.get(lab["path"], []), first, last, old.get(lab["path"], []))
+        path_hunks, old_lines = hunks.get(lab["path"], []), old.get(lab["path"], [])
+        if lab["path"] not in sides and any(h.touches(first, last) for h in path_hunks):
+            sides[lab["path"]] = Sides.of(old_lines, path_hunks)
+        hit = rewrite_at(path_hunks, first, last, old_lines, sides=sides.get(lab["path"]))
         if hit is not None:
             rec.rewritten = True
             before, rec.ours = hit
