@@ -1,7 +1,7 @@
 """The scripts people actually run (tests/patches/fixtures/corpus: a char-level GPT trainer, a
 GPT-2 reproduction, an ImageNet-style argparse trainer, a tutorial with ``.cuda()``, a DDP
 launcher, a fast-inference script, a diffusion trainer, nanoGPT's train.py, a plain fine-tuning
-loop, a YOLO-style trainer, a latency benchmark, a run_glue-style classifier) ->
+loop, a YOLO-style trainer, a latency benchmark, a run_glue-style classifier, an LM sampling script) ->
 ``patches.generate --unsafe-fixes`` -> ``git am``. Each ported script loses >= 70 % of its CUDA
 code tokens, the summary's counts match a rescan of the ported tree, a rerun gives no patch, and
 every ported script runs on a CPU-only machine with the losses of the original run on CPU
@@ -71,6 +71,7 @@ SCRIPTS = {
     "finetune_cls.py": Script(("--epochs", "1"), autoport_ref=True),
     "yolo_train.py": Script(("--epochs", "1")),
     "run_classifier.py": Script(("--num_train_epochs", "1")),
+    "sample_lm.py": Script(("--num_samples", "1", "--max_new_tokens", "3")),
     "bench_latency.py": Script(
         ("--iters", "2"),
         autoport_ref=True,
@@ -109,6 +110,8 @@ GATED = {
     # --no_cuda: cuda-branch/cuda-chain keep the whole device setup; the option, its help and
     # its reads stay even when ported (the user's command line): 5 of 12 tokens at best.
     "run_classifier.py": "--no_cuda: the gate keeps the device setup the flag selects",
+    "sample_lm.py": "device == 'cuda' is kept (a device string may carry an index), and with it "
+    "the CUDA branches it guards",
 }
 
 
