@@ -72,7 +72,7 @@ SCANNED = [
         'if x.device.type not in ("cpu", "meta"):\n    pass\n',
     ),
     (
-        "skip = x.device.type not in ('cuda', 'hpu')\n",
+        "skip = x.device.type not in ('cuda', torch._C._get_privateuse1_backend_name())\n",
         'skip = x.device.type in ("cpu", "meta")\n',
     ),  # capability predicates that pick bf16
     (
@@ -160,6 +160,7 @@ def test_accelerator_api_target():
         'def f(device="cuda"):\n    pass\n',  # a parameter default: the API's own
         'if device == "cuda":\n    pass\n',  # a device string: "cuda:0" is not "cuda"
         'if x.device.type in ["cpu", "cuda"]:\n    pass\n',  # names the host: not "an accelerator"
+        'if x.device.type in ("cuda", "xpu"):\n    pass\n',  # a closed list: the Triton backends
         'if "cuda" in device and torch.backends.cudnn.enabled:\n    pass\n',  # cuDNN chain
         "torch.backends.cudnn.allow_tf32 = True\n",  # convolutions only: nothing neutral equals it
         "sm90 = torch.cuda.get_device_capability() >= (9, 0)\n",  # an SM check, not bf16

@@ -6,10 +6,10 @@
 * ``device_type == "cuda"`` / ``x.device.type == "cuda"`` -> ``... != "cpu"`` (and ``!=`` ->
   ``== "cpu"``), the form that picks autocast, pinned memory or fused optimizers;
 * ``"cuda" in str(device)`` / ``"cuda" in device`` -> ``torch.device(device).type != "cpu"``;
-* ``x.device.type in ["cuda", torch._C._get_privateuse1_backend_name()]`` (a list of
-  accelerators: "cuda" and no host type) -> ``x.device.type not in ("cpu", "meta")`` (and
-  ``not in`` -> ``in``): "is it on an accelerator", asked of every accelerator (upstream's
-  storage sharing).
+* ``x.device.type in ["cuda", torch._C._get_privateuse1_backend_name()]`` (an open list of
+  accelerators: "cuda", the plugged-in one, no host type) -> ``x.device.type not in ("cpu",
+  "meta")`` (and ``not in`` -> ``in``): "is it on an accelerator", asked of every accelerator
+  (upstream's storage sharing). A list naming backends only is a closed support list, left.
 
 Same meaning on a CUDA machine, whose devices are "cuda" or "cpu"; true on any accelerator
 elsewhere. Whether the guarded code is itself neutral (not cuDNN, not a capability check) is the
@@ -192,15 +192,18 @@ HOST_TYPES = ("cpu", "meta")  # device types that are no accelerator
 
 
 def _accelerator_list(original: cst.Comparison, target) -> bool:
-    """``<device type> in [...]`` whose list names "cuda" and no host type (its other entries
-    other accelerators' names or computed ones)."""
+    """``<device type> in [...]`` whose list names "cuda", no host type, and an accelerator it
+    computes (``torch._C._get_privateuse1_backend_name()``): "CUDA or whatever accelerator is
+    plugged in". A list of names only (``("cuda", "xpu")``: the backends with Triton kernels) is
+    a closed list of what is supported, left."""
     seq = target.comparator
     if not _is_type(original.left) or not isinstance(seq, (cst.List, cst.Tuple, cst.Set)):
         return False
-    values = [string_value(e.value) for e in seq.elements]
     if any(isinstance(e, cst.StarredElement) for e in seq.elements):
         return False
-    return "cuda" in values and not any(v in HOST_TYPES for v in values)
+    values = [string_value(e.value) for e in seq.elements]
+    computed = any(isinstance(e.value, cst.Call) for e in seq.elements)
+    return computed and "cuda" in values and not any(v in HOST_TYPES for v in values)
 
 
 def _off_host(eng, spec, original: cst.Comparison, updated: cst.Comparison):
