@@ -10,7 +10,8 @@ check, a CUDA-only kernel) is the intent gate's decision (``cuda-guarded``), mad
 reaches this family. Left here: a check guarding code that writes "cuda" into text (a repro
 generator's ``', device="cuda"'``, which must follow the device in the same change); ``self.is_cuda`` where the file defines ``is_cuda`` itself (a
 class answering the question, not asking it). The negated check ``not x.is_cuda`` is rewritten
-whole, to ``x.device.type == "cpu"``.
+whole, to ``x.device.type == "cpu"``, except in a function that calls ``torch.cuda.*`` (it
+screens tensors for CUDA code: a grouped-GEMM kernel's eligibility check).
 """
 
 from __future__ import annotations
@@ -72,6 +73,20 @@ def guards_cuda_calls(ctx, line: int) -> bool:
                         q = ctx.qualify(leaf.lineno, ast.unparse(leaf.func))
                         if q and q.startswith("torch.cuda."):
                             return True
+    return False
+
+
+def _function_calls_cuda(ctx, line: int) -> bool:
+    """The function holding ``line`` calls ``torch.cuda.*`` (a CUDA kernel's eligibility check:
+    a negated device check there screens tensors for CUDA code)."""
+    fn = ctx.scope_at(line).node
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    for leaf in ast.walk(fn):
+        if isinstance(leaf, ast.Call):
+            q = ctx.qualify(leaf.lineno, ast.unparse(leaf.func))
+            if q and q.startswith("torch.cuda."):
+                return True
     return False
 
 
@@ -171,6 +186,10 @@ class DeviceChecks(Family):
         if not specs or _receiver_defines(eng, specs[0], check):
             return None
         if _guards_text(eng, specs[0], check):
+            return None
+        if _function_calls_cuda(eng.ctx, eng.line(check)):
+            # `if not x.is_cuda: return False` screens what the rest of the function does
+            eng.fail(specs[0], check, "the function it screens for calls torch.cuda itself")
             return None
         new = device_type_compare(updated.expression.value, "==")
         if not isinstance(eng.parent(original), _BARE + _VALUE):
