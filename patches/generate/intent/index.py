@@ -66,15 +66,22 @@ class Index:
         if isinstance(node, ast.Attribute):
             return node.attr
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            # a device-like string; text with spaces is for people (a message, a help line,
-            # "Invalid CUDA device" in an assert): the code it sits in is judged by its calls
+            # a device-like string, or the message of a raise/assert/return: a refusal that
+            # says CUDA ("Cannot create CUDA storage with quantized dtype") states the contract
+            # of the check it guards; other text with spaces (a help line) is for people
             text = node.value
-            return None if any(c.isspace() for c in text) else text
+            return None if any(c.isspace() for c in text) and not self._message(node) else text
         if isinstance(node, (ast.arg, ast.keyword)):
             return node.arg
         if isinstance(node, ast.alias):  # `from torch._inductor import cudagraph_trees`
             return node.name
         return None
+
+    def _message(self, node) -> bool:
+        n = self.parents.get(node)
+        while n is not None and not isinstance(n, ast.stmt):
+            n = self.parents.get(n)
+        return isinstance(n, (ast.Raise, ast.Assert, ast.Return))
 
     def show(self, node: ast.AST) -> str:
         """A short text for a CUDA token: its whole dotted name (``torch.cuda.get_device_capability``)."""
