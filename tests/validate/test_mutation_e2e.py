@@ -2,10 +2,13 @@
 subset, cpu only), with the mutation check and the CPU behaviour oracle.
 
 - the `.clone()` patch (zero-copy import silently broken) is not proven: the oracle names the
-  test and the call whose result no longer shares storage with its argument, exit 1;
-- a wrong patch no test runs (the CUDA branch) stays unexercised;
-- a wrong patch the tests catch is a regression naming the test, exit 1;
-- a behaviour-preserving neutralisation is clean and checked (a mutant killed), exit 0.
+  test and the call whose result no longer shares storage with its argument, exit 1.
+
+The other cases run once, through `patches.prove --series` on cpu and trn, in
+tests/validate/test_prove.py: a wrong patch no test runs (the CUDA branch) stays unexercised and
+a behaviour-preserving neutralisation is clean and checked (a mutant killed), exit 0
+(test_every_hunk_has_device_coverage_and_a_verdict); a wrong patch the tests catch is a
+regression naming the test, exit 1 (test_wrong_patch_is_a_named_regression_and_exits_1).
 """
 
 from __future__ import annotations
@@ -78,48 +81,3 @@ def test_clone_that_breaks_zero_copy_is_not_proven(tmp_path):
     assert d["what"] == ["result: shares storage with arg 0 -> its own storage"]
     assert f"BEHAVIOUR cpu: 0001-clone.patch#1 {d['test']}" in err
     assert report["summary"]["behaviour_changed"] == 1
-
-
-@pytest.mark.slow
-def test_wrong_patch_no_test_runs_stays_unexercised(tmp_path):
-    # the CUDA branch of from_dlpack, with the wrong index: no cpu test can reach it
-    old = "stream = torch.cuda.current_stream(f'cuda:{ext_device[1]}')"
-    new = "stream = torch.cuda.current_stream(f'cuda:{ext_device[0]}')"
-    rc, report, err = validate(dlpack_series(tmp_path / "s", "wrong-index", old, new))
-    assert rc == 0, err[-3000:]
-    (hunk,) = report["hunks"]
-    assert hunk["verdicts"]["cpu"] == "unexercised" and hunk["proven_on"] == []
-    assert hunk["mutation"]["cpu"]["mutants"] == []  # nothing to run a mutant against
-    assert hunk["oracle"]["differences"] == []
-
-
-@pytest.mark.slow
-def test_wrong_patch_the_tests_catch_exits_1_naming_the_test(tmp_path):
-    series = dlpack_series(
-        tmp_path / "s",
-        "hoist-stream",
-        "ext_device = ext_tensor.__dlpack_device__()",
-        "stream = torch.accelerator.current_stream()",
-        insert=True,
-    )
-    rc, report, err = validate(series)
-    assert rc == 1, err[-3000:]
-    regs = [c for c in report["comparisons"] if c["change"] == "regression"]
-    assert regs and all(c["device"] == "cpu" for c in regs)
-    assert f"REGRESSION cpu: {regs[0]['test']}" in err
-    (hunk,) = report["hunks"]
-    assert hunk["proven_on"] == []
-
-
-@pytest.mark.slow
-def test_behaviour_preserving_neutralisation_is_clean_and_checked(tmp_path):
-    old = "ext_tensor.__dlpack_device__()"
-    series = dlpack_series(tmp_path / "s", "device-tuple", old, f"tuple({old})")
-    rc, report, err = validate(series)
-    assert rc == 0, err[-3000:]
-    (hunk,) = report["hunks"]
-    assert hunk["oracle"]["differences"] == [] and hunk["oracle"]["calls"] > 0
-    assert hunk["verdicts"]["cpu"] == "checked" and hunk["proven_on"] == ["cpu"]
-    killed = [m for m in hunk["mutation"]["cpu"]["mutants"] if m["killed"]]
-    assert killed and killed[0]["killed_by"].startswith("test_dlpack.TestTorchDlPackCPU::")
-    assert report["checks"]["mutation"]["bound"]["max_mutants"] == 3

@@ -165,15 +165,31 @@ def test_generated_series_is_proven_with_no_regression(proved):
     assert "| opinfo-samples | " in summary and "| ok |" in summary
 
 
+def wrong_index_patch(folder: Path) -> Path:
+    """A wrong patch to the CUDA branch of from_dlpack (the wrong index of the device pair):
+    no cpu or trn test reaches that branch."""
+    old = DLPACK.read_text().splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(old) if "current_stream(f'cuda:{ext_device[1]}')" in ln)
+    new = list(old)
+    new[at] = old[at].replace("ext_device[1]", "ext_device[0]")
+    rel = "torch/utils/dlpack.py"
+    diff = "".join(difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}"))
+    (folder / "0002-dlpack-wrong-index.patch").write_text(f"diff --git a/{rel} b/{rel}\n{diff}")
+    return folder
+
+
 @pytest.mark.slow
-def test_every_hunk_has_device_coverage(tmp_path):
-    """A given series (the codemod's own DLPack output varies with its intent gate)."""
+def test_every_hunk_has_device_coverage_and_a_verdict(tmp_path):
+    """A given series (the codemod's own DLPack output varies with its intent gate): a
+    behaviour-preserving neutralisation is clean and checked on cpu and trn (a mutant killed);
+    a wrong patch no test runs (the CUDA branch) stays unexercised on both, exit 0."""
+    series = wrong_index_patch(neutral_series(tmp_path / "neutral"))
     rc, _, err = prove(
         tmp_path,
         "--subsystems",
         "dlpack",
         "--series",
-        str(neutral_series(tmp_path / "neutral")),
+        str(series),
         "--devices",
         "cpu,trn,cuda",
         "--out",
@@ -182,7 +198,9 @@ def test_every_hunk_has_device_coverage(tmp_path):
     assert rc == 0, err[-3000:]
     bundles = tmp_path / "out"
     report = json.loads((bundles / "dlpack" / "validation.json").read_text())
-    assert [sorted(h["proven_on"]) for h in report["hunks"]] == [["cpu", "trn"]], report["hunks"]
+    assert [sorted(h["proven_on"]) for h in report["hunks"]] == [["cpu", "trn"], []], report[
+        "hunks"
+    ]
     assert report["coverage"]["devices"]["cpu"] == "measured"
     assert report["coverage"]["devices"]["trn"] == "measured"
     assert report["coverage"]["devices"]["cuda"].startswith("absent")
@@ -194,6 +212,16 @@ def test_every_hunk_has_device_coverage(tmp_path):
             assert d["state"] == "measured"
             assert set(d["passing_tests"]) <= set(d["tests"])
             assert (dev in h["proven_on"]) == bool(d["passing_tests"])
+    neutral, wrong = report["hunks"]
+    assert neutral["oracle"]["differences"] == [] and neutral["oracle"]["calls"] > 0
+    for dev in ("cpu", "trn"):
+        assert neutral["verdicts"][dev] == "checked"
+        killed = [m for m in neutral["mutation"][dev]["mutants"] if m["killed"]]
+        assert killed and killed[0]["killed_by"].startswith("test_dlpack.TestTorchDlPack")
+        assert wrong["verdicts"][dev] == "unexercised"
+        assert wrong["mutation"][dev]["mutants"] == []  # nothing to run a mutant against
+    assert wrong["oracle"]["differences"] == []
+    assert report["checks"]["mutation"]["bound"]["max_mutants"] == 3
     md = (bundles / "dlpack" / "validation.md").read_text()
     assert "**Hunk verdicts**" in md and "| hunk | file | cpu behaviour | cpu | trn | cuda |" in md
     assert f"-k {K}" in md  # the selection is said, not hidden
