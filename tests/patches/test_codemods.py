@@ -591,14 +591,15 @@ class TestIsAvailableGuards(expecttest.TestCase):
 # left HN501:8: no `device` in scope
 # left HN501:28: no `device` in scope
 # left HN101:7: cuda-guarded: HN501 x.cuda() (line 8)
-# left HN101:14: cuda-comment: '`x.cuda()` is fixed (device in scope), `x.is_cuda` is not: t'
 # left HN101:20: cuda-guarded: HN412 torch.backends.cudnn.benchmark (line 22)
 # left HN101:21: cuda-guarded: HN412 torch.backends.cudnn.benchmark (line 22)
 # left HN101:26: cuda-guarded: HN501 torch.ones(3).cuda() (line 28)
-# left HN105:15: cuda-branch: HN101 torch.cuda.is_available (line 14)
-# left HN504:14: cuda-comment: '`x.cuda()` is fixed (device in scope), `x.is_cuda` is not: t'
-@@ -16 +16 @@
+@@ -14,3 +14,3 @@
+-    if torch.cuda.is_available() and x.is_cuda:
+-        torch.cuda.synchronize()
 -    return x.cuda() if torch.cuda.is_available() else x
++    if torch.accelerator.is_available() and x.device.type != "cpu":
++        torch.accelerator.synchronize()
 +    return x.to(device) if torch.accelerator.is_available() else x
 """,
         )
