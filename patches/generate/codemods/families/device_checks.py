@@ -44,6 +44,25 @@ def _defines_is_cuda(ctx) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=8)
+def _declares_is_cuda_field(ctx) -> bool:
+    """A class of the file declares an ``is_cuda`` field (``is_cuda: bool`` in a dataclass or
+    NamedTuple, ``is_cuda = True`` in a class body): any ``x.is_cuda`` may read that field."""
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.ClassDef):
+            for stmt in node.body:
+                targets = (
+                    stmt.targets
+                    if isinstance(stmt, ast.Assign)
+                    else [getattr(stmt, "target", None)]
+                )
+                if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and any(
+                    isinstance(t, ast.Name) and t.id == ATTRIBUTE for t in targets
+                ):
+                    return True
+    return False
+
+
 def writes_cuda(ctx, line: int) -> bool:
     """The ``if`` whose test is on ``line`` guards code that writes "cuda" into text (generated
     source such as ``', device="cuda"'``): the check is about CUDA for that text."""
@@ -106,8 +125,12 @@ def device_type_compare(value: cst.BaseExpression, op: str) -> cst.Comparison:
 
 
 def _receiver_defines(eng, spec, check: cst.Attribute) -> bool:
-    """``self.is_cuda`` where the file defines ``is_cuda`` itself (left, and said so)."""
+    """``self.is_cuda`` where the file defines ``is_cuda`` itself, or any ``x.is_cuda`` where a
+    class of the file declares it as a field (left, and said so)."""
     receiver = check.value
+    if _declares_is_cuda_field(eng.ctx):
+        eng.fail(spec, check, "a class of this file declares an is_cuda field")
+        return True
     if (
         isinstance(receiver, cst.Name)
         and receiver.value in ("self", "cls")
