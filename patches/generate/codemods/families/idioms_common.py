@@ -61,3 +61,19 @@ def with_value(node: cst.SimpleString, old: str, new: str) -> cst.SimpleString:
 def specs_at(eng, node, family: str, names: tuple[str, ...] = ()) -> list:
     """Specs of ``family`` at ``node``'s line (whose names include one of ``names``, if given)."""
     return [s for s in eng.specs_for(family, node) if not names or any(n in s.names for n in names)]
+
+
+def cuda_call_to(call: cst.Call, name: str) -> cst.Call | None:
+    """``x.cuda()`` / ``x.cuda(non_blocking=b)`` -> ``x.to(<name>[, non_blocking=b])``; None where
+    the call passes anything else (a device index: not the named device's to say)."""
+    if any(a.keyword is None or a.keyword.value != "non_blocking" for a in call.args):
+        return None
+    comma = (
+        cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        if call.args
+        else cst.MaybeSentinel.DEFAULT
+    )
+    return call.with_changes(
+        func=call.func.with_changes(attr=cst.Name("to")),
+        args=(cst.Arg(cst.Name(name), comma=comma), *call.args),
+    )

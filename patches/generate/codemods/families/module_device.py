@@ -28,7 +28,12 @@ import libcst as cst
 import libcst.matchers as m
 
 from patches.generate.codemods.families.base import Family, is_test_file
-from patches.generate.codemods.families.idioms_common import API_TYPE, TYPE_OR_CPU, api_target
+from patches.generate.codemods.families.idioms_common import (
+    API_TYPE,
+    TYPE_OR_CPU,
+    api_target,
+    cuda_call_to,
+)
 from patches.generate.codemods.families.own_device import TO_DEVICE, class_device
 
 NAME = "DEVICE_TYPE"
@@ -150,20 +155,11 @@ class ModuleDevice(Family):
         if line not in self.sites:
             return None
         specs = eng.specs_for(TO_DEVICE, original)
-        if not specs or any(
-            a.keyword is None or a.keyword.value != "non_blocking" for a in updated.args
-        ):
+        new = cuda_call_to(updated, NAME) if specs else None
+        if new is None:
             return None
         eng.done(specs[0], original)
-        comma = (
-            cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-            if updated.args
-            else cst.MaybeSentinel.DEFAULT
-        )
-        return updated.with_changes(
-            func=updated.func.with_changes(attr=cst.Name("to")),
-            args=(cst.Arg(cst.Name(NAME), comma=comma), *updated.args),
-        )
+        return new
 
     def on_node(self, eng, original, updated):
         """``DEVICE_TYPE = ...`` before the anchor statement (its region is parsed alone, at

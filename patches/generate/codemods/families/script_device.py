@@ -21,7 +21,12 @@ import libcst as cst
 import libcst.matchers as m
 
 from patches.generate.codemods.families.base import is_test_file
-from patches.generate.codemods.families.idioms_common import API_TYPE, TYPE_OR_CPU, api_target
+from patches.generate.codemods.families.idioms_common import (
+    API_TYPE,
+    TYPE_OR_CPU,
+    api_target,
+    cuda_call_to,
+)
 from patches.generate.codemods.families.method_to_device import MethodToDevice
 
 NAME = "device"
@@ -144,20 +149,11 @@ class ScriptDevice(MethodToDevice):
         if self.anchor in (None, False) or not m.matches(original, _CUDA_METHOD):
             return super().on_call(eng, original, updated)
         specs = eng.specs_for(self.name, original)
-        if not specs or any(
-            a.keyword is None or a.keyword.value != "non_blocking" for a in updated.args
-        ):
+        new = cuda_call_to(updated, NAME) if specs else None
+        if new is None:
             return super().on_call(eng, original, updated)
         eng.done(specs[0], original)
-        comma = (
-            cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-            if updated.args
-            else cst.MaybeSentinel.DEFAULT
-        )
-        return updated.with_changes(
-            func=updated.func.with_changes(attr=cst.Name("to")),
-            args=(cst.Arg(cst.Name(NAME), comma=comma), *updated.args),
-        )
+        return new
 
     def on_node(self, eng, original, updated):
         """The ``device`` statement, before the anchor statement (its region is parsed alone, at
