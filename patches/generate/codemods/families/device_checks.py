@@ -86,12 +86,18 @@ def guards_cuda_calls(ctx, line: int) -> bool:
                 for n in ast.walk(node.test)
             ):
                 return False
-            for sub in node.body:
-                for leaf in ast.walk(sub):
-                    if isinstance(leaf, ast.Call):
-                        q = ctx.qualify(leaf.lineno, ast.unparse(leaf.func))
-                        if q and q.startswith("torch.cuda."):
-                            return True
+            if any(_calls_cuda(ctx, sub) for sub in node.body):
+                return True
+    return False
+
+
+def _calls_cuda(ctx, node: ast.AST) -> bool:
+    """Some call under ``node`` is to ``torch.cuda.*``."""
+    for leaf in ast.walk(node):
+        if isinstance(leaf, ast.Call):
+            q = ctx.qualify(leaf.lineno, ast.unparse(leaf.func))
+            if q and q.startswith("torch.cuda."):
+                return True
     return False
 
 
@@ -101,12 +107,7 @@ def _function_calls_cuda(ctx, line: int) -> bool:
     fn = ctx.scope_at(line).node
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    for leaf in ast.walk(fn):
-        if isinstance(leaf, ast.Call):
-            q = ctx.qualify(leaf.lineno, ast.unparse(leaf.func))
-            if q and q.startswith("torch.cuda."):
-                return True
-    return False
+    return _calls_cuda(ctx, fn)
 
 
 def device_type_compare(value: cst.BaseExpression, op: str) -> cst.Comparison:

@@ -77,3 +77,20 @@ def cuda_call_to(call: cst.Call, name: str) -> cst.Call | None:
         func=call.func.with_changes(attr=cst.Name("to")),
         args=(cst.Arg(cst.Name(name), comma=comma), *call.args),
     )
+
+
+def insert_device_line(eng, spec, original: cst.Module, updated: cst.Module, name: str):
+    """``<name> = <the accelerator's type, or "cpu">`` before the region's first statement, with
+    the import it needs; a def/class after it keeps its two blank lines (PEP 8)."""
+    api = api_target(spec)
+    eng.add_needed_import("accelerator_api" if api else "torch", node=original.body[0])
+    stmt = cst.parse_statement(f"{name} = {API_TYPE if api else TYPE_OR_CPU}\n")
+    first = updated.body[0]
+    gap = [cst.EmptyLine()] * 2 if isinstance(first, (cst.FunctionDef, cst.ClassDef)) else []
+    return updated.with_changes(
+        body=[
+            stmt.with_changes(leading_lines=first.leading_lines),
+            first.with_changes(leading_lines=gap),
+            *updated.body[1:],
+        ]
+    )

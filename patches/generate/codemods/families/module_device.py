@@ -29,10 +29,8 @@ import libcst.matchers as m
 
 from patches.generate.codemods.families.base import Family, is_test_file
 from patches.generate.codemods.families.idioms_common import (
-    API_TYPE,
-    TYPE_OR_CPU,
-    api_target,
     cuda_call_to,
+    insert_device_line,
 )
 from patches.generate.codemods.families.own_device import TO_DEVICE, class_device
 
@@ -40,7 +38,6 @@ NAME = "DEVICE_TYPE"
 MIN_SITES = 2  # one call is a local decision; several are the module's device
 _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
 _HELD = ("device", "device_type")
-_DEFS = (cst.FunctionDef, cst.ClassDef)
 
 
 def _plain(call: ast.AST) -> bool:
@@ -171,16 +168,4 @@ class ModuleDevice(Family):
         specs = [s for s, _ in eng.gated if s.family == TO_DEVICE]
         if not specs or not self._taken(eng):
             return None
-        api = api_target(specs[0])
-        eng.add_needed_import("accelerator_api" if api else "torch", node=original.body[0])
-        stmt = cst.parse_statement(f"{NAME} = {API_TYPE if api else TYPE_OR_CPU}\n")
-        first = updated.body[0]
-        # a def/class keeps its two blank lines after the new statement (PEP 8)
-        gap = [cst.EmptyLine()] * 2 if isinstance(first, _DEFS) else []
-        return updated.with_changes(
-            body=[
-                stmt.with_changes(leading_lines=first.leading_lines),
-                first.with_changes(leading_lines=gap),
-                *updated.body[1:],
-            ]
-        )
+        return insert_device_line(eng, specs[0], original, updated, NAME)

@@ -22,16 +22,14 @@ import libcst.matchers as m
 
 from patches.generate.codemods.families.base import is_test_file
 from patches.generate.codemods.families.idioms_common import (
-    API_TYPE,
-    TYPE_OR_CPU,
     api_target,
     cuda_call_to,
+    insert_device_line,
 )
 from patches.generate.codemods.families.method_to_device import MethodToDevice
 
 NAME = "device"
 _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
-_DEFS = (cst.FunctionDef, cst.ClassDef)
 
 
 @functools.lru_cache(maxsize=16)
@@ -165,19 +163,7 @@ class ScriptDevice(MethodToDevice):
         specs = [s for s, _ in eng.gated if s.family == self.name]
         if not specs:
             return None
-        api = api_target(specs[0])
-        eng.add_needed_import("accelerator_api" if api else "torch", node=original.body[0])
-        stmt = cst.parse_statement(f"{NAME} = {API_TYPE if api else TYPE_OR_CPU}\n")
-        first = updated.body[0]
-        # a def/class keeps its two blank lines after the new statement (PEP 8)
-        gap = [cst.EmptyLine()] * 2 if isinstance(first, _DEFS) else []
-        return updated.with_changes(
-            body=[
-                stmt.with_changes(leading_lines=first.leading_lines),
-                first.with_changes(leading_lines=gap),
-                *updated.body[1:],
-            ]
-        )
+        return insert_device_line(eng, specs[0], original, updated, NAME)
 
 
 def _indexed(eng, original, updated):
