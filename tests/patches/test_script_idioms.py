@@ -114,6 +114,10 @@ class TestScriptIdioms(expecttest.TestCase):
 -torch.cuda.synchronize(device)  # names its device: plain
 +    torch.accelerator.synchronize()  # under a device test: plain
 +torch.accelerator.synchronize(device)  # names its device: plain
+@@ -17 +18,2 @@
+-        torch.cuda.synchronize()  # nested: the guard's body one step in, not two
++        if torch.accelerator.is_available():
++            torch.accelerator.synchronize()  # nested: the guard's body one step in, not two
 """,
         )
 
@@ -153,6 +157,11 @@ class TestScriptIdioms(expecttest.TestCase):
 -        print(f"device={device} is not yet suppported")
 +    if torch.device(device).type != "cpu":
 +        torch.accelerator.synchronize(device)
+@@ -24,2 +20,2 @@
+-        if device == "cuda":  # inside a loop: the dispatch keeps the loop's indentation
+-            torch.cuda.synchronize(device)
++        if torch.device(device).type != "cpu":  # inside a loop: the dispatch keeps the loop's indentation
++            torch.accelerator.synchronize(device)
 """,
         )
 

@@ -23,7 +23,7 @@ import libcst as cst
 from patches.generate.codemods.families import pick_block
 from patches.generate.codemods.families.base import COMMON_UTILS, is_test_file
 from patches.generate.codemods.families.call_rename import CallRename
-from patches.generate.codemods.families.idioms_common import api_target
+from patches.generate.codemods.families.idioms_common import api_target, statement
 from patches.generate.intent import CUDA_DEVICE_STR, Span, cuda_literal, is_call, span_of
 
 IS_AVAILABLE = "torch.cuda.is_available"
@@ -138,7 +138,7 @@ class AvailabilityGuard(CallRename):
         self._literals_done(eng, b.start, b.end)
         api = self._imports(eng, specs[0], original)
         text = pick_block.replacement(b, f"{_CURRENT}.type", api)
-        return cst.parse_statement(text).with_changes(leading_lines=original.leading_lines)
+        return statement(eng, text).with_changes(leading_lines=original.leading_lines)
 
     def _chain(self, eng, original: cst.IfExp):
         test = original.test

@@ -8,6 +8,7 @@ with no index, like ``torch.device("cuda")``). With ``--target accelerator_api``
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
@@ -94,3 +95,34 @@ def insert_device_line(eng, spec, original: cst.Module, updated: cst.Module, nam
             *updated.body[1:],
         ]
     )
+
+
+def indent_unit(ctx) -> str:
+    """One level of the file's indentation (its first indented block's step; four spaces in a
+    file with none)."""
+    lines = ctx.source.splitlines()
+    for node in ast.walk(ctx.tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, ast.stmt) and isinstance(body, list) and body:
+            outer, inner = lines[node.lineno - 1], lines[body[0].lineno - 1]
+            if body[0].lineno == node.lineno:
+                continue  # `if x: y` on one line
+            lead = len(outer) - len(outer.lstrip(" \t"))
+            step = inner[lead : len(inner) - len(inner.lstrip(" \t"))]
+            if step and not step.strip():
+                return step
+    return "    "
+
+
+def statement(eng, text: str) -> cst.BaseStatement:
+    """``text`` (written with four-space blocks) as a statement for the region being rewritten:
+    each block indented by the file's own step. A region is parsed alone, wrapped in ``if 1:``
+    when indented, so libcst's default indentation there is the region's *absolute* one: a block
+    left at the default would be indented that much again."""
+    unit = indent_unit(eng.ctx)
+
+    class _Indent(cst.CSTTransformer):
+        def leave_IndentedBlock(self, original, updated):
+            return updated.with_changes(indent=unit)
+
+    return cst.parse_statement(text).visit(_Indent())

@@ -23,6 +23,7 @@ import libcst as cst
 from patches.generate.codemods.engine import dotted_name
 from patches.generate.codemods.families import sync_dispatch
 from patches.generate.codemods.families.call_rename import CallRename
+from patches.generate.codemods.families.idioms_common import statement
 from patches.generate.codemods.families.script_device import is_script
 
 SYNC = "torch.cuda.synchronize"
@@ -104,7 +105,7 @@ class GuardedSync(CallRename):
         if not cpu or line in tested or not is_script(eng.ctx):
             return None
         eng.add_needed_import("torch", node=original)
-        guard = cst.parse_statement(f"if {GUARD}:\n    pass\n")
+        guard = statement(eng, f"if {GUARD}:\n    pass\n")
         body = guard.body.with_changes(body=[updated.with_changes(leading_lines=[])])
         return guard.with_changes(body=body, leading_lines=updated.leading_lines)
 
@@ -122,9 +123,21 @@ class GuardedSync(CallRename):
                 for ln in lines:
                     if d.start <= ln < d.end and ln != d.sync_line and eng.fixes(spec.rule, ln):
                         eng.outcome.applied.append((spec.rule, ln))
+        # a test's own family may have declined it (`device == "cuda"`): the unit took it whole
+        gone = set(eng.outcome.applied)
+        eng.outcome.failed = [f for f in eng.outcome.failed if (f[0], f[1]) not in gone]
         new = specs[0].new_for(SYNC)
         eng.add_needed_import("torch", node=original)
         if new.startswith("accelerator_api."):
             eng.add_needed_import("accelerator_api", node=original)
         text = sync_dispatch.replacement(d, new)
-        return cst.parse_statement(text).with_changes(leading_lines=original.leading_lines)
+        out = statement(eng, text)
+        body = out.body
+        if isinstance(original.body, cst.IndentedBlock) and isinstance(body, cst.IndentedBlock):
+            # the comments on the `if` line and on the sync's line stay where they were
+            sync = original.body.body[0]
+            inner = body.body[0].with_changes(
+                leading_lines=sync.leading_lines, trailing_whitespace=sync.trailing_whitespace
+            )
+            body = body.with_changes(header=original.body.header, body=[inner])
+        return out.with_changes(body=body, leading_lines=original.leading_lines)
