@@ -15,6 +15,7 @@ from patches.generate.codemods.families.device_checks import DeviceChecks
 from patches.generate.codemods.families.device_context import DeviceContext
 from patches.generate.codemods.families.device_module import DeviceModule
 from patches.generate.codemods.families.guard import AvailabilityGuard
+from patches.generate.codemods.families.guarded_rng import GuardedRng
 from patches.generate.codemods.families.idioms_backend import Backend
 from patches.generate.codemods.families.idioms_capability import Capability
 from patches.generate.codemods.families.idioms_device import DeviceDefaults
@@ -42,6 +43,7 @@ FAMILY_TYPES = (
     ParamDefaults,
     DeviceContext,
     DeviceModule,  # device queries of torch.cuda -> the current accelerator's module
+    GuardedRng,  # device RNG state behind an availability check -> the accelerator's module
     ProfilerKeys,  # the profiler's CUDA-named sort keys -> its device columns
     AvailabilityGuard,
     ScriptAmp,  # CallRename, with the device type written in where a script names none
