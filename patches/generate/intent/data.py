@@ -56,6 +56,16 @@ def other_backend_only(text: str) -> bool:
     return is_cuda_word(text) and not _cuda_only().search(text)
 
 
+def collective_name(text: str) -> bool:
+    """``text`` (as the gate reports what stays CUDA) is only the name of CUDA's collective
+    library (``'nccl'``, ``Backend.NCCL``), or a finding on that name in a test
+    (``HN602 backend == 'nccl'``): ``[collectives]``."""
+    text = text.strip()
+    table = data()["collectives"]
+    rule, _, rest = text.partition(" ")
+    return text in table["names"] or (rule in table["rules"] and "nccl" in rest.lower())
+
+
 def about_cuda_text(doc: str) -> bool:
     """A docstring's first paragraph is about CUDA (mentions it, names no neutral device)."""
     head = doc.strip().split("\n\n")[0].lower()

@@ -7,6 +7,7 @@ import ast
 import functools
 from dataclasses import dataclass, field
 
+from patches.generate.intent.data import calls, collective_name, data
 from patches.generate.intent.index import Hits, Index, Remaining
 from patches.generate.intent.nodes import Span, finding_span
 
@@ -81,6 +82,44 @@ class Probe:
     @property
     def stmt(self) -> ast.stmt:
         return self._top[1]
+
+    @functools.cached_property
+    def device_query(self) -> bool:
+        """The site calls a device-index query (``[queries] calls``: ``set_device``,
+        ``device_count``, ``current_device``)."""
+        node = self.node
+        if not isinstance(node, ast.Call):
+            return False
+        q = self.ctx.qualify(node.lineno, ast.unparse(node.func))
+        return q in calls("queries")
+
+    def collective_free(self, hits):
+        """``hits`` less the collective backend's name (``'nccl'``) where the site is a
+        device-index query: a branch or chain on that backend picks "a backend on a device", and
+        the query is the one the backend's peers on other accelerators need too
+        (``[collectives]``)."""
+        if not self.device_query or not self._creates_group:
+            return hits
+        return [h for h in hits if not collective_name(h[1])]
+
+    @functools.cached_property
+    def _creates_group(self) -> bool:
+        """The function holding the site creates a process group whose backend is a variable
+        (``init_process_group(backend=backend, ...)``: ``[collectives] group_calls``)."""
+        fn = next((d for d in self.defs if not isinstance(d, ast.ClassDef)), None)
+        if fn is None:
+            return False
+        names = data()["collectives"]["group_calls"]
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            if (getattr(f, "attr", None) or getattr(f, "id", None)) not in names:
+                continue
+            args = [k.value for k in node.keywords if k.arg == "backend"] or node.args[:1]
+            if args and isinstance(args[0], (ast.Name, ast.Attribute)):
+                return True
+        return False
 
     @functools.cached_property
     def reach(self) -> Remaining:

@@ -57,7 +57,7 @@ def detect(p: Probe) -> list[Evidence]:
             return []
         for t in _tests(p, n, parent):
             t, default = t if isinstance(t, tuple) else (t, "")
-            hits = p.remaining(span_of(t), p.own)
+            hits = p.collective_free(p.remaining(span_of(t), p.own))
             if default:  # `if dev == "xpu": ... else: <site>`: every other device gets here
                 hits = [h for h in hits if not other_backend_only(h[1])]
             if hits:

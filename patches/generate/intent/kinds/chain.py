@@ -14,5 +14,5 @@ def detect(p: Probe) -> list[Evidence]:
         for kind, spans in p.guarded
         if kind == KIND
         for sp in spans
-        for e in first_hit(KIND, p.reach(sp, p.own))
+        for e in first_hit(KIND, p.collective_free(p.reach(sp, p.own)))
     ]
