@@ -48,7 +48,8 @@ def _namespaces(tree: ast.AST) -> set[str]:
 def words(tree: ast.AST) -> set[ast.AST]:
     """The token nodes of ``tree`` that are the author's words: parameter names, the names of
     classes the file defines and the attributes read from them, the attributes of an
-    ``argparse`` namespace."""
+    ``argparse`` namespace, the attribute of ``self`` an assignment sets (its value is judged by
+    what it calls, as a plain assigned name is)."""
     classes, spaces = _local_classes(tree), _namespaces(tree)
     out: set[ast.AST] = set()
     for node in ast.walk(tree):
@@ -59,4 +60,6 @@ def words(tree: ast.AST) -> set[ast.AST]:
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             if node.value.id in classes or node.value.id in spaces:
                 out.add(node)
+            elif node.value.id == "self" and isinstance(node.ctx, ast.Store):
+                out.add(node)  # the attribute an assignment sets: ``self._num_cuda_retries = ``
     return out
