@@ -74,7 +74,14 @@ SCANNED = [
     (
         "skip = x.device.type not in ('cuda', torch._C._get_privateuse1_backend_name())\n",
         'skip = x.device.type in ("cpu", "meta")\n',
-    ),  # capability predicates that pick bf16
+    ),
+    # the negated list with work in its body (not an early exit) still asks "off the host?"
+    (
+        "if x.device.type not in ['cuda', torch._C._get_privateuse1_backend_name()]:\n"
+        "    x = x.to(device)\n",
+        'if x.device.type in ("cpu", "meta"):\n    x = x.to(device)\n',
+    ),
+    # capability predicates that pick bf16
     (
         "ok = torch.cuda.is_available() and torch.cuda.is_bf16_supported()\n",
         "ok = torch.accelerator.is_available() and torch.get_device_module().is_bf16_supported()\n",
@@ -161,6 +168,9 @@ def test_accelerator_api_target():
         'if device == "cuda":\n    pass\n',  # a device string: "cuda:0" is not "cuda"
         'if x.device.type in ["cpu", "cuda"]:\n    pass\n',  # names the host: not "an accelerator"
         'if x.device.type in ("cuda", "xpu"):\n    pass\n',  # a closed list: the Triton backends
+        # an allow-list that exits for every other device: the backends supporting what follows
+        'def f(x, s):\n    if x.device.type not in ["cuda", torch._C._get_privateuse1_backend_name()]:\n'
+        "        return\n    x.record_stream(s)\n",
         'if "cuda" in device and torch.backends.cudnn.enabled:\n    pass\n',  # cuDNN chain
         "torch.backends.cudnn.allow_tf32 = True\n",  # convolutions only: nothing neutral equals it
         "sm90 = torch.cuda.get_device_capability() >= (9, 0)\n",  # an SM check, not bf16
@@ -200,3 +210,29 @@ def test_rewritten_queries_run_on_cpu():
     ns: dict = {}
     exec(compile(rw.after, "x.py", "exec"), ns)
     assert (ns["backend"], ns["dtype"], ns["use_bf16"]) == ("gloo", "float16", False)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'map_location = {"cuda:%d" % 0: "cuda:%d" % rank}\n',
+        'checkpoint = torch.load(f, map_location={f"cuda:{0}": f"cuda:{rank}"})\n',
+        'device_map = {"cuda:{}".format(0): "cuda:{}".format(rank)}\n',
+    ],
+)
+def test_device_map_is_left_whole(line):
+    """A dict mapping devices to devices (``map_location``, an RPC device map): its keys name
+    where the data was saved, not this host; a neutral value alone would no longer match its
+    key. Both strings are reported and both are left, with the reason."""
+    src = "import torch\n\nrank = 1\nf = None\n" + line
+    rw, found = fix(src)
+    assert len([f for f in found if f.line == 5]) == 2, found
+    assert rw.after == src, diff(src, rw.after)
+    assert [why for _, ln, why in rw.outcome.failed if ln == 5 and "device map" in why]
+
+
+def test_built_device_strings_outside_a_device_map_are_rewritten():
+    """A device string as a dict value under a key that is no device is still rewritten."""
+    src = 'import torch\n\nrank = 1\nconfig = {"device": f"cuda:{rank}"}\n'
+    rw, _ = fix(src)
+    assert rw.after == src.replace('f"cuda:{rank}"', f'f"{{{ACC}}}:{{rank}}"'), diff(src, rw.after)

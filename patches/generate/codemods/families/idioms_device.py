@@ -32,6 +32,10 @@ from patches.generate.codemods.families.idioms_common import (
 
 LITERAL_FAMILY = "device-literal"  # HN502/HN503's specs (catalogue style `literal`)
 _STR, _CTOR = "cuda", "torch.device"
+_MAP_WHY = (
+    "a device map (map_location): its keys name where the data was saved, not this host, "
+    "and a value alone would no longer match its key"
+)
 DEFAULT_KEYWORDS = frozenset({"default"})
 # Calls whose first argument is a device type (HN502's `calls`).
 DEVICE_TYPE_CALLS = frozenset(
@@ -68,6 +72,31 @@ def _cpu_other_side(pick: cst.IfExp) -> bool:
 def _compared(eng, node) -> bool:
     parent = eng.parent(node)
     return isinstance(parent, (cst.Comparison, cst.ComparisonTarget))
+
+
+def _device_string(node) -> bool:
+    """A CUDA device string, plain or built (``"cuda:0"``, ``"cuda:%d" % i``, ``f"cuda:{i}"``,
+    ``"cuda:{}".format(i)``)."""
+    if isinstance(node, cst.BinaryOperation):
+        node = node.left
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        node = node.func.value
+    if isinstance(node, cst.FormattedString):
+        head = node.parts[0] if node.parts else None
+        return isinstance(head, cst.FormattedStringText) and head.value.startswith("cuda")
+    value = string_value(node)
+    return value is not None and value.startswith("cuda")
+
+
+def _in_device_map(eng, node) -> bool:
+    """``node`` is a key or a value of a dict display that maps devices to devices
+    (``torch.load(f, map_location={"cuda:%d" % 0: "cuda:%d" % rank})``, an RPC device map):
+    a key names the device the data was saved on or sent from, which the code cannot know is
+    this host's accelerator, and a value alone would no longer match its key."""
+    parent = eng.parent(node)
+    if not isinstance(parent, cst.DictElement):
+        return False
+    return _device_string(parent.key)
 
 
 class DeviceDefaults(Family):
@@ -224,7 +253,12 @@ class DeviceDefaults(Family):
 
     def _spec(self, eng, node):
         specs = self._specs(eng, node, (_STR, _CTOR))
-        return specs[0] if specs and not _compared(eng, node) else None
+        if not specs or _compared(eng, node):
+            return None
+        if _in_device_map(eng, node):
+            eng.fail(specs[0], node, _MAP_WHY)
+            return None
+        return specs[0]
 
     def _fstring(self, eng, original, updated):
         parts = updated.parts
@@ -273,10 +307,9 @@ class DeviceDefaults(Family):
             return None
         if any(a.keyword is not None or a.star for a in original.args):
             return None
-        specs = self._specs(eng, original, (_STR, _CTOR))
-        if not specs or _compared(eng, original):
+        spec = self._spec(eng, original)
+        if spec is None:
             return None
-        spec = specs[0]
         eng.done(spec, original)
         acc = cst.Arg(
             accel_type(eng, spec, original),

@@ -9,7 +9,10 @@
 * ``x.device.type in ["cuda", torch._C._get_privateuse1_backend_name()]`` (an open list of
   accelerators: "cuda", the plugged-in one, no host type) -> ``x.device.type not in ("cpu",
   "meta")`` (and ``not in`` -> ``in``): "is it on an accelerator", asked of every accelerator
-  (upstream's storage sharing). A list naming backends only is a closed support list, left.
+  (upstream's storage sharing). A list naming backends only is a closed support list, left;
+  so is the negated list that only exits (``if t.device.type not in ["cuda", <privateuse1>]:
+  return``): every device not listed leaves, so the list says which backends support what
+  follows (FSDP's ``record_stream``; upstream kept it and added "mtia" and "xpu" by name).
 
 Same meaning on a CUDA machine, whose devices are "cuda" or "cpu"; true on any accelerator
 elsewhere. Whether the guarded code is itself neutral (not cuDNN, not a capability check) is the
@@ -17,6 +20,8 @@ intent gate's decision (``patches/generate/intent/``), made before a site reache
 """
 
 from __future__ import annotations
+
+import ast
 
 import libcst as cst
 
@@ -137,6 +142,14 @@ class DevicePredicates(Family):
         if isinstance(op, (cst.Equal, cst.NotEqual)):
             return _equality(eng, specs[0], original, updated, target)
         if isinstance(op, (cst.In, cst.NotIn)) and _accelerator_list(original, target):
+            if isinstance(op, cst.NotIn) and _screens(eng, original):
+                eng.fail(
+                    specs[0],
+                    original,
+                    "an early exit for every device not listed: the list names the backends "
+                    "that support the rest of the function (a closed list), kept",
+                )
+                return None
             return _off_host(eng, specs[0], original, updated)
         if isinstance(op, (cst.In, cst.NotIn)) and string_value(original.left) == "cuda":
             # "cuda" in str(device) -> torch.device(device).type != "cpu"
@@ -204,6 +217,32 @@ def _accelerator_list(original: cst.Comparison, target) -> bool:
     values = [string_value(e.value) for e in seq.elements]
     computed = any(isinstance(e.value, cst.Call) for e in seq.elements)
     return computed and "cuda" in values and not any(v in HOST_TYPES for v in values)
+
+
+_EXITS = (ast.Return, ast.Continue, ast.Break)
+
+
+def _screens(eng, comp: cst.Comparison) -> bool:
+    """``comp`` is the whole test of an ``if`` without ``else`` whose body only exits (a bare
+    ``return``/``return None``, ``continue``, ``break``): the rest of the function is for the
+    listed devices only. Read from the file's ``ast`` (the region parsed here may hold the
+    ``if``'s header alone)."""
+    parent = eng.parent(comp)
+    if not isinstance(parent, cst.If) or parent.test is not comp:
+        return False
+    line = eng.line(comp)
+    for node in ast.walk(eng.ctx.tree):
+        if isinstance(node, ast.If) and node.test.lineno == line:
+            return not node.orelse and all(
+                isinstance(s, _EXITS)
+                and (
+                    not isinstance(s, ast.Return)
+                    or s.value is None
+                    or (isinstance(s.value, ast.Constant) and s.value.value is None)
+                )
+                for s in node.body
+            )
+    return False
 
 
 def _off_host(eng, spec, original: cst.Comparison, updated: cst.Comparison):
