@@ -29,6 +29,8 @@ ATTRIBUTE = "is_cuda"
 _CUDA_TEXT = re.compile(r"\bcuda\b")
 # Parents where a comparison reads as it is written (no parentheses needed).
 _BARE = (cst.If, cst.IfExp, cst.While, cst.Assert, cst.BooleanOperation, cst.CompIf, cst.Return)
+# ... and a comprehension's element (``all(t.device.type != "cpu" for t in ts)``)
+_BARE += (cst.GeneratorExp, cst.ListComp, cst.SetComp)
 _VALUE = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Arg, cst.Element)
 
 
