@@ -259,6 +259,75 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_device_string_from_a_two_way_pick(self):
+        self.assertExpectedInline(
+            _fixed("picked_string.py"),
+            """\
+# left HN505:15: a device string compared with 'cuda' exactly, kept
+# left HN505:23: a device string compared with 'cuda' exactly, kept
+# left HN101:21: cuda-flow: 'cuda' (line 23)
+# left HN301:16: cuda-branch: 'cuda' (line 15)
+# left HN301:24: cuda-branch: 'cuda' (line 23)
+# left HN502:21: cuda-branch: HN101 torch.cuda.is_available (line 21)
+@@ -5 +5 @@
+-device = "cuda" if torch.cuda.is_available() else "cpu"
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -9,2 +9,2 @@
+-    if device == "cuda":  # only ever "cuda" or "cpu": a device type
+-        torch.cuda.reset_peak_memory_stats()
++    if device != "cpu":  # only ever "cuda" or "cpu": a device type
++        torch.accelerator.reset_peak_memory_stats()
+""",
+        )
+
+    def test_cuda_named_flag_and_local(self):
+        self.assertExpectedInline(
+            _fixed("flag_script.py"),
+            """\
+@@ -6 +6 @@
+-parser.add_argument("--no-cuda", action="store_true", default=False, help="disables CUDA training")
++parser.add_argument("--no-cuda", action="store_true", default=False, dest="no_accel", help="disables accelerator training")
+@@ -11,3 +11,3 @@
+-    use_cuda = not args.no_cuda and torch.cuda.is_available()
+-    device = torch.device("cuda" if use_cuda else "cpu")
+-    kwargs = {"pin_memory": True} if use_cuda else {}
++    use_accel = not args.no_accel and torch.accelerator.is_available()
++    device = torch.device(torch.accelerator.current_accelerator().type if use_accel else "cpu")
++    kwargs = {"pin_memory": True} if use_accel else {}
+""",
+        )
+
+    def test_cuda_named_flag_kept(self):
+        self.assertExpectedInline(
+            _fixed("flag_kept.py"),
+            """\
+# left HN101:12: cuda-flow: HN412 torch.backends.cudnn.benchmark (line 14)
+# left HN503:15: cuda-branch: has_cuda (line 15)
+""",
+        )
+
+    def test_seed_repeated_after_torch_seed(self):
+        self.assertExpectedInline(
+            _fixed("seed_repeat.py"),
+            """\
+@@ -6,2 +5,0 @@
+-    torch.cuda.manual_seed(seed)
+-    torch.cuda.manual_seed_all(seed)  # for Multi-GPU: the run goes too
+@@ -12 +10 @@
+-    torch.cuda.manual_seed_all(seed + 1)  # not the shape: another seed
++    torch.manual_seed(seed + 1)  # not the shape: another seed
+@@ -19 +17 @@
+-    torch.cuda.manual_seed_all(seed)
++    torch.manual_seed(seed)
+@@ -24 +22 @@
+-    torch.cuda.manual_seed(next_seed())  # not the shape: a call, evaluated twice
++    torch.manual_seed(next_seed())  # not the shape: a call, evaluated twice
+@@ -29,2 +26,0 @@
+-
+-    torch.cuda.manual_seed_all(seed)
+""",
+        )
+
 
 def test_identical_code_identical_decisions():
     """The same helper in two files of different surroundings: the same rewrite."""

@@ -102,16 +102,12 @@ def test_corpus_is_the_list():
     assert sorted(p.name for p in CORPUS.glob("*.py")) == sorted(SCRIPTS)
 
 
-# `use_cuda = args.cuda and torch.cuda.is_available()`: the intent gate keeps a value flowing
-# into a name that says CUDA (cuda-name), and everything the name reaches with it.
+# What the gate still keeps (see docs/patches.md, issue 26).
 GATED = {
-    "imagenet_main.py": "use_cuda: the gate's cuda-name keeps the flag unit",
     "yolo_train.py": "select_device: the gate keeps the unit (its mps arm, CUDA_VISIBLE_DEVICES)",
     # --no_cuda: cuda-branch/cuda-chain keep the whole device setup; the option, its help and
     # its reads stay even when ported (the user's command line): 5 of 12 tokens at best.
     "run_classifier.py": "--no_cuda: the gate keeps the device setup the flag selects",
-    "sample_lm.py": "device == 'cuda' is kept (a device string may carry an index), and with it "
-    "the CUDA branches it guards",
 }
 
 

@@ -27,6 +27,7 @@ import libcst as cst
 
 from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.idioms_common import specs_at, string_value, with_value
+from patches.generate.codemods.families.script_picks import picked_type
 
 LITERAL_FAMILY = "device-literal"
 STRING_FAMILY = "device-defaults"  # HN509's (a "cuda" string anywhere else)
@@ -187,8 +188,9 @@ def _equality(eng, spec, original: cst.Comparison, updated: cst.Comparison, targ
     else:
         return None
     other = original.left if right else target.comparator
-    if not _is_type(other):
-        # `device == "cuda"`: a device string, whose "cuda:0" is not "cuda"
+    if not _is_type(other) and not picked_type(eng, other):
+        # `device == "cuda"`: a device string, whose "cuda:0" is not "cuda" (unless the script
+        # binds it only to its two-way pick: script_picks)
         eng.fail(spec, original, "a device string compared with 'cuda' exactly, kept")
         return None
     spaces = dict(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after)

@@ -1,0 +1,341 @@
+"""A script's own CUDA-named choice whose every use becomes neutral: the name follows the code.
+
+Two shapes of the classic example scripts::
+
+    parser.add_argument("--cuda", action="store_true", help="enables CUDA training")
+    ...
+    use_cuda = args.cuda and torch.cuda.is_available()
+    device = torch.device("cuda" if use_cuda else "cpu")
+
+become::
+
+    parser.add_argument("--cuda", action="store_true", dest="accel", help="enables accelerator training")
+    ...
+    use_accel = args.accel and torch.accelerator.is_available()
+    device = torch.device(torch.accelerator.current_accelerator().type if use_accel else "cpu")
+
+* a local (or a script's module-level) name holding an availability check (``use_cuda =
+  ... torch.cuda.is_available()``), assigned once, is renamed (``cuda`` -> ``accel``) in the step
+  that makes the check neutral, with every read;
+* a ``store_true`` option whose name says CUDA (``--cuda``, ``--no_cuda``, ``--no-cuda``) keeps
+  its option string (the user's command line is unchanged) and gets ``dest=`` the neutral name;
+  its help text says "accelerator" for "CUDA"; every ``args.<dest>`` read follows.
+
+Only where the name's uses are all neutral after the series: every finding in a statement that
+reads it (the whole ``if`` when it is the test) is one this run rewrites; so a flag that still
+selects cuDNN or a CUDA query keeps its name. The option is renamed only where the namespace
+stays in the file (no ``vars(args)``, ``getattr``, or ``args`` handed to code defined elsewhere)
+and no other file could read the attribute (a script: ``script_device.is_script``).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+
+from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.script_device import is_script
+from patches.generate.intent import is_call
+
+_AVAILABLE = "torch.cuda.is_available"
+_WORD = re.compile(r"(?i)cuda")
+_HELP = re.compile(r"\bCUDA\b|\bcuda\b")
+_OPTION = re.compile(r"^--((?:no|use)[-_])?cuda$")
+
+
+def _neutral(name: str) -> str:
+    return _WORD.sub(lambda m: "ACCEL" if m.group().isupper() else "accel", name)
+
+
+@dataclass(frozen=True)
+class Unit:
+    kind: str  # "name" (a local) or "flag" (an argparse option's dest)
+    old: str
+    new: str
+    anchor: int  # the line whose fix makes the value neutral (the assignment), 0 for a flag
+    define: int  # the assignment / add_argument line
+    reads: tuple[tuple[int, int], ...]  # (first, last) lines of each statement unit reading it
+    namespaces: frozenset[str] = frozenset()  # a flag: the names holding the parsed namespace
+
+
+def _parents(tree):
+    return {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+
+
+def _stmt_unit(node, parents) -> tuple[int, int]:
+    """The lines of the statement reading ``node``; the whole ``if``/``while`` when it is in the
+    test (what it guards becomes reachable on every accelerator)."""
+    p = parents.get(node)
+    while p is not None and not isinstance(p, ast.stmt):
+        p = parents.get(p)
+    if p is None:
+        return node.lineno, node.end_lineno
+    return p.lineno, p.end_lineno  # an `if`'s test: p is the `if`, body and all
+
+
+def _names(tree) -> set[str]:
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+        elif isinstance(n, ast.arg):
+            out.add(n.arg)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+    return out
+
+
+def _local_units(ctx, parents, taken) -> list[Unit]:
+    out = []
+    for node in ast.walk(ctx.tree):
+        if not (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and _WORD.search(node.targets[0].id)
+        ):
+            continue
+        name = node.targets[0].id
+        if not any(is_call(ctx, c, _AVAILABLE) for c in ast.walk(node.value)):
+            continue
+        scope = ctx.scope_at(node.lineno)
+        if scope is ctx.module and not is_script(ctx):
+            continue  # a library's module-level name: another module may import it
+        new = _neutral(name)
+        if new in taken:
+            continue
+        stores, reads, ok = 0, [], True
+        for n in ast.walk(ctx.tree):
+            if isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
+                ok = False
+            elif isinstance(n, ast.arg) and n.arg == name:
+                ok = False
+            elif isinstance(n, ast.Name) and n.id == name:
+                b = ctx.binding(n.lineno, name)
+                if b is None or b[0] is not scope:
+                    ok = False  # another binding of the same name: leave them all
+                elif isinstance(n.ctx, ast.Load):
+                    reads.append(_stmt_unit(n, parents))
+                else:
+                    stores += 1
+        if ok and stores == 1:
+            out.append(Unit("name", name, new, node.lineno, node.lineno, tuple(reads)))
+    return out
+
+
+def _namespaces(tree) -> set[str]:
+    """Names bound to ``parser.parse_args()`` (and parameters of that name: handed it)."""
+    out = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute)
+            and node.value.func.attr == "parse_args"
+        ):
+            out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return out
+
+
+def _escapes(tree, spaces: set[str], local_defs: dict[str, list[str]]) -> bool:
+    """The namespace may be read by code this file does not hold (or by name)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+                if isinstance(node.value, ast.Name) and node.value.id in spaces:
+                    return True
+            continue
+        passed = [a for a in node.args if isinstance(a, ast.Name) and a.id in spaces]
+        passed += [
+            k.value for k in node.keywords if isinstance(k.value, ast.Name) and k.value.id in spaces
+        ]
+        if not passed:
+            continue
+        if not (isinstance(node.func, ast.Name) and node.func.id in local_defs):
+            return True
+        params = local_defs[node.func.id]
+        for i, a in enumerate(node.args):
+            if isinstance(a, ast.Name) and a.id in spaces:
+                if i >= len(params) or params[i] not in spaces:
+                    return True  # received under another name: its reads would be missed
+        for k in node.keywords:
+            if isinstance(k.value, ast.Name) and k.value.id in spaces and k.arg not in spaces:
+                return True
+    return False
+
+
+def _flag_units(ctx, parents, taken) -> list[Unit]:
+    if not is_script(ctx):
+        return []
+    spaces = _namespaces(ctx.tree)
+    defs = [n for n in ast.walk(ctx.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if len({d.name for d in defs}) != len(defs):
+        return []  # two functions of one name: which receives the namespace is not plain
+    local_defs = {d.name: [a.arg for a in d.args.posonlyargs + d.args.args] for d in defs}
+    if not spaces or _escapes(ctx.tree, spaces, local_defs):
+        return []
+    out = []
+    for node in ast.walk(ctx.tree):
+        old = _option_dest(node)
+        new = _neutral(old) if old else ""
+        if not old or new in taken:
+            continue
+        reads = _flag_reads(ctx, parents, old, spaces)
+        if reads:
+            out.append(Unit("flag", old, new, 0, node.lineno, tuple(reads), frozenset(spaces)))
+    return out
+
+
+def _option_dest(node: ast.AST) -> str | None:
+    """``add_argument("--cuda", action="store_true", ...)`` with no ``dest``: "cuda"."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "add_argument"
+        and node.args
+        and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)
+    ):
+        return None
+    longs = [a.value for a in node.args if a.value.startswith("--")]
+    keys = {k.arg for k in node.keywords}
+    action = next((k.value for k in node.keywords if k.arg == "action"), None)
+    if (
+        len(longs) != 1
+        or not _OPTION.match(longs[0])
+        or "dest" in keys
+        or None in keys
+        or not (isinstance(action, ast.Constant) and action.value == "store_true")
+    ):
+        return None
+    return longs[0][2:].replace("-", "_")
+
+
+def _flag_reads(ctx, parents, old: str, spaces: set[str]) -> list[tuple[int, int]]:
+    """The statement units reading ``<namespace>.<old>``; empty where the flag may be read in a
+    way this file does not show (by name, through another object, or stored to)."""
+    reads = []
+    for n in ast.walk(ctx.tree):
+        if isinstance(n, ast.Attribute) and n.attr == old:
+            if isinstance(parents.get(n), ast.Call) and parents[n].func is n:
+                continue  # x.cuda(): a method, not the flag
+            if isinstance(n.value, ast.Attribute) and n.value.attr in spaces:
+                return []  # self.args.cuda: a namespace kept elsewhere
+            if not (isinstance(n.value, ast.Name) and n.value.id in spaces):
+                continue  # torch.cuda, a tensor's: another object
+            if not isinstance(n.ctx, ast.Load):
+                return []
+            reads.append(_stmt_unit(n, parents))
+        elif (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name)
+            and n.func.id in ("getattr", "setattr", "hasattr", "delattr")
+        ):
+            return []  # getattr(args, "cuda"): read by name
+    return reads
+
+
+@functools.lru_cache(maxsize=32)
+def units(ctx) -> tuple[Unit, ...]:
+    parents = _parents(ctx.tree)
+    taken = _names(ctx.tree)
+    return tuple(_local_units(ctx, parents, taken) + _flag_units(ctx, parents, taken))
+
+
+def _lines(u: Unit) -> frozenset[int]:
+    return frozenset([u.define, *(ln for a, b in u.reads for ln in range(a, b + 1))])
+
+
+class ScriptFlags(Family):
+    """Renames go with the sites that make them true (``prepare`` adds their lines to every spec
+    holding one of the unit's findings); the decision is made per region, from the gate."""
+
+    name = "script-flags"
+    serves = ("guard", "call", "device-literal", "backend-pick", "device-predicates")
+
+    def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
+        for u in units(ctx):
+            mine = _lines(u) | ({u.anchor} if u.anchor else frozenset())
+            if lines & mine:
+                lines = lines | mine
+        return lines
+
+    def _ready(self, eng, u: Unit) -> bool:
+        """Every finding in a statement reading the name is rewritten by this run (and, for a
+        local, the availability check it holds): after the series its uses are neutral."""
+        gate = eng.gate
+        if gate is None:
+            return False
+        spans = list(u.reads) + ([(u.anchor, u.anchor)] if u.anchor else [])
+        hits = [f for f in gate.findings if any(a <= f.line <= b for a, b in spans)]
+        if not hits or not all(gate.fixes(f.rule, f.line) for f in hits):
+            return False
+        return not u.anchor or any(f.line == u.anchor for f in hits)
+
+    def _unit_at(self, eng, node, kind: str, old: str) -> Unit | None:
+        line = eng.line(node)
+        if not any(line in ls for _, ls in eng.gated):
+            return None  # not this step's lines
+        for u in units(eng.ctx):
+            if u.kind == kind and u.old == old and line in _lines(u):
+                return u if self._ready(eng, u) else None
+        return None
+
+    def on_ref(self, eng, original, updated):
+        if isinstance(original, cst.Name) and not eng.is_attr_name(original):
+            u = self._unit_at(eng, original, "name", original.value)
+            return updated.with_changes(value=u.new) if u else None
+        if (
+            isinstance(original, cst.Attribute)
+            and isinstance(original.value, cst.Name)
+            and _WORD.search(original.attr.value)
+        ):
+            u = self._unit_at(eng, original, "flag", original.attr.value)
+            if u and original.value.value in u.namespaces:
+                return updated.with_changes(attr=cst.Name(u.new))
+        return None
+
+    def on_call(self, eng, original: cst.Call, updated: cst.Call):
+        func = original.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "add_argument"):
+            return None
+        for u in units(eng.ctx):
+            if u.kind != "flag" or u.define != eng.line(original):
+                continue
+            if not any(u.define in ls for _, ls in eng.gated):
+                return None
+            if not self._ready(eng, u):
+                return None
+            args = list(updated.args)
+            for i, a in enumerate(args):
+                if a.keyword is not None and a.keyword.value == "help":
+                    text = a.value
+                    if isinstance(text, cst.SimpleString):
+                        args[i] = a.with_changes(
+                            value=text.with_changes(value=_HELP.sub("accelerator", text.value))
+                        )
+            at = next(
+                (i for i, a in enumerate(args) if a.keyword and a.keyword.value == "help"),
+                len(args),
+            )
+            comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            dest = cst.Arg(
+                cst.SimpleString(f'"{u.new}"'),
+                keyword=cst.Name("dest"),
+                equal=cst.AssignEqual(
+                    whitespace_before=cst.SimpleWhitespace(""),
+                    whitespace_after=cst.SimpleWhitespace(""),
+                ),
+                comma=comma,
+            )
+            if at == len(args):
+                args[-1] = args[-1].with_changes(comma=comma)
+                dest = dest.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            args.insert(at, dest)
+            return updated.with_changes(args=args)
+        return None
