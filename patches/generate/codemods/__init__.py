@@ -141,8 +141,11 @@ class _File:
             (f.rule, f.line) for f in findings if f.line in specs.get(f.rule, ((), ()))[1]
         }
         companions: dict = {}
-        for s, ls in everything:
-            companions.update(self.families[s.family].companions(self.ctx, s, ls))
+        for s, ls in everything:  # the spec's family, and each family serving it
+            for fam in self.families.values():
+                if fam.name == s.family or s.family in fam.serves:
+                    for site, spans in fam.companions(self.ctx, s, ls).items():
+                        companions.setdefault(site, []).extend(spans)
         # Plain renames of a `guard: true` rule need an availability check around them.
         unguarded = {s.rule for s, _ in everything if s.arg("guard") and s.family == "call"}
         defined_in = {s.rule: replacement_files(s) for s, _ in everything}

@@ -11,6 +11,7 @@ from __future__ import annotations
 from patches.generate.codemods.families.attribute_rename import AttributeRename
 from patches.generate.codemods.families.backend_pick import BackendPick
 from patches.generate.codemods.families.call_rename import CallRename
+from patches.generate.codemods.families.codegen_device import CodegenDevice
 from patches.generate.codemods.families.device_checks import DeviceChecks
 from patches.generate.codemods.families.device_context import DeviceContext
 from patches.generate.codemods.families.device_module import DeviceModule
@@ -30,6 +31,8 @@ from patches.generate.codemods.families.profiler_keys import ProfilerKeys
 from patches.generate.codemods.families.rename import Rename
 from patches.generate.codemods.families.script_amp import ScriptAmp
 from patches.generate.codemods.families.script_device import ScriptDevice
+from patches.generate.codemods.families.script_flags import ScriptFlags
+from patches.generate.codemods.families.script_seed import SeedAfterSeed
 from patches.generate.codemods.families.sync_guard import GuardedSync
 from patches.generate.codemods.families.timing import Timing
 
@@ -37,6 +40,7 @@ FAMILY_TYPES = (
     # unit rewrites (upstream's shapes, issue 24): before the families whose sites they take whole
     BackendPick,
     Timing,
+    CodegenDevice,  # a device check with the generated source it guards (before DeviceChecks)
     DeviceChecks,
     OwnDevice,
     ModuleDevice,  # a test module's own DEVICE_TYPE for its plain .cuda() calls
@@ -47,10 +51,12 @@ FAMILY_TYPES = (
     ProfilerKeys,  # the profiler's CUDA-named sort keys -> its device columns
     AvailabilityGuard,
     ScriptAmp,  # CallRename, with the device type written in where a script names none
+    SeedAfterSeed,  # CallRename; a CUDA seed right after torch.manual_seed(s) is deleted
     CallRename,
     Rename,
     AttributeRename,
     ScriptDevice,  # MethodToDevice, and a script's own device where it has none
+    ScriptFlags,  # a script's CUDA-named flag or local whose uses all become neutral
     # idioms_*.py (issue 14): whole training-script idioms, before the plain device literal
     DevicePredicates,
     DeviceDefaults,
