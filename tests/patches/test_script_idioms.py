@@ -328,6 +328,35 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_map_location_in_a_script(self):
+        self.assertExpectedInline(
+            _fixed("load_script.py"),
+            """\
+@@ -3,0 +4 @@
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -6,4 +7,5 @@
+-model.load_state_dict(torch.load("model.pth", map_location="cuda:0"))
+-model = model.cuda()  # the script gets a device: a CPU path, so the sync below is guarded
+-torch.cuda.synchronize()
+-print(model(torch.randn(1, 2).cuda()))
++model.load_state_dict(torch.load("model.pth", map_location=f"{torch.accelerator.current_accelerator().type}:0" if torch.accelerator.is_available() else "cpu"))
++model = model.to(device)  # the script gets a device: a CPU path, so the sync below is guarded
++if torch.accelerator.is_available():
++    torch.accelerator.synchronize()
++print(model(torch.randn(1, 2).to(device)))
+""",
+        )
+
+    def test_map_location_in_a_library(self):
+        self.assertExpectedInline(
+            _fixed("load_library.py"),
+            """\
+@@ -6 +6 @@
+-    return torch.load(path, map_location="cuda:0")
++    return torch.load(path, map_location=f"{torch.accelerator.current_accelerator().type}:0")
+""",
+        )
+
 
 def test_identical_code_identical_decisions():
     """The same helper in two files of different surroundings: the same rewrite."""

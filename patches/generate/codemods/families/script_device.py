@@ -22,9 +22,16 @@ import libcst.matchers as m
 
 from patches.generate.codemods.families.base import is_test_file
 from patches.generate.codemods.families.idioms_common import (
+    API_TYPE,
+    CUDA_DEVICE_STR,
+    CURRENT,
     api_target,
     cuda_call_to,
+    expr,
     insert_device_line,
+    specs_at,
+    string_value,
+    type_or_cpu,
 )
 from patches.generate.codemods.families.method_to_device import MethodToDevice
 
@@ -78,6 +85,11 @@ def _passes_cuda_device(tree: ast.Module) -> bool:
 
 def _eligible(ctx) -> bool:
     return is_script(ctx) and not _binds_device(ctx.tree) and not _passes_cuda_device(ctx.tree)
+
+
+def gets_device(ctx) -> bool:
+    """The script is one this family gives a ``device`` (accelerator or "cpu"): a CPU path."""
+    return _eligible(ctx) and any(_plain(n) for n in ast.walk(ctx.tree))
 
 
 def _plain(call: ast.AST) -> bool:
@@ -152,6 +164,37 @@ class ScriptDevice(MethodToDevice):
             return super().on_call(eng, original, updated)
         eng.done(specs[0], original)
         return new
+
+    def on_literal(self, eng, original, updated):
+        """``torch.load(..., map_location="cuda:0")`` in a script: the accelerator's device of
+        that index, the CPU without one (the script's tensors go there too), so a ported
+        script loads its checkpoint on a CPU-only machine."""
+        parent = eng.parent(original)
+        if not (
+            isinstance(parent, cst.Arg)
+            and parent.keyword is not None
+            and parent.keyword.value == "map_location"
+            and is_script(eng.ctx)
+        ):
+            return None
+        value = string_value(original)
+        found = CUDA_DEVICE_STR.fullmatch(value) if value is not None else None
+        specs = [
+            s for fam in ("device-literal", "device-defaults") for s in specs_at(eng, original, fam)
+        ]
+        if found is None or not specs:
+            return None
+        eng.done(specs[0], original)
+        if found.group(1) is None:
+            return type_or_cpu(eng, specs[0], original)
+        index = found.group(1)
+        return expr(
+            eng,
+            specs[0],
+            original,
+            f'f"{{{CURRENT}.type}}:{index}" if torch.accelerator.is_available() else "cpu"',
+            f'f"{{{API_TYPE}}}:{index}" if {API_TYPE} != "cpu" else "cpu"',
+        )
 
     def on_node(self, eng, original, updated):
         """The ``device`` statement, before the anchor statement (its region is parsed alone, at

@@ -2,7 +2,8 @@
 (a program: ``script_device.is_script``; a library's sync keeps upstream's plain rename).
 
 ``torch.accelerator.synchronize()`` raises without an accelerator. Where the file falls back to
-the CPU (a ``"cpu"`` device value anywhere in it: ``else "cpu"``, ``device = "cpu"``), a timing
+the CPU (a ``"cpu"`` device value anywhere in it: ``else "cpu"``, ``device = "cpu"``; or the
+``device`` line ``script_device`` gives a script whose ``.cuda()`` calls name none), a timing
 sync that no test guards becomes::
 
     if torch.accelerator.is_available():
@@ -24,7 +25,7 @@ from patches.generate.codemods.engine import dotted_name
 from patches.generate.codemods.families import sync_dispatch
 from patches.generate.codemods.families.call_rename import CallRename
 from patches.generate.codemods.families.idioms_common import statement
-from patches.generate.codemods.families.script_device import is_script
+from patches.generate.codemods.families.script_device import gets_device, is_script
 
 SYNC = "torch.cuda.synchronize"
 NEW = "torch.accelerator.synchronize"
@@ -102,6 +103,7 @@ class GuardedSync(CallRename):
         if not eng.specs_for(self.name, original):
             return None
         cpu, tested = _facts(eng.ctx.tree)
+        cpu = cpu or gets_device(eng.ctx)
         if not cpu or line in tested or not is_script(eng.ctx):
             return None
         eng.add_needed_import("torch", node=original)
