@@ -38,7 +38,9 @@ def _namespaces(tree: ast.AST) -> set[str]:
             )
             for t in node.targets:
                 for n in ast.walk(t):
-                    if isinstance(n, ast.Name):
+                    # a name the statement binds (``args``, ``a, b``), not the receiver of an
+                    # attribute or item it sets (``args.device = ...`` keeps ``args`` the namespace)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                         bound.setdefault(n.id, []).append(parsed and t is n)
         elif isinstance(node, ast.arg):
             bound.setdefault(node.arg, []).append(None)
@@ -48,13 +50,19 @@ def _namespaces(tree: ast.AST) -> set[str]:
 def words(tree: ast.AST) -> set[ast.AST]:
     """The token nodes of ``tree`` that are the author's words: parameter names, the names of
     classes the file defines and the attributes read from them, the attributes of an
-    ``argparse`` namespace, the attribute of ``self`` an assignment sets (its value is judged by
+    ``argparse`` namespace and the option strings that declare them, the attribute of ``self`` an assignment sets (its value is judged by
     what it calls, as a plain assigned name is)."""
     classes, spaces = _local_classes(tree), _namespaces(tree)
     out: set[ast.AST] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.arg):
             out.add(node)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "add_argument"
+        ):  # the option strings of a flag (``"--no_cuda"``): the user's spelling of a choice
+            out |= {a for a in node.args if isinstance(a, ast.Constant)}
         elif isinstance(node, ast.Name) and node.id in classes:
             out.add(node)
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
