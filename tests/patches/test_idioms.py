@@ -171,6 +171,9 @@ def test_accelerator_api_target():
         # an allow-list that exits for every other device: the backends supporting what follows
         'def f(x, s):\n    if x.device.type not in ["cuda", torch._C._get_privateuse1_backend_name()]:\n'
         "        return\n    x.record_stream(s)\n",
+        # CUDA's own variant of one operation, the host's in the other arm
+        'y = torch.nn.functional.gelu(x, approximate="tanh") if x.device.type == "cuda" '
+        "else torch.nn.functional.gelu(x)\n",
         'if "cuda" in device and torch.backends.cudnn.enabled:\n    pass\n',  # cuDNN chain
         "torch.backends.cudnn.allow_tf32 = True\n",  # convolutions only: nothing neutral equals it
         "sm90 = torch.cuda.get_device_capability() >= (9, 0)\n",  # an SM check, not bf16

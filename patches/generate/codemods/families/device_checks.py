@@ -12,6 +12,8 @@ generator's ``', device="cuda"'``, which must follow the device in the same chan
 class answering the question, not asking it). The negated check ``not x.is_cuda`` is rewritten
 whole, to ``x.device.type == "cpu"``, except in a function that calls ``torch.cuda.*`` (it
 screens tensors for CUDA code: a grouped-GEMM kernel's eligibility check).
+A check whose ``if``/``else`` arms do one thing two ways (``gelu(out, approximate="tanh")`` /
+``gelu(out)``, ``"gels"`` / ``"gelsd"``) picks CUDA's own variant and is left (``picks_variant``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import re
 import libcst as cst
 
 from patches.generate.codemods.families import Family
-from patches.generate.codemods.families.idioms_common import specs_at
+from patches.generate.codemods.families.idioms_common import CUDA_DEVICE_STR, specs_at
 
 ATTRIBUTE = "is_cuda"
 _CUDA_TEXT = re.compile(r"\bcuda\b")
@@ -112,6 +114,68 @@ def _function_calls_cuda(ctx, line: int) -> bool:
     return _calls_cuda(ctx, fn)
 
 
+def _variant_arms(a: ast.AST, b: ast.AST) -> bool:
+    """Two arms that differ only in how one thing is done: calls of one function with other
+    arguments (``gelu(out, approximate="tanh")`` / ``gelu(out)``), or two constants of one type
+    that are neither flags nor device names (``"gels"`` / ``"gelsd"``, ``128`` / ``64``)."""
+    if isinstance(a, ast.Call) and isinstance(b, ast.Call):
+        return ast.dump(a.func) == ast.dump(b.func) and ast.dump(a) != ast.dump(b)
+    if isinstance(a, ast.Constant) and isinstance(b, ast.Constant):
+        va, vb = a.value, b.value
+        if type(va) is not type(vb) or isinstance(va, bool) or va == vb:
+            return False
+        if isinstance(va, str):
+            return not any(CUDA_DEVICE_STR.fullmatch(v) or v == "cpu" for v in (va, vb))
+        return isinstance(va, (int, float))
+    return False
+
+
+def _arm(stmts: list[ast.stmt]) -> tuple[str, ast.AST] | None:
+    """(what the one statement does, its value) for a one-statement arm: ``return V``,
+    ``x = V`` or the call ``V``."""
+    if len(stmts) != 1:
+        return None
+    (st,) = stmts
+    if isinstance(st, ast.Return) and st.value is not None:
+        return "return", st.value
+    if isinstance(st, ast.Assign):
+        return ast.dump(ast.Tuple(elts=st.targets, ctx=ast.Load())), st.value
+    if isinstance(st, ast.Expr):
+        return "expr", st.value
+    return None
+
+
+def picks_variant(ctx, line: int) -> bool:
+    """The check on ``line`` is the test of an ``if``/``else`` or a conditional expression whose
+    two arms do one thing two ways (``_variant_arms``): it picks CUDA's own variant (the tanh GELU
+    that CUDA's fused addmm epilogue computes, the one least-squares driver CUDA has), which says
+    nothing about another accelerator; the other arm is the host's."""
+    for node in ast.walk(ctx.tree):
+        if (
+            isinstance(node, (ast.If, ast.IfExp))
+            and node.test.lineno <= line <= node.test.end_lineno
+        ):
+            if isinstance(node, ast.IfExp):
+                return _variant_arms(node.body, node.orelse)
+            body, orelse = _arm(node.body), _arm(node.orelse)
+            return (
+                body is not None
+                and orelse is not None
+                and body[0] == orelse[0]
+                and _variant_arms(body[1], orelse[1])
+            )
+    return False
+
+
+def _picks_variant(eng, spec, check: cst.CSTNode) -> bool:
+    if picks_variant(eng.ctx, eng.line(check)):
+        eng.fail(
+            spec, check, "it picks CUDA's own variant of one operation (the other arm: the host's)"
+        )
+        return True
+    return False
+
+
 def device_type_compare(value: cst.BaseExpression, op: str) -> cst.Comparison:
     """``<value>.device.type <op> "cpu"``."""
     return cst.Comparison(
@@ -181,7 +245,7 @@ class DeviceChecks(Family):
         ):
             eng.fail(spec, original, "is_cuda used as an object, not a check")
             return None
-        if _guards_text(eng, spec, original):
+        if _guards_text(eng, spec, original) or _picks_variant(eng, spec, original):
             return None
         new = device_type_compare(updated.value, "!=")
         if self._if_test(eng, original) and guards_cuda_calls(eng.ctx, eng.line(original)):
@@ -211,7 +275,7 @@ class DeviceChecks(Family):
         specs = specs_at(eng, check, self.name)
         if not specs or _receiver_defines(eng, specs[0], check):
             return None
-        if _guards_text(eng, specs[0], check):
+        if _guards_text(eng, specs[0], check) or _picks_variant(eng, specs[0], check):
             return None
         if _function_calls_cuda(eng.ctx, eng.line(check)):
             # `if not x.is_cuda: return False` screens what the rest of the function does

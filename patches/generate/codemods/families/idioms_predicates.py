@@ -26,6 +26,7 @@ import ast
 import libcst as cst
 
 from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.device_checks import picks_variant
 from patches.generate.codemods.families.idioms_common import specs_at, string_value, with_value
 from patches.generate.codemods.families.script_picks import picked_type
 
@@ -180,6 +181,11 @@ class DevicePredicates(Family):
 
 def _equality(eng, spec, original: cst.Comparison, updated: cst.Comparison, target):
     """``X == "cuda"`` / ``"cuda" == X`` -> ``X != "cpu"`` (and ``!=`` -> ``==``)."""
+    cuda = "cuda" in (string_value(target.comparator), string_value(original.left))
+    if cuda and picks_variant(eng.ctx, eng.line(original)):
+        why = "it picks CUDA's own variant of one operation (the other arm: the host's)"
+        eng.fail(spec, original, why)
+        return None
     op = target.operator
     if string_value(target.comparator) == "cuda":
         lit, right = target.comparator, True
