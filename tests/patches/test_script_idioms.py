@@ -357,6 +357,27 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_flag_pick_block(self):
+        self.assertExpectedInline(
+            _fixed("flag_pick.py"),
+            """\
+# left HN101:26: cuda-function: inside mps_used_again
+# left HN101:40: cuda-function: inside mps_specific; cuda-flow: want_mps (line 44)
+# left HN502:29: cuda-function: inside mps_used_again; cuda-flow: has_mps (line 34)
+# left HN503:43: cuda-function: inside mps_specific
+@@ -12,6 +12,3 @@
+-    use_cuda = not args.no_cuda and torch.cuda.is_available()
+-    use_mps = not args.no_mps and torch.backends.mps.is_available()
+-    if use_cuda:
+-        device = torch.device("cuda")
+-    elif use_mps:
+-        device = torch.device("mps")
++    use_accel = not args.no_cuda and torch.accelerator.is_available()
++    if use_accel:
++        device = torch.accelerator.current_accelerator()
+""",
+        )
+
 
 def test_identical_code_identical_decisions():
     """The same helper in two files of different surroundings: the same rewrite."""

@@ -1,7 +1,8 @@
 """The scripts people actually run (tests/patches/fixtures/corpus: a char-level GPT trainer, a
 GPT-2 reproduction, an ImageNet-style argparse trainer, a tutorial with ``.cuda()``, a DDP
 launcher, a fast-inference script, a diffusion trainer, nanoGPT's train.py, a plain fine-tuning
-loop, a YOLO-style trainer, a latency benchmark, a run_glue-style classifier, an LM sampling script) ->
+loop, a YOLO-style trainer, a latency benchmark, a run_glue-style classifier, an LM sampling script,
+the MNIST example with --no-cuda/--no-mps) ->
 ``patches.generate --unsafe-fixes`` -> ``git am``. Each ported script loses >= 70 % of its CUDA
 code tokens, the summary's counts match a rescan of the ported tree, a rerun gives no patch, and
 every ported script runs on a CPU-only machine with the losses of the original run on CPU
@@ -72,6 +73,7 @@ SCRIPTS = {
     "yolo_train.py": Script(("--epochs", "1")),
     "run_classifier.py": Script(("--num_train_epochs", "1")),
     "sample_lm.py": Script(("--num_samples", "1", "--max_new_tokens", "3")),
+    "mnist_main.py": Script(("--steps", "2"), trn=True),
     "bench_latency.py": Script(
         ("--iters", "2"),
         autoport_ref=True,

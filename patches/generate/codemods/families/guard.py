@@ -81,6 +81,12 @@ class AvailabilityGuard(CallRename):
         self.picks: dict[int, tuple[int, Span]] | None = None  # literal line -> (call, span)
         self.blocks: dict[int, pick_block.Block] | None = None  # `if` line -> pick block
         self.chains: dict[int, pick_block.Chain] | None = None  # call line -> expression pick
+        self.flags: dict[int, pick_block.FlagBlock] | None = None  # call line -> flag-form pick
+
+    def _flags(self, ctx) -> dict[int, pick_block.FlagBlock]:
+        if self.flags is None:
+            self.flags = pick_block.flag_blocks(ctx)
+        return self.flags
 
     def _picks(self, ctx):
         if self.picks is None:
@@ -105,6 +111,13 @@ class AvailabilityGuard(CallRename):
             if ln in lines:
                 more.update(range(b.start, b.end + 1))
                 ctx.blocks.add((b.start, b.end))
+        for ln, f in self._flags(ctx).items():
+            if ln in lines:
+                more.update(range(f.start, f.end + 1))
+                ctx.blocks.add((f.start, f.end))
+                for a, z in f.drop:  # one region with the check's line: never an empty body
+                    more.update(range(a, z + 1))
+                    ctx.blocks.add((min(a, ln), max(z, ln)))
         return lines | frozenset(more)
 
     def companions(self, ctx, spec, lines: frozenset[int]) -> dict[tuple[str, int], list]:
@@ -118,6 +131,9 @@ class AvailabilityGuard(CallRename):
         for ln, c in self._chains(ctx).items():
             if ln in lines:
                 out.setdefault((spec.rule, ln), []).extend(c.spans)
+        for ln, f in self._flags(ctx).items():
+            if ln in lines:
+                out.setdefault((spec.rule, ln), []).extend(f.spans)
         return out
 
     def on_node(self, eng, original, updated):
@@ -125,6 +141,9 @@ class AvailabilityGuard(CallRename):
         ``is_available()`` is."""
         if isinstance(original, cst.IfExp):
             return self._chain(eng, original)
+        flag = self._flag_node(eng, original, updated)
+        if flag is not None:
+            return flag
         if not isinstance(original, cst.If):
             return None
         line = eng.line(original)
@@ -139,6 +158,27 @@ class AvailabilityGuard(CallRename):
         api = self._imports(eng, specs[0], original)
         text = pick_block.replacement(b, f"{_CURRENT}.type", api)
         return statement(eng, text).with_changes(leading_lines=original.leading_lines)
+
+    def _flag_node(self, eng, original, updated):
+        """The flag-form pick's ``if`` (rewritten whole) and the other arms' names (deleted), in
+        the step its availability check is rewritten."""
+        if not isinstance(original, (cst.If, cst.SimpleStatementLine)):
+            return None
+        line = eng.line(original)
+        for f in self._flags(eng.ctx).values():
+            specs = [s for s, ls in eng.gated if s.family == self.name]
+            if not specs or not eng.fixes(specs[0].rule, f.call_line):
+                continue
+            if isinstance(original, cst.If) and line == f.start and eng.end_line(original) == f.end:
+                self._literals_done(eng, f.start, f.end)
+                text = pick_block.flag_replacement(f, self._imports(eng, specs[0], original))
+                new = statement(eng, text)  # the test as other families left it (a renamed flag)
+                return new.with_changes(test=updated.test, leading_lines=original.leading_lines)
+            if isinstance(original, cst.SimpleStatementLine) and any(
+                a == line and eng.end_line(original) == z for a, z in f.drop
+            ):
+                return cst.RemovalSentinel.REMOVE
+        return None
 
     def _chain(self, eng, original: cst.IfExp):
         test = original.test

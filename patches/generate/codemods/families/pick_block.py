@@ -204,3 +204,142 @@ def replacement(b: Block, current: str, api: bool) -> str:
     # `device = "cpu"` stays above: only the accelerator's branch remains.
     inner = "current_accelerator()" if b.kind == "device" else "current_accelerator().type"
     return f"if torch.accelerator.is_available():\n    {b.target} = torch.accelerator.{inner}\n"
+
+
+# -- the flag form: the pick made from names the script bound before ------------------------
+#
+#     use_cuda = not args.no_cuda and torch.cuda.is_available()
+#     use_mps = not args.no_mps and torch.backends.mps.is_available()
+#     if use_cuda:                                  if use_cuda:
+#         device = torch.device("cuda")      ->         device = torch.accelerator.current_accelerator()
+#     elif use_mps:                                 else:
+#         device = torch.device("mps")                  device = torch.device("cpu")
+#     else:
+#         device = torch.device("cpu")
+#
+# (the classic examples' shape). ``use_cuda`` asks for the accelerator once its check is
+# ``torch.accelerator.is_available()`` (the same step); the ``elif`` arms that only name another
+# backend go as in the block form, and an arm's name (``use_mps``) whose one use was that test
+# goes with it (its value only reads flags and asks for availability).
+
+
+@dataclass(frozen=True)
+class FlagBlock:
+    call_line: int  # the `use_cuda = ... torch.cuda.is_available()` line (HN101's site)
+    start: int  # the `if use_cuda:` line
+    end: int
+    target: str
+    kind: str
+    flag: str  # use_cuda
+    spans: tuple[Span, ...]  # the tests and values the rewrite removes
+    drop: tuple[tuple[int, int], ...]  # the other arms' names' assignments, deleted
+
+
+def _flag_value(ctx, value: ast.AST, available) -> bool:
+    """``<flags> and <available()>``: flags are attribute reads, maybe negated."""
+    if not (isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And)):
+        return False
+    calls = [v for v in value.values if isinstance(v, ast.Call)]
+    if len(calls) != 1 or calls[0] is not value.values[-1] or not available(calls[0]):
+        return False
+    for v in value.values[:-1]:
+        v = v.operand if isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not) else v
+        if not isinstance(v, ast.Attribute) or not isinstance(v.value, ast.Name):
+            return False
+    return True
+
+
+def _uses(ctx, name: str) -> list[ast.AST]:
+    """Every node naming ``name`` in the file (loads and stores)."""
+    return [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Name) and n.id == name]
+
+
+def _flag_block(ctx, assign: ast.Assign, stmts: list, i: int) -> FlagBlock | None:
+    flag = assign.targets[0].id
+    uses = _uses(ctx, flag)
+    stores = [n for n in uses if not isinstance(n.ctx, ast.Load)]
+    if len(stores) != 1:
+        return None
+    node = next(
+        (s for s in stmts[i + 1 :] if isinstance(s, ast.If) and ast.unparse(s.test) == flag), None
+    )
+    if node is None:
+        return None
+    first = _assign(node.body)
+    value = _value(ctx, first.value) if first is not None else None
+    if value is None or value[1] != "cuda":
+        return None
+    target, kind = ast.unparse(first.targets[0]), value[0]
+    spans: list[Span] = [span_of(node.test), span_of(first.value)]
+    drop: list[tuple[int, int]] = []
+    branch = node
+    while len(branch.orelse) == 1 and isinstance(branch.orelse[0], ast.If):
+        branch = branch.orelse[0]
+        assign2 = _assign(branch.body)
+        other = branch.test.id if isinstance(branch.test, ast.Name) else ""
+        binding = next(
+            (
+                s
+                for s in stmts[:i] + stmts[i + 1 :]
+                if isinstance(s, ast.Assign)
+                and [ast.unparse(t) for t in s.targets] == [other]
+                and s.lineno < node.lineno
+            ),
+            None,
+        )
+        dev = None
+        if binding is not None:
+            for name, d in OTHER_BACKENDS.items():
+                if _flag_value(ctx, binding.value, lambda c, n=name: is_call(ctx, c, n)):
+                    dev = d
+        if dev is None or assign2 is None or ast.unparse(assign2.targets[0]) != target:
+            return None
+        if _value(ctx, assign2.value) != (kind, dev):
+            return None
+        if len(_uses(ctx, other)) == 2:  # its assignment and this test: it goes
+            drop.append((binding.lineno, binding.end_lineno))
+        spans += [span_of(branch.test), span_of(assign2.value)]
+    last = _assign(branch.orelse) if branch.orelse else None
+    if last is None or ast.unparse(last.targets[0]) != target:
+        return None
+    if _value(ctx, last.value) != (kind, "cpu"):
+        return None
+    return FlagBlock(
+        assign.lineno, node.lineno, node.end_lineno, target, kind, flag, tuple(spans), tuple(drop)
+    )
+
+
+def flag_blocks(ctx) -> dict[int, FlagBlock]:
+    """call line -> the flag-form pick whose availability check is there."""
+    out: dict[int, FlagBlock] = {}
+    for parent in ast.walk(ctx.tree):
+        stmts = getattr(parent, "body", None)
+        if not isinstance(stmts, list):
+            continue
+        for i, s in enumerate(stmts):
+            if (
+                isinstance(s, ast.Assign)
+                and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name)
+                and _flag_value(ctx, s.value, lambda c: is_call(ctx, c, IS_AVAILABLE))
+            ):
+                b = _flag_block(ctx, s, stmts, i)
+                if b is not None:
+                    out[b.call_line] = b
+    return out
+
+
+def flag_replacement(b: FlagBlock, api: bool) -> str:
+    if api:
+        value = (
+            "torch.device(accelerator_api.device_type())"
+            if b.kind == "device"
+            else ("accelerator_api.device_type()")
+        )
+    else:
+        value = CURRENT_DEVICE if b.kind == "device" else f"{CURRENT_DEVICE}.type"
+    cpu = 'torch.device("cpu")' if b.kind == "device" else '"cpu"'
+    return f"if {b.flag}:\n    {b.target} = {value}\nelse:\n    {b.target} = {cpu}\n"
+
+
+CURRENT_DEVICE = "torch.accelerator.current_accelerator()"

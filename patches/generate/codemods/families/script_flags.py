@@ -60,6 +60,7 @@ class Unit:
     define: int  # the assignment / add_argument line
     reads: tuple[tuple[int, int], ...]  # (first, last) lines of each statement unit reading it
     namespaces: frozenset[str] = frozenset()  # a flag: the names holding the parsed namespace
+    parent: "Unit | None" = None  # a name set only under `if <parent>:`: renamed with it
 
 
 def _parents(tree):
@@ -126,6 +127,37 @@ def _local_units(ctx, parents, taken) -> list[Unit]:
                     stores += 1
         if ok and stores == 1:
             out.append(Unit("name", name, new, node.lineno, node.lineno, tuple(reads)))
+    return out + [g for u in out for g in _guarded(ctx, parents, taken, u)]
+
+
+def _guarded(ctx, parents, taken, flag: Unit) -> list[Unit]:
+    """CUDA-named locals set once in the body of ``if <flag>:`` from code with no CUDA word
+    (``cuda_kwargs = {"num_workers": 1, "pin_memory": True}``): the options of the run on the
+    accelerator, renamed with the flag."""
+    out = []
+    for node in ast.walk(ctx.tree):
+        if not (isinstance(node, ast.If) and ast.unparse(node.test) == flag.old):
+            continue
+        for stmt in node.body:
+            if not (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and _WORD.search(stmt.targets[0].id)
+                and not _WORD.search(ast.unparse(stmt.value))
+            ):
+                continue
+            name, scope = stmt.targets[0].id, ctx.scope_at(stmt.lineno)
+            new = _neutral(name)
+            if new in taken:
+                continue
+            uses = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Name) and n.id == name]
+            if any(ctx.scope_at(n.lineno) is not scope for n in uses) or [
+                n for n in uses if not isinstance(n.ctx, ast.Load)
+            ] != [stmt.targets[0]]:
+                continue
+            reads = tuple(_stmt_unit(n, parents) for n in uses if isinstance(n.ctx, ast.Load))
+            out.append(Unit("name", name, new, flag.anchor, stmt.lineno, reads, parent=flag))
     return out
 
 
@@ -268,6 +300,8 @@ class ScriptFlags(Family):
     def _ready(self, eng, u: Unit) -> bool:
         """Every finding in a statement reading the name is rewritten by this run (and, for a
         local, the availability check it holds): after the series its uses are neutral."""
+        if u.parent is not None:
+            return self._ready(eng, u.parent)
         gate = eng.gate
         if gate is None:
             return False
