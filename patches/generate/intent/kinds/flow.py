@@ -102,11 +102,32 @@ def _returned(p: Probe) -> list[Evidence]:
     return []
 
 
+def _other_arms(p: Probe) -> list:
+    """The spans of the arms an ``if``/``elif`` chain holding the site runs instead of the
+    site's own (``elif mode == "gpu": <CUDA> ... elif mode == "auto": <site>``): code there is
+    never asked in the run that asks the site."""
+    out, n = [], p.node
+    fn = p.defs[0] if p.defs else None
+    while n is not None and n is not fn:
+        parent = p.index.parents.get(n)
+        if isinstance(parent, ast.If):
+            if n in parent.body and parent.orelse:
+                out.append(span_of(parent.orelse))
+            elif n in parent.orelse:
+                out.append(span_of(parent.body))
+        n = parent
+    return out
+
+
 def _asked_again(p: Probe) -> list[Evidence]:
-    """A device query in a function that asks ``torch.cuda`` about devices again."""
+    """A device query in a function that asks ``torch.cuda`` about devices again (not in an arm
+    of an ``if``/``elif`` chain the site's own arm excludes)."""
     if not p.defs or called(p.ctx, p.node) not in calls("queries"):
         return []
+    others = _other_arms(p)
     for line, what in p.remaining(span_of(list(p.defs[0].body)), p.own):
+        if any(a[0][0] <= line <= a[1][0] for a in others):
+            continue  # an arm the site's own arm excludes: never asked in the same run
         if "cuda" in what and not what.startswith("HN"):
             detail = f"the same function asks CUDA about devices: {what} (line {line})"
             return [Evidence(KIND, line, detail)]
