@@ -225,7 +225,10 @@ class TestRuleFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn302_cuda_empty_cache.py"),
             """\
-# left HN302:8: unguarded: no is_available() check around it
+@@ -8 +8,2 @@
+-    torch.cuda.empty_cache()
++    if torch.accelerator.is_available():
++        torch.accelerator.empty_cache()
 """,
         )
 
@@ -244,6 +247,18 @@ class TestRuleFixtures(expecttest.TestCase):
 @@ -5 +5 @@
 -    torch.cuda.manual_seed_all(seed)
 +    torch.manual_seed(seed)
+""",
+        )
+
+    def test_hn313(self):
+        self.assertExpectedInline(
+            _fixed("hn313_cuda_rng_state.py"),
+            """\
+@@ -6,2 +6,2 @@
+-    if torch.cuda.is_available():
+-        return host, torch.cuda.get_rng_state()
++    if torch.accelerator.is_available():
++        return host, torch.get_device_module().get_rng_state()
 """,
         )
 

@@ -16,6 +16,7 @@ from patches.generate.codemods.families.device_checks import DeviceChecks
 from patches.generate.codemods.families.device_context import DeviceContext
 from patches.generate.codemods.families.device_module import DeviceModule
 from patches.generate.codemods.families.guard import AvailabilityGuard
+from patches.generate.codemods.families.guarded_cache import GuardedCache
 from patches.generate.codemods.families.guarded_rng import GuardedRng
 from patches.generate.codemods.families.idioms_backend import Backend
 from patches.generate.codemods.families.idioms_capability import Capability
@@ -48,6 +49,7 @@ FAMILY_TYPES = (
     DeviceContext,
     DeviceModule,  # device queries of torch.cuda -> the current accelerator's module
     GuardedRng,  # device RNG state behind an availability check -> the accelerator's module
+    GuardedCache,  # empty_cache(): a bare statement gets the availability check it needs
     ProfilerKeys,  # the profiler's CUDA-named sort keys -> its device columns
     AvailabilityGuard,
     ScriptAmp,  # CallRename, with the device type written in where a script names none
