@@ -131,12 +131,13 @@ def _explained(root: Path, unsafe: bool) -> set[tuple[str, str, int, int]]:
     return out
 
 
-def _check_tree(root: Path) -> None:
+def _check_tree(root: Path) -> tuple[set, set]:
     _, safe = _decisions(root, False)
     _, unsafe = _decisions(root, True)
     assert safe <= unsafe, f"fixed in safe mode only: {sorted(safe - unsafe)}"
     assert _explained(root, False) == safe, "explain and generate differ (safe mode)"
     assert _explained(root, True) == unsafe, "explain and generate differ (--unsafe-fixes)"
+    return safe, unsafe
 
 
 def test_safe_is_a_subset_of_unsafe_on_the_intent_snippets(tmp_path):
@@ -167,4 +168,62 @@ def test_safe_is_a_subset_of_unsafe_and_explain_agrees(files):
         for rel, units in files:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text("import torch\n\n\n" + "\n\n\n".join(units) + "\n")
+        _check_tree(root)
+
+
+# -- the same on the families' own fixtures (torch's shapes, at their fixture paths) -----------
+
+HEADER = "# fixture-path: "
+FAMILY_FIXTURES = sorted(
+    p
+    for p in FIXTURES.glob("*/*.py")
+    if p.parent.name not in ("intent",) and not p.name.endswith(".expected.py")
+)
+
+
+def _fixture_rel(p: Path) -> str:
+    """The path a family fixture is scanned and gated as (its header), else its own name (the
+    script and corpus fixtures, which are scripts outside torch)."""
+    first = p.read_text().splitlines()[0] if p.read_text() else ""
+    if first.startswith(HEADER):
+        return first[len(HEADER) :].strip()
+    return f"{p.parent.name}/{p.name}"
+
+
+def _fixture_tree(root: Path, files) -> None:
+    for i, p in enumerate(files):
+        rel = Path(_fixture_rel(p))
+        if (root / rel).exists():  # two fixtures at one path: keep the folder, not the name
+            rel = rel.with_name(f"{rel.stem}_{i}{rel.suffix}")
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(p.read_text())
+
+
+def test_family_fixtures_exist():
+    """The strategy below draws from something: every family folder has fixtures."""
+    folders = {p.parent.name for p in FAMILY_FIXTURES}
+    assert {"device_checks", "module_device", "timing", "corpus"} <= folders, folders
+
+
+def test_family_fixture_tree_fixes_and_agrees(tmp_path):
+    """A fixed tree of fixtures whose decisions depend on the rest of their file (a module's own
+    device, a timing unit, a negated check beside torch.cuda calls): something is fixed, the safe
+    fixes are a subset, and explain agrees in both modes."""
+    wanted = ("fsdp_harness", "negated", "negative_negated_kernel_check", "timing_unit")
+    files = [p for p in FAMILY_FIXTURES if p.stem in wanted]
+    assert len(files) >= 3, files
+    _fixture_tree(tmp_path, files)
+    safe, unsafe = _check_tree(tmp_path)
+    assert unsafe and len(unsafe) > len(safe), (safe, unsafe)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(FAMILY_FIXTURES), min_size=1, max_size=4, unique=True))
+def test_safe_is_a_subset_of_unsafe_and_explain_agrees_on_family_fixtures(files):
+    """Whole family fixtures (where a site's decision depends on its file: module devices,
+    timing units, device checks, script idioms) at their own paths: safe ⊆ unsafe, and
+    ``--explain`` gives generate's decision for every finding in both modes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        _fixture_tree(root, files)
         _check_tree(root)
