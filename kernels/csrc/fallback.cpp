@@ -7,11 +7,16 @@
 //   generators        trn generators (or the device default) are swapped for their CPU engine;
 //   devices           mixed trn:i / trn:j or non-scalar cpu arguments raise like CUDA does; 0-dim
 //                     cpu tensors are scalar operands where CUDA takes them (ops without
-//                     torchgen's device check, kernels/trn/device_check.py) and refused elsewhere.
+//                     torchgen's device check, kernels/trn/device_check.py) and refused elsewhere;
+//   sparse COO        a SparsePrivateUse1 tensor is its indices and values (dense trn tensors):
+//                     the SparseCPU kernel runs on a SparseCPU tensor over their aliases, and
+//                     what it returns or leaves in place comes back as a SparsePrivateUse1 tensor.
 // fast.cpp has unboxed versions of this path for the hottest elementwise ops.
 #include "tensors.h"
 
+#include <ATen/SparseTensorImpl.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/DeviceGuard.h>
 #include <c10/util/SmallVector.h>
 #include <torch/library.h>
 
@@ -37,6 +42,31 @@ struct Aliased {
   at::Tensor cpu;
   size_t storage;  // index into Call::storages
 };
+
+// A sparse trn tensor and the SparseCPU tensor over the aliases of its indices and values.
+struct SparseAliased {
+  at::Tensor device;
+  at::Tensor cpu;
+};
+
+at::SparseTensorImpl* sparse_impl(const at::Tensor& t) {
+  return static_cast<at::SparseTensorImpl*>(t.unsafeGetTensorImpl());
+}
+
+// A sparse COO tensor with `key` (SparseCPU or SparsePrivateUse1) over `indices` and `values`
+// as they are (no copy), with the shape and coalesced flag of `like`. The impl allocates its
+// placeholder indices on the current device, hence the guard.
+at::Tensor make_sparse(c10::DispatchKey key, const at::Tensor& like, const at::Tensor& indices,
+                       const at::Tensor& values) {
+  c10::DeviceGuard guard(values.device());
+  auto r = at::detail::make_tensor<at::SparseTensorImpl>(c10::DispatchKeySet(key), values.dtype());
+  auto* from = sparse_impl(like);
+  auto* impl = sparse_impl(r);
+  impl->raw_resize_(from->sparse_dim(), from->dense_dim(), like.sizes());
+  impl->set_indices_and_values_unsafe(indices, values);
+  impl->set_coalesced(from->coalesced());
+  return r;
+}
 
 // A `dtype` argument naming a quantized type (factories such as _empty_affine_quantized, which
 // torch.load and deepcopy use to rebuild a quantized tensor): the QuantizedCPU kernel must run,
@@ -100,6 +130,7 @@ struct Call {
   bool saw_cpu = false;
   size_t trn_operands = 0;  // trn arguments other than index_put's indices
   c10::SmallVector<Aliased, 4> aliased;
+  c10::SmallVector<SparseAliased, 1> sparse;
   c10::SmallVector<std::pair<c10::StorageImpl*, c10::Storage>, 2> adopted;
   // Storages of 0-dim cpu arguments: an output viewing one stays a cpu tensor (as on CUDA)
   // instead of having the caller's host memory adopted as device memory.
@@ -138,10 +169,21 @@ struct Call {
     if (device < 0) device = d;
     else if (d != device && !index)
       mixed(schema, "trn:" + std::to_string(device), "trn:" + std::to_string(d));
+    if (!index) ++trn_operands;
+    if (t.layout() == c10::kSparse) {
+      auto* s = sparse_impl(t);
+      auto cpu = make_sparse(c10::DispatchKey::SparseCPU, t, alias(s->indices()), alias(s->values()));
+      sparse.push_back({t, cpu});
+      return cpu;
+    }
+    return alias(t);
+  }
+
+  // A CPU alias of a dense trn tensor, remembered so outputs and in-place results map back.
+  at::Tensor alias(const at::Tensor& t) {
     auto si = storage_index(t.storage());
     auto a = cpu_alias(t, storages[si].cpu);
     aliased.push_back({t, a, si});
-    if (!index) ++trn_operands;
     return a;
   }
 
@@ -160,6 +202,7 @@ struct Call {
   }
 
   at::Tensor to_device(const at::Tensor& out) {
+    if (out.defined() && out.is_cpu() && out.layout() == c10::kSparse) return sparse_to_device(out);
     if (!out.defined() || !out.is_cpu() || out.layout() != c10::kStrided) return out;
     auto* impl = out.unsafeGetTensorImpl();
     for (const auto& a : aliased)
@@ -192,6 +235,35 @@ struct Call {
     // A fresh output nothing else holds becomes a device tensor in place (fast.cpp).
     if (adopt_in_place(out, device)) return out;
     return device_view(out, device_storage(out.storage()));
+  }
+
+  // A SparseCPU result: the sparse trn argument it is (in-place, identity), else a new
+  // SparsePrivateUse1 tensor over its indices and values brought to the device like any output.
+  at::Tensor sparse_to_device(const at::Tensor& out) {
+    for (const auto& s : sparse)
+      if (s.cpu.unsafeGetTensorImpl() == out.unsafeGetTensorImpl()) return s.device;
+    auto* s = sparse_impl(out);
+    return make_sparse(c10::DispatchKey::SparsePrivateUse1, out, to_device(s->indices()),
+                       to_device(s->values()));
+  }
+
+  // A kernel that changed a sparse argument in place (zero_, resize_, copy_, add_ of sparse
+  // tensors) gave its SparseCPU alias new indices/values or a new shape: the trn tensor takes them.
+  void sparse_sync_back() {
+    for (auto& s : sparse) {
+      auto* c = sparse_impl(s.cpu);
+      auto* d = sparse_impl(s.device);
+      auto indices = to_device(c->indices());
+      auto values = to_device(c->values());
+      if (indices.unsafeGetTensorImpl() == d->indices().unsafeGetTensorImpl() &&
+          values.unsafeGetTensorImpl() == d->values().unsafeGetTensorImpl() &&
+          s.cpu.sizes() == s.device.sizes() && c->sparse_dim() == d->sparse_dim() &&
+          c->coalesced() == d->coalesced())
+        continue;
+      d->raw_resize_(c->sparse_dim(), c->dense_dim(), s.cpu.sizes());
+      d->set_indices_and_values_unsafe(indices, values);
+      d->set_coalesced(c->coalesced());
+    }
   }
 
   // Carries what the CPU kernel did to the aliases back to the device tensors: storages it grew
@@ -236,7 +308,10 @@ struct Call {
 };
 } // namespace
 
-void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+namespace {
+// `cpu_key`: the CPU backend whose kernel runs, CPU for trn's dense (and quantized) keys,
+// SparseCPU for SparsePrivateUse1.
+void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10::DispatchKey cpu_key) {
   const auto& schema = op.schema();
   const auto& args = schema.arguments();
   const size_t base = stack->size() - args.size();
@@ -302,11 +377,12 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   bool quantized = quantized_dtype && call.aliased.empty() &&
                    op.hasKernelForDispatchKey(c10::DispatchKey::QuantizedCPU);
   for (const auto& a : call.aliased) quantized = quantized || a.cpu.is_quantized();
-  op.redispatchBoxed(
-      c10::DispatchKeySet(quantized ? c10::DispatchKey::QuantizedCPU : c10::DispatchKey::CPU),
-      stack);
+  if (!call.sparse.empty()) cpu_key = c10::DispatchKey::SparseCPU;
+  op.redispatchBoxed(c10::DispatchKeySet(quantized ? c10::DispatchKey::QuantizedCPU : cpu_key),
+                     stack);
 
   call.sync_back();
+  call.sparse_sync_back();
   const size_t nret = schema.returns().size();
   for (size_t j = stack->size() - nret; j < stack->size(); ++j) {
     IValue& r = (*stack)[j];
@@ -315,11 +391,21 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
 }
 
+void sparse_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  run_on_cpu(op, stack, c10::DispatchKey::SparseCPU);
+}
+} // namespace
+
+void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  run_on_cpu(op, stack, c10::DispatchKey::CPU);
+}
+
 namespace {
 std::once_flag g_claim_once;
 int64_t g_claimed = 0;
 std::unique_ptr<torch::Library> g_claim_lib;
 std::unique_ptr<torch::Library> g_claim_quantized_lib;
+std::unique_ptr<torch::Library> g_claim_sparse_lib;
 
 bool has_composite(const c10::OperatorHandle& op) {
   return op.hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) ||
@@ -346,6 +432,13 @@ bool claim_quantized(const c10::OperatorHandle& op) {
   return !op.hasKernelForDispatchKey(c10::DispatchKey::QuantizedPrivateUse1) && has_composite(op) &&
          op.hasKernelForDispatchKey(c10::DispatchKey::QuantizedCPU);
 }
+// And for SparsePrivateUse1: a composite (clone, copy_, is_coalesced's "expected sparse
+// coordinate tensor layout" default) would win over the sparse fallback where SparseCPU has a
+// kernel of its own (clone_sparse, copy_sparse_wrapper_, is_coalesced_sparse).
+bool claim_sparse(const c10::OperatorHandle& op) {
+  return !op.hasKernelForDispatchKey(c10::DispatchKey::SparsePrivateUse1) && has_composite(op) &&
+         op.hasKernelForDispatchKey(c10::DispatchKey::SparseCPU);
+}
 } // namespace
 
 int64_t claim_composite_ops() {
@@ -354,6 +447,8 @@ int64_t claim_composite_ops() {
         torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
     g_claim_quantized_lib = std::make_unique<torch::Library>(
         torch::Library::IMPL, "aten", c10::DispatchKey::QuantizedPrivateUse1, __FILE__, __LINE__);
+    g_claim_sparse_lib = std::make_unique<torch::Library>(
+        torch::Library::IMPL, "aten", c10::DispatchKey::SparsePrivateUse1, __FILE__, __LINE__);
     auto& dispatcher = c10::Dispatcher::singleton();
     for (const auto& name : dispatcher.getAllOpNames()) {
       if (name.name.rfind("aten::", 0) != 0) continue;
@@ -367,6 +462,9 @@ int64_t claim_composite_ops() {
       if (claim_quantized(*op))
         g_claim_quantized_lib->impl(qualified.c_str(),
                                     torch::CppFunction::makeFromBoxedFunction<&fallback>());
+      if (claim_sparse(*op))
+        g_claim_sparse_lib->impl(qualified.c_str(),
+                                 torch::CppFunction::makeFromBoxedFunction<&sparse_fallback>());
     }
   });
   return g_claimed;
@@ -385,6 +483,11 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 // Quantized trn tensors (QuantizedPrivateUse1) run the QuantizedCPU kernels the same way.
 TORCH_LIBRARY_IMPL(_, QuantizedPrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&fallback>());
+}
+
+// Sparse COO trn tensors (SparsePrivateUse1) run the SparseCPU kernels on their aliases.
+TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&sparse_fallback>());
 }
 
 // Autocast for trn is decided in Python (kernels/trn/autocast.py); without a fallthrough here the

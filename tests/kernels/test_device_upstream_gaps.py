@@ -298,3 +298,72 @@ def test_cuda_device_checked_list_is_cached_per_torch_build(tmp_path, monkeypatc
     assert cache.read_text().split() == first
     cache.write_text("only_this\n")  # read back as it is: no second parse
     assert device_check.checked_ops() == ["only_this"]
+
+
+def _sparse_example():
+    i = torch.tensor([[0, 1, 1, 3], [2, 0, 2, 1]])
+    v = torch.tensor([3.0, 4.0, 5.0, -1.0])
+    return torch.sparse_coo_tensor(i, v, (4, 3))
+
+
+def test_sparse_coo_tensors_live_on_trn():
+    # upstream test_embedding's sparse=True variants: SparsePrivateUse1 had no kernels at all
+    # ("Could not run '_sparse_coo_tensor_with_dims_and_tensors' ... 'Sparsetrn' backend")
+    s = _sparse_example()
+    t = s.to("trn")
+    assert t.device.type == "trn" and t.layout == torch.sparse_coo and t.shape == s.shape
+    assert t._indices().device.type == "trn" and t._values().device.type == "trn"
+    assert t._nnz() == 4 and t.sparse_dim() == 2 and t.dense_dim() == 0
+    assert not t.is_coalesced() and t.coalesce().is_coalesced()
+    torch.testing.assert_close(t.to_dense().cpu(), s.to_dense())
+    assert t.to_dense().device.type == "trn"
+    back = t.cpu()
+    assert back.is_sparse and back.device.type == "cpu"
+    torch.testing.assert_close(back.to_dense(), s.to_dense())
+    made = torch.sparse_coo_tensor(s._indices(), s._values(), (4, 3), device="trn")
+    assert made.device.type == "trn" and made.is_sparse
+    from_trn = torch.sparse_coo_tensor(s._indices().to("trn"), s._values().to("trn"), (4, 3))
+    assert from_trn.device.type == "trn"
+    torch.testing.assert_close(from_trn.to_dense().cpu(), s.to_dense())
+
+
+def test_sparse_trn_ops_in_place_and_mixed_with_dense():
+    s = _sparse_example()
+    t = s.to("trn")
+    d = torch.ones(4, 3)
+    dt = d.to("trn")
+    dt.add_(t)  # dense += sparse: the SparseCPU kernel writes the trn dense tensor
+    torch.testing.assert_close(dt.cpu(), d + s.to_dense())
+    torch.testing.assert_close((t + t).to_dense().cpu(), (s + s).to_dense())
+    torch.testing.assert_close((t * 2).to_dense().cpu(), (s * 2).to_dense())
+    c = t.clone()
+    assert c.device.type == "trn" and c.is_sparse
+    c.zero_()  # new (empty) indices/values given to the trn tensor in place
+    assert c._nnz() == 0 and c._indices().device.type == "trn"
+    assert torch.count_nonzero(c.to_dense()).item() == 0
+    acc = t.clone()
+    acc.add_(t)  # sparse += sparse: the result's new indices/values come back to the trn tensor
+    torch.testing.assert_close(acc.to_dense().cpu(), 2 * s.to_dense())
+
+
+def test_sparse_embedding_gradients_on_trn_match_cpu():
+    torch.manual_seed(0)
+    weight = torch.randn(10, 4)
+    idx = torch.tensor([[1, 2, 2], [9, 0, 1]])
+    offsets = torch.tensor([0, 2, 3])
+    grads = {}
+    for device in ("cpu", "trn"):
+        w = weight.clone().to(device).requires_grad_()
+        emb = torch.nn.functional.embedding(idx.to(device), w, sparse=True)
+        bag = torch.nn.functional.embedding_bag(
+            idx.flatten().to(device), w, offsets.to(device), mode="sum", sparse=True
+        )
+        (emb.sum() + bag.pow(2).sum()).backward()
+        assert w.grad.is_sparse and w.grad.device.type == device
+        grads[device] = w.grad.coalesce().to_dense()
+        # an SGD step applies the sparse gradient to the dense weight on the device
+        opt = torch.optim.SGD([w], lr=0.1)
+        opt.step()
+        grads[device + "_w"] = w.detach()
+    torch.testing.assert_close(grads["trn"].cpu(), grads["cpu"])
+    torch.testing.assert_close(grads["trn_w"].cpu(), grads["cpu_w"])
