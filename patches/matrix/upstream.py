@@ -71,6 +71,13 @@ class FileScore:
         return self.both_pass / self.cpu_pass if self.cpu_pass else 1.0
 
 
+def cpu_only_skip(status: str, message: str) -> bool:
+    """The device variant of an ``@onlyCPU`` test: it exists but skips itself with
+    common_device_type's ``Only runs on cpu`` (``onlyOn("cpu")``), so, like a test with no device
+    variant at all, it is not the device's to pass."""
+    return status == "skip" and bool(re.search(r"\bOnly runs on \[?'?cpu'?\]?$", message.strip()))
+
+
 def score(file: str, cpu: list, dev: list, device: str) -> FileScore:
     s = FileScore(file)
     on_dev = {normalise(o.test, device): o for o in dev}
@@ -82,7 +89,7 @@ def score(file: str, cpu: list, dev: list, device: str) -> FileScore:
             s.declined += 1
             continue
         d = on_dev.get(key)
-        if d is None:
+        if d is None or cpu_only_skip(d.status, d.message):
             s.cpu_only += 1
             continue
         if d.status != "pass" and refused(d.message, device):

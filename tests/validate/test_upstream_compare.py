@@ -59,6 +59,16 @@ def test_score_counts_only_cpu_passes_with_a_device_variant():
     assert (s.cpu_pass, s.both_pass, s.declined, s.cpu_only) == (2, 1, 1, 1)
     assert s.rate == 0.5
     assert s.misses == [("m.T<dev>::test_b_<dev>_float32", "fail", "RuntimeError: x")]
+    # an @onlyCPU test whose trn variant exists and skips itself is cpu-only too, while a trn
+    # variant skipped for any other reason stays a miss
+    cpu += [_o("m.TCPU::test_e_cpu", "cpu", "pass"), _o("m.TCPU::test_f_cpu", "cpu", "pass")]
+    trn += [
+        _o("m.TPRIVATEUSE1::test_e_trn", "trn", "skip", "Only runs on cpu"),
+        _o("m.TPRIVATEUSE1::test_f_trn", "trn", "skip", "Only runs on cuda"),
+    ]
+    s = score("m.py", cpu, trn, "trn")
+    assert (s.cpu_pass, s.both_pass, s.cpu_only) == (3, 1, 2)
+    assert s.misses[-1] == ("m.T<dev>::test_f_<dev>", "skip", "Only runs on cuda")
 
 
 def test_a_dtype_policy_refusal_is_reported_apart_not_scored():
