@@ -11,10 +11,12 @@ statement 2.13.0 kept. For each mode: the covered 2.4.1 files (from the pip whee
 replay_fetch) go into a scratch git repo; ``python -m patches.generate TREE --out SERIES
 [--unsafe-fixes]`` writes the series; it is applied one patch at a time with ``git am`` (every
 prefix must apply and every changed file compile, with no attribute read from a neutral object
-that lacks it: bisect_series's check); every label is scored on the result (replay_score);
-generate runs again on the patched tree (a rerun must add nothing). Prints recall, agreement
-and rewrites of kept sites per kind and per form, the checks, every rewrite of a kept site and
-every miss. Exit 0 when scored, 1 when a check failed, 2 when the sources cannot be had.
+that lacks it: bisect_series's check); every changed file must pass PyTorch's lint config at
+the end of the series (pytorch_style: B950's limit, and the formatter where the file was under
+it), and each patch's own state is linted the same way (reported, not a failure); every label
+is scored on the result (replay_score); generate runs again on the patched tree (a rerun must
+add nothing). Prints recall, agreement and rewrites of kept sites per kind and per form, the
+checks, every rewrite of a kept site and every miss. Exit 0 when scored, 1 when a check failed, 2 when the sources cannot be had.
 """
 
 from __future__ import annotations
@@ -59,6 +61,10 @@ class ModeResult:
     seconds: dict[str, float] = field(default_factory=dict)
     records: list[replay_score.Record] = field(default_factory=list)
     touched: list[str] = field(default_factory=list)  # "path:line" of every old line rewritten
+    # PyTorch's lint for the changed files (pytorch_style): the series' end state (a check) and
+    # each patch's own state (reported: a patch merged alone)
+    lint_failures: list[str] = field(default_factory=list)
+    patch_lint: list[str] = field(default_factory=list)
 
 
 def load_labels(path: Path) -> dict:
@@ -116,6 +122,30 @@ def apply_each(tree: Path, series: Path, res: ModeResult) -> None:
                 continue
             for b in bad_attributes(text):
                 res.prefix_failures.append(f"prefix {i} ({name}): {rel} {b}")
+            before = gitutil.git("show", f"HEAD~1:{rel}", cwd=tree).stdout
+            for why in lint(tree, rel, before, text):
+                res.patch_lint.append(f"patch {i} ({name}): {why}")
+
+
+def lint(tree: Path, rel: str, before: str, after: str) -> list[str]:
+    """What PyTorch's lint config says of ``after``'s lines changed from ``before``
+    (patches/generate/pytorch_style: B950's line limit everywhere; the formatter's output where
+    the file was under the formatter at the base of the series)."""
+    from patches.generate import pytorch_style as style
+
+    out = [f"{rel}:{n}: over {style.B950_LIMIT} columns" for n in style.long_lines(before, after)]
+    base = gitutil.git("show", f"base:{rel}", cwd=tree).stdout
+    if style.formatted(base, rel) and not style.formatted(after, rel):
+        out.append(f"{rel}: under PyTorch's formatter at the base, not after (ruff format)")
+    return out
+
+
+def lint_series(tree: Path, res: ModeResult) -> None:
+    """The end state of every file the series changed passes PyTorch's lint config."""
+    for rel in gitutil.git("diff", "--name-only", "base", "HEAD", cwd=tree).stdout.split():
+        base = gitutil.git("show", f"base:{rel}", cwd=tree).stdout
+        after = (tree / rel).read_text(encoding="utf-8")
+        res.lint_failures += lint(tree, rel, base, after)
 
 
 def run_mode(labels: list[dict], src: Path, files: list[str], opts, work: Path):
@@ -130,6 +160,7 @@ def run_mode(labels: list[dict], src: Path, files: list[str], opts, work: Path):
     res.seconds["generate"] = round(t1 - t0, 1)
     if res.patches:
         apply_each(tree, base / "series", res)
+        lint_series(tree, res)
     t2 = time.perf_counter()
     res.seconds["apply+compile"] = round(t2 - t1, 1)
     diff = gitutil.git("diff", "-U0", "--no-color", "base", "HEAD", cwd=tree).stdout
@@ -257,7 +288,9 @@ def main(argv=None) -> int:
         payload = {**head, "modes": [dict(asdict(r), summary=tallies(r)) for r in results]}
         payload["safe_not_unsafe"] = replay_report.safe_not_unsafe(results)
         opts.json.write_text(json.dumps(payload, indent=1))
-    failed = any(r.apply_error or r.prefix_failures or r.rerun_patches for r in results)
+    failed = any(
+        r.apply_error or r.prefix_failures or r.rerun_patches or r.lint_failures for r in results
+    )
     failed = failed or bool(replay_report.safe_not_unsafe(results))
     return 1 if failed else 0
 

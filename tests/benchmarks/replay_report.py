@@ -66,8 +66,12 @@ def checks(r) -> str:
         else (f"{len(r.prefix_failures)} prefix failures")
     )
     rerun = "rerun skipped" if r.rerun_patches is None else f"rerun adds {r.rerun_patches} patches"
+    lint = getattr(r, "lint_failures", [])
+    patch_lint = getattr(r, "patch_lint", [])
+    style = "lint-clean" if not lint else f"{len(lint)} lint failures"
+    style += f" ({len(patch_lint)} patches not lint-clean alone)" if patch_lint else ""
     secs = ", ".join(f"{k} {v} s" for k, v in r.seconds.items())
-    return f"{r.mode}: {r.patches} patches, {applies}, {prefixes}, {rerun} ({secs})"
+    return f"{r.mode}: {r.patches} patches, {applies}, {prefixes}, {style}, {rerun} ({secs})"
 
 
 # The replay targets (recall over the labelled set, agreement over the rewrites, rewrites of
@@ -125,8 +129,10 @@ def show(head: dict, results: list, plain: bool = False) -> None:
     summaries = [summarize(r.records) for r in results]
     for r in results:
         print("  " + checks(r))
-        for f in r.prefix_failures:
+        for f in r.prefix_failures + getattr(r, "lint_failures", []):
             print(f"    {f}")
+        for f in getattr(r, "patch_lint", []):
+            print(f"    (alone) {f}")
     if len(results) == 2:
         extra = safe_not_unsafe(results)
         print(f"  safe ⊆ unsafe: {'yes' if not extra else 'NO, safe alone rewrites:'}")
