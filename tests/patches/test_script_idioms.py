@@ -378,6 +378,26 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_flag_read_beside_hasattr(self):
+        self.assertExpectedInline(
+            _fixed("flag_warning.py"),
+            """\
+@@ -11 +11 @@
+-parser.add_argument("--cuda", action="store_true", default=False, help="use CUDA")
++parser.add_argument("--cuda", action="store_true", default=False, dest="accel", help="use accelerator")
+@@ -16,2 +16,2 @@
+-if torch.cuda.is_available():
+-    if not args.cuda:
++if torch.accelerator.is_available():
++    if not args.accel:
+@@ -24,2 +24,2 @@
+-if args.cuda:
+-    device = torch.device("cuda")
++if args.accel:
++    device = torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")
+""",
+        )
+
 
 def test_identical_code_identical_decisions():
     """The same helper in two files of different surroundings: the same rewrite."""

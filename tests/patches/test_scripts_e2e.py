@@ -108,9 +108,6 @@ def test_corpus_is_the_list():
 # What the gate still keeps (see docs/patches.md, issue 26).
 GATED = {
     "yolo_train.py": "select_device: the gate keeps the unit (its mps arm, CUDA_VISIBLE_DEVICES)",
-    # --no_cuda: cuda-branch/cuda-chain keep the whole device setup; the option, its help and
-    # its reads stay even when ported (the user's command line): 5 of 12 tokens at best.
-    "run_classifier.py": "--no_cuda: the gate keeps the device setup the flag selects",
 }
 
 

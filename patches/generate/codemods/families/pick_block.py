@@ -236,13 +236,15 @@ class FlagBlock:
 
 
 def _flag_value(ctx, value: ast.AST, available) -> bool:
-    """``<flags> and <available()>``: flags are attribute reads, maybe negated."""
+    """``<flags> and <available()>`` (in any order): flags are attribute reads, maybe negated."""
     if not (isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And)):
         return False
     calls = [v for v in value.values if isinstance(v, ast.Call)]
-    if len(calls) != 1 or calls[0] is not value.values[-1] or not available(calls[0]):
+    if len(calls) != 1 or not available(calls[0]):
         return False
-    for v in value.values[:-1]:
+    for v in value.values:
+        if v is calls[0]:
+            continue
         v = v.operand if isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not) else v
         if not isinstance(v, ast.Attribute) or not isinstance(v.value, ast.Name):
             return False

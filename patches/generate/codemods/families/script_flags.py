@@ -266,7 +266,10 @@ def _flag_reads(ctx, parents, old: str, spaces: set[str]) -> list[tuple[int, int
         elif (
             isinstance(n, ast.Call)
             and isinstance(n.func, ast.Name)
-            and n.func.id in ("getattr", "setattr", "hasattr", "delattr")
+            and n.func.id in ("getattr", "setattr", "hasattr", "delattr", "vars")
+            and n.args
+            and isinstance(n.args[0], ast.Name)
+            and n.args[0].id in spaces
         ):
             return []  # getattr(args, "cuda"): read by name
     return reads
