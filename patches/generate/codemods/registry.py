@@ -15,6 +15,7 @@ from patches.generate.codemods.families.codegen_device import CodegenDevice
 from patches.generate.codemods.families.device_checks import DeviceChecks
 from patches.generate.codemods.families.device_context import DeviceContext
 from patches.generate.codemods.families.device_module import DeviceModule
+from patches.generate.codemods.families.echo_device import EchoDevice
 from patches.generate.codemods.families.guard import AvailabilityGuard
 from patches.generate.codemods.families.guarded_cache import GuardedCache
 from patches.generate.codemods.families.guarded_rng import GuardedRng
@@ -42,6 +43,7 @@ FAMILY_TYPES = (
     BackendPick,
     Timing,
     CodegenDevice,  # a device check with the generated source it guards (before DeviceChecks)
+    EchoDevice,  # a device-type test whose branch says the tested device back
     DeviceChecks,
     OwnDevice,
     ModuleDevice,  # a test module's own DEVICE_TYPE for its plain .cuda() calls
