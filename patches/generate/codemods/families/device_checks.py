@@ -13,7 +13,8 @@ class answering the question, not asking it). The negated check ``not x.is_cuda`
 whole, to ``x.device.type == "cpu"``, except in a function that calls ``torch.cuda.*`` (it
 screens tensors for CUDA code: a grouped-GEMM kernel's eligibility check).
 A check whose ``if``/``else`` arms do one thing two ways (``gelu(out, approximate="tanh")`` /
-``gelu(out)``, ``"gels"`` / ``"gelsd"``) picks CUDA's own variant and is left (``picks_variant``).
+``gelu(out)``, ``"gels"`` / ``"gelsd"``, the options CUDA supports / the host's) picks CUDA's own
+variant and is left (``picks_variant``).
 """
 
 from __future__ import annotations
@@ -114,12 +115,28 @@ def _function_calls_cuda(ctx, line: int) -> bool:
     return _calls_cuda(ctx, fn)
 
 
+def _options(node: ast.AST) -> list | None:
+    """The values of a tuple or list display of constants (``("gels",)``, ``(True, False)``),
+    else None."""
+    if isinstance(node, (ast.Tuple, ast.List)) and all(
+        isinstance(e, ast.Constant) for e in node.elts
+    ):
+        return [e.value for e in node.elts]
+    return None
+
+
 def _variant_arms(a: ast.AST, b: ast.AST) -> bool:
     """Two arms that differ only in how one thing is done: calls of one function with other
-    arguments (``gelu(out, approximate="tanh")`` / ``gelu(out)``), or two constants of one type
-    that are neither flags nor device names (``"gels"`` / ``"gelsd"``, ``128`` / ``64``)."""
+    arguments (``gelu(out, approximate="tanh")`` / ``gelu(out)``), two constants of one type
+    that are neither flags nor device names (``"gels"`` / ``"gelsd"``, ``128`` / ``64``), or two
+    sets of options (``drivers = ("gels",)`` / ``("gels", "gelsy", ...)``, ``pivots = (True,
+    False)`` / ``(True,)``: what CUDA supports, what the host does)."""
     if isinstance(a, ast.Call) and isinstance(b, ast.Call):
         return ast.dump(a.func) == ast.dump(b.func) and ast.dump(a) != ast.dump(b)
+    oa, ob = _options(a), _options(b)
+    if oa is not None and ob is not None:
+        names = [v for v in oa + ob if isinstance(v, str)]
+        return oa != ob and not any(CUDA_DEVICE_STR.fullmatch(v) or v == "cpu" for v in names)
     if isinstance(a, ast.Constant) and isinstance(b, ast.Constant):
         va, vb = a.value, b.value
         if type(va) is not type(vb) or isinstance(va, bool) or va == vb:
