@@ -310,21 +310,17 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("seed_repeat.py"),
             """\
+# left HN310:19: the rename would repeat the line before (torch.manual_seed already seeds every device): delete it by hand
+# left HN310:24: the rename would repeat the line before (torch.manual_seed already seeds every device): delete it by hand
 @@ -6,2 +5,0 @@
 -    torch.cuda.manual_seed(seed)
 -    torch.cuda.manual_seed_all(seed)  # for Multi-GPU: the run goes too
 @@ -12 +10 @@
 -    torch.cuda.manual_seed_all(seed + 1)  # not the shape: another seed
 +    torch.manual_seed(seed + 1)  # not the shape: another seed
-@@ -19 +17 @@
+@@ -30,2 +27,0 @@
 -    torch.cuda.manual_seed_all(seed)
-+    torch.manual_seed(seed)
-@@ -24 +22 @@
--    torch.cuda.manual_seed(next_seed())  # not the shape: a call, evaluated twice
-+    torch.manual_seed(next_seed())  # not the shape: a call, evaluated twice
-@@ -29,2 +26,0 @@
 -
--    torch.cuda.manual_seed_all(seed)
 """,
         )
 
@@ -395,6 +391,14 @@ class TestScriptIdioms(expecttest.TestCase):
 -    device = torch.device("cuda")
 +if args.accel:
 +    device = torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")
+""",
+        )
+
+    def test_seed_repeated_in_a_library(self):
+        self.assertExpectedInline(
+            _fixed("seed_library.py"),
+            """\
+# left HN310:7: redundant: the line before already calls torch.manual_seed() with the same arguments: delete this one
 """,
         )
 

@@ -149,7 +149,12 @@ class _File:
         # Plain renames of a `guard: true` rule need an availability check around them.
         unguarded = {s.rule for s, _ in everything if s.arg("guard") and s.family == "call"}
         defined_in = {s.rule: replacement_files(s) for s, _ in everything}
-        renames = {n: s.new_for(n) for s, _ in everything if s.family == "call" for n in s.names}
+        renames = {
+            n: s.new_for(n)
+            for s, _ in everything
+            if s.family in self.families and self.families[s.family].renames_plainly(self.ctx)
+            for n in s.names
+        }
         self.companions = companions
         options = Options(frozenset(unguarded), defined_in, renames, later)
         self.gate = gate = Gate(self.ctx, findings, candidates, companions, options)

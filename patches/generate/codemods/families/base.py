@@ -36,6 +36,11 @@ class Family:
     def companions(self, ctx, spec, lines: frozenset[int]) -> dict[tuple[str, int], list]:
         return {}
 
+    def renames_plainly(self, ctx) -> bool:
+        """This family's fix of a site in ``ctx`` is the plain rename: the gate's ``redundant``
+        kind asks whether that rename would only repeat the line before."""
+        return self.name == "call"
+
     def on_call(self, eng, original: cst.Call, updated: cst.Call):
         return None
 

@@ -1,5 +1,5 @@
 """``torch.cuda.manual_seed(s)`` (or ``manual_seed_all``) right after ``torch.manual_seed(s)``
-(HN310): the line is deleted::
+(HN310), in a script: the line is deleted::
 
     torch.manual_seed(args.seed)                    torch.manual_seed(args.seed)
     torch.cuda.manual_seed(args.seed)       ->
@@ -10,7 +10,9 @@ its rename would only repeat the line before (the gate's ``redundant`` reason, w
 answers by deleting instead; a comment on the line goes with it). Also a run of them
 (``torch.cuda.manual_seed(s)`` then ``torch.cuda.manual_seed_all(s)``). Only where the calls take
 the same plain arguments (names, attributes, constants: evaluating them twice gives the same
-value), with no comment line between them. Elsewhere the plain rename (``CallRename``).
+value), with no comment line between them. Such a repeat elsewhere (library code and tests,
+where upstream keeps the line) is left with the reason, never renamed into a copy of the line
+before. Other seeds: the plain rename (``CallRename``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import functools
 import libcst as cst
 
 from patches.generate.codemods.families.call_rename import CallRename
+from patches.generate.codemods.families.script_device import is_script
 from patches.generate.intent import is_call
 
 NAMES = (
@@ -31,10 +34,22 @@ NAMES = (
 )
 
 
+_PURE = (
+    ast.Name,
+    ast.Attribute,
+    ast.Constant,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.operator,
+    ast.unaryop,
+    ast.expr_context,
+)
+
+
 def _plain(node: ast.AST) -> bool:
-    return all(
-        isinstance(n, (ast.Name, ast.Attribute, ast.Constant, ast.Load)) for n in ast.walk(node)
-    )
+    """Names, attributes, constants and arithmetic on them (``rank + 42``): evaluated twice,
+    the same value."""
+    return all(isinstance(n, _PURE) for n in ast.walk(node))
 
 
 def _call(stmt: ast.AST) -> ast.Call | None:
@@ -44,20 +59,19 @@ def _call(stmt: ast.AST) -> ast.Call | None:
 
 
 def _same(a: ast.Call, b: ast.Call) -> bool:
-    args = a.args + [k.value for k in a.keywords]
-    return (
-        all(_plain(x) for x in args)
-        and ast.dump(ast.Tuple(a.args, ast.Load())) == ast.dump(ast.Tuple(b.args, ast.Load()))
-        and [(k.arg, ast.dump(k.value)) for k in a.keywords]
-        == [(k.arg, ast.dump(k.value)) for k in b.keywords]
-    )
+    return ast.dump(ast.Tuple(a.args, ast.Load())) == ast.dump(ast.Tuple(b.args, ast.Load())) and [
+        (k.arg, ast.dump(k.value)) for k in a.keywords
+    ] == [(k.arg, ast.dump(k.value)) for k in b.keywords]
 
 
 @functools.lru_cache(maxsize=64)
-def repeats(ctx) -> dict[int, int]:
-    """Line of a redundant CUDA seed -> line of the ``torch.manual_seed`` it repeats (directly
-    before it, or before a run of such CUDA seeds)."""
-    out, lines = {}, ctx.source.splitlines()
+def repeats(ctx) -> dict[int, bool]:
+    """Line of a CUDA seed that repeats the ``torch.manual_seed`` right before it (or before a
+    run of such CUDA seeds) -> whether this family deletes it: in a script, with plain
+    arguments, no comment line between. The others are left for a person (the rename would
+    write the line before again; upstream keeps these lines in its own code and tests)."""
+    out: dict[int, bool] = {}
+    lines, script = ctx.source.splitlines(), is_script(ctx)
     for parent in ast.walk(ctx.tree):
         for field in ("body", "orelse", "finalbody"):
             stmts = getattr(parent, field, None)
@@ -74,38 +88,76 @@ def repeats(ctx) -> dict[int, int]:
                 if a is None or not is_call(ctx, a, "torch.manual_seed") or not _same(a, b):
                     continue
                 run = stmts[j : i + 1]
-                if any(
+                commented = any(
                     lines[k].strip()
                     for x, y in zip(run, run[1:])
                     for k in range(x.end_lineno, y.lineno - 1)
-                ):
-                    continue  # a comment between: the reader's, it would go with the line
-                out[stmt.lineno] = stmts[j].lineno
+                )  # a comment between: the reader's, it would go with the line
+                plain = all(_plain(x) for x in b.args + [k.value for k in b.keywords])
+                out[stmt.lineno] = (
+                    script
+                    and plain
+                    and not commented
+                    and all(out.get(x.lineno, True) for x in run[1:-1])
+                )
     return out
+
+
+REPEAT = (
+    "the rename would repeat the line before (torch.manual_seed already seeds every device): "
+    "delete it by hand"
+)
 
 
 class SeedAfterSeed(CallRename):
     name = "seed"
     claims = NAMES
 
+    def renames_plainly(self, ctx) -> bool:
+        """Outside scripts a repeat is the gate's ``redundant`` site, as for any rename."""
+        return not is_script(ctx)
+
     def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
-        pairs = {ln: p for ln, p in repeats(ctx).items() if ln in lines}
-        ctx.blocks.update((p, ln) for ln, p in pairs.items())
-        return lines | frozenset(pairs.values())
+        firsts = {}
+        for ln, gone in repeats(ctx).items():
+            if gone and ln in lines:
+                firsts[ln] = _first_of_run(ctx, ln)
+        ctx.blocks.update((p, ln) for ln, p in firsts.items())
+        return lines | frozenset(firsts.values())
 
     def on_call(self, eng, original, updated):
-        if eng.line(original) not in repeats(eng.ctx):
+        gone = repeats(eng.ctx).get(eng.line(original))
+        if gone is None or not eng.qualnames(original.func) & set(NAMES):
             return super().on_call(eng, original, updated)
+        if not gone:
+            for spec in eng.specs_for(self.name, original):
+                eng.fail(spec, original, REPEAT)
+            return updated
         return None  # the statement goes whole (on_node)
 
     def on_node(self, eng, original, updated):
         if not isinstance(original, cst.SimpleStatementLine):
             return None
         line = eng.line(original)
-        if line not in repeats(eng.ctx):
+        if not repeats(eng.ctx).get(line):
             return None
         specs = eng.specs_for(self.name, original)
         if not specs or not eng.fixes(specs[0].rule, line):
             return None
         eng.done(specs[0], original)
         return cst.RemovalSentinel.REMOVE
+
+
+def _first_of_run(ctx, line: int) -> int:
+    """The ``torch.manual_seed`` line a repeat at ``line`` goes back to."""
+    for parent in ast.walk(ctx.tree):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(parent, field, None)
+            if isinstance(stmts, list):
+                for i, s in enumerate(stmts):
+                    if s.lineno == line:
+                        j = i - 1
+                        while stmts[j].lineno in repeats(ctx):
+                            j -= 1
+                        return stmts[j].lineno
+    return line
