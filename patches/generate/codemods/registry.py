@@ -15,6 +15,7 @@ from patches.generate.codemods.families.codegen_device import CodegenDevice
 from patches.generate.codemods.families.device_checks import DeviceChecks
 from patches.generate.codemods.families.device_context import DeviceContext
 from patches.generate.codemods.families.device_module import DeviceModule
+from patches.generate.codemods.families.dispatch_collapse import DispatchCollapse
 from patches.generate.codemods.families.echo_device import EchoDevice
 from patches.generate.codemods.families.guard import AvailabilityGuard
 from patches.generate.codemods.families.guarded_cache import GuardedCache
@@ -41,6 +42,7 @@ from patches.generate.codemods.families.timing import Timing
 FAMILY_TYPES = (
     # unit rewrites (upstream's shapes, issue 24): before the families whose sites they take whole
     BackendPick,
+    DispatchCollapse,  # a per-device dispatch making one call on each backend -> torch.accelerator
     Timing,
     CodegenDevice,  # a device check with the generated source it guards (before DeviceChecks)
     EchoDevice,  # a device-type test whose branch says the tested device back
