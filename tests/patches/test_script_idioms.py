@@ -402,6 +402,22 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_flag_with_a_number(self):
+        self.assertExpectedInline(
+            _fixed("flag_int.py"),
+            """\
+@@ -9 +9 @@
+-    parser.add_argument("--cuda", type=int, required=True, help="set it to 1 for running on GPU, 0 for CPU")
++    parser.add_argument("--cuda", type=int, required=True, dest="accel", help="set it to 1 for running on GPU, 0 for CPU")
+@@ -12 +12 @@
+-    if args.cuda and not torch.cuda.is_available():
++    if args.accel and not torch.accelerator.is_available():
+@@ -15 +15 @@
+-    device = torch.device("cuda" if args.cuda else "cpu")
++    device = torch.device(torch.accelerator.current_accelerator().type if args.accel else "cpu")
+""",
+        )
+
 
 def test_identical_code_identical_decisions():
     """The same helper in two files of different surroundings: the same rewrite."""

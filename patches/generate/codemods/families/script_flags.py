@@ -17,7 +17,8 @@ become::
 * a local (or a script's module-level) name holding an availability check (``use_cuda =
   ... torch.cuda.is_available()``), assigned once, is renamed (``cuda`` -> ``accel``) in the step
   that makes the check neutral, with every read;
-* a ``store_true`` option whose name says CUDA (``--cuda``, ``--no_cuda``, ``--no-cuda``) keeps
+* a switch whose name says CUDA (``--cuda``, ``--no_cuda``, ``--no-cuda``; ``store_true`` or
+  ``type=int``, never a device string) keeps
   its option string (the user's command line is unchanged) and gets ``dest=`` the neutral name;
   its help text says "accelerator" for "CUDA"; every ``args.<dest>`` read follows.
 
@@ -39,7 +40,8 @@ import libcst as cst
 
 from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.script_device import is_script
-from patches.generate.intent import is_call
+from patches.generate.intent import is_call, span_of
+from patches.generate.intent.nodes import finding_span, inside
 
 _AVAILABLE = "torch.cuda.is_available"
 _WORD = re.compile(r"(?i)cuda")
@@ -225,7 +227,8 @@ def _flag_units(ctx, parents, taken) -> list[Unit]:
 
 
 def _option_dest(node: ast.AST) -> str | None:
-    """``add_argument("--cuda", action="store_true", ...)`` with no ``dest``: "cuda"."""
+    """``add_argument("--cuda", action="store_true", ...)`` (or ``type=int``: ``--cuda 1``) with
+    no ``dest``: "cuda"."""
     if not (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
@@ -236,13 +239,16 @@ def _option_dest(node: ast.AST) -> str | None:
         return None
     longs = [a.value for a in node.args if a.value.startswith("--")]
     keys = {k.arg for k in node.keywords}
-    action = next((k.value for k in node.keywords if k.arg == "action"), None)
+    kw = {k.arg: k.value for k in node.keywords}
+    action, kind = kw.get("action"), kw.get("type")
+    switch = isinstance(action, ast.Constant) and action.value in ("store_true", "store_false")
+    number = action is None and isinstance(kind, ast.Name) and kind.id in ("int", "bool")
     if (
         len(longs) != 1
         or not _OPTION.match(longs[0])
         or "dest" in keys
         or None in keys
-        or not (isinstance(action, ast.Constant) and action.value == "store_true")
+        or not (switch or number)  # a switch (--cuda 1 too), not a device string
     ):
         return None
     return longs[0][2:].replace("-", "_")
@@ -282,6 +288,47 @@ def units(ctx) -> tuple[Unit, ...]:
     return tuple(_local_units(ctx, parents, taken) + _flag_units(ctx, parents, taken))
 
 
+def _word(n: ast.AST) -> str:
+    if isinstance(n, ast.Name):
+        return n.id
+    if isinstance(n, ast.Attribute):
+        return n.attr
+    if (
+        isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and not any(c.isspace() for c in n.value)
+    ):
+        return n.value  # a message (text with spaces) is prose, not code
+    return ""
+
+
+def _leftover(ctx, gate, u: Unit, spans) -> bool:
+    """A CUDA word in a statement reading the name that no rewritten site covers: the name
+    would still select CUDA code after the series."""
+    fixed = [finding_span(f) for f in gate.findings if gate.fixes(f.rule, f.line)]
+    fixed += [sp for site, sps in gate.companions.items() if gate.fixes(*site) for sp in sps]
+    locals_ = {x.old for x in units(ctx) if x.kind == "name"}
+    flags = {(x.old, s) for x in units(ctx) if x.kind == "flag" for s in x.namespaces}
+    for stmt in ctx.stmts:
+        if (stmt.lineno, stmt.end_lineno) not in spans:
+            continue
+        for n in ast.walk(stmt):
+            word = _word(n)
+            if not word or not _WORD.search(word):
+                continue
+            if isinstance(n, ast.Name) and n.id in locals_:
+                continue  # a name renamed with this one
+            if (
+                isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name)
+                and (n.attr, n.value.id) in flags
+            ):
+                continue  # a flag renamed with this one
+            if not any(inside(span_of(n), sp) for sp in fixed):
+                return True
+    return False
+
+
 def _lines(u: Unit) -> frozenset[int]:
     return frozenset([u.define, *(ln for a, b in u.reads for ln in range(a, b + 1))])
 
@@ -312,7 +359,9 @@ class ScriptFlags(Family):
         hits = [f for f in gate.findings if any(a <= f.line <= b for a, b in spans)]
         if not hits or not all(gate.fixes(f.rule, f.line) for f in hits):
             return False
-        return not u.anchor or any(f.line == u.anchor for f in hits)
+        if u.anchor and not any(f.line == u.anchor for f in hits):
+            return False
+        return not _leftover(eng.ctx, gate, u, spans)
 
     def _unit_at(self, eng, node, kind: str, old: str) -> Unit | None:
         line = eng.line(node)
