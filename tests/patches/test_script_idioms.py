@@ -406,13 +406,13 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("flag_int.py"),
             """\
-@@ -9 +9 @@
--    parser.add_argument("--cuda", type=int, required=True, help="set it to 1 for running on GPU, 0 for CPU")
-+    parser.add_argument("--cuda", type=int, required=True, dest="accel", help="set it to 1 for running on GPU, 0 for CPU")
-@@ -12 +12 @@
+@@ -10 +10 @@
+-        "--cuda", type=int, required=True, help="set it to 1 for running on GPU, 0 for CPU"
++        "--cuda", type=int, required=True, dest="accel", help="set it to 1 for running on GPU, 0 for CPU"
+@@ -14 +14 @@
 -    if args.cuda and not torch.cuda.is_available():
 +    if args.accel and not torch.accelerator.is_available():
-@@ -15 +15 @@
+@@ -17 +17 @@
 -    device = torch.device("cuda" if args.cuda else "cpu")
 +    device = torch.device(torch.accelerator.current_accelerator().type if args.accel else "cpu")
 """,
