@@ -9,6 +9,7 @@ rules to family names. Every site any family is offered has passed the intent ga
 from __future__ import annotations
 
 from patches.generate.codemods.families.attribute_rename import AttributeRename
+from patches.generate.codemods.families.autocast_state import AutocastState
 from patches.generate.codemods.families.backend_pick import BackendPick
 from patches.generate.codemods.families.call_rename import CallRename
 from patches.generate.codemods.families.codegen_device import CodegenDevice
@@ -46,6 +47,7 @@ FAMILY_TYPES = (
     Timing,
     CodegenDevice,  # a device check with the generated source it guards (before DeviceChecks)
     EchoDevice,  # a device-type test whose branch says the tested device back
+    AutocastState,  # "cuda" as the device type of torch's autocast state calls
     DeviceChecks,
     OwnDevice,
     ModuleDevice,  # a test module's own DEVICE_TYPE for its plain .cuda() calls

@@ -1,0 +1,13 @@
+"""The ``families/autocast_state.py`` rewrite family: fixtures in torch's shapes and look-alike
+negatives (tests/patches/fixtures/autocast_state/)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.patches.family_fixtures import cases, check
+
+
+@pytest.mark.parametrize("case", cases("autocast_state"))
+def test_fixture(case):
+    check("autocast_state", case)
