@@ -239,3 +239,39 @@ def test_built_device_strings_outside_a_device_map_are_rewritten():
     src = 'import torch\n\nrank = 1\nconfig = {"device": f"cuda:{rank}"}\n'
     rw, _ = fix(src)
     assert rw.after == src.replace('f"cuda:{rank}"', f'f"{{{ACC}}}:{{rank}}"'), diff(src, rw.after)
+
+
+SAME_DEVICE = """import torch
+
+
+def build(device, n):
+    if device.type == "cuda":
+        major, _ = torch.cuda.get_device_capability(device)
+        target = f"sm_{major}"
+    else:
+        target = "llvm"
+    if device.type != "cuda":
+        target = f"{target} --num-cores {n}"
+    return target
+
+
+def place(device, x):
+    if device.type == "cuda":
+        x = x.pin_memory()
+    if device.type != "cuda":
+        x = x.contiguous()
+    return x
+"""
+
+
+def test_two_checks_of_one_device_are_one_unit():
+    """In ``build`` the first check guards a capability query and stays CUDA (the gate), so the
+    second check of the same ``device`` stays too: rewritten alone, another accelerator would
+    get the host's target without the host's core count (torch's tvm backend). In ``place``
+    both checks are neutral and both are rewritten."""
+    rw, _ = fix(SAME_DEVICE, path="torch/_dynamo/backends/build.py")
+    assert not rw.error, rw.error
+    out = rw.after.splitlines()
+    assert out[4] == '    if device.type == "cuda":' and out[9] == '    if device.type != "cuda":'
+    assert out[15] == '    if device.type != "cpu":' and out[17] == '    if device.type == "cpu":'
+    assert ("HN505", 10) in {(r, ln) for r, ln, why in rw.outcome.failed if "line 5" in why}

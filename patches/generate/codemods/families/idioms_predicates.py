@@ -186,6 +186,11 @@ def _equality(eng, spec, original: cst.Comparison, updated: cst.Comparison, targ
         why = "it picks CUDA's own variant of one operation (the other arm: the host's)"
         eng.fail(spec, original, why)
         return None
+    sibling = _sibling_left(eng, spec, original) if cuda else None
+    if sibling is not None:
+        why = f"the same subject is checked against 'cuda' on line {sibling}, which stays CUDA"
+        eng.fail(spec, original, why)
+        return None
     op = target.operator
     if string_value(target.comparator) == "cuda":
         lit, right = target.comparator, True
@@ -207,6 +212,42 @@ def _equality(eng, spec, original: cst.Comparison, updated: cst.Comparison, targ
     if right:
         return updated.with_changes(comparisons=[u.with_changes(operator=new_op, comparator=cpu)])
     return updated.with_changes(left=cpu, comparisons=[u.with_changes(operator=new_op)])
+
+
+def _cuda_compares(fn: ast.AST) -> list[tuple[int, str]]:
+    """(line, subject) of every ``<subject> == "cuda"`` / ``!= "cuda"`` under ``fn``."""
+    out = []
+    for node in ast.walk(fn):
+        if not (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], (ast.Eq, ast.NotEq))
+        ):
+            continue
+        sides = [node.left, node.comparators[0]]
+        lits = [x for x in sides if isinstance(x, ast.Constant) and x.value == "cuda"]
+        if len(lits) == 1:
+            subject = sides[1] if sides[0] is lits[0] else sides[0]
+            out.append((node.lineno, ast.unparse(subject)))
+    return out
+
+
+def _sibling_left(eng, spec, original: cst.Comparison) -> int | None:
+    """The line of another check of the same subject against "cuda" in this function that the
+    intent gate leaves CUDA, else None. Two checks of one device in one function are one unit
+    (tvm's `if device.type == "cuda": target = tvm.target.cuda()`, left, and later `if
+    device.type != "cuda":` set the llvm target's core count): rewriting one makes them
+    disagree on every other accelerator."""
+    line = eng.line(original)
+    fn = eng.ctx.scope_at(line).node
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    compares = _cuda_compares(fn)
+    here = {subject for ln, subject in compares if ln == line}
+    for ln, subject in compares:
+        if ln != line and subject in here and not eng.fixes(spec.rule, ln):
+            return ln
+    return None
 
 
 HOST_TYPES = ("cpu", "meta")  # device types that are no accelerator
