@@ -38,6 +38,28 @@ class TestScriptIdioms(expecttest.TestCase):
 -        dev = torch.device("mps")
 +    if torch.accelerator.is_available():
 +        dev = torch.accelerator.current_accelerator()
+@@ -45 +38 @@
+-    if torch.cuda.is_available():
++    if torch.accelerator.is_available():
+@@ -47 +40 @@
+-            device = torch.device("cuda:{}".format(args.gpu))
++            device = torch.device(torch.accelerator.current_accelerator().type, args.gpu)
+@@ -49,3 +42 @@
+-            device = torch.device("cuda")
+-    elif torch.backends.mps.is_available():
+-        device = torch.device("mps")
++            device = torch.accelerator.current_accelerator()
+@@ -59 +50 @@
+-    if torch.cuda.is_available():
++    if torch.accelerator.is_available():
+@@ -61,2 +52,2 @@
+-            device = torch.device("cuda:{}".format(args.gpu))
+-            torch.cuda.set_device(args.gpu)
++            device = torch.device("{}:{}".format(torch.accelerator.current_accelerator().type, args.gpu))
++            torch.accelerator.set_device_index(args.gpu)
+@@ -64 +55 @@
+-            device = torch.device("cuda")
++            device = torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")
 """,
         )
 
@@ -65,6 +87,28 @@ class TestScriptIdioms(expecttest.TestCase):
 -    elif hasattr(torch.backends, "mps") and torch.backends.mps.is_available():
 -        dev = torch.device("mps")
 +    dev = torch.device(accelerator_api.device_type())
+@@ -45 +38 @@
+-    if torch.cuda.is_available():
++    if torch.accelerator.is_available():
+@@ -47 +40 @@
+-            device = torch.device("cuda:{}".format(args.gpu))
++            device = torch.device(torch.accelerator.current_accelerator().type, args.gpu)
+@@ -49,3 +42 @@
+-            device = torch.device("cuda")
+-    elif torch.backends.mps.is_available():
+-        device = torch.device("mps")
++            device = torch.accelerator.current_accelerator()
+@@ -59 +50 @@
+-    if torch.cuda.is_available():
++    if accelerator_api.is_available():
+@@ -61,2 +52,2 @@
+-            device = torch.device("cuda:{}".format(args.gpu))
+-            torch.cuda.set_device(args.gpu)
++            device = torch.device("{}:{}".format(accelerator_api.device_type(), args.gpu))
++            accelerator_api.set_device_index(args.gpu)
+@@ -64 +55 @@
+-            device = torch.device("cuda")
++            device = torch.device(accelerator_api.device_type())
 """,
         )
 

@@ -47,6 +47,7 @@ class Block:
     kind: str  # "str" (device = "cuda") or "device" (device = torch.device("cuda"))
     has_else: bool  # False: `device = "cpu"` comes before and the block has no `else`
     spans: tuple[Span, ...]  # what the rewrite removes besides the `if` test: the other tests
+    arm: str = ""  # the CUDA arm's new text where it picks an index itself (``_indexed_arm``)
 
 
 def _value(ctx, node: ast.AST) -> tuple[str, str] | None:
@@ -107,13 +108,17 @@ def _block(ctx, node: ast.If) -> Block | None:
     if not is_call(ctx, test, IS_AVAILABLE):
         return None
     first = _assign(node.body)
-    if first is None or cuda_literal(ctx, first.value) is None:
-        return None
-    value = _value(ctx, first.value)
-    if value is None or value[1] != "cuda":
-        return None  # an index ("cuda:1") picks a device, not the accelerator
-    target, kind = ast.unparse(first.targets[0]), value[0]
-    spans: list[Span] = [span_of(first.value)]
+    arm = _indexed_arm(ctx, node.body) if first is None else None
+    if arm is not None:
+        target, kind, spans, arm_text = arm[0], "device", list(arm[1]), arm[2]
+    else:
+        if first is None or cuda_literal(ctx, first.value) is None:
+            return None
+        value = _value(ctx, first.value)
+        if value is None or value[1] != "cuda":
+            return None  # an index ("cuda:1") picks a device, not the accelerator
+        target, kind, arm_text = ast.unparse(first.targets[0]), value[0], ""
+        spans = [span_of(first.value)]
     branch = node
     while len(branch.orelse) == 1 and isinstance(branch.orelse[0], ast.If):
         branch = branch.orelse[0]
@@ -134,7 +139,64 @@ def _block(ctx, node: ast.If) -> Block | None:
         if not _preceded_by_cpu(ctx, node, target):
             return None
         has_else = False
-    return Block(node.lineno, node.end_lineno, target, kind, has_else, tuple(spans))
+    if arm_text and not has_else:
+        return None
+    return Block(node.lineno, node.end_lineno, target, kind, has_else, tuple(spans), arm_text)
+
+
+def _cuda_index(ctx, value: ast.AST) -> str | None:
+    """``torch.device("cuda")`` -> ""; ``torch.device("cuda:{}".format(i))``,
+    ``torch.device(f"cuda:{i}")``, ``torch.device("cuda", i)`` -> the source of ``i``."""
+    if not (is_call(ctx, value, "torch.device") and not value.keywords and value.args):
+        return None
+    a = value.args
+    if len(a) == 1 and isinstance(a[0], ast.Constant) and a[0].value == "cuda":
+        return ""
+    if len(a) == 2 and isinstance(a[0], ast.Constant) and a[0].value == "cuda":
+        return ast.unparse(a[1])
+    arg = a[0] if len(a) == 1 else None
+    if (
+        isinstance(arg, ast.Call)
+        and isinstance(arg.func, ast.Attribute)
+        and arg.func.attr == "format"
+        and isinstance(arg.func.value, ast.Constant)
+        and arg.func.value.value == "cuda:{}"
+        and len(arg.args) == 1
+        and not arg.keywords
+    ):
+        return ast.unparse(arg.args[0])
+    if (
+        isinstance(arg, ast.JoinedStr)
+        and len(arg.values) == 2
+        and isinstance(arg.values[0], ast.Constant)
+        and arg.values[0].value == "cuda:"
+        and isinstance(arg.values[1], ast.FormattedValue)
+        and arg.values[1].conversion == -1
+        and arg.values[1].format_spec is None
+    ):
+        return ast.unparse(arg.values[1].value)
+    return None
+
+
+def _indexed_arm(ctx, body) -> tuple[str, tuple[Span, ...], str] | None:
+    """The CUDA arm ``if args.gpu: d = torch.device("cuda:{}".format(args.gpu))`` / ``else: d =
+    torch.device("cuda")`` (the ImageNet example's): (target, its values' spans, its new text,
+    each value that device of the accelerator)."""
+    if len(body) != 1 or not isinstance(body[0], ast.If):
+        return None
+    inner = body[0]
+    a, b = _assign(inner.body), _assign(inner.orelse)
+    if a is None or b is None or ast.unparse(a.targets[0]) != ast.unparse(b.targets[0]):
+        return None
+    target, lines = ast.unparse(a.targets[0]), []
+    for assign in (a, b):
+        index = _cuda_index(ctx, assign.value)
+        if index is None:
+            return None
+        new = f"torch.device({CURRENT_DEVICE}.type, {index})" if index else CURRENT_DEVICE
+        lines.append(f"    {target} = {new}")
+    text = f"if {ast.unparse(inner.test)}:\n{lines[0]}\nelse:\n{lines[1]}\n"
+    return target, (span_of(a.value), span_of(b.value)), text
 
 
 @dataclass(frozen=True)
@@ -198,6 +260,10 @@ def replacement(b: Block, current: str, api: bool) -> str:
     """The block's new text. ``current``: the accelerator's device type expression; ``api``: the
     accelerator_api target (``accelerator_api.device_type()`` is "cpu" without an
     accelerator)."""
+    if b.arm:
+        arm = "".join(f"    {ln}\n" for ln in b.arm.splitlines())
+        cpu = 'torch.device("cpu")'
+        return f"if torch.accelerator.is_available():\n{arm}else:\n    {b.target} = {cpu}\n"
     value = value_text(b.kind, current, api)
     if b.has_else or api:
         return f"{b.target} = {value}\n"
