@@ -103,25 +103,43 @@ def score(file: str, cpu: list, dev: list, device: str) -> FileScore:
     return s
 
 
+def alone(file: str, outcomes: list, device: str) -> dict:
+    """A file whose device tests have no cpu variant (``instantiate_device_type_tests(...,
+    except_for="cpu")``, as test_binary_ufuncs' device class): nothing to join, so the device's
+    own outcomes, with the dtype-policy refusals counted apart from the other failures."""
+    counts: dict[str, int] = {}
+    refusals, failures = 0, []
+    for o in outcomes:
+        counts[o.status] = counts.get(o.status, 0) + 1
+        if o.status in ("fail", "error"):
+            if refused(o.message, device):
+                refusals += 1
+            else:
+                failures.append((normalise(o.test, device), o.message))
+    return {"file": file, "counts": counts, "refused": refusals, "failures": failures}
+
+
+def run_file(path: Path, dev: str, work: Path, k: str | None = None, timeout: float = 3600) -> list:
+    args = ["-k", k] if k else []
+    return run_tests(
+        path.parent,
+        [path.name],
+        dev,
+        "after",
+        PytestRun(
+            work / path.stem,
+            pythonpath=[Path.cwd()],
+            timeout=timeout,
+            pytest_args=["-p", "no:randomly", *args],
+        ),
+    ).outcomes
+
+
 def compare_file(
     path: Path, device: str, work: Path, k: str | None = None, timeout: float = 3600
 ) -> FileScore:
-    args = ["-k", k] if k else []
-    runs = {}
-    for dev in ("cpu", device):
-        runs[dev] = run_tests(
-            path.parent,
-            [path.name],
-            dev,
-            "after",
-            PytestRun(
-                work / path.stem,
-                pythonpath=[Path.cwd()],
-                timeout=timeout,
-                pytest_args=["-p", "no:randomly", *args],
-            ),
-        )
-    return score(path.name, runs["cpu"].outcomes, runs[device].outcomes, device)
+    runs = {dev: run_file(path, dev, work, k, timeout) for dev in ("cpu", device)}
+    return score(path.name, runs["cpu"], runs[device], device)
 
 
 def report(scores: list[FileScore], device: str, out=sys.stdout) -> None:
@@ -158,11 +176,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--min-file", type=float, default=0.97)
     ap.add_argument("--min-total", type=float, default=0.995)
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per pytest run")
+    ap.add_argument(
+        "--alone",
+        action="store_true",
+        help="run on the device only and report its outcomes (files whose device class has no "
+        "cpu variant)",
+    )
     a = ap.parse_args(argv)
     missing = [str(f) for f in a.files if not f.is_file()]
     if missing:
         print(f"error: no such file {missing}", file=sys.stderr)
         return 2
+    if a.alone:
+        with tempfile.TemporaryDirectory(prefix="hn-upstream-") as tmp:
+            reports = [
+                alone(f.name, run_file(f.resolve(), a.device, Path(tmp), a.k, a.timeout), a.device)
+                for f in a.files
+            ]
+        for r in reports:
+            print(f"{r['file']}: {r['counts']}; refused {r['refused']}")
+            for test, msg in r["failures"]:
+                print(f"  fail {test}: {msg[:160]}")
+        if a.json:
+            a.json.write_text(json.dumps(reports, indent=1))
+        return 0
     with tempfile.TemporaryDirectory(prefix="hn-upstream-") as tmp:
         scores = [compare_file(f.resolve(), a.device, Path(tmp), a.k, a.timeout) for f in a.files]
     report(scores, a.device)

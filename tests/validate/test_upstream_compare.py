@@ -14,7 +14,7 @@ import pytest
 from validate_helpers import REPO_ROOT
 
 from patches.common.outcome import Outcome
-from patches.matrix.upstream import declined, normalise, refused, score
+from patches.matrix.upstream import alone, declined, normalise, refused, score
 
 UPSTREAM = Path(
     os.environ.get("HN_UPSTREAM_TESTS", REPO_ROOT.parent / "shared" / "upstream" / "pytorch-tests")
@@ -89,6 +89,20 @@ def test_a_dtype_policy_refusal_is_reported_apart_not_scored():
     s = score("m.py", cpu, trn, "trn")
     assert (s.cpu_pass, s.both_pass, s.refused) == (1, 0, [("m.T<dev>::test_a_<dev>", msg)])
     assert [m[0] for m in s.misses] == ["m.T<dev>::test_b_<dev>"]
+
+
+def test_alone_reports_device_outcomes_with_refusals_apart():
+    """test_binary_ufuncs' device class is instantiated with except_for="cpu": nothing to join."""
+    msg = "TypeError: aten::empty: float64 is not supported on trn (trn2 has no float64)"
+    trn = [
+        _o("m.TPRIVATEUSE1::test_a_trn_float32", "trn", "pass"),
+        _o("m.TPRIVATEUSE1::test_b_trn_float32", "trn", "fail", msg),
+        _o("m.TPRIVATEUSE1::test_c_trn_float32", "trn", "fail", "AssertionError: x"),
+        _o("m.TPRIVATEUSE1::test_d_trn", "trn", "skip", "nope"),
+    ]
+    r = alone("m.py", trn, "trn")
+    assert r["counts"] == {"pass": 1, "fail": 2, "skip": 1} and r["refused"] == 1
+    assert r["failures"] == [("m.T<dev>::test_c_<dev>_float32", "AssertionError: x")]
 
 
 def test_dlpack_subset_on_cpu_and_trn(tmp_path):
