@@ -82,6 +82,10 @@ class RunResult:
         }
 
 
+# what pytest-xdist sets in each worker's environment
+XDIST_WORKER_ENV = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
+
+
 def device_env(
     device: str, pythonpath: Sequence[str | os.PathLike] = (), base: dict[str, str] | None = None
 ) -> dict[str, str]:
@@ -96,6 +100,11 @@ def device_env(
     env["HN_TEST_DEVICE"] = device  # read by the plugin in pytest-xdist workers
     env.pop("PYTORCH_TESTING_DEVICE_EXCEPT_FOR", None)
     env.pop("HN_BOOT_INFO", None)  # only the run that asks for a boot record writes one
+    # started from inside a pytest-xdist worker (a test suite run with -n): the child pytest is a
+    # session of its own, not that worker (its plugins would boot as a worker, name their files
+    # after it, and an xdist child run would not see itself as the controller)
+    for name in XDIST_WORKER_ENV:
+        env.pop(name, None)
     if device != "cuda":
         env["CUDA_VISIBLE_DEVICES"] = ""
     # before/after trees may differ by a same-size edit within one second: never trust a .pyc

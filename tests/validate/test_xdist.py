@@ -108,3 +108,15 @@ def test_one_worker_stays_in_process(tmp_path, monkeypatch):
     seen = [json.loads(p.read_text()) for p in probe.glob("*.json")]
     assert [s["worker"] for s in seen] == [None, None]
     assert sys.executable == r.command[0]
+
+
+def test_a_run_from_inside_an_xdist_worker_does_not_inherit_its_identity(monkeypatch):
+    """`make test` runs this suite with -n: a device run started from a worker is a pytest session
+    of its own (with the variables, its plugin booted as worker gw0 and the child's controller
+    thought it was a worker; test_one_worker_stays_in_process then saw 'gw0', not None)."""
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw7")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "8")
+    monkeypatch.setenv("PYTEST_XDIST_TESTRUNUID", "abc")
+    env = runner.device_env("cpu")
+    assert not {k for k in env if k.startswith("PYTEST_XDIST_")}, env
+    assert env["HN_TEST_DEVICE"] == "cpu"
