@@ -421,6 +421,11 @@ bool claim_dense(const c10::OperatorName& name, const c10::OperatorHandle& op) {
   // Composites that refuse any device but CPU/CUDA/XPU (mode_out: "mode only supports CPU,
   // CUDA and XPU device type"); on CPU aliases they run the CPU kernel like everything else.
   if (name.name == "aten::mode" && name.overload_name == "values") return true;
+  // ldexp's composite computes in one fused kernel only when self.is_cpu(); on any other device it
+  // decomposes into pow(2, other) in self's dtype, which overflows float16 (2**20 -> inf, and
+  // 2**-25 flushes to 0) where CPU and CUDA return mantissa * 2**exponent (upstream
+  // test_binary_ufuncs test_ldexp). On CPU aliases the same composite takes the CPU path.
+  if (name.name == "aten::ldexp" || name.name == "aten::ldexp_") return true;
   return has_composite(op) && op.hasKernelForDispatchKey(c10::DispatchKey::CPU);
 }
 

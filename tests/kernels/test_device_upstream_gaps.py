@@ -367,3 +367,21 @@ def test_sparse_embedding_gradients_on_trn_match_cpu():
         grads[device + "_w"] = w.detach()
     torch.testing.assert_close(grads["trn"].cpu(), grads["cpu"])
     torch.testing.assert_close(grads["trn_w"].cpu(), grads["cpu_w"])
+
+
+def test_ldexp_of_float16_is_computed_like_cpu_not_through_a_float16_power():
+    # upstream test_binary_ufuncs::test_ldexp: ldexp's composite is fused only for is_cpu();
+    # elsewhere it computed pow(2, e) in float16, giving [-0., inf] instead of [-2**-24, 2**10]
+    m = torch.tensor([-2, 2**-10], dtype=torch.half)
+    e = torch.tensor([-25, 20])
+    expected = torch.ldexp(m, e)
+    assert expected.tolist() == [-(2**-24), 2**10]
+    got = torch.ldexp(m.to("trn"), e.to("trn"))
+    assert got.device.type == "trn" and got.dtype == torch.half
+    torch.testing.assert_close(got.cpu(), expected, atol=0, rtol=0)
+    out = torch.empty(2, dtype=torch.half, device="trn")
+    torch.ldexp(m.to("trn"), e.to("trn"), out=out)
+    torch.testing.assert_close(out.cpu(), expected, atol=0, rtol=0)
+    inplace = m.to("trn")
+    inplace.ldexp_(e.to("trn"))
+    torch.testing.assert_close(inplace.cpu(), expected, atol=0, rtol=0)
