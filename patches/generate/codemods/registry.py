@@ -13,6 +13,7 @@ from patches.generate.codemods.families.autocast_state import AutocastState
 from patches.generate.codemods.families.backend_pick import BackendPick
 from patches.generate.codemods.families.call_rename import CallRename
 from patches.generate.codemods.families.codegen_device import CodegenDevice
+from patches.generate.codemods.families.current_device import CurrentDevice
 from patches.generate.codemods.families.device_checks import DeviceChecks
 from patches.generate.codemods.families.device_context import DeviceContext
 from patches.generate.codemods.families.device_module import DeviceModule
@@ -48,6 +49,7 @@ FAMILY_TYPES = (
     CodegenDevice,  # a device check with the generated source it guards (before DeviceChecks)
     EchoDevice,  # a device-type test whose branch says the tested device back
     AutocastState,  # "cuda" as the device type of torch's autocast state calls
+    CurrentDevice,  # torch.device("cuda", torch.cuda.current_device()) -> the accelerator's
     DeviceChecks,
     OwnDevice,
     ModuleDevice,  # a test module's own DEVICE_TYPE for its plain .cuda() calls
