@@ -214,8 +214,10 @@ def _equality(eng, spec, original: cst.Comparison, updated: cst.Comparison, targ
     return updated.with_changes(left=cpu, comparisons=[u.with_changes(operator=new_op)])
 
 
-def _cuda_compares(fn: ast.AST) -> list[tuple[int, str]]:
-    """(line, subject) of every ``<subject> == "cuda"`` / ``!= "cuda"`` under ``fn``."""
+def _cuda_compares(fn: ast.AST) -> list[tuple[int, str, ast.If | None]]:
+    """(line, subject, the ``if`` it is the test of or None) of every ``<subject> == "cuda"`` /
+    ``!= "cuda"`` under ``fn``."""
+    tests = {id(n.test): n for n in ast.walk(fn) if isinstance(n, ast.If)}
     out = []
     for node in ast.walk(fn):
         if not (
@@ -228,25 +230,40 @@ def _cuda_compares(fn: ast.AST) -> list[tuple[int, str]]:
         lits = [x for x in sides if isinstance(x, ast.Constant) and x.value == "cuda"]
         if len(lits) == 1:
             subject = sides[1] if sides[0] is lits[0] else sides[0]
-            out.append((node.lineno, ast.unparse(subject)))
+            out.append((node.lineno, ast.unparse(subject), tests.get(id(node))))
     return out
 
 
+def _names(stmts: list[ast.stmt], stored: bool) -> set[str]:
+    """The plain names ``stmts`` bind (``stored``) or mention at all."""
+    return {
+        n.id
+        for st in stmts
+        for n in ast.walk(st)
+        if isinstance(n, ast.Name) and (not stored or isinstance(n.ctx, ast.Store))
+    }
+
+
 def _sibling_left(eng, spec, original: cst.Comparison) -> int | None:
-    """The line of another check of the same subject against "cuda" in this function that the
-    intent gate leaves CUDA, else None. Two checks of one device in one function are one unit
-    (tvm's `if device.type == "cuda": target = tvm.target.cuda()`, left, and later `if
-    device.type != "cuda":` set the llvm target's core count): rewriting one makes them
-    disagree on every other accelerator."""
+    """The line of another ``if`` in this function that tests the same subject against "cuda",
+    is left CUDA by the intent gate, and binds a name this ``if``'s body uses, else None. The
+    two branches build one value (tvm's `if device.type == "cuda": target = tvm.target.cuda()
+    else: target = <llvm>`, left, then `if device.type != "cuda": target = <llvm with the core
+    count>`): rewriting one makes them disagree on every other accelerator. Checks that only
+    share their subject (a cuDNN flag beside a placement) stay independent."""
     line = eng.line(original)
     fn = eng.ctx.scope_at(line).node
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     compares = _cuda_compares(fn)
-    here = {subject for ln, subject in compares if ln == line}
-    for ln, subject in compares:
-        if ln != line and subject in here and not eng.fixes(spec.rule, ln):
-            return ln
+    mine = [(subject, node) for ln, subject, node in compares if ln == line and node is not None]
+    for subject, node in mine:
+        used = _names(node.body, stored=False)
+        for ln, other, sibling in compares:
+            if ln == line or other != subject or sibling is None or eng.fixes(spec.rule, ln):
+                continue
+            if _names(sibling.body + sibling.orelse, stored=True) & used:
+                return ln
     return None
 
 
