@@ -41,12 +41,12 @@ def suite(tmp_path_factory):
     return d
 
 
-def _pytest(suite: Path, **env: str) -> subprocess.CompletedProcess:
+def _pytest(suite: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     drop = ("CI", "HN_ALLOW_SKIP", "EXPECTTEST_ACCEPT")
     base = {k: v for k, v in os.environ.items() if k not in drop}
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "hn_skip", "-p", "no:cacheprovider", "-q", "-rA"]
-        + ["-c", os.devnull, "--rootdir", str(suite), str(suite / "test_suite.py")],
+        + ["-c", os.devnull, "--rootdir", str(suite), *args, str(suite / "test_suite.py")],
         env={**base, "PYTHONPATH": str(HERE), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **env},
         capture_output=True,
         text=True,
@@ -54,14 +54,23 @@ def _pytest(suite: Path, **env: str) -> subprocess.CompletedProcess:
     )
 
 
-def _outcomes(suite: Path, **env: str) -> str:
-    proc = _pytest(suite, **env)
+def _outcomes(suite: Path, *args: str, **env: str) -> str:
+    proc = _pytest(suite, *args, **env)
     return re.sub(r" in [\d.]+s.*$", "", proc.stdout.strip().splitlines()[-1].strip("= "))
 
 
 def test_environment_skips_fail_under_ci(suite):
     # a skip in the test body fails it; one at setup (marker, fixture) is reported as an error
     assert _outcomes(suite, CI="true") == "1 failed, 1 passed, 1 skipped, 1 xfailed, 1 error"
+
+
+def test_environment_skips_fail_under_ci_in_xdist_workers(suite):
+    """make test runs with pytest-xdist (-n): the rule holds in the worker processes too."""
+    xdist = ("-p", "xdist", "-n", "2")
+    assert (
+        _outcomes(suite, *xdist, CI="true") == "1 failed, 1 passed, 1 skipped, 1 xfailed, 1 error"
+    )
+    assert _outcomes(suite, *xdist, CI="false") == "1 passed, 3 skipped, 1 xfailed"
 
 
 def test_allow_skip_opts_out_and_without_ci_they_skip(suite):
