@@ -265,7 +265,7 @@ def file_steps(
         evidence=evidence,
     )
     results = rewrite_steps(text, path, groups, options=options)
-    _conform_last(path, text, results)
+    _conform_each(path, text, results)
     out: dict[str, tuple] = {r: (None, []) for r in host}
     mine = [f for r in order for f in by_rule[r]]
     for r, res in zip(steps, results):
@@ -274,10 +274,17 @@ def file_steps(
     return out
 
 
-def _conform_last(path: str, text: str, results) -> None:
-    """The file's last changing step ends in PyTorch's own style for every line the series
-    changed (``pytorch_style.conform``); earlier steps stay as rewritten, so each step still
-    applies on top of the one before."""
-    last = next((r for r in reversed(results) if r.changed), None)
-    if last is not None:
-        last.after = pytorch_style.conform(path, text, last.after)
+def _conform_each(path: str, text: str, results) -> None:
+    """Every changing step of the file ends in PyTorch's own style for every line the series
+    has changed so far (``pytorch_style.conform`` of the original ``text`` and that step's
+    text), and starts where the step before it ended: each patch passes PyTorch's lint on its
+    own and still applies on top of the one before; the last one ends where the series does."""
+    prev = text
+    for r in results:
+        if r.error:
+            continue
+        if r.after != r.before:
+            r.before, r.after = prev, pytorch_style.conform(path, text, r.after)
+        else:
+            r.before = r.after = prev
+        prev = r.after

@@ -67,3 +67,45 @@ def test_long_changed_lines_are_reported():
     assert style.changed_ranges(before, after) == [(1, 1)]
     assert style.long_lines(before, after) == [1]
     assert style.long_lines(before, "x = g(a)\ny = 1\n") == []
+
+
+TWO_STEPS = """import torch
+
+
+def sync_if_on_device(example_inputs, flag):
+    for arg in example_inputs:
+        if isinstance(arg, torch.Tensor) and arg.is_cuda and flag:
+            torch.cuda.synchronize()
+            break
+
+
+def stats(device_index_for_the_statistics):
+    if torch.cuda.is_available():
+        return torch.cuda.memory_allocated(device_index_for_the_statistics) + 12345
+    return 0
+"""
+
+
+def test_every_patch_of_a_file_ends_in_its_format(tmp_path):
+    """Two steps change one formatted file; each patch, applied alone on the one before, leaves
+    the file in PyTorch's format (not only the file's last patch), and the series applies."""
+    from patches.common import gitutil
+    from patches.generate.cli import main
+
+    src = tmp_path / "src" / "torch" / "_dynamo"
+    src.mkdir(parents=True)
+    (src / "sync.py").write_text(TWO_STEPS)
+    assert style.formatted(TWO_STEPS, "torch/_dynamo/sync.py")
+    repo = gitutil.init_copy(tmp_path / "src", tmp_path / "repo")
+    assert main([str(repo), "--out", str(tmp_path / "series"), "--unsafe-fixes"]) == 0
+    names = (tmp_path / "series" / "series").read_text().split()
+    assert len(names) == 2
+    work = gitutil.init_copy(repo, tmp_path / "work", ignore=lambda *_: {".git"})
+    states = []
+    for name in names:
+        gitutil.am(work, [tmp_path / "series" / name])
+        states.append((work / "torch" / "_dynamo" / "sync.py").read_text())
+    assert states[0] != TWO_STEPS and states[1] != states[0]
+    for text in states:
+        assert style.formatted(text, "torch/_dynamo/sync.py"), text
+    assert "torch.cuda" not in states[1]
