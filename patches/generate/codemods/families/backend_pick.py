@@ -19,7 +19,7 @@ import ast
 import libcst as cst
 
 from patches.generate.codemods.families.idioms_backend import Backend
-from patches.generate.codemods.families.idioms_common import CURRENT, string_value
+from patches.generate.codemods.families.idioms_common import CURRENT, node_span, string_value
 
 IS_AVAILABLE = "torch.cuda.is_available"
 NEW = "get_default_backend_for_device"
@@ -61,8 +61,7 @@ class BackendPick(Backend):
         """The pick's test goes with its "nccl" (the whole expression is replaced)."""
         out: dict[tuple[str, int], list] = {}
         for line, test in _ast_picks(ctx.tree, lines):
-            span = ((test.lineno, test.col_offset), (test.end_lineno, test.end_col_offset))
-            out.setdefault((spec.rule, line), []).append(span)
+            out.setdefault((spec.rule, line), []).append(node_span(test))
         return out
 
     def _pick(self, eng, node) -> cst.BaseExpression | None:

@@ -41,6 +41,13 @@ class Family:
         kind asks whether that rename would only repeat the line before."""
         return self.name == "call"
 
+    def claimed(self, eng, call: cst.Call):
+        """(this family's first spec at ``call``, the names of ``claims`` it calls), or None
+        where the family has no spec there or the call is none of its claims."""
+        specs = eng.specs_for(self.name, call)
+        matched = eng.qualnames(call.func) & set(self.claims) if specs else set()
+        return (specs[0], matched) if matched else None
+
     def on_call(self, eng, original: cst.Call, updated: cst.Call):
         return None
 

@@ -27,7 +27,11 @@ import libcst as cst
 
 from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.device_checks import ATTRIBUTE, device_type_compare
-from patches.generate.codemods.families.idioms_common import specs_at
+from patches.generate.codemods.families.idioms_common import (
+    specs_at,
+    string_unit_lines,
+    string_unit_spans,
+)
 
 FAMILY = "device-checks"  # the catalogue's family for HN504, whose sites this one takes
 _CUDA_TEXT = re.compile(r"\bcuda\b")
@@ -75,10 +79,6 @@ def _strings(body: list[ast.stmt]) -> list[ast.expr] | None:
                 return None
             out.append(node)
     return out
-
-
-def _span(node: ast.AST):
-    return ((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset))
 
 
 @functools.lru_cache(maxsize=8)
@@ -132,23 +132,12 @@ class CodegenDevice(Family):
     def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
         if spec.family != FAMILY:
             return lines
-        extra = {
-            n
-            for line, (_subject, strings) in units(ctx).items()
-            if line in lines
-            for s in strings
-            for n in range(s.lineno, s.end_lineno + 1)
-        }
-        return lines | extra
+        return string_unit_lines(units(ctx), lines)
 
     def companions(self, ctx, spec, lines: frozenset[int]) -> dict[tuple[str, int], list]:
         if spec.family != FAMILY:
             return {}
-        return {
-            (spec.rule, line): [_span(s) for s in strings]
-            for line, (_subject, strings) in units(ctx).items()
-            if line in lines
-        }
+        return string_unit_spans(units(ctx), spec.rule, lines)
 
     def on_ref(self, eng, original, updated):
         if not isinstance(original, cst.Attribute) or original.attr.value != ATTRIBUTE:

@@ -65,18 +65,21 @@ class DeviceModule(Family):
     claims = (PROPERTIES, NAME)
 
     def on_call(self, eng, original, updated):
-        specs = eng.specs_for(self.name, original)
-        if not specs:
+        claimed = self.claimed(eng, original)
+        if claimed is None:
             return None
-        matched = eng.qualnames(original.func) & set(self.claims)
-        if not matched:
-            return None
-        spec = specs[0]
+        spec, matched = claimed
         if PROPERTIES in matched and not _reads_common_fields(eng, original):
             eng.fail(spec, original, "reads fields only CUDA's device properties have")
             return None
-        eng.remove_unused_import_by_node(original.func)
-        eng.add_needed_import("torch", node=original)
         query = next(iter(matched)).rsplit(".", 1)[1]
-        eng.done(spec, original)
-        return updated.with_changes(func=cst.parse_expression(f"torch.get_device_module().{query}"))
+        return device_module_call(eng, spec, original, updated, query)
+
+
+def device_module_call(eng, spec, original: cst.Call, updated: cst.Call, query: str) -> cst.Call:
+    """``updated`` calling ``torch.get_device_module().<query>`` (the current accelerator's
+    module), the site done."""
+    eng.remove_unused_import_by_node(original.func)
+    eng.add_needed_import("torch", node=original)
+    eng.done(spec, original)
+    return updated.with_changes(func=cst.parse_expression(f"torch.get_device_module().{query}"))

@@ -25,7 +25,12 @@ import re
 import libcst as cst
 
 from patches.generate.codemods.families.base import Family
-from patches.generate.codemods.families.idioms_common import specs_at, string_value
+from patches.generate.codemods.families.idioms_common import (
+    specs_at,
+    string_unit_lines,
+    string_unit_spans,
+    string_value,
+)
 
 TEST_FAMILY = "device-predicates"  # HN505's family: the test
 STRING_FAMILY = "device-defaults"  # HN509's family: a plain "cuda" string
@@ -101,10 +106,6 @@ def units(ctx) -> dict[int, tuple[str, list[ast.expr]]]:
     return out
 
 
-def _span(node: ast.AST):
-    return ((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset))
-
-
 class EchoDevice(Family):
     name = "echo-device"
     serves = (TEST_FAMILY,)
@@ -116,24 +117,12 @@ class EchoDevice(Family):
         if spec.family != TEST_FAMILY:
             return lines
         self.test_rules.add(spec.rule)
-        extra = {
-            n
-            for line, (_s, strings) in units(ctx).items()
-            if line in lines
-            for s in strings
-            if isinstance(s, ast.JoinedStr)
-            for n in range(s.lineno, s.end_lineno + 1)
-        }
-        return lines | extra
+        return string_unit_lines(units(ctx), lines, keep=lambda s: isinstance(s, ast.JoinedStr))
 
     def companions(self, ctx, spec, lines: frozenset[int]) -> dict[tuple[str, int], list]:
         if spec.family != TEST_FAMILY:
             return {}
-        return {
-            (spec.rule, line): [_span(s) for s in strings]
-            for line, (_s, strings) in units(ctx).items()
-            if line in lines
-        }
+        return string_unit_spans(units(ctx), spec.rule, lines)
 
     def _owner(self, eng, node) -> str | None:
         """The tested device type where ``node`` is a string of a unit whose test the gate

@@ -19,6 +19,7 @@ from __future__ import annotations
 import libcst as cst
 
 from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.device_module import device_module_call
 from patches.generate.codemods.families.idioms_memory import _checked_lines, _guarded_here
 
 _ONE = ("get_rng_state", "set_rng_state")
@@ -46,13 +47,10 @@ class GuardedRng(Family):
     claims = tuple(p + n for p in _PREFIXES for n in _ONE + _ALL)
 
     def on_call(self, eng, original, updated):
-        specs = eng.specs_for(self.name, original)
-        if not specs:
+        claimed = self.claimed(eng, original)
+        if claimed is None:
             return None
-        matched = eng.qualnames(original.func) & set(self.claims)
-        if not matched:
-            return None
-        spec = specs[0]
+        spec, matched = claimed
         query = next(iter(matched)).rsplit(".", 1)[1]
         if query in _ALL:
             eng.fail(spec, original, f"{query}: not every device module has it")
@@ -65,7 +63,4 @@ class GuardedRng(Family):
         ):
             eng.fail(spec, original, "no is_available() check around it")
             return None
-        eng.remove_unused_import_by_node(original.func)
-        eng.add_needed_import("torch", node=original)
-        eng.done(spec, original)
-        return updated.with_changes(func=cst.parse_expression(f"torch.get_device_module().{query}"))
+        return device_module_call(eng, spec, original, updated, query)

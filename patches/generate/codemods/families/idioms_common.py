@@ -126,3 +126,30 @@ def statement(eng, text: str) -> cst.BaseStatement:
             return updated.with_changes(indent=unit)
 
     return cst.parse_statement(text).visit(_Indent())
+
+
+def node_span(node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+    """((line, col), (end line, end col)) of ``node``: a companion span (``Family.companions``)."""
+    return ((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset))
+
+
+def string_unit_lines(units: dict, lines: frozenset[int], keep=None) -> frozenset[int]:
+    """``lines`` and every line of the strings (``keep``-filtered) of the units at ``lines``;
+    ``units``: test line -> (subject, its strings), a family's units that serve another's."""
+    return lines | frozenset(
+        n
+        for line, (_subject, strings) in units.items()
+        if line in lines
+        for s in strings
+        if keep is None or keep(s)
+        for n in range(s.lineno, s.end_lineno + 1)
+    )
+
+
+def string_unit_spans(units: dict, rule: str, lines: frozenset[int]) -> dict:
+    """(rule, test line) -> the spans of that unit's strings, for the units at ``lines``."""
+    return {
+        (rule, line): [node_span(s) for s in strings]
+        for line, (_subject, strings) in units.items()
+        if line in lines
+    }
