@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from codemod_helpers import FIXTURES, fix, specs  # noqa: E402
+from codemod_helpers import FIXTURES, fix, rules, specs  # noqa: E402
 
 from patches.generate.intent import KINDS  # noqa: E402
 
@@ -210,3 +210,40 @@ def test_explain_takes_a_path_relative_to_the_tree(tmp_path, capsys):
     assert "LEFT, the code is about CUDA itself" in out and "cuda-flow" in out, out
     assert "returned by _gpu_count() to the call at line 14" in out, out
     assert main(["--explain", "torch/numa/nothing.py:5", str(tmp_path)]) == 2
+
+
+EXACT = """import torch
+
+
+def placed(x):
+    if x.is_cuda:
+        torch.cuda.synchronize()
+    return x
+"""
+
+
+def _gate(source: str, exact: frozenset[str]):
+    import ast
+
+    from audits import python_scan
+    from patches.generate.codemods.context import FileContext
+    from patches.generate.intent import Gate, Options
+
+    found, _ = python_scan.scan_source(source.encode(), "t.py", rules())
+    ctx = FileContext(source, ast.parse(source), "t.py")
+    candidates = {(f.rule, f.line) for f in found if f.rule in ("HN504", "HN105")}
+    gate = Gate(ctx, found, candidates, options=Options(exact=exact))
+    gate.settle()
+    return gate, candidates
+
+
+def test_an_exact_refactor_gets_no_evidence_and_stays_cuda_for_others():
+    """``Options.exact``: a rule whose rewrite keeps the behaviour on every device (a ``cuda``
+    flag -> ``device_type == "cuda"``) is never left by the gate; its text still names CUDA, so
+    the sync it guards stays CUDA's (only CUDA reaches it), where a neutral check lets it go."""
+    plain, sites = _gate(EXACT, frozenset())
+    assert sites == {("HN504", 5), ("HN105", 6)}, sites
+    assert all(plain.fixes(*s) for s in sites), plain.left
+    exact, _ = _gate(EXACT, frozenset({"HN504"}))
+    assert exact.fixes("HN504", 5)
+    assert not exact.fixes("HN105", 6), exact.left

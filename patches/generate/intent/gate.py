@@ -68,15 +68,19 @@ class Gate:
         CUDA too."""
         failed = set(failed)
         left: dict[Site, list[Evidence]] = dict(self.left)
+        # an exact refactor's site is rewritten but still names CUDA: not fixed for the others
+        exact = {c for c in self.candidates if c[0] in self.options.exact}
         for _ in range(20):
             gone = {k for k, ev in left.items() if ev and all(e.kind in _NOT_CUDA for e in ev)}
-            fixed = (self.candidates - set(left) - failed) | gone
+            fixed = (self.candidates - set(left) - failed - exact) | gone
             spans = self._fixed_spans(fixed)
             new = dict(left)
             for f in self.findings:
                 site = (f.rule, f.line)
                 if site not in self.candidates or site in new or site in failed:
                     continue
+                if f.rule in self.options.exact:
+                    continue  # an exact refactor: the same behaviour on every device
                 remaining = self._remaining(spans, fixed, f)
                 ev = evidence(Probe(self.index, f, remaining, self.options))
                 if ev:

@@ -36,12 +36,16 @@ class Options:
     availability check (``unguarded``), the files defining a rule's replacement (rule -> {tree
     path: the replacement's name}), a call family's renames (old name -> new name), and the
     spans of findings this run leaves that a run with more rules rewrites (``neutral_later``:
-    not CUDA work on a device's timeline)."""
+    not CUDA work on a device's timeline). ``exact``: rules whose rewrite is an exact refactor
+    (``cuda=True`` <-> ``device_type="cuda"``: the same behaviour on every device, still naming
+    CUDA): the gate asks no evidence for their sites, and their rewritten text still counts as
+    CUDA for the other sites' units."""
 
     unguarded: frozenset[str] = frozenset()
     defined_in: dict[str, dict[str, str]] = field(default_factory=dict)
     renames: dict[str, str] = field(default_factory=dict)
     neutral_later: frozenset[Span] = frozenset()
+    exact: frozenset[str] = frozenset()
 
 
 @dataclass
