@@ -213,10 +213,11 @@ class TestRuleFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn301_cuda_memory_stats.py"),
             """\
-@@ -5,2 +5,2 @@
+@@ -5,2 +5,3 @@
 -    torch.cuda.reset_peak_memory_stats(device=dev)
 -    return torch.cuda.max_memory_allocated(dev), torch.cuda.memory_reserved()
-+    torch.accelerator.reset_peak_memory_stats(dev)
++    if torch.accelerator.is_available():
++        torch.accelerator.reset_peak_memory_stats(dev)
 +    return (torch.accelerator.max_memory_allocated(dev) if torch.accelerator.is_available() else 0), (torch.accelerator.memory_reserved() if torch.accelerator.is_available() else 0)
 """,
         )

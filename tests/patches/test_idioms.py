@@ -54,7 +54,11 @@ SCANNED = [
         'print(f"{(torch.accelerator.max_memory_allocated() if torch.accelerator.is_available() '
         'else 0) / 1e9:.2f} GB")\n',
     ),
-    ("torch.cuda.reset_peak_memory_stats()\n", "torch.accelerator.reset_peak_memory_stats()\n"),
+    # a bare reset: checked, like a bare empty_cache()
+    (
+        "torch.cuda.reset_peak_memory_stats()\n",
+        "if torch.accelerator.is_available():\n    torch.accelerator.reset_peak_memory_stats()\n",
+    ),
     # derived device types and predicates
     (
         'device_type = "cuda" if "cuda" in device else "cpu"\n',

@@ -462,6 +462,196 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_pick_return(self):
+        """A project's get_device() helper: the pick returns its value."""
+        self.assertExpectedInline(
+            _fixed("pick_return.py"),
+            """\
+# left HN503:10: not a device argument
+# left HN509:16: not a default or a built string: decide by hand
+# left HN503:25: not a device argument
+# left HN503:34: not a device argument
+# left HN503:42: not a device argument
+# left HN503:49: not a device argument
+# left HN503:56: not a device argument
+# left HN101:41: cuda-guarded: 'cuda' (line 42)
+# left HN101:47: cuda-guarded: 'cuda' (line 49)
+# left HN101:55: cuda-guarded: 'cuda' (line 56)
+# left HN104:48: cuda-state: 'cuda' (line 49); cuda-flow: the same function asks CUDA about devices: 'cuda' (line 49)
+@@ -7 +7 @@
+-    if torch.cuda.is_available():
++    if torch.accelerator.is_available():
+@@ -9,2 +9,2 @@
+-            return torch.device(f"cuda:{gpu}")
+-        return torch.device("cuda")
++            return torch.device(torch.accelerator.current_accelerator().type, gpu)
++        return torch.accelerator.current_accelerator()
+@@ -15,6 +15 @@
+-    if torch.cuda.is_available():
+-        return "cuda"
+-    elif torch.backends.mps.is_available():
+-        return "mps"
+-    else:
+-        return "cpu"
++    return torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -24,2 +19,2 @@
+-    if torch.cuda.is_available():
+-        return torch.device("cuda")
++    if torch.accelerator.is_available():
++        return torch.accelerator.current_accelerator()
+@@ -30 +25 @@
+-    if torch.cuda.is_available():
++    if torch.accelerator.is_available():
+@@ -32 +27 @@
+-            return torch.device("cuda", rank)
++            return torch.device(torch.accelerator.current_accelerator().type, rank)
+@@ -34 +29 @@
+-            return torch.device("cuda")
++            return torch.accelerator.current_accelerator()
+""",
+        )
+
+    def test_pick_return_accelerator_api(self):
+        self.assertExpectedInline(
+            _fixed("pick_return.py", "accelerator_api"),
+            """\
+# left HN503:10: not a device argument
+# left HN509:16: not a default or a built string: decide by hand
+# left HN503:25: not a device argument
+# left HN503:34: not a device argument
+# left HN503:42: not a device argument
+# left HN503:49: not a device argument
+# left HN503:56: not a device argument
+# left HN101:41: cuda-guarded: 'cuda' (line 42)
+# left HN101:47: cuda-guarded: 'cuda' (line 49)
+# left HN101:55: cuda-guarded: 'cuda' (line 56)
+# left HN104:48: cuda-state: 'cuda' (line 49); cuda-flow: the same function asks CUDA about devices: 'cuda' (line 49)
+@@ -1,0 +2 @@
++import accelerator_api
+@@ -7 +8 @@
+-    if torch.cuda.is_available():
++    if torch.accelerator.is_available():
+@@ -9,2 +10,2 @@
+-            return torch.device(f"cuda:{gpu}")
+-        return torch.device("cuda")
++            return torch.device(torch.accelerator.current_accelerator().type, gpu)
++        return torch.accelerator.current_accelerator()
+@@ -15,6 +16 @@
+-    if torch.cuda.is_available():
+-        return "cuda"
+-    elif torch.backends.mps.is_available():
+-        return "mps"
+-    else:
+-        return "cpu"
++    return accelerator_api.device_type()
+@@ -24,2 +20,2 @@
+-    if torch.cuda.is_available():
+-        return torch.device("cuda")
++    if accelerator_api.is_available():
++        return torch.device(accelerator_api.device_type())
+@@ -30 +26 @@
+-    if torch.cuda.is_available():
++    if torch.accelerator.is_available():
+@@ -32 +28 @@
+-            return torch.device("cuda", rank)
++            return torch.device(torch.accelerator.current_accelerator().type, rank)
+@@ -34 +30 @@
+-            return torch.device("cuda")
++            return torch.accelerator.current_accelerator()
+""",
+        )
+
+    def test_memory_reset(self):
+        self.assertExpectedInline(
+            _fixed("memory_reset.py"),
+            """\
+@@ -9,2 +9,4 @@
+-    torch.cuda.empty_cache()
+-    torch.cuda.reset_peak_memory_stats()
++    if torch.accelerator.is_available():
++        torch.accelerator.empty_cache()
++    if torch.accelerator.is_available():
++        torch.accelerator.reset_peak_memory_stats()
+@@ -15,3 +17,3 @@
+-    if torch.cuda.is_available():
+-        torch.cuda.reset_peak_memory_stats()
+-        torch.cuda.reset_accumulated_memory_stats()
++    if torch.accelerator.is_available():
++        torch.accelerator.reset_peak_memory_stats()
++        torch.accelerator.reset_accumulated_memory_stats()
+@@ -22 +24 @@
+-    return torch.cuda.max_memory_allocated() / 2**30
++    return (torch.accelerator.max_memory_allocated() if torch.accelerator.is_available() else 0) / 2**30
+@@ -26,2 +28,3 @@
+-    torch.cuda.reset_peak_memory_stats(0)
+-    return torch.cuda.memory_stats(0)
++    if torch.accelerator.is_available():
++        torch.accelerator.reset_peak_memory_stats(0)
++    return (torch.accelerator.memory_stats(0) if torch.accelerator.is_available() else {})
+@@ -32,2 +35,2 @@
+-    if device.type == "cuda":
+-        torch.cuda.reset_peak_memory_stats(device)
++    if device.type != "cpu":
++        torch.accelerator.reset_peak_memory_stats(device)
+""",
+        )
+
+    def test_to_cuda_in_a_script(self):
+        """``.to("cuda")`` in a script with no device: the accelerator's or the CPU, in place."""
+        self.assertExpectedInline(
+            _fixed("to_cuda_script.py"),
+            """\
+# left HN505:16: a device string compared with 'cuda' exactly, kept
+@@ -5 +5 @@
+-model = torch.nn.Linear(4, 4).to("cuda" if torch.cuda.is_available() else "cpu")
++model = torch.nn.Linear(4, 4).to(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")
+@@ -9,3 +9,3 @@
+-    x = torch.tensor(ids, dtype=torch.float32).to("cuda")
+-    y = torch.zeros(4).to("cuda:1")
+-    return model(x) + y.to("cuda", non_blocking=True)
++    x = torch.tensor(ids, dtype=torch.float32).to(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")
++    y = torch.zeros(4).to(f"{torch.accelerator.current_accelerator().type}:1" if torch.accelerator.is_available() else "cpu")
++    return model(x) + y.to(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu", non_blocking=True)
+""",
+        )
+
+    def test_to_cuda_kept(self):
+        self.assertExpectedInline(
+            _fixed("to_cuda_kept.py"),
+            """\
+# left HN502:9: no `device` variable bound before it in scope
+# left HN501:14: no `device` in scope
+""",
+        )
+
+    def test_amp_alias(self):
+        """timm's ``amp_autocast = torch.cuda.amp.autocast``, called later with no device."""
+        self.assertExpectedInline(
+            _fixed("amp_alias.py"),
+            """\
+@@ -5,0 +6 @@
++import functools
+@@ -16 +17 @@
+-        amp_autocast = torch.cuda.amp.autocast
++        amp_autocast = functools.partial(torch.amp.autocast, device_type=torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")
+""",
+        )
+
+    def test_amp_alias_accelerator_api(self):
+        self.assertExpectedInline(
+            _fixed("amp_alias.py", "accelerator_api"),
+            """\
+@@ -5,0 +6 @@
++import accelerator_api
+@@ -16 +17 @@
+-        amp_autocast = torch.cuda.amp.autocast
++        amp_autocast = accelerator_api.autocast
+""",
+        )
+
+    def test_amp_alias_in_a_library(self):
+        self.assertExpectedInline(_fixed("amp_alias_library.py"), """""")
+
 
 def test_identical_code_identical_decisions():
     """The same helper in two files of different surroundings: the same rewrite."""

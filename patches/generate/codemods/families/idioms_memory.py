@@ -6,8 +6,12 @@ Without an accelerator ``torch.cuda``'s counters answer 0 (``memory_stats()`` an
 while ``torch.accelerator``'s raise: a script that logs its peak memory would stop running on
 a CPU-only machine. So a counter whose value is used becomes
 ``(torch.accelerator.<name>(...) if torch.accelerator.is_available() else 0)``: the same call
-on CUDA, the same 0 without one. Statements whose value is unused (``reset_peak_memory_stats()``)
-and the ``accelerator_api`` target (its counters answer 0 on CPU) are the plain rename.
+on CUDA, the same 0 without one. A bare ``reset_peak_memory_stats()`` /
+``reset_accumulated_memory_stats()`` statement gets the check around it, as a bare
+``empty_cache()`` does (``guarded_cache``): torch.cuda's raises without CUDA too, so the
+original never ran there, but the ported script's other code now does (a ``flush()`` helper
+between benchmark runs: gc, empty the cache, reset the peak), and on CUDA the check is true.
+The ``accelerator_api`` target (its counters answer 0 on CPU) is the plain rename.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import libcst as cst
 
 from patches.generate.codemods.engine import dotted_name
 from patches.generate.codemods.families.call_rename import CallRename
+from patches.generate.codemods.families.idioms_common import statement
 
 _NAMES = (
     "memory_allocated",
@@ -45,7 +50,7 @@ class GuardedMemory(CallRename):
         name = dotted_name(new.func) or ""
         last = name.rsplit(".", 1)[-1]
         if not name.startswith("torch.accelerator.") or last.startswith("reset_"):
-            return new
+            return new  # a reset is a statement: on_node checks it
         if isinstance(eng.parent(original), cst.Expr):
             return new  # a statement: its value is not read
         if eng.line(original) in _checked_lines(eng.ctx.tree) or _guarded_here(eng, original):
@@ -57,6 +62,47 @@ class GuardedMemory(CallRename):
             lpar=[cst.LeftParen()],
             rpar=[cst.RightParen()],
         )
+
+    def on_node(self, eng, original, updated):
+        """A bare reset statement renamed to ``torch.accelerator.reset_*()`` above, under no
+        check yet: wrapped in the availability check."""
+        if not isinstance(original, cst.SimpleStatementLine) or len(original.body) != 1:
+            return None
+        old, new = original.body[0], updated.body[0]
+        if not (isinstance(old, cst.Expr) and isinstance(old.value, cst.Call)):
+            return None
+        if not (isinstance(new, cst.Expr) and isinstance(new.value, cst.Call)):
+            return None
+        renamed = dotted_name(new.value.func) or ""
+        if not renamed.startswith("torch.accelerator.reset_"):
+            return None  # not ours, declined, or the accelerator_api target (safe on CPU)
+        if not eng.qualnames(old.value.func) & set(self.claims):
+            return None
+        line = eng.line(old.value)
+        if line in _checked_lines(eng.ctx.tree) or line in _device_tested_lines(eng.ctx.tree):
+            return None
+        eng.add_needed_import("torch", node=original)
+        guard = statement(eng, "if torch.accelerator.is_available():\n    pass\n")
+        body = guard.body.with_changes(body=[updated.with_changes(leading_lines=[])])
+        return guard.with_changes(body=body, leading_lines=updated.leading_lines)
+
+
+@functools.lru_cache(maxsize=16)
+def _device_tested_lines(tree: ast.Module) -> frozenset[int]:
+    """The body of an ``if`` that compares a device with ``"cuda"`` or ``"cpu"`` (``if device
+    == "cuda":``, ``if device.type != "cpu":``): the author already runs it only on a device."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and any(
+            isinstance(c, ast.Compare)
+            and any(
+                isinstance(x, ast.Constant) and x.value in ("cuda", "cpu")
+                for x in [c.left, *c.comparators]
+            )
+            for c in ast.walk(node.test)
+        ):
+            out |= _lines(node.body)
+    return frozenset(out)
 
 
 def _asks(test) -> bool:

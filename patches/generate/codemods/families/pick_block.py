@@ -18,6 +18,16 @@ the block is not this shape, and its ``is_available()`` is left to the gate as b
 
 The expression form (``Chain``), ``"cuda" if torch.cuda.is_available() else "mps" if
 torch.backends.mps.is_available() else "cpu"``, becomes the same expression.
+
+The return form, a project's ``get_device()`` helper: each branch a ``return`` of the value
+instead of an assignment (target ``RETURN``), the CPU either the ``else`` or the ``return``
+right after the ``if`` (which stays, like ``device = "cpu"`` before the assignment form)::
+
+    if torch.cuda.is_available():                   if torch.accelerator.is_available():
+        if gpu is not None:                             if gpu is not None:
+            return torch.device(f"cuda:{gpu}")  ->          return torch.device(<acc>.type, gpu)
+        return torch.device("cuda")                     return torch.accelerator.current_accelerator()
+    return torch.device("cpu")                      return torch.device("cpu")
 """
 
 from __future__ import annotations
@@ -71,6 +81,29 @@ def _assign(stmts) -> ast.Assign | None:
     return None
 
 
+RETURN = "return"  # the target of the return form
+
+
+def _result(stmts) -> tuple[str, ast.AST] | None:
+    """A branch that only gives its value: ``t = v`` -> (``t``, v); ``return v`` -> (RETURN, v)."""
+    a = _assign(stmts)
+    if a is not None:
+        return ast.unparse(a.targets[0]), a.value
+    if len(stmts) == 1 and isinstance(stmts[0], ast.Return) and stmts[0].value is not None:
+        return RETURN, stmts[0].value
+    return None
+
+
+def _siblings(ctx, node: ast.stmt) -> tuple[list, int] | None:
+    """The statement list holding ``node`` and its position there."""
+    for parent in ast.walk(ctx.tree):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(parent, field, None)
+            if isinstance(stmts, list) and node in stmts:
+                return stmts, stmts.index(node)
+    return None
+
+
 def _other_backend(ctx, test: ast.AST) -> str | None:
     """The device type an ``elif`` test asks for: ``torch.backends.mps.is_available()``, also
     behind ``hasattr(torch.backends, "mps") and ...``."""
@@ -87,18 +120,19 @@ def _other_backend(ctx, test: ast.AST) -> str | None:
 
 
 def _preceded_by_cpu(ctx, node: ast.If, target: str) -> bool:
-    """The statement right before ``node`` is ``<target> = "cpu"`` (or a cpu torch.device)."""
-    for parent in ast.walk(ctx.tree):
-        for field in ("body", "orelse", "finalbody"):
-            stmts = getattr(parent, field, None)
-            if isinstance(stmts, list) and node in stmts:
-                i = stmts.index(node)
-                prev = _assign(stmts[i - 1 : i]) if i else None
-                if prev is None or ast.unparse(prev.targets[0]) != target:
-                    return False
-                value = _value(ctx, prev.value)
-                return value is not None and value[1] == "cpu"
-    return False
+    """The statement right before ``node`` is ``<target> = "cpu"`` (or a cpu torch.device); in
+    the return form, the statement right after it is ``return "cpu"`` (every branch of the
+    ``if`` returns, so that one is its ``else``)."""
+    found = _siblings(ctx, node)
+    if found is None:
+        return False
+    stmts, i = found
+    near = stmts[i + 1 : i + 2] if target == RETURN else (stmts[i - 1 : i] if i else [])
+    prev = _result(near)
+    if prev is None or prev[0] != target:
+        return False
+    value = _value(ctx, prev[1])
+    return value is not None and value[1] == "cpu"
 
 
 def _block(ctx, node: ast.If) -> Block | None:
@@ -107,39 +141,39 @@ def _block(ctx, node: ast.If) -> Block | None:
         return None
     if not is_call(ctx, test, IS_AVAILABLE):
         return None
-    first = _assign(node.body)
+    first = _result(node.body)
     arm = _indexed_arm(ctx, node.body) if first is None else None
     if arm is not None:
         target, kind, spans, arm_text = arm[0], "device", list(arm[1]), arm[2]
     else:
-        if first is None or cuda_literal(ctx, first.value) is None:
+        if first is None or cuda_literal(ctx, first[1]) is None:
             return None
-        value = _value(ctx, first.value)
+        value = _value(ctx, first[1])
         if value is None or value[1] != "cuda":
             return None  # an index ("cuda:1") picks a device, not the accelerator
-        target, kind, arm_text = ast.unparse(first.targets[0]), value[0], ""
-        spans = [span_of(first.value)]
+        target, kind, arm_text = first[0], value[0], ""
+        spans = [span_of(first[1])]
     branch = node
     while len(branch.orelse) == 1 and isinstance(branch.orelse[0], ast.If):
         branch = branch.orelse[0]
-        dev, assign = _other_backend(ctx, branch.test), _assign(branch.body)
-        if dev is None or assign is None or ast.unparse(assign.targets[0]) != target:
+        dev, assign = _other_backend(ctx, branch.test), _result(branch.body)
+        if dev is None or assign is None or assign[0] != target:
             return None
-        if _value(ctx, assign.value) != (kind, dev):
+        if _value(ctx, assign[1]) != (kind, dev):
             return None
-        spans += [span_of(branch.test), span_of(assign.value)]
+        spans += [span_of(branch.test), span_of(assign[1])]
     if branch.orelse:
-        last = _assign(branch.orelse)
-        if last is None or ast.unparse(last.targets[0]) != target:
+        last = _result(branch.orelse)
+        if last is None or last[0] != target:
             return None
-        if _value(ctx, last.value) != (kind, "cpu"):
+        if _value(ctx, last[1]) != (kind, "cpu"):
             return None
         has_else = True
     else:
         if not _preceded_by_cpu(ctx, node, target):
             return None
         has_else = False
-    if arm_text and not has_else:
+    if arm_text and not has_else and target != RETURN:
         return None
     return Block(node.lineno, node.end_lineno, target, kind, has_else, tuple(spans), arm_text)
 
@@ -180,23 +214,28 @@ def _cuda_index(ctx, value: ast.AST) -> str | None:
 
 def _indexed_arm(ctx, body) -> tuple[str, tuple[Span, ...], str] | None:
     """The CUDA arm ``if args.gpu: d = torch.device("cuda:{}".format(args.gpu))`` / ``else: d =
-    torch.device("cuda")`` (the ImageNet example's): (target, its values' spans, its new text,
-    each value that device of the accelerator)."""
-    if len(body) != 1 or not isinstance(body[0], ast.If):
+    torch.device("cuda")`` (the ImageNet example's; in the return form also ``if gpu is not
+    None: return torch.device(f"cuda:{gpu}")`` / ``return torch.device("cuda")``): (target, its
+    values' spans, its new text, each value that device of the accelerator)."""
+    if len(body) == 2 and isinstance(body[0], ast.If) and not body[0].orelse:
+        inner, rest = body[0], body[1:]  # `if c: return a` / `return b`
+    elif len(body) == 1 and isinstance(body[0], ast.If):
+        inner, rest = body[0], body[0].orelse
+    else:
         return None
-    inner = body[0]
-    a, b = _assign(inner.body), _assign(inner.orelse)
-    if a is None or b is None or ast.unparse(a.targets[0]) != ast.unparse(b.targets[0]):
+    a, b = _result(inner.body), _result(rest)
+    if a is None or b is None or a[0] != b[0] or (rest is not inner.orelse and a[0] != RETURN):
         return None
-    target, lines = ast.unparse(a.targets[0]), []
-    for assign in (a, b):
-        index = _cuda_index(ctx, assign.value)
+    target, lines = a[0], []
+    for _, value in (a, b):
+        index = _cuda_index(ctx, value)
         if index is None:
             return None
         new = f"torch.device({CURRENT_DEVICE}.type, {index})" if index else CURRENT_DEVICE
-        lines.append(f"    {target} = {new}")
-    text = f"if {ast.unparse(inner.test)}:\n{lines[0]}\nelse:\n{lines[1]}\n"
-    return target, (span_of(a.value), span_of(b.value)), text
+        lines.append(f"    return {new}" if target == RETURN else f"    {target} = {new}")
+    test = f"if {ast.unparse(inner.test)}:\n{lines[0]}\n"
+    text = test + (f"else:\n{lines[1]}\n" if rest is inner.orelse else f"{lines[1][4:]}\n")
+    return target, (span_of(a[1]), span_of(b[1])), text
 
 
 @dataclass(frozen=True)
@@ -263,13 +302,24 @@ def replacement(b: Block, current: str, api: bool) -> str:
     if b.arm:
         arm = "".join(f"    {ln}\n" for ln in b.arm.splitlines())
         cpu = 'torch.device("cpu")'
-        return f"if torch.accelerator.is_available():\n{arm}else:\n    {b.target} = {cpu}\n"
+        head = f"if torch.accelerator.is_available():\n{arm}"
+        if not b.has_else:  # the return form's `return torch.device("cpu")` stays below
+            return head
+        give = "return " if b.target == RETURN else f"{b.target} = "
+        return f"{head}else:\n    {give}{cpu}\n"
     value = value_text(b.kind, current, api)
-    if b.has_else or api:
-        return f"{b.target} = {value}\n"
-    # `device = "cpu"` stays above: only the accelerator's branch remains.
+    give = "return " if b.target == RETURN else f"{b.target} = "
+    if b.has_else or (api and b.target != RETURN):
+        return f"{give}{value}\n"
+    # `device = "cpu"` stays above (`return "cpu"` below): only the accelerator's branch remains.
     inner = "current_accelerator()" if b.kind == "device" else "current_accelerator().type"
-    return f"if torch.accelerator.is_available():\n    {b.target} = torch.accelerator.{inner}\n"
+    if api:
+        inner = "device_type()" if b.kind == "str" else None
+        inner = (
+            f"accelerator_api.{inner}" if inner else "torch.device(accelerator_api.device_type())"
+        )
+        return f"if accelerator_api.is_available():\n    {give}{inner}\n"
+    return f"if torch.accelerator.is_available():\n    {give}torch.accelerator.{inner}\n"
 
 
 # -- the flag form: the pick made from names the script bound before ------------------------

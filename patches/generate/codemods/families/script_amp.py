@@ -10,6 +10,16 @@ The device type is written out where it is used (``accelerator_api.device_type()
 another patch of the series, so naming it here would leave this patch's script unrunnable on
 its own. On CUDA the expression is "cuda", as before. Everywhere else (a library module, a
 ``device`` in scope) the plain ``call`` rewrite (``call_rename.CallRename``).
+
+The autocast *alias* of timm's train.py, called later with no device (``with amp_autocast():``,
+often handed on as a parameter), in a script::
+
+    amp_autocast = torch.cuda.amp.autocast
+->  amp_autocast = functools.partial(torch.amp.autocast, device_type=<the same expression>)
+
+The device type is a keyword: a caller passing ``enabled`` positionally (CUDA's first
+parameter) then fails loudly (two values for ``device_type``) instead of reading it as the
+dtype. ``accelerator_api``'s autocast takes no device type: the plain reference there.
 """
 
 from __future__ import annotations
@@ -29,6 +39,32 @@ SCALER = ("torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler")
 class ScriptAmp(CallRename):
     name = "script-amp"
     claims = AUTOCAST + SCALER
+
+    def on_node(self, eng, original, updated):
+        """``alias = torch.cuda.amp.autocast`` in a script (see the module docstring)."""
+        if not isinstance(original, cst.Assign) or not is_script(eng.ctx):
+            return None
+        value = original.value
+        if not isinstance(value, (cst.Attribute, cst.Name)):
+            return None
+        names = eng.qualnames(value) & set(AUTOCAST)
+        specs = [s for s in eng.specs_for(self.name, value) if names & set(s.names)]
+        line = eng.line(value)
+        if not names or not specs or not eng.fixes(specs[0].rule, line):
+            return None
+        old = sorted(names)[0]
+        new = specs[0].new_for(old)
+        if _device_type_param(signature_of(old), signature_of(new)) is None:
+            eng.done(specs[0], value)
+            return updated.with_changes(value=eng.reference(value, old, new))
+        kind = type_or_cpu(eng, specs[0], value)
+        eng.add_needed_import("functools")
+        eng.remove_unused_import_by_node(value)
+        eng.add_needed_import("torch", node=value)
+        partial = cst.parse_expression(f"functools.partial({new}, device_type=None)")
+        arg = partial.args[1].with_changes(value=kind)
+        eng.done(specs[0], value)
+        return updated.with_changes(value=partial.with_changes(args=(partial.args[0], arg)))
 
     def on_call(self, eng, original, updated):
         if is_script(eng.ctx) and device_type_expr(eng, original) is None:

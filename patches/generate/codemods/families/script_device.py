@@ -168,15 +168,25 @@ class ScriptDevice(MethodToDevice):
     def on_literal(self, eng, original, updated):
         """``torch.load(..., map_location="cuda:0")`` in a script: the accelerator's device of
         that index, the CPU without one (the script's tensors go there too), so a ported
-        script loads its checkpoint on a CPU-only machine."""
+        script loads its checkpoint on a CPU-only machine. Also ``x.to("cuda")`` (the
+        inference posts' ``inputs.to("cuda")``) in a script with no ``device`` bound before it
+        and no plain ``.cuda()`` (which would get this family's ``device`` line): the same
+        value in place."""
         parent = eng.parent(original)
         if not (
             isinstance(parent, cst.Arg)
-            and parent.keyword is not None
-            and parent.keyword.value == "map_location"
+            and (
+                (parent.keyword is not None and parent.keyword.value == "map_location")
+                or _to_arg(eng, original)
+            )
             and is_script(eng.ctx)
         ):
             return None
+        if parent.keyword is None and (
+            eng.ctx.bound_before(eng.line(original), NAME)
+            or any(_plain(n) for n in ast.walk(eng.ctx.tree))
+        ):
+            return None  # the device-literal family's `device`, or this family's device line
         value = string_value(original)
         found = CUDA_DEVICE_STR.fullmatch(value) if value is not None else None
         specs = [
@@ -207,6 +217,20 @@ class ScriptDevice(MethodToDevice):
         if not specs:
             return None
         return insert_device_line(eng, specs[0], original, updated, NAME)
+
+
+def _to_arg(eng, node) -> bool:
+    """``node`` is the first positional argument of a ``.to(...)`` call."""
+    arg = eng.parent(node)
+    call = eng.parent(arg) if isinstance(arg, cst.Arg) else None
+    return (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Attribute)
+        and call.func.attr.value == "to"
+        and arg.keyword is None
+        and not arg.star
+        and call.args[0] is arg
+    )
 
 
 def _indexed(eng, original, updated):
