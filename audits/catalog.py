@@ -77,6 +77,7 @@ PY_MATCH = {
     "flag": ({"names"}, set()),
     "import": (set(), {"modules", "components"}),
     "device_list": ({"backends"}, {"accelerators", "family", "open"}),
+    "device_type_compare": ({"enums", "members", "subject"}, {"beside"}),
 }
 BRANCH_NODES = {"if", "elif", "ifexp", "assert", "decorator"}
 FIX_STYLES = {
@@ -287,7 +288,7 @@ def _validate_py_match(m: dict) -> list[str]:
         errs.append("import match needs modules or components")
     if t == "branch" and not set(m.get("nodes", [])) <= BRANCH_NODES:
         errs.append(f"branch nodes must be among {sorted(BRANCH_NODES)}")
-    for k in ("targets", "compare", "contains", "components"):
+    for k in ("targets", "compare", "contains", "components", "subject"):
         if k in m:
             try:
                 re.compile(m[k])
@@ -309,6 +310,9 @@ def _validate_py_match(m: dict) -> list[str]:
         "accelerators",
         "family",
         "open",
+        "enums",
+        "members",
+        "beside",
     ):
         if k in m and not (isinstance(m[k], list) and all(isinstance(x, str) for x in m[k])):
             errs.append(f"match.{k} must be a list of strings")

@@ -44,6 +44,15 @@ class DeviceListRule:
 
 
 @dataclass
+class DeviceTypeRule:
+    rule: Rule
+    enums: tuple[str, ...]  # dotted names of the DeviceType enum (every module that exports it)
+    members: frozenset[str]  # the CUDA members (CUDA, HIP)
+    beside: frozenset[str]  # members a list may hold beside them (PrivateUse1)
+    subject: re.Pattern  # the text of the compared expression (an event's ``device_type``)
+
+
+@dataclass
 class Plan:
     exact: dict[str, Rule] = field(default_factory=dict)
     wildcard: dict[str, Rule] = field(default_factory=dict)  # "torch.cuda" for "torch.cuda.*"
@@ -54,6 +63,7 @@ class Plan:
     attr_prefixes: list[tuple[str, Rule]] = field(default_factory=list)
     imports: list[ImportRule] = field(default_factory=list)
     device_lists: list[DeviceListRule] = field(default_factory=list)
+    device_types: list[DeviceTypeRule] = field(default_factory=list)
     anywhere: list[LiteralRule] = field(default_factory=list)
     lit_anyargs: set[str] = field(default_factory=set)
     literals: list[LiteralRule] = field(default_factory=list)
@@ -122,6 +132,18 @@ def _add_device_list(p: Plan, r: Rule, m: dict) -> None:
     )
 
 
+def _add_device_type(p: Plan, r: Rule, m: dict) -> None:
+    p.device_types.append(
+        DeviceTypeRule(
+            r,
+            tuple(m["enums"]),
+            frozenset(m["members"]),
+            frozenset(m.get("beside", ())),
+            re.compile(m["subject"]),
+        )
+    )
+
+
 def _add_identifier(p: Plan, r: Rule, m: dict) -> None:
     for n in m.get("identifiers", []):
         p.identifiers.setdefault(n, r)
@@ -168,6 +190,7 @@ _ADD = {
     "attribute": _add_attribute,
     "import": _add_import,
     "device_list": _add_device_list,
+    "device_type_compare": _add_device_type,
     "identifier": _add_identifier,
     "literal": _add_literal,
     "branch": _add_branch,

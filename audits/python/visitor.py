@@ -16,6 +16,7 @@ from audits.model import Rule
 from audits.python import flags
 from audits.python.children import children, children_with_constants
 from audits.python.device_lists import closed_device_list
+from audits.python.device_types import device_type_compares
 from audits.python.plan import Plan
 from audits.python.segments import DEFS
 from audits.python.strings import candidates, format_head, literal_text, text_of, value_matches
@@ -374,6 +375,9 @@ class Scan:
         return None
 
     def h_compare(self, node: ast.Compare):
+        if self.p.device_types:
+            for rule, hit, matched in device_type_compares(self, self.p.device_types, node):
+                self.emit(rule, hit, matched)
         if not self.p.has_compare:
             return None
         left = node.left

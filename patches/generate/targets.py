@@ -42,6 +42,9 @@ def family_of(rule: Rule) -> str | None:
 
 def _names(rule: Rule) -> tuple[str, ...]:
     m = rule.match
+    if m.get("type") == "device_type_compare":  # the enum's members a checked list may hold
+        members = (*m.get("members", ()), *m.get("beside", ()))
+        return tuple(f"{e}.{x}" for e in m.get("enums", ()) for x in members)
     if m.get("type") == "literal":  # torch.device("cuda") (a call rule) or the string itself
         return tuple(m.get("calls") or ()) if rule.kind == "call" else tuple(m.get("values") or ())
     return tuple(

@@ -120,6 +120,16 @@ class TestRuleFixtures(expecttest.TestCase):
 """,
         )
 
+    def test_hn554(self):
+        self.assertExpectedInline(
+            _fixed("hn554_profiler_device_type_cuda.py"),
+            """\
+@@ -7 +7 @@
+-        if evt.device_type in [DeviceType.CUDA, DeviceType.PrivateUse1]:
++        if evt.device_type != DeviceType.CPU:
+""",
+        )
+
     def test_hn201(self):
         self.assertExpectedInline(
             _fixed("hn201_cuda_stream_class.py"),

@@ -251,6 +251,38 @@ def test_alongside_is_covered_by_a_neutral_rewrite_only():
     assert not agrees(old, "ok = p.is_cuda", up, "alongside", EQ)
 
 
+def test_a_profiler_event_tested_against_the_host_is_a_device_check():
+    """``evt.device_type != DeviceType.CPU`` asks whether an event is on any device (the
+    DeviceType.CPU exclusion is the host test, as ``x.device.type != "cpu"`` is); upstream named
+    XPU/MTIA/HPU beside CUDA instead (form ``alongside``)."""
+    old = "elif evt.device_type in [DeviceType.CUDA, DeviceType.PrivateUse1]:"
+    up = "elif evt.device_type in [DeviceType.CUDA, DeviceType.PrivateUse1, DeviceType.XPU]:"
+    assert agrees(old, "elif evt.device_type != DeviceType.CPU:", up, "alongside", EQ)
+    assert agrees(old, "elif DeviceType.CPU != evt.device_type:", up, "alongside", EQ)
+    assert agrees(
+        "ok = e.device_type != DeviceType.CUDA",
+        "ok = e.device_type == DeviceType.CPU",
+        "ok = e.device_type not in [DeviceType.CUDA, DeviceType.XPU]",
+        "alongside",
+        EQ,
+    )
+    assert agrees(  # the memory record's test against the file's own host list
+        "if r.device_type() in [DeviceType.CUDA, DeviceType.HIP]",
+        "if r.device_type() not in [DeviceType.CPU, DeviceType.MKLDNN, DeviceType.IDEEP]",
+        "if r.device_type() in [DeviceType.CUDA, DeviceType.HIP, DeviceType.XPU]",
+        "alongside",
+        EQ,
+    )
+    # naming CPU is no device check by itself: a host type beside CUDA keeps CUDA's family
+    assert not agrees(
+        old, "elif evt.device_type in [DeviceType.CPU, DeviceType.CUDA]:", up, "alongside", EQ
+    )
+    assert "neutral:device-check" not in families("x = DeviceType.CPU", EQ)
+    assert "neutral:device-check" not in families(
+        "e.device_type in [DeviceType.CPU, DeviceType.CUDA]", EQ
+    )
+
+
 def test_comments_do_not_count():
     old = "torch.cuda.synchronize()  # torch.cuda is slow"
     assert agrees(

@@ -200,6 +200,9 @@ class Engine(cst.CSTTransformer):
     def leave_UnaryOperation(self, original, updated):
         return self._node(original, updated)
 
+    def leave_BooleanOperation(self, original, updated):
+        return self._node(original, updated)
+
     def leave_FormattedString(self, original, updated):
         return self._node(original, updated)
 

@@ -32,6 +32,7 @@ from patches.generate.codemods.families.literals import DeviceLiteral
 from patches.generate.codemods.families.module_device import ModuleDevice
 from patches.generate.codemods.families.own_device import OwnDevice
 from patches.generate.codemods.families.param_defaults import ParamDefaults
+from patches.generate.codemods.families.profiler_devices import ProfilerDevices
 from patches.generate.codemods.families.profiler_keys import ProfilerKeys
 from patches.generate.codemods.families.rename import Rename
 from patches.generate.codemods.families.script_amp import ScriptAmp
@@ -59,6 +60,7 @@ FAMILY_TYPES = (
     GuardedRng,  # device RNG state behind an availability check -> the accelerator's module
     GuardedCache,  # empty_cache(): a bare statement gets the availability check it needs
     ProfilerKeys,  # the profiler's CUDA-named sort keys -> its device columns
+    ProfilerDevices,  # a profiler event's device type checked against CUDA -> against the host
     AvailabilityGuard,
     ScriptAmp,  # CallRename, with the device type written in where a script names none
     SeedAfterSeed,  # CallRename; a CUDA seed right after torch.manual_seed(s) is deleted
