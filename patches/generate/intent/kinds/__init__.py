@@ -28,6 +28,7 @@ ORDER = (
     "comprehension",
     "branch",
     "flow",
+    "placement",
     "statement",
     "self_implementation",
     "redundant",
