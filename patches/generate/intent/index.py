@@ -142,20 +142,20 @@ class Index:
         kinds = (ast.FunctionDef, ast.AsyncFunctionDef)
         return next((d for d in cls.body if isinstance(d, kinds) and d.name == name), None)
 
-    def reach(self, remaining: Remaining) -> Remaining:
-        """``remaining`` that also looks one call deep: the body of a same-file function or
-        method called inside the span (not the one holding the site itself)."""
+    def reach(self, remaining: Remaining, depth: int = 1) -> Remaining:
+        """``remaining`` that also looks ``depth`` calls deep: the body of a same-file function
+        or method called inside the span (not the one holding the site itself), and so on."""
 
-        def reach(sp: Span, own: Span) -> Hits:
+        def reach(sp: Span, own: Span, depth: int = depth) -> Hits:
             hits = remaining(sp, own)
-            if hits:
+            if hits or depth <= 0:
                 return hits
             for csp, call, callee in self.calls:
                 if csp[0] > sp[1]:
                     break
                 if not inside(csp, sp) or inside(own, span_of(callee)):
                     continue
-                h = remaining(span_of(callee.body), own)
+                h = reach(span_of(callee.body), own, depth - 1)
                 if h:
                     return [(call.lineno, f"{callee.name}() uses {h[0][1]} (line {h[0][0]})")]
             return []

@@ -131,5 +131,10 @@ class Probe:
         return self.index.reach(self.remaining)
 
     @functools.cached_property
+    def reach2(self) -> Remaining:
+        """``remaining``, also two same-file calls deep (a predicate's callers' guards)."""
+        return self.index.reach(self.remaining, depth=2)
+
+    @functools.cached_property
     def guarded(self) -> list[tuple[str, list[Span]]]:
         return self.index.guarded(self.node, self.top)

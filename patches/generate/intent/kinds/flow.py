@@ -77,28 +77,58 @@ def _use(p: Probe, sub: ast.Name) -> Hits:
     return []
 
 
+def _returned_by(index, node) -> ast.Return | None:
+    """The ``return`` whose value is ``node`` or an ``and`` chain holding it: the function
+    returns true only where ``node`` is true (``return a.is_cuda and b.is_cuda``)."""
+    n = node
+    while True:
+        parent = index.parents.get(n)
+        if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
+            n = parent
+        elif isinstance(parent, ast.Return) and parent.value is n:
+            return parent
+        else:
+            return None
+
+
 def _returned(p: Probe) -> list[Evidence]:
-    """``return <site>`` (the whole value) of a same-file function whose callers hand the
-    value to CUDA-only code: ``range(_gpu_count())`` over ``get_device_properties``."""
-    stmt, defs = p.stmt, p.defs
-    if not (isinstance(stmt, ast.Return) and stmt.value is p.node and defs):
+    """``return <site>`` (the whole value, or a term of an ``and`` chain) of a same-file
+    function whose callers hand the value to CUDA-only code: ``range(_gpu_count())`` over
+    ``get_device_properties``, or a device predicate (``return a.is_cuda and b.is_cuda``) whose
+    callers' guards run CUDA-only code (two calls deep). A caller that itself returns the call
+    (``return config.flag and check_device(a, b)``) passes the predicate on to its own callers
+    (two such steps): a neutral predicate would let other accelerators into that code."""
+    if _returned_by(p.index, p.node) is None or not p.defs:
         return []
-    fn = defs[0]
+    fn = p.defs[0]
     if isinstance(fn, ast.ClassDef):
         return []
-    for _csp, call, callee in p.index.calls:
-        if callee is not fn:
-            continue
-        ctop, cstmt = p.index.top(call)
-        spans = [sp for _k, sps in p.index.guarded(call, ctop) for sp in sps]
-        if isinstance(cstmt, ast.Assign) and cstmt.value is call:
-            spans.append(span_of(p.index.after(cstmt) or [cstmt]))
-        for sp in spans:
-            hits = p.reach(sp, p.own)
-            if hits:
-                line, what = hits[0]
-                detail = f"returned by {fn.name}() to the call at line {call.lineno}: {what}"
-                return [Evidence(KIND, line, detail)]
+    todo, seen = [(fn, 0)], {fn}
+    while todo:
+        fn, step = todo.pop(0)
+        for _csp, call, callee in p.index.calls:
+            if callee is not fn:
+                continue
+            ctop, cstmt = p.index.top(call)
+            spans = [sp for _k, sps in p.index.guarded(call, ctop) for sp in sps]
+            if isinstance(cstmt, ast.Assign) and cstmt.value is call:
+                spans.append(span_of(p.index.after(cstmt) or [cstmt]))
+            for sp in spans:
+                hits = p.reach2(sp, p.own)
+                if hits:
+                    line, what = hits[0]
+                    detail = f"returned by {fn.name}() to the call at line {call.lineno}: {what}"
+                    return [Evidence(KIND, line, detail)]
+            outer = p.index.defs(call)
+            caller = outer[0] if outer else None
+            if (
+                step < 2
+                and isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and caller not in seen
+                and _returned_by(p.index, call) is not None
+            ):
+                seen.add(caller)
+                todo.append((caller, step + 1))
     return []
 
 
