@@ -2,7 +2,9 @@
 ``device.type == "cuda"``, ``@onlyCUDA``, an earlier ``if not <CUDA>: return`` of its block), and
 that condition stays: there the rewrite is moot noise, CUDA is all that runs it. The else arm of a
 test that names only another backend (``if dev == "xpu": ... else: torch.cuda.current_device()``)
-is the dispatch's default, which every other device reaches: no evidence."""
+is the dispatch's default, which every other device reaches: no evidence; so is the else arm of
+an ``and`` chain one of whose terms is not about CUDA (``d is not None and d.type != "cuda"``:
+reached with no ``d`` at all)."""
 
 from __future__ import annotations
 
@@ -49,6 +51,15 @@ def _tests(p: Probe, n, parent) -> list:
     return tests
 
 
+def _reached_without(p: Probe, test) -> bool:
+    """The else arm of an ``and`` chain with a term that stays CUDA nowhere (``if d is not None
+    and d.type != "cuda": ... else: <site>``): that term's failing alone reaches the arm, with no
+    device at all, so the arm is not CUDA's only."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+        return False
+    return any(not p.remaining(span_of(v), p.own) for v in test.values)
+
+
 def detect(p: Probe) -> list[Evidence]:
     n = p.node
     while True:
@@ -57,6 +68,8 @@ def detect(p: Probe) -> list[Evidence]:
             return []
         for t in _tests(p, n, parent):
             t, default = t if isinstance(t, tuple) else (t, "")
+            if default and _reached_without(p, t):
+                continue
             hits = p.collective_free(p.remaining(span_of(t), p.own))
             if default:  # `if dev == "xpu": ... else: <site>`: every other device gets here
                 hits = [h for h in hits if not other_backend_only(h[1])]

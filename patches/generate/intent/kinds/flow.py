@@ -149,15 +149,32 @@ def _other_arms(p: Probe) -> list:
     return out
 
 
+def _type_tests(p: Probe) -> list:
+    """The spans of the string comparators of the function's comparisons (``d.type != "cuda"``,
+    ``device == "cuda"``): a device-type test, not a question to CUDA about its devices."""
+    out = []
+    for node in ast.walk(p.defs[0]):
+        if isinstance(node, ast.Compare):
+            out += [
+                span_of(c)
+                for c in [node.left, *node.comparators]
+                if isinstance(c, ast.Constant) and isinstance(c.value, str)
+            ]
+    return out
+
+
 def _asked_again(p: Probe) -> list[Evidence]:
     """A device query in a function that asks ``torch.cuda`` about devices again (not in an arm
     of an ``if``/``elif`` chain the site's own arm excludes)."""
     if not p.defs or called(p.ctx, p.node) not in calls("queries"):
         return []
     others = _other_arms(p)
+    tests = _type_tests(p)
     for line, what in p.remaining(span_of(list(p.defs[0].body)), p.own):
         if any(a[0][0] <= line <= a[1][0] for a in others):
             continue  # an arm the site's own arm excludes: never asked in the same run
+        if any(t[0][0] <= line <= t[1][0] for t in tests) and what.startswith(("'", '"')):
+            continue  # `d.type != "cuda"`: a test of a device's type asks CUDA nothing
         if "cuda" in what and not what.startswith("HN"):
             detail = f"the same function asks CUDA about devices: {what} (line {line})"
             return [Evidence(KIND, line, detail)]
