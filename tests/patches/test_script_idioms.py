@@ -206,6 +206,11 @@ class TestScriptIdioms(expecttest.TestCase):
 -            torch.cuda.synchronize(device)
 +        if torch.device(device).type != "cpu":  # inside a loop: the dispatch keeps the loop's indentation
 +            torch.accelerator.synchronize(device)
+@@ -30,2 +26,2 @@
+-    if device.type == "cuda":  # a torch.device's type: tested as it is
+-        torch.cuda.synchronize()
++    if device.type != "cpu":  # a torch.device's type: tested as it is
++        torch.accelerator.synchronize()
 """,
         )
 

@@ -121,5 +121,8 @@ def dispatches(ctx) -> dict[int, Dispatch]:
 
 
 def replacement(d: Dispatch, sync: str) -> str:
+    """``X.type`` (``if device.type == "cuda":``) is a device type already: tested as it is,
+    not through ``torch.device(X.type).type``, the same string."""
     step = "    "
-    return f'if torch.device({d.subject}).type != "cpu":\n{step}{sync}({d.args})\n'
+    subject = d.subject if d.subject.endswith(".type") else f"torch.device({d.subject}).type"
+    return f'if {subject} != "cpu":\n{step}{sync}({d.args})\n'
