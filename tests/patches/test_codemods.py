@@ -318,7 +318,7 @@ class TestRuleFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn501_tensor_cuda_method.py"),
             """\
-# left HN501:4: device index argument
+# left HN501:8: device index argument
 @@ -2,2 +2,2 @@
 -    x = make().cuda()
 -    y = make().cuda(non_blocking=True)
