@@ -211,6 +211,11 @@ class TestScriptIdioms(expecttest.TestCase):
 -        torch.cuda.synchronize()
 +    if device.type != "cpu":  # a torch.device's type: tested as it is
 +        torch.accelerator.synchronize()
+@@ -38,2 +34,2 @@
+-    if opt.type == "cuda":
+-        torch.cuda.synchronize()
++    if torch.device(opt.type).type != "cpu":
++        torch.accelerator.synchronize()
 """,
         )
 

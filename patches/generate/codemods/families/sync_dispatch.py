@@ -121,8 +121,10 @@ def dispatches(ctx) -> dict[int, Dispatch]:
 
 
 def replacement(d: Dispatch, sync: str) -> str:
-    """``X.type`` (``if device.type == "cuda":``) is a device type already: tested as it is,
-    not through ``torch.device(X.type).type``, the same string."""
+    """A device's ``.type`` (``if device.type == "cuda":``, ``x.device.type``) is a device type
+    already (never ``"cpu:0"``): tested as it is, not through ``torch.device(device.type).type``,
+    the same string. Any other ``.type`` attribute may hold a device string with an index."""
     step = "    "
-    subject = d.subject if d.subject.endswith(".type") else f"torch.device({d.subject}).type"
+    plain = d.subject == "device.type" or d.subject.endswith(".device.type")
+    subject = d.subject if plain else f"torch.device({d.subject}).type"
     return f'if {subject} != "cpu":\n{step}{sync}({d.args})\n'
