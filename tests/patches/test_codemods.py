@@ -108,6 +108,19 @@ class TestRuleFixtures(expecttest.TestCase):
 """,
         )
 
+    def test_hn551(self):
+        self.assertExpectedInline(
+            _fixed("hn551_profiler_activity_cuda.py"),
+            """\
+@@ -6 +6 @@
+-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as p:
++    with torch.profiler.profile(activities=[getattr(torch.profiler.ProfilerActivity, torch.accelerator.current_accelerator().type.upper())]) as p:
+@@ -8 +8 @@
+-    return sum(e.self_device_time_total for e in p.events() if e.device_type == DeviceType.CUDA)
++    return sum(e.self_device_time_total for e in p.events() if e.device_type != DeviceType.CPU)
+""",
+        )
+
     def test_hn553(self):
         self.assertExpectedInline(
             _fixed("hn553_profiler_cuda_sort_key.py"),

@@ -23,6 +23,16 @@ list of host types (``mem_record.device_type() in [DeviceType.CPU, DeviceType.MK
 DeviceType.IDEEP]``, its CPU memory), the device test becomes ``not in`` that list, so that
 host memory and device memory stay each other's complement exactly as the file defines them.
 
+With such a filter the profile it reads is one unit (HN551): ``torch.profiler.profile(
+activities=[ProfilerActivity.CUDA])`` in the same function, whose filter this run makes neutral,
+-> ``getattr(ProfilerActivity, torch.accelerator.current_accelerator().type.upper())``
+(upstream's form in inductor's ``do_bench_using_profiling``): CUDA on CUDA; without an
+accelerator it raises (``None.type``) where the function's timing calls raised already; an
+accelerator the profiler has no activity for (MPS, a PrivateUse1 backend under its own name)
+raises instead of recording an empty trace. Left: an activity anywhere else (passed to a helper,
+a list naming more than CPU and CUDA) and a profile no neutral filter reads (a trace for people,
+a test of CUDA's profiler).
+
 Whether a check is about CUDA itself is the intent gate's (``patches/generate/intent/``): an
 ``if``/``elif`` chain that tests the same device type against another accelerator (a per-device
 dispatch: its CUDA arm is one device's) or a CUDA arm that calls CUDA's own code
@@ -40,6 +50,7 @@ import libcst as cst
 from patches.generate.codemods.families.base import Family
 
 HOST = ("CPU", "MKLDNN", "IDEEP")  # DeviceType members that are the host (its oneDNN layouts)
+PROFILES = {"torch.profiler.profile", "torch.profiler.profiler.profile"}
 _POSITIVE = (cst.Equal, cst.In)
 _SEQS = (cst.List, cst.Tuple, cst.Set)
 
@@ -79,7 +90,14 @@ class ProfilerDevices(Family):
 
     # -- what the catalogue names ------------------------------------------------------------
     def _names(self, eng) -> set[str]:
-        return {n for s, _ in eng.gated if s.family == self.name for n in s.names}
+        """The DeviceType members of the family's specs (HN554's; HN551's are activities)."""
+        return {
+            n
+            for s, _ in eng.gated
+            if s.family == self.name
+            for n in s.names
+            if n.rsplit(".", 2)[-2].endswith("DeviceType")
+        }
 
     def _member(self, eng, node, names: set[str]) -> str | None:
         """The member name (``CUDA``) of a DeviceType member node, or None."""
@@ -161,6 +179,77 @@ class ProfilerDevices(Family):
             parent = eng.parent(parent)
         return top if top is not None and self._group(eng, top, names) else None
 
+    # -- the profile's activity, with the event filter that reads it (HN551) -----------------
+    def on_ref(self, eng, original, updated):
+        """``activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]`` of a
+        ``torch.profiler.profile`` -> the current accelerator's activity, where the same function
+        filters the profile's events by device type with a check this run makes neutral."""
+        if not isinstance(original, cst.Attribute) or original.attr.value != "CUDA":
+            return None
+        names = eng.qualnames(original)
+        specs = [
+            s
+            for s in eng.specs_for(self.name, original)
+            if names & set(s.names) and not names & self._names(eng)
+        ]
+        if not specs:
+            return None
+        why = self._activity_unit(eng, original)
+        if why:
+            eng.fail(specs[0], original, why)
+            return None
+        eng.done(specs[0], original)
+        eng.add_needed_import("torch", node=original)
+        accel = cst.parse_expression("torch.accelerator.current_accelerator().type.upper()")
+        return cst.Call(
+            cst.Name("getattr"),
+            [
+                cst.Arg(updated.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                cst.Arg(accel),
+            ],
+        )
+
+    def _activity_unit(self, eng, original: cst.Attribute) -> str:
+        """Why the activity is left ("" when it is rewritten): it must be an element of the
+        ``activities=`` list of ``torch.profiler.profile(...)`` naming CPU and CUDA only, in a
+        function that checks an event's device type against CUDA (HN554) at a site the intent
+        gate lets through: profiling the accelerator and reading its events are one unit."""
+        elem = eng.parent(original)
+        seq = eng.parent(elem) if isinstance(elem, cst.Element) else None
+        arg = eng.parent(seq) if isinstance(seq, (cst.List, cst.Tuple)) else None
+        call = eng.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not (
+            isinstance(call, cst.Call)
+            and arg.keyword is not None
+            and arg.keyword.value == "activities"
+            and eng.qualnames(call.func) & PROFILES
+        ):
+            return "not the activities of a torch.profiler.profile(...), kept"
+        for e in seq.elements:
+            if not isinstance(e.value, cst.Attribute) or e.value.attr.value not in ("CPU", "CUDA"):
+                return "the activity list names more than the host and CUDA, kept"
+        line = eng.line(original)
+        fns = [
+            n
+            for n in ast.walk(eng.ctx.tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.lineno <= line <= n.end_lineno
+        ]
+        if not fns:
+            return "no function reads the profile's events by device type, kept"
+        fn = max(fns, key=lambda n: n.lineno)
+        spans = [(c.lineno, c.end_lineno) for c in ast.walk(fn) if _cuda_event_check(c)]
+        gate = eng.gate
+        for rule, ln in sorted(gate.candidates) if gate is not None else ():
+            if any(a <= ln <= b for a, b in spans) and eng.fixes(rule, ln):
+                return ""
+        if gate is None and spans:
+            return ""
+        return (
+            "no event filter of this function is made neutral in this run (a trace to read, "
+            "or a check of CUDA's own events), kept"
+        )
+
     # -- the rewrite -------------------------------------------------------------------------
     def on_node(self, eng, original, updated):
         if not isinstance(original, (cst.Comparison, cst.BooleanOperation)):
@@ -234,3 +323,24 @@ class ProfilerDevices(Family):
             ):
                 return cst.parse_expression(ast.unparse(node.comparators[0]))
         return None
+
+
+def _cuda_event_check(node: ast.AST) -> bool:
+    """``<x>.device_type`` / ``<x>.device_type()`` compared with ``<...>DeviceType.CUDA`` (or a
+    list holding it): the event filter HN554 reports."""
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        return False
+    sides = [node.left, node.comparators[0]]
+    subject = any(
+        isinstance(getattr(x, "func", x), ast.Attribute)
+        and getattr(x, "func", x).attr == "device_type"
+        for x in sides
+    )
+    members = [e for x in sides for e in (x.elts if isinstance(x, (ast.List, ast.Tuple)) else [x])]
+    cuda = any(
+        isinstance(m, ast.Attribute)
+        and m.attr == "CUDA"
+        and ast.unparse(m.value).endswith("DeviceType")
+        for m in members
+    )
+    return subject and cuda
