@@ -91,11 +91,12 @@ SCRIPTS = {
     "hf_generate.py": Script(
         ("--max_new_tokens", "4"),
         autoport_ref=True,
+        trn=True,
         ref_rel=1e-3,
         ref_why="under autoport the original sees CUDA available on the CPU and loads float16; "
         "the port sees no accelerator there and loads float32, as the original does on CPU",
     ),
-    "torchrun_ddp.py": Script(("--epochs", "2"), torchrun=True),
+    "torchrun_ddp.py": Script(("--epochs", "2"), torchrun=True, trn=True),
     "cls_project/train.py": Script(("--epochs", "2"), trn=True),
 }
 # Modules the scripts import (counted with their project, not run by themselves).
