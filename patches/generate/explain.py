@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from patches.common.cli import UsageError
-from patches.generate import pipeline
+from patches.generate import helper_rename, pipeline
 from patches.generate.intent import KINDS
 from patches.generate.plan import _map_line, file_steps
 from patches.generate.state import Settings
@@ -110,13 +110,21 @@ def _decisions(run, text: str, rel: str, found):
     applied = {a for r in results for a in r.outcome.applied}
     failed = {(x[0], x[1]): x[2] for r in results for x in r.outcome.failed}
     errors = {(f.rule, f.line): r.error for r, fs in steps.values() if r and r.error for f in fs}
-    final = results[-1].after if results else text
+    unit = helper_rename.of(run)
+    taken = unit.sites(rel, found) if unit is not None else set()
+    start = unit.start(rel, text) if unit is not None else text
+    final = results[-1].after if results else start
     still = _still_there(run, text, final, rel)
 
     def decide(f) -> list[str]:
         site = (f.rule, f.line)
+        if (f.rule, f.line, f.col) in taken:
+            out = [f"REWRITTEN ({unit.describe(unit.helper_at(rel, f))})"]
+            return out + [f"    -> {_line_after(text, final, f.line)}"]
         if f.rule not in run.specs:
-            out = [f"left: {run.skipped.get(f.rule, 'no codemod for this rule')}"]
+            why = run.skipped.get(f.rule, "no codemod for this rule")
+            also = unit.reason_for(rel, f) if unit is not None else ""
+            out = [f"left: {why}" + (f"; {also}" if also else "")]
         elif site in errors:
             out = [f"LEFT: {errors[site]}"]
         elif site in applied:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from audits.model import FileError, Finding
-from patches.generate import message, pytorch_style
+from patches.generate import helper_rename, message, pytorch_style
 from patches.generate.codemods import FileOptions, FixSpec, rewrite_steps
 from patches.generate.codemods.reexports import Importers
 from patches.generate.linediff import opcodes
@@ -51,7 +51,8 @@ def build(run: Run) -> Plan:
     """Plan the series for ``run.report`` (a scan of ``run.settings.root``) with ``run.specs``
     (the rules this run may fix); ``run.skipped``: rule id -> why it is not fixed."""
     plan = Plan(errors=list(run.report.errors))
-    queue = _queue(run, plan)
+    unit = helper_rename.of(run)
+    queue = _queue(run, plan, unit)
     files = _rewrite_files(run, plan, queue)
     for subsystem, rule_id in sorted(queue.todo):
         changes = [
@@ -60,20 +61,68 @@ def build(run: Run) -> Plan:
             for change in _account(plan, queue, files, path, rule_id)
         ]
         _patches(run, plan, changes, subsystem, rule_id)
+    if unit is not None:
+        _unit_patches(run, plan, unit)
     return plan
 
 
-def _queue(run: Run, plan: Plan) -> _Queue:
+def _unit_patches(run: Run, plan: Plan, unit) -> None:
+    """The private helper renames (``helper_rename``) as the first patches of the series: the
+    definitions first, then the callers; every later patch of these files starts from them."""
+    changes = []
+    for path in unit.touches():
+        if path not in plan.originals:
+            try:
+                plan.originals[path], plan.modes[path] = _read(run.settings.root, path)
+            except (OSError, UnicodeDecodeError) as e:
+                plan.errors.append(FileError(path, "read", str(e)))
+                continue
+            plan.finals[path] = plan.originals[path]
+        text = plan.originals[path]
+        new = unit.start(path, text)
+        if new == text:
+            continue
+        changes.append(FileChange(path, text, new, plan.modes[path]))
+        if plan.finals[path] == text:  # no later patch changes the file
+            plan.finals[path] = new
+    if not changes:
+        return
+    step = run.settings.max_files
+    chunks = [changes[i : i + step] for i in range(0, len(changes), step)]
+    sites = [f for f in plan.fixed if unit.helper_at(f.path, f) is not None]
+    patches = []
+    for n, chunk in enumerate(chunks, 1):
+        paths = {c.path for c in chunk}
+        mine = [f for f in sites if f.path in paths]
+        subject, body = unit.message(
+            mine, run.settings.tree, run.settings.series, run.settings.devices
+        )
+        patches.append(
+            Patch(subject + (f" (part {n}/{len(chunks)})" if len(chunks) > 1 else ""), body, chunk)
+        )
+    plan.patches[:0] = patches
+
+
+def _queue(run: Run, plan: Plan, unit=None) -> _Queue:
     """Which files each (subsystem, rule) fixes; the findings of rules this run does not fix are
     left with the reason; per file, its rules in series order (a file's subsystem is fixed, so
-    that is rule id order)."""
+    that is rule id order). ``unit``: the helper renames; the findings they fix are fixed."""
     q = _Queue()
+    by_path: dict[str, list[Finding]] = defaultdict(list)
+    for f in run.report.findings:
+        by_path[f.path].append(f)
+    taken = {p: unit.sites(p, fs) for p, fs in by_path.items()} if unit is not None else {}
     for f in sorted(run.report.findings, key=Finding.sort_key):
-        if f.rule in run.specs:
+        if (f.rule, f.line, f.col) in taken.get(f.path, ()):
+            plan.fixed.append(f)
+            plan.fixed_at.add((f.path, f.rule, f.line, f.col))
+        elif f.rule in run.specs:
             q.todo[(f.subsystem, f.rule)].add(f.path)
             q.reported[(f.path, f.rule)].append(f)
         else:
-            plan.left.append(Left(f, run.skipped.get(f.rule, "no codemod for this rule")))
+            why = run.skipped.get(f.rule, "no codemod for this rule")
+            also = unit.reason_for(f.path, f) if unit is not None else ""
+            plan.left.append(Left(f, f"{why}; {also}" if also else why))
     for (_subsystem, rule_id), paths in sorted(q.todo.items()):
         for path in paths:
             q.rules_of[path].append(rule_id)
@@ -251,9 +300,12 @@ def file_steps(
     other rules of ``run.shadow`` are decided by the gate as an ``--unsafe-fixes`` run decides
     them, never rewritten). ``evidence``: filled with
     the gate's evidence for the sites it leaves (``--explain``)."""
+    unit = helper_rename.of(run)
+    taken = unit.sites(path, found) if unit is not None else set()
     by_rule: dict[str, list[Finding]] = defaultdict(list)
     for f in found:
-        by_rule[f.rule].append(f)
+        if (f.rule, f.line, f.col) not in taken:  # the helper rename's (its own patch)
+            by_rule[f.rule].append(f)
     order = [r for r in rule_ids if by_rule.get(r)]
     steps, host, groups = file_groups(order, by_rule, run.specs)
     shadow = [r for r in sorted(by_rule) if r in run.shadow]
@@ -265,7 +317,13 @@ def file_steps(
         evidence=evidence,
     )
     results = rewrite_steps(text, path, groups, options=options)
-    _conform_each(path, text, results)
+    start = text
+    if unit is not None and path in unit.touches():  # every step on top of the rename
+        for r in results:
+            if not r.error:
+                r.before, r.after = unit.apply(path, r.before), unit.apply(path, r.after)
+        start = unit.start(path, text)
+    _conform_each(path, text, results, start)
     out: dict[str, tuple] = {r: (None, []) for r in host}
     mine = [f for r in order for f in by_rule[r]]
     for r, res in zip(steps, results):
@@ -274,12 +332,13 @@ def file_steps(
     return out
 
 
-def _conform_each(path: str, text: str, results) -> None:
+def _conform_each(path: str, text: str, results, start: str | None = None) -> None:
     """Every changing step of the file ends in PyTorch's own style for every line the series
     has changed so far (``pytorch_style.conform`` of the original ``text`` and that step's
     text), and starts where the step before it ended: each patch passes PyTorch's lint on its
-    own and still applies on top of the one before; the last one ends where the series does."""
-    prev = text
+    own and still applies on top of the one before; the last one ends where the series does.
+    ``start``: the text the first step applies to (``text`` unless an earlier patch changed it)."""
+    prev = text if start is None else start
     for r in results:
         if r.error:
             continue

@@ -93,3 +93,6 @@ class Run:
     report: Report | None = None
     plan: Plan | None = None
     started: float = field(default_factory=time.perf_counter)
+    # the tree's private CUDA-named helpers (``helper_rename.HelperRenames``), read once when
+    # first asked (``helper_rename.of``); False where this run renames none
+    helpers: object = None

@@ -1,0 +1,697 @@
+"""A project's own private helper named for CUDA, whose body can be made device-neutral, is
+renamed with its body, its callers and a deprecated alias, as one unit across the tree (upstream's
+form: torch 2.4 -> 2.13 renamed ``Optimizer._cuda_graph_capture_health_check`` to
+``_accelerator_graph_capture_health_check``, made its body neutral, kept the old name as
+``deprecated(...)(new)`` and renamed the callers in eight other files)::
+
+    class Base:                                     class Base:
+        def _cuda_check(self):                          def _accelerator_check(self):
+            if torch.cuda.is_available():      ->           if torch.accelerator.is_available():
+                ...                                             ...
+
+                                                        _cuda_check = deprecated(
+                                                            "Use _accelerator_check instead"
+                                                        )(_accelerator_check)
+    class Adam(Base):  # another file               class Adam(Base):
+        def step(self):                                 def step(self):
+            self._cuda_check()                  ->          self._accelerator_check()
+
+What is a candidate: a function defined at module level or directly in a class body, not
+decorated, whose name is private (``_x``, not ``__x__``) and carries the word ``cuda`` as one of its
+``_``-separated parts (``_cuda_x``, ``_x_cuda``; not ``_cudnn_x``, ``_cudagraph_x``). It is renamed
+(``cuda`` -> ``accelerator``) only when all of these hold, else nothing changes and the call sites
+keep their manual finding with the reason (``--explain``):
+
+- its body asks at least one CUDA runtime query and becomes device-neutral by the equivalences
+  of ``TRANSLATIONS`` (each holds on CUDA and on a machine without an accelerator; ``CUDA`` in
+  its prose strings, the messages, reads ``accelerator``), and the audit then finds nothing left
+  in it (no CUDA API, no ``"cuda"`` device string, no cuDNN, no CUDA graph object, no
+  ``.cuda()``): a helper whose name says CUDA for a toolchain, a library or a file kind
+  (``_join_cuda_home``, ``_is_cuda_file``) asks none and stays;
+- it is not CUDA's own: not in a path ``cuda_intent.toml`` ``[[owned]]`` lists, not a method of
+  a class named for CUDA;
+- the name is defined once in the tree (a second definition, an override, would be bypassed), no
+  file assigns it (monkeypatching) or names it in a string (``getattr``, ``mock.patch``,
+  ``__all__``), the new name is free, and every bare use of a module function resolves to it;
+- the defining file can bind the alias (``typing_extensions.deprecated`` where the project uses
+  typing_extensions, else a plain alias).
+
+The unit is one patch, first in the series (the definition, its alias and every caller: any
+prefix of the series keeps working); later patches of the same files start from it. Only with
+``--unsafe-fixes`` (the neutral body runs on every accelerator now: a review change).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from audits.resolve import absolute_module, module_name, package_name
+from patches.generate import pytorch_style
+from patches.generate.codemods.imports import fix_imports
+from patches.generate.intent.data import is_cuda_word, owned
+
+RULE = "HN520"  # the audit's finding at the call sites (cuda-private-member)
+WORD = "accelerator"
+_PART = re.compile(r"(?<![A-Za-z0-9])(cuda|CUDA|Cuda)(?![A-Za-z0-9])")
+_MESSAGE_WORD = re.compile(r"\bCUDA\b")
+_DEF = re.compile(r"def\s+(\w*(?i:cuda)\w*)\s*\(")
+
+AVAILABLE = "torch.cuda.is_available"
+BUILT = "torch.backends.cuda.is_built"
+# torch.cuda query -> (its neutral spelling, whether it needs the availability guard around it,
+# the capability the guard must also test: None, or the device module's attribute)
+TRANSLATIONS: dict[str, tuple[str, bool, str | None]] = {
+    AVAILABLE: ("torch.accelerator.is_available()", False, None),
+    "torch.cuda.device_count": ("torch.accelerator.device_count()", False, None),
+    "torch.cuda.synchronize": ("torch.accelerator.synchronize()", True, None),
+    "torch.cuda.current_device": ("torch.accelerator.current_device_index()", True, None),
+    # only CUDA and XPU have a stream-capture query (torch.Stream.is_capturing raises "Backend
+    # doesn't support stream capture query" elsewhere, MPS among them): the guard asks the
+    # accelerator's module for it, as upstream limits its check to the backends that capture
+    "torch.cuda.is_current_stream_capturing": (
+        "torch.get_device_module().is_current_stream_capturing()",
+        True,
+        "is_current_stream_capturing",
+    ),
+}
+
+
+def candidate(name: str) -> bool:
+    return (
+        name.startswith("_")
+        and not (name.startswith("__") and name.endswith("__"))
+        and any(p.lower() == "cuda" for p in name.split("_"))
+    )
+
+
+def new_name(name: str) -> str:
+    return _PART.sub(
+        lambda m: {"cuda": "accelerator", "CUDA": "ACCELERATOR"}.get(m[1], "Accelerator"), name
+    )
+
+
+def _dotted(node) -> str | None:
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _call_of(node) -> str | None:
+    """``torch.cuda.x`` for a call ``torch.cuda.x()`` without arguments."""
+    if isinstance(node, cst.Call) and not node.args:
+        return _dotted(node.func)
+    return None
+
+
+def _conjuncts(expr) -> list:
+    """The operands of an ``and`` chain (parentheses kept on the operands)."""
+    if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.And):
+        return _conjuncts(expr.left) + _conjuncts(expr.right)
+    return [expr]
+
+
+def _guard_test(test) -> bool:
+    return any(_call_of(c) == AVAILABLE for c in _conjuncts(test))
+
+
+class _Untranslatable(Exception):
+    pass
+
+
+class _Body(cst.CSTTransformer):
+    """The body's CUDA queries -> their neutral spellings (``TRANSLATIONS``), an availability
+    check's ``torch.backends.cuda.is_built()`` dropped (``is_available`` implies it), a guard
+    extended by the capability a translated query needs, and ``CUDA`` in messages -> accelerator."""
+
+    def __init__(self) -> None:
+        self.hits = 0  # CUDA queries translated
+        self.guards: list[cst.If] = []
+        self.needs: dict[int, list[str]] = {}  # id(guard If) -> capabilities
+        self.docstrings: set[int] = set()
+
+    def visit_If(self, node: cst.If) -> None:
+        self.guards.append(node)
+
+    def leave_If(self, original: cst.If, updated: cst.If):
+        self.guards.pop()
+        caps = self.needs.pop(id(original), [])
+        if not caps:
+            return updated
+        out, done = [], False
+        for c in _conjuncts(updated.test):
+            out.append(c)
+            if not done and _call_of(c) == "torch.accelerator.is_available":
+                done = True
+                for cap in dict.fromkeys(caps):
+                    out.append(cst.parse_expression(f'hasattr(torch.get_device_module(), "{cap}")'))
+        return updated.with_changes(test=_and(out, updated.test))
+
+    def leave_BooleanOperation(self, original, updated):
+        if not isinstance(original.operator, cst.And):
+            return updated
+        parts = _conjuncts(updated)
+        names = [_call_of(c) for c in parts]
+        # the queries are translated already (children first): is_available is the neutral one
+        if BUILT not in names or "torch.accelerator.is_available" not in names:
+            return updated
+        kept = [c for c, n in zip(parts, names) if n != BUILT]
+        return _and(kept, updated)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        name = _call_of(original)
+        if name is None or not name.startswith("torch.cuda."):
+            return updated
+        if name not in TRANSLATIONS:
+            raise _Untranslatable(name)
+        new, guarded, cap = TRANSLATIONS[name]
+        self.hits += 1
+        if guarded:
+            guard = next(
+                (
+                    g
+                    for g in reversed(self.guards)
+                    if _guard_test(g.test) and _contains(g.body, original)
+                ),
+                None,
+            )
+            if guard is None:
+                raise _Untranslatable(f"{name} outside an availability check")
+            if cap:
+                self.needs.setdefault(id(guard), []).append(cap)
+        return cst.parse_expression(new)
+
+    def leave_SimpleString(self, original, updated):
+        if id(original) in self.docstrings or " " not in updated.value:
+            return updated  # a docstring, or a word that may be compared or looked up
+        return updated.with_changes(value=_MESSAGE_WORD.sub(WORD, updated.value))
+
+    def leave_FormattedStringText(self, original, updated):
+        if " " not in updated.value:
+            return updated
+        return updated.with_changes(value=_MESSAGE_WORD.sub(WORD, updated.value))
+
+
+def _contains(tree, node) -> bool:
+    """``node`` lies in ``tree`` (the guarded block: not its test, not its ``else``)."""
+    found = []
+
+    class _Find(cst.CSTVisitor):
+        def on_visit(self, n):
+            if n is node:
+                found.append(n)
+            return not found
+
+    tree.visit(_Find())
+    return bool(found)
+
+
+def _and(parts: list, like) -> cst.BaseExpression:
+    """``parts`` joined by ``and`` (one part alone: itself), keeping ``like``'s parentheses."""
+    expr = parts[0]
+    for p in parts[1:]:
+        expr = cst.BooleanOperation(left=expr, operator=cst.And(), right=p)
+    if len(parts) > 1 and getattr(like, "lpar", None):
+        expr = expr.with_changes(lpar=like.lpar, rpar=like.rpar)
+    return expr
+
+
+def _docstrings(func: cst.FunctionDef) -> set[int]:
+    body = func.body.body if isinstance(func.body, cst.IndentedBlock) else []
+    if body and isinstance(body[0], cst.SimpleStatementLine):
+        first = body[0].body[0] if body[0].body else None
+        if isinstance(first, cst.Expr) and isinstance(first.value, cst.SimpleString):
+            return {id(first.value)}
+    return set()
+
+
+def translate(func: cst.FunctionDef, new: str) -> tuple[cst.FunctionDef, int]:
+    """(``func`` renamed ``new`` with its body made neutral, how many CUDA queries that took);
+    ``_Untranslatable`` where one has no neutral spelling."""
+    t = _Body()
+    t.docstrings = _docstrings(func)
+    body = func.body.visit(t)
+    return func.with_changes(name=cst.Name(new), body=body), t.hits
+
+
+# -- the tree ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Helper:
+    name: str
+    new: str
+    path: str  # the defining file
+    owner: str  # the class holding it, "" for a module function
+    line: int  # the def statement's span in the original file
+    end_line: int
+    reason: str = ""  # why it is not renamed ("" = renamed)
+    refs: dict[str, list[tuple[int, int, int]]] = field(default_factory=dict)  # path -> spans
+
+    @property
+    def renamed(self) -> bool:
+        return not self.reason
+
+    def describe(self) -> str:
+        where = f"{self.owner}.{self.name}" if self.owner else self.name
+        return f"`{where}` ({self.path}:{self.line})"
+
+
+def _module_of(rel: str, prefix: str) -> str:
+    return module_name(rel, prefix)
+
+
+class HelperRenames:
+    """The tree's private CUDA-named helpers and what becomes of them (``helpers``); ``apply``
+    and ``sites`` per file. ``audit``: the run's (its ``rescan`` says whether a body is neutral)."""
+
+    def __init__(self, root: Path, audit, prefix: str = "") -> None:
+        self.root, self.audit, self.prefix = root, audit, prefix
+        self.files: dict[str, str] = {}  # the files that say "cuda" (every use of a helper)
+        self.raw: dict[str, bytes] = {}  # every Python file
+        self.trees: dict[str, ast.Module | None] = {}
+        self.helpers: dict[str, Helper] = {}
+        self._starts: dict[tuple[str, int], str] = {}
+        self._touches: list[str] | None = None
+        self._hits = 0
+        self._analyse()
+
+    # -- reading -----------------------------------------------------------------------------
+    def _read(self) -> None:
+        for p in sorted(self.root.rglob("*.py")):
+            if not p.is_file() or p.is_symlink() or ".git" in p.parts:
+                continue
+            try:
+                data = p.read_bytes()
+            except OSError:
+                continue
+            rel = p.relative_to(self.root).as_posix()
+            self.raw[rel] = data
+            if b"cuda" in data.lower():
+                try:
+                    self.files[rel] = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    continue
+
+    def tree(self, rel: str) -> ast.Module | None:
+        if rel not in self.trees:
+            try:
+                self.trees[rel] = ast.parse(self.files[rel])
+            except (SyntaxError, ValueError, RecursionError):
+                self.trees[rel] = None
+        return self.trees[rel]
+
+    # -- analysis ----------------------------------------------------------------------------
+    def _analyse(self) -> None:
+        self._read()
+        defs: dict[str, list[tuple[str, ast.AST, str]]] = {}
+        for rel, text in self.files.items():
+            if not any(candidate(m) for m in _DEF.findall(text)):
+                continue
+            tree = self.tree(rel)
+            if tree is None:
+                continue
+            for node, owner in _defs(tree):
+                if candidate(node.name):
+                    defs.setdefault(node.name, []).append((rel, node, owner))
+        for name, found in sorted(defs.items()):
+            rel, node, owner = found[0]
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            h = Helper(name, new_name(name), rel, owner, start, node.end_lineno)
+            self.helpers[name] = h
+            h.reason = self._decide(h, node, found)
+
+    def _bound(self, name: str) -> str:
+        """A file of the tree that binds ``name`` (defines, assigns or sets it), or ""."""
+        key = name.encode()
+        for rel, data in self.raw.items():
+            if key not in data:
+                continue
+            try:
+                tree = ast.parse(data)
+            except (SyntaxError, ValueError, RecursionError):
+                return rel
+            for n in ast.walk(tree):
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    hit = n.name == name
+                elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                    hit = n.id == name
+                elif isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load):
+                    hit = n.attr == name
+                else:
+                    hit = False
+                if hit:
+                    return rel
+        return ""
+
+    def _decide(self, h: Helper, node, found) -> str:
+        if len(found) > 1:
+            others = ", ".join(f"{r}:{n.lineno}" for r, n, _ in found[1:4])
+            return f"defined {len(found)} times in the tree ({others}): renaming one bypasses the others"
+        if node.decorator_list:
+            return "decorated: an alias of the decorated object may bind differently"
+        if isinstance(node, ast.AsyncFunctionDef):
+            return "a coroutine function"
+        bound = self._bound(h.new)
+        if bound:
+            return f"`{h.new}` is already bound in the tree ({bound})"
+        if h.owner and is_cuda_word(h.owner):
+            return f"its class {h.owner} is about CUDA"
+        if owned(h.path):
+            return f"{h.path} implements CUDA support itself"
+        why = self._references(h)
+        if why:
+            return why
+        return self._body(h)
+
+    def _references(self, h: Helper) -> str:
+        """Fill ``h.refs``; why the uses forbid the rename ("" = they do not)."""
+        module = _module_of(h.path, self.prefix)
+        for rel, text in self.files.items():
+            if h.name not in text:
+                continue
+            tree = self.tree(rel)
+            if tree is None:
+                return f"{rel} does not parse"
+            imported: set[str] = set()
+            for n in ast.walk(tree):
+                why = self._use(h, rel, tree, n, module, imported)
+                if why:
+                    return why
+        return ""
+
+    def _use(self, h: Helper, rel: str, tree, n, module: str, imported: set[str]) -> str:
+        """One node of ``rel``: a use of ``h`` recorded in ``h.refs``, or why it forbids it."""
+        at = f"{rel}:{getattr(n, 'lineno', 0)}"
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and h.name in n.value:
+            if _is_docstring(tree, n):
+                return ""
+            return f"named in a string at {at} (getattr, mock.patch, __all__): a rename bypasses it"
+        elif isinstance(n, ast.ImportFrom) and any(a.name == h.name for a in n.names):
+            src = absolute_module(n.level, n.module, package_name(rel, self.prefix))
+            if h.owner or src != module:
+                return f"imported at {at} from {src}, not its defining module"
+            imported |= {a.asname or a.name for a in n.names if a.name == h.name}
+        elif isinstance(n, ast.Attribute) and n.attr == h.name:
+            if not isinstance(n.ctx, ast.Load):
+                return f"assigned at {at}: the rename would bypass it"
+        elif isinstance(n, ast.Name) and n.id == h.name:
+            if not isinstance(n.ctx, ast.Load):
+                return f"assigned at {at}: the rename would bypass it"
+            if not ((rel == h.path and not h.owner) or h.name in imported):
+                return f"used at {at} without importing it from {module}"
+        elif isinstance(n, ast.arg) and n.arg == h.name:
+            return f"a parameter at {at} shadows it"
+        else:
+            return ""
+        h.refs.setdefault(rel, []).append((n.lineno, n.col_offset, n.end_lineno))
+        return ""
+
+    def _body(self, h: Helper) -> str:
+        """Why the body stays CUDA ("" = it becomes neutral)."""
+        text = self.files[h.path]
+        try:
+            new = self._rewrite(h.path, text, only={h.name}, checking=True)
+        except _Untranslatable as e:
+            return f"its body stays CUDA-specific: {e} has no neutral spelling here"
+        except (cst.ParserSyntaxError, SyntaxError, ValueError) as e:
+            return f"cannot rewrite: {type(e).__name__}"
+        hits = self._hits
+        found, errs = self.audit.rescan(new, h.path)
+        if errs:
+            return f"the rewritten file does not scan: {errs[0].reason}"
+        tree = ast.parse(new)
+        span = next(((n.lineno, n.end_lineno) for n, _ in _defs(tree) if n.name == h.new), None)
+        if span is None:
+            return "cannot find the renamed definition"
+        left = [f for f in found if span[0] <= f.line <= span[1]]
+        if left:
+            f = left[0]
+            return f"its body stays CUDA-specific: {f.rule} ({f.name}) `{f.source}`" + (
+                f" and {len(left) - 1} more" if len(left) > 1 else ""
+            )
+        if not hits:
+            return (
+                "its body asks no CUDA runtime query a neutral API answers: the name says CUDA "
+                "for what the helper is about (a toolchain, a library, a file kind)"
+            )
+        return ""
+
+    # -- per file ----------------------------------------------------------------------------
+    def renamed(self) -> list[Helper]:
+        return [h for h in self.helpers.values() if h.renamed]
+
+    def touches(self) -> list[str]:
+        """Every file the unit changes: the defining files first, then the callers."""
+        if self._touches is None:
+            out = [h.path for h in self.renamed()]
+            out += sorted({r for h in self.renamed() for r in h.refs} - set(out))
+            self._touches = list(dict.fromkeys(out))
+        return self._touches
+
+    def message(self, sites, tree: str, series: str, devices: str) -> tuple[str, str]:
+        """The unit patch's subject and body."""
+        hs = self.renamed()
+        names = ", ".join(h.name for h in hs[:2]) + (" ..." if len(hs) > 2 else "")
+        news = ", ".join(h.new for h in hs[:2]) + (" ..." if len(hs) > 2 else "")
+        subject = f"[hw-neutral] Rename {names} to {news}"
+        why = (
+            "The helper's body now asks the current accelerator (torch.accelerator, "
+            "torch.get_device_module()) instead of torch.cuda, so its name no longer says CUDA. "
+            "Its callers in the tree are renamed with it; the old name stays as a deprecated "
+            "alias for callers outside the tree (review fix: the body now runs on every "
+            "accelerator)."
+        )
+        lines = [f"Rename {names} to {news} and make its body device-neutral.", ""]
+        lines += [textwrap.fill(why, 72), ""]
+        lines += [f"Rule: {RULE} (cuda-private-member): the call sites of the helper", ""]
+        for h in hs:
+            lines.append(f"Helper: {h.describe()} -> {h.new}")
+        lines += ["", "Call sites:"]
+        shown = list(dict.fromkeys(f"  {f.path}:{f.line}: {f.source}" for f in sites))
+        lines += shown[:25] + ([f"  ... and {len(shown) - 25} more"] if len(shown) > 25 else [])
+        lines += [
+            "",
+            "Test Plan:",
+            f"python -m patches.validate --tree {tree} --series {series} --devices {devices}",
+        ]
+        return subject, "\n".join(lines) + "\n"
+
+    def apply(self, path: str, text: str) -> str:
+        """``text`` (any version of ``path`` in the series) with the unit applied."""
+        names = {h.name for h in self.renamed() if h.path == path or path in h.refs}
+        if not names:
+            return text
+        try:
+            return self._rewrite(path, text, only=names)
+        except (_Untranslatable, cst.ParserSyntaxError, SyntaxError, ValueError):
+            return text
+
+    def _rewrite(self, path: str, text: str, only: set[str], checking: bool = False) -> str:
+        helpers = [self.helpers[n] for n in sorted(only)]
+        module = cst.parse_module(text)
+        defining = [h for h in helpers if h.path == path]
+        alias = _alias_style(self, path, text)
+        t = _Rename(helpers, defining, alias, path)
+        new = module.visit(t).code
+        self._hits = t.hits
+        if defining and alias == "deprecated" and t.wrote_alias:
+            new = fix_imports(new, path, [("typing_extensions", "deprecated")], set())
+        compile(new, path, "exec", dont_inherit=True)
+        return new
+
+    def start(self, path: str, text: str) -> str:
+        """``path``'s text after the unit's patch (in PyTorch's style): where the file's later
+        patches start."""
+        key = (path, hash(text))
+        if key not in self._starts:
+            new = self.apply(path, text)
+            self._starts[key] = text if new == text else pytorch_style.conform(path, text, new)
+        return self._starts[key]
+
+    def sites(self, path: str, findings) -> set[tuple[str, int, int]]:
+        """(rule, line, col) of ``findings`` (of the original ``path``) the unit fixes: every
+        finding in a renamed definition, the audit's finding at each renamed use."""
+        out = set()
+        for h in self.renamed():
+            spans = h.refs.get(path, [])
+            for f in findings:
+                if h.path == path and h.line <= f.line <= h.end_line:
+                    out.add((f.rule, f.line, f.col))
+                elif f.rule == RULE and any(
+                    s[0] <= f.line <= s[2] and h.name in f.source for s in spans
+                ):
+                    out.add((f.rule, f.line, f.col))
+        return out
+
+    def reason_for(self, path: str, finding) -> str:
+        """For a finding at a use of an own helper left as it is: why it is not renamed."""
+        for h in self.helpers.values() if finding.rule == RULE else ():
+            if not h.renamed and h.name in finding.source:
+                return f"own helper {h.describe()} not renamed: {h.reason}"
+        return ""
+
+    def describe(self, h: Helper) -> str:
+        return (
+            f"private helper rename: {h.describe()} -> `{h.new}`, its body made neutral, the old "
+            "name kept as a deprecated alias, every caller of the tree renamed"
+        )
+
+    def helper_at(self, path: str, finding) -> Helper | None:
+        for h in self.renamed():
+            if h.path == path and h.line <= finding.line <= h.end_line:
+                return h
+            if finding.rule == RULE and h.name in finding.source and path in h.refs:
+                return h
+        return None
+
+
+_CACHE: dict[tuple, HelperRenames] = {}
+
+
+def of(run) -> HelperRenames | None:
+    """The run's unit, read once (``Run.helpers``): with ``--unsafe-fixes`` and the call sites'
+    rule selected; else None. Runs on an unchanged tree share one analysis (``--explain`` asks
+    once per site)."""
+    if run.helpers is None:
+        active = run.settings.unsafe_fixes and RULE in run.audit.selected
+        run.helpers = _cached(run) if active else False
+    return run.helpers or None
+
+
+def _cached(run) -> HelperRenames:
+    root = Path(run.settings.root)
+    stamp = []
+    for p in sorted(root.rglob("*.py")):
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        stamp.append((p.as_posix(), st.st_size, st.st_mtime_ns, st.st_ino))
+    key = (str(root.resolve()), run.audit.prefix, tuple(sorted(run.audit.rules)), tuple(stamp))
+    if key not in _CACHE:
+        if len(_CACHE) >= 4:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = HelperRenames(root, run.audit, run.audit.prefix)
+    return _CACHE[key]
+
+
+def _alias_style(renames: HelperRenames, path: str, text: str) -> str:
+    """``deprecated`` where the project already uses typing_extensions and the file binds no
+    other ``deprecated``; else ``plain``."""
+    tree = renames.tree(path) if path in renames.files else None
+    tree = tree or ast.parse(text)
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == "deprecated":
+            return "plain"
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            for a in n.names:
+                if (a.asname or a.name) == "deprecated" and getattr(
+                    n, "module", ""
+                ) != "typing_extensions":
+                    return "plain"
+    if "typing_extensions" in text or any("typing_extensions" in t for t in renames.files.values()):
+        return "deprecated"
+    return "plain"
+
+
+def _defs(tree: ast.Module):
+    """(function definition, owner class name or "") at module level or in a class body."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node, ""
+        elif isinstance(node, ast.ClassDef):
+            for sub in node.body:
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    yield sub, node.name
+
+
+def _is_docstring(tree: ast.Module, const: ast.Constant) -> bool:
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = n.body
+            if body and isinstance(body[0], ast.Expr) and body[0].value is const:
+                return True
+    return False
+
+
+class _Rename(cst.CSTTransformer):
+    def __init__(
+        self, helpers: list[Helper], defining: list[Helper], alias: str, path: str
+    ) -> None:
+        self.by_name = {h.name: h for h in helpers}
+        self.defining = {h.name: h for h in defining}
+        self.alias = alias
+        self.path = path
+        self.depth = 0  # function nesting
+        self.hits = 0  # CUDA queries the definitions' bodies asked
+        self.wrote_alias = False
+
+    def _module_fn(self, name: str) -> Helper | None:
+        h = self.by_name.get(name)
+        return h if h is not None and not h.owner else None
+
+    def visit_FunctionDef(self, node) -> None:
+        self.depth += 1
+
+    def leave_FunctionDef(self, original, updated):
+        self.depth -= 1
+        h = self.defining.get(original.name.value)
+        if h is None or self.depth != 0:
+            return updated
+        new, hits = translate(updated, h.new)
+        self.hits += hits
+        self.wrote_alias = True
+        return cst.FlattenSentinel([new, *_alias_lines(h, self.alias)])
+
+    def leave_Attribute(self, original, updated):
+        if original.attr.value in self.by_name:
+            return updated.with_changes(attr=cst.Name(self.by_name[original.attr.value].new))
+        return updated
+
+    def leave_Name(self, original, updated):
+        h = self._module_fn(original.value)
+        if h is not None:
+            return updated.with_changes(value=h.new)
+        return updated
+
+    def leave_ImportAlias(self, original, updated):
+        name = original.name
+        if isinstance(name, cst.Name) and self._module_fn(name.value):
+            h = self._module_fn(name.value)
+            return updated.with_changes(name=cst.Name(h.new))
+        return updated
+
+    def leave_Comment(self, original, updated):
+        value = updated.value
+        for h in self.by_name.values():
+            value = re.sub(rf"\b{re.escape(h.name)}\b", h.new, value)
+        return updated.with_changes(value=value)
+
+
+def _alias_lines(h: Helper, alias: str) -> list[cst.BaseStatement]:
+    """The old name bound to the new one after the definition: ``deprecated(...)(new)`` in
+    upstream's layout (wrapped where one line would pass 88 columns), else a plain alias."""
+    indent = 4 if h.owner else 0
+    if alias == "deprecated":
+        stmt = f'{h.name} = deprecated("Use {h.new} instead")({h.new})'
+        if indent + len(stmt) > 88:
+            stmt = f'{h.name} = deprecated(\n    "Use {h.new} instead",\n)({h.new})'
+    else:
+        stmt = f"{h.name} = {h.new}  # deprecated alias: use {h.new}"
+    blank = [cst.EmptyLine(indent=False)] * (1 if h.owner else 2)
+    comment = cst.EmptyLine(
+        comment=cst.Comment("# Backward compatibility alias for callers still using the old name.")
+    )
+    line = cst.parse_statement(stmt)
+    return [line.with_changes(leading_lines=[*blank, comment])]
