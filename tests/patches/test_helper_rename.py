@@ -132,3 +132,50 @@ def test_safe_is_a_subset_and_explain_agrees(tmp_path):
     _tree(tmp_path, _cases())
     safe, unsafe = _check_tree(tmp_path)
     assert not safe and any(rule == "HN520" for _, rule, _, _ in unsafe)
+
+
+def _translated(src: str) -> str:
+    import libcst as cst
+
+    from patches.generate.helper_rename import translate
+
+    func = cst.parse_module(src).body[0]
+    new, hits = translate(func, "_accelerator_x")
+    assert hits
+    return cst.Module(body=[new]).code
+
+
+def test_translations_need_their_guard():
+    """A query that raises without an accelerator is translated only in the body of the
+    availability check: not in its ``else``, not before it."""
+    from patches.generate.helper_rename import _Untranslatable
+
+    guarded = (
+        "def _cuda_x():\n"
+        "    if torch.backends.cuda.is_built() and torch.cuda.is_available():\n"
+        "        torch.cuda.synchronize()\n"
+    )
+    assert _translated(guarded) == (
+        "def _accelerator_x():\n"
+        "    if torch.accelerator.is_available():\n"
+        "        torch.accelerator.synchronize()\n"
+    )
+    for src in (
+        "def _cuda_x():\n    if torch.cuda.is_available():\n        pass\n"
+        "    else:\n        torch.cuda.synchronize()\n",
+        "def _cuda_x():\n    torch.cuda.synchronize()\n",
+        "def _cuda_x():\n    if not torch.cuda.is_available():\n        torch.cuda.synchronize()\n",
+    ):
+        with pytest.raises(_Untranslatable):
+            _translated(src)
+
+
+def test_messages_only_in_prose():
+    """``CUDA`` in a sentence reads ``accelerator``; a bare word (compared, looked up) stays."""
+    src = (
+        "def _cuda_x(kind):\n"
+        "    if torch.cuda.is_available() and kind != 'CUDA':\n"
+        "        raise RuntimeError('no CUDA graph here')\n"
+    )
+    out = _translated(src)
+    assert "kind != 'CUDA'" in out and "'no accelerator graph here'" in out, out
