@@ -100,6 +100,7 @@ FIX_ARGS = {
     "prepend",
     "drop",
     "index_only",
+    "exact",  # the rewrite is an exact refactor: the intent gate asks no evidence (HN510)
 }
 
 

@@ -20,6 +20,7 @@ from audits.model import FileError, Finding
 from patches.generate import helper_rename, message, pytorch_style
 from patches.generate.codemods import FileOptions, FixSpec, rewrite_steps
 from patches.generate.codemods.reexports import Importers
+from patches.generate.codemods.tree_index import TreeIndex
 from patches.generate.linediff import opcodes
 from patches.generate.series import FileChange, Patch
 from patches.generate.state import Left, Plan, Run
@@ -315,6 +316,7 @@ def file_steps(
         importer=importer,
         package_prefix=run.audit.prefix,
         evidence=evidence,
+        tree=tree_index(run),
     )
     results = rewrite_steps(text, path, groups, options=options)
     start = text
@@ -330,6 +332,14 @@ def file_steps(
         # the sites the step decides: its rules' and those of a unit it holds (join_units)
         out[r] = (res, [f for f in mine if (f.rule, f.line) in res.sites])
     return out
+
+
+def tree_index(run: Run) -> TreeIndex:
+    """The run's scanned tree, for units that span files (built once per run; ``--explain``
+    builds the same one, so it decides such units as ``generate`` does)."""
+    if run.tree is None:
+        run.tree = TreeIndex(run.settings.root, run.audit.prefix)
+    return run.tree
 
 
 def _conform_each(path: str, text: str, results, start: str | None = None) -> None:

@@ -92,6 +92,8 @@ class Run:
     shadow: dict[str, FixSpec] = field(default_factory=dict)
     report: Report | None = None
     plan: Plan | None = None
+    # the scanned tree for units spanning files (``plan.tree_index``: built once, on demand)
+    tree: object | None = None
     started: float = field(default_factory=time.perf_counter)
     # the tree's private CUDA-named helpers (``helper_rename.HelperRenames``), read once when
     # first asked (``helper_rename.of``); False where this run renames none

@@ -133,6 +133,32 @@ class TestRuleFixtures(expecttest.TestCase):
 """,
         )
 
+    def test_hn510(self):
+        # a private switch with its caller in the file (no tree given: the file is the tree);
+        # the public one is left (callers outside may pass cuda=)
+        self.assertExpectedInline(
+            _fixed("hn510_cuda_flag.py"),
+            """\
+# left HN510:20: device-flag: public API `hn510_cuda_flag.library_paths`: callers outside the tree pass `cuda=`; a signature change is a maintainer's call
+@@ -4 +4 @@
+-def _include_paths(cuda: bool = False):
++def _include_paths(device_type: str = "cpu"):
+@@ -6 +6 @@
+-    if cuda:
++    if device_type == "cuda":
+@@ -11,3 +11,3 @@
+-def _build_command(source, cuda=False):
+-    flags = [] if cuda else ["-DCPU_ONLY"]
+-    return ["g++", source, *flags] + ["-I" + p for p in _include_paths(cuda)]
++def _build_command(source, device_type: str = "cpu"):
++    flags = [] if device_type == "cuda" else ["-DCPU_ONLY"]
++    return ["g++", source, *flags] + ["-I" + p for p in _include_paths(device_type)]
+@@ -17 +17 @@
+-    return _build_command(source, cuda=False)
++    return _build_command(source, device_type="cpu")
+""",
+        )
+
     def test_hn554(self):
         self.assertExpectedInline(
             _fixed("hn554_profiler_device_type_cuda.py"),

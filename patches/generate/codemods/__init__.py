@@ -61,13 +61,15 @@ class FileOptions:
     sync or event of this run CUDA. ``importer(name)``: a file of
     the tree importing ``name`` from this one (its import stays). ``package_prefix``: the scan's
     (``torch/`` when the root is a package), for relative imports. ``evidence``: filled with the
-    gate's evidence, (rule, line) -> [Evidence] of the sites it left."""
+    gate's evidence, (rule, line) -> [Evidence] of the sites it left. ``tree``: the scanned
+    tree (``tree_index.TreeIndex``) for units spanning files; None: such units are left."""
 
     findings: list | None = None
     shadow: tuple[Gated, ...] = ()
     importer: Callable[[str], str | None] | None = None
     package_prefix: str = ""
     evidence: dict | None = None
+    tree: object | None = None
 
 
 def rewrite(
@@ -97,6 +99,7 @@ class _File:
         self.kept: list[tuple[str, str]] = []
         self.lines = split_lines(source)
         self.ctx = FileContext(source, ast.parse(source), path, options.package_prefix)
+        self.ctx.tree_index = options.tree
         self.families = new_families()
         self.groups = groups = [[(s, self._prepare(s, ls)) for s, ls in g] for g in groups]
         self.shadow = [(s, self._prepare(s, ls)) for g in options.shadow for s, ls in g]
@@ -156,7 +159,10 @@ class _File:
             for n in s.names
         }
         self.companions = companions
-        options = Options(frozenset(unguarded), defined_in, renames, later)
+        # an exact refactor (``exact: true``: the same behaviour on every device) asks the
+        # gate for no evidence: its unit spans files, and the gate decides one file
+        exact = {s.rule for s, _ in everything if s.arg("exact")}
+        options = Options(frozenset(unguarded), defined_in, renames, later, frozenset(exact))
         self.gate = gate = Gate(self.ctx, findings, candidates, companions, options)
         failed: set[tuple[str, int]] = set()
         for _ in range(4):

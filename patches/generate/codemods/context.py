@@ -54,6 +54,8 @@ class FileContext:
         # (first, last) lines of statements a family rewrites whole (its ``prepare`` adds them):
         # each is one region, not a header and a body (``regions.regions``)
         self.blocks: set[tuple[int, int]] = set()
+        # the scanned tree (``tree_index.TreeIndex``) for units spanning files, or None
+        self.tree_index = None
         self._collect(tree, self.module)
 
     # -- building --------------------------------------------------------------------------

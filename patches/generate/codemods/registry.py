@@ -16,6 +16,7 @@ from patches.generate.codemods.families.codegen_device import CodegenDevice
 from patches.generate.codemods.families.current_device import CurrentDevice
 from patches.generate.codemods.families.device_checks import DeviceChecks
 from patches.generate.codemods.families.device_context import DeviceContext
+from patches.generate.codemods.families.device_flag import DeviceFlag
 from patches.generate.codemods.families.device_module import DeviceModule
 from patches.generate.codemods.families.dispatch_collapse import DispatchCollapse
 from patches.generate.codemods.families.echo_device import EchoDevice
@@ -51,6 +52,7 @@ FAMILY_TYPES = (
     EchoDevice,  # a device-type test whose branch says the tested device back
     AutocastState,  # "cuda" as the device type of torch's autocast state calls
     CurrentDevice,  # torch.device("cuda", torch.cuda.current_device()) -> the accelerator's
+    DeviceFlag,  # a CUDA switch (`cuda: bool`) -> a device type, with every caller of the tree
     DeviceChecks,
     OwnDevice,
     ModuleDevice,  # a test module's own DEVICE_TYPE for its plain .cuda() calls

@@ -84,6 +84,37 @@ def _startswith_cuda(node) -> cst.BaseExpression | None:
     return node.func.value if string_value(node.args[0].value) == "cuda" else None
 
 
+_FILLS = ("add", "append", "extend", "update", "insert", "discard", "remove")
+_MADE = ("set", "list", "tuple", "dict", "frozenset", "OrderedSet", "OrderedDict", "defaultdict")
+
+
+def _collection(eng, node) -> str:
+    """``node`` (a name or ``self.x``) holds a collection in this file: it is assigned a
+    set/list/tuple/dict (a display, a comprehension or a constructor), or filled with
+    ``.add()``/``.append()``: so ``"cuda" in node`` asks membership (``self.device_types``, a
+    set of device types), and ``torch.device(node)`` would fail. Returns how it is known."""
+    dotted = (
+        cst.Module([]).code_for_node(node) if isinstance(node, (cst.Name, cst.Attribute)) else ""
+    )
+    if not dotted or "(" in dotted:
+        return ""
+    for n in ast.walk(eng.ctx.tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _FILLS:
+            if ast.unparse(n.func.value) == dotted:
+                return f"`{dotted}.{n.func.attr}()` at line {n.lineno}"
+        if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if not any(ast.unparse(t) == dotted for t in targets):
+                continue
+            v = n.value
+            made = isinstance(
+                v, (ast.Set, ast.List, ast.Tuple, ast.Dict, ast.SetComp, ast.ListComp, ast.DictComp)
+            ) or (isinstance(v, ast.Call) and (ast.unparse(v.func).rsplit(".", 1)[-1] in _MADE))
+            if made:
+                return f"`{dotted}` is a {ast.unparse(v)[:30]} at line {n.lineno}"
+    return ""
+
+
 def _contains_cuda(comp) -> cst.BaseExpression | None:
     """``"cuda" in X`` / ``X.startswith("cuda")`` -> X (the test of a device string), else
     None."""
@@ -123,8 +154,8 @@ class DevicePredicates(Family):
         if string_value(node.body) != "cuda" or string_value(node.orelse) != "cpu":
             return None
         subject = _contains_cuda(node.test)
-        if subject is None or not self._specs(eng, node.test):
-            return None
+        if subject is None or not self._specs(eng, node.test) or _collection(eng, subject):
+            return None  # a collection of device types: the comparison says why
         return subject
 
     def on_node(self, eng, original, updated):
@@ -154,6 +185,15 @@ class DevicePredicates(Family):
                 return None
             return _off_host(eng, specs[0], original, updated)
         if isinstance(op, (cst.In, cst.NotIn)) and string_value(original.left) == "cuda":
+            held = _collection(eng, target.comparator)
+            if held:
+                eng.fail(
+                    specs[0],
+                    original,
+                    f"a membership test in a collection of device types ({held}), not the test "
+                    "of a device string",
+                )
+                return None
             # "cuda" in str(device) -> torch.device(device).type != "cpu"
             eng.done(specs[0], original)
             cpu = with_value(original.left, "cuda", "cpu")
@@ -179,6 +219,34 @@ class DevicePredicates(Family):
         return _attr_type(_type_of(eng, subject, original))
 
 
+def _chosen_type(eng, original: cst.Comparison) -> str:
+    """The compared name, where it is a parameter of the enclosing function with a ``str``
+    annotation and ``"cpu"`` or nothing as its default (``def include_paths(device_type: str =
+    "cpu")``, the device-flag family's form of a former ``cuda`` switch); else ""."""
+    names = [original.left] + [c.comparator for c in original.comparisons]
+    name = next((n.value for n in names if isinstance(n, cst.Name)), None)
+    if name is None:
+        return ""
+    b = eng.ctx.binding(eng.line(original), name)
+    fn = b[0].node if b is not None else None
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ""
+    a = fn.args
+    params = a.posonlyargs + a.args
+    defaults = dict(zip([x.arg for x in params][len(params) - len(a.defaults) :], a.defaults))
+    defaults.update({x.arg: v for x, v in zip(a.kwonlyargs, a.kw_defaults) if v is not None})
+    for x in params + a.kwonlyargs:
+        d = defaults.get(x.arg)
+        if (
+            x.arg == name
+            and isinstance(x.annotation, ast.Name)
+            and x.annotation.id == "str"
+            and (d is None or (isinstance(d, ast.Constant) and d.value == "cpu"))
+        ):
+            return name
+    return ""
+
+
 def _equality(eng, spec, original: cst.Comparison, updated: cst.Comparison, target):
     """``X == "cuda"`` / ``"cuda" == X`` -> ``X != "cpu"`` (and ``!=`` -> ``==``)."""
     cuda = "cuda" in (string_value(target.comparator), string_value(original.left))
@@ -189,6 +257,15 @@ def _equality(eng, spec, original: cst.Comparison, updated: cst.Comparison, targ
     sibling = _sibling_left(eng, spec, original) if cuda else None
     if sibling is not None:
         why = f"the same subject is checked against 'cuda' on line {sibling}, which stays CUDA"
+        eng.fail(spec, original, why)
+        return None
+    chosen = _chosen_type(eng, original) if cuda else ""
+    if chosen:
+        why = (
+            f"`{chosen}` is the device type the function takes (a `str` parameter): the callers "
+            "choose the device, and this is CUDA's arm of a per-device choice (torch 2.13's "
+            "include_paths and code cache keep it, beside an arm per device), kept"
+        )
         eng.fail(spec, original, why)
         return None
     op = target.operator

@@ -1,0 +1,180 @@
+"""The scanned tree as a whole, for units that span files (a function and its callers).
+
+Every family otherwise sees one file. A unit whose parts lie in several files (a parameter
+renamed in ``codecache.py`` and the ``load(src, cuda=False)`` calls of ``autotune_process.py``)
+is decided once for the tree, from the same index whichever file asks, so that every file
+decides it alike: ``generate`` and ``--explain`` build it from the run (``plan.file_steps``).
+
+Files are read once and parsed on demand; a byte search picks the files a query can concern.
+Nothing is imported. Per-tree results a family computes are kept in ``memo``.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from patches.generate.codemods.context import FileContext
+
+
+@dataclass(frozen=True)
+class Def:
+    """A function or method of the tree: ``cls`` is its class's qualified name ("" for a
+    module-level function); ``node`` its ``ast`` definition."""
+
+    path: str
+    module: str
+    cls: str
+    name: str
+    node: ast.FunctionDef | ast.AsyncFunctionDef = field(compare=False, hash=False)
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.cls or self.module}.{self.name}"
+
+    @property
+    def kind(self) -> str:
+        """One of "function", "method", "classmethod", "staticmethod"."""
+        if not self.cls:
+            return "function"
+        for d in self.node.decorator_list:
+            if isinstance(d, ast.Name) and d.id in ("classmethod", "staticmethod"):
+                return d.id
+        return "method"
+
+
+class TreeIndex:
+    """``TreeIndex(root, package_prefix)``: the ``*.py`` files of ``root`` (no links, no
+    ``.git``), their parses and contexts, the classes (qualified name -> bases) and the
+    functions of the files a byte search selects."""
+
+    def __init__(self, root: Path, package_prefix: str = "") -> None:
+        self.root = Path(root)
+        self.prefix = package_prefix
+        self._bytes: dict[str, bytes] | None = None
+        self._ctx: dict[str, FileContext | None] = {}
+        self.memo: dict = {}
+
+    @classmethod
+    def of_file(cls, path: str, text: str, package_prefix: str = "") -> "TreeIndex":
+        """A tree of one file (a rewrite given no tree: ``codemods.rewrite``): every unit
+        lies in the file, and imported names lie outside it."""
+        index = cls(Path("/nonexistent-tree-root"), package_prefix)
+        index._bytes = {path: text.encode("utf-8")}
+        return index
+
+    # -- files --------------------------------------------------------------------------
+    def files(self) -> dict[str, bytes]:
+        if self._bytes is None:
+            self._bytes = {}
+            for p in sorted(self.root.rglob("*.py")):
+                if p.is_file() and not p.is_symlink() and ".git" not in p.parts:
+                    try:
+                        self._bytes[p.relative_to(self.root).as_posix()] = p.read_bytes()
+                    except OSError:
+                        continue
+        return self._bytes
+
+    def holding(self, *needles: bytes) -> list[str]:
+        """The files whose bytes hold every one of ``needles``."""
+        return [r for r, b in self.files().items() if all(n in b for n in needles)]
+
+    def context(self, rel: str) -> FileContext | None:
+        """The file's ``FileContext`` (scopes, imports), or None where it does not parse."""
+        if rel not in self._ctx:
+            try:
+                text = self.files()[rel].decode("utf-8")
+                self._ctx[rel] = FileContext(text, ast.parse(text), rel, self.prefix)
+            except (KeyError, SyntaxError, ValueError, UnicodeDecodeError, RecursionError):
+                self._ctx[rel] = None
+        return self._ctx[rel]
+
+    # -- definitions ----------------------------------------------------------------------
+    def defs(self, rel: str) -> list[Def]:
+        """Module-level functions and methods of classes (nested classes too) of one file;
+        functions defined inside functions are not listed (nothing outside can call them by
+        name)."""
+        key = ("defs", rel)
+        if key not in self.memo:
+            ctx = self.context(rel)
+            out: list[Def] = []
+            if ctx is not None:
+                self._defs(ctx.tree.body, ctx.module_name, "", rel, out)
+            self.memo[key] = out
+        return self.memo[key]
+
+    def _defs(self, body, module: str, cls: str, rel: str, out: list[Def]) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.append(Def(rel, module, cls, node.name, node))
+            elif isinstance(node, ast.ClassDef):
+                self._defs(node.body, module, f"{cls or module}.{node.name}", rel, out)
+
+    def classes(self) -> dict[str, tuple[str, ...]]:
+        """Qualified class name -> its bases' qualified names (through the file's imports),
+        for every class of the tree."""
+        if "classes" not in self.memo:
+            out: dict[str, tuple[str, ...]] = {}
+            for rel in self.holding(b"class "):
+                ctx = self.context(rel)
+                if ctx is None:
+                    continue
+                self._classes(ctx, ctx.tree.body, ctx.module_name, out)
+            self.memo["classes"] = out
+        return self.memo["classes"]
+
+    def _classes(self, ctx, body, owner: str, out) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                q = f"{owner}.{node.name}"
+                bases = []
+                for b in node.bases:
+                    d = _dotted(b)
+                    r = ctx.qualify(node.lineno, d) if d else None
+                    if r and "." not in r:  # a class of this module, bound by its definition
+                        r = f"{ctx.module_name}.{r}"
+                    bases.append(r or "?")
+                out[q] = tuple(bases)
+                self._classes(ctx, node.body, q, out)
+
+    def subclasses(self, cls: str) -> set[str]:
+        """``cls`` and every class of the tree deriving from it."""
+        classes = self.classes()
+        out, todo = {cls}, [cls]
+        while todo:
+            c = todo.pop()
+            for k, bases in classes.items():
+                if c in bases and k not in out:
+                    out.add(k)
+                    todo.append(k)
+        return out
+
+    def mro(self, cls: str) -> list[str]:
+        """``cls`` and its bases of the tree, depth first (enough to find a method's owner)."""
+        classes = self.classes()
+        out: list[str] = []
+        todo = [cls]
+        while todo:
+            c = todo.pop(0)
+            if c in out or c not in classes:
+                continue
+            out.append(c)
+            todo.extend(classes[c])
+        return out
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def dotted(node: ast.AST) -> str | None:
+    """``"a.b.c"`` for a Name/Attribute chain, else None."""
+    return _dotted(node)
