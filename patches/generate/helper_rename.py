@@ -122,7 +122,10 @@ def _conjuncts(expr) -> list:
 
 
 def _guard_test(test) -> bool:
-    return any(_call_of(c) == AVAILABLE for c in _conjuncts(test))
+    """An availability check (already neutral where another step rewrote it)."""
+    return any(
+        _call_of(c) in (AVAILABLE, "torch.accelerator.is_available") for c in _conjuncts(test)
+    )
 
 
 class _Untranslatable(Exception):
@@ -487,14 +490,17 @@ class HelperRenames:
         ]
         return subject, "\n".join(lines) + "\n"
 
-    def apply(self, path: str, text: str) -> str:
-        """``text`` (any version of ``path`` in the series) with the unit applied."""
+    def apply(self, path: str, text: str, strict: bool = False) -> str:
+        """``text`` (any version of ``path`` in the series) with the unit applied. ``strict``:
+        ``ValueError`` where the unit cannot be applied to it (else ``text`` comes back)."""
         names = {h.name for h in self.renamed() if h.path == path or path in h.refs}
         if not names:
             return text
         try:
             return self._rewrite(path, text, only=names)
-        except (_Untranslatable, cst.ParserSyntaxError, SyntaxError, ValueError):
+        except (_Untranslatable, cst.ParserSyntaxError, SyntaxError, ValueError) as e:
+            if strict:
+                raise ValueError(f"the helper rename does not apply to this step: {e}") from None
             return text
 
     def _rewrite(self, path: str, text: str, only: set[str], checking: bool = False) -> str:

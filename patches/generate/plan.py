@@ -322,8 +322,12 @@ def file_steps(
     start = text
     if unit is not None and path in unit.touches():  # every step on top of the rename
         for r in results:
-            if not r.error:
-                r.before, r.after = unit.apply(path, r.before), unit.apply(path, r.after)
+            try:
+                if not r.error:
+                    r.before = unit.apply(path, r.before, strict=True)
+                    r.after = unit.apply(path, r.after, strict=True)
+            except ValueError as e:  # never a step that would undo the rename
+                r.error = str(e)
         start = unit.start(path, text)
     _conform_each(path, text, results, start)
     out: dict[str, tuple] = {r: (None, []) for r in host}

@@ -160,6 +160,10 @@ def test_translations_need_their_guard():
         "    if torch.accelerator.is_available():\n"
         "        torch.accelerator.synchronize()\n"
     )
+    # a step before may have made the check neutral already: still the guard
+    assert "torch.accelerator.synchronize()" in _translated(
+        "def _cuda_x():\n    if torch.accelerator.is_available():\n        torch.cuda.synchronize()\n"
+    )
     for src in (
         "def _cuda_x():\n    if torch.cuda.is_available():\n        pass\n"
         "    else:\n        torch.cuda.synchronize()\n",
