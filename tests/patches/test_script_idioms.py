@@ -662,6 +662,16 @@ class TestScriptIdioms(expecttest.TestCase):
     def test_amp_alias_in_a_library(self):
         self.assertExpectedInline(_fixed("amp_alias_library.py"), """""")
 
+    def test_no_device_line_when_every_cuda_call_is_kept(self):
+        self.assertExpectedInline(
+            _fixed("cuda_all_kept.py"),
+            """\
+# left HN101:7: cuda-flow: HN507 torch.cuda.FloatTensor (line 13)
+# left HN501:11: cuda-branch: cuda (line 10)
+# left HN501:12: cuda-branch: cuda (line 10)
+""",
+        )
+
 
 def test_identical_code_identical_decisions():
     """The same helper in two files of different surroundings: the same rewrite."""

@@ -216,6 +216,9 @@ class ScriptDevice(MethodToDevice):
         specs = [s for s, _ in eng.gated if s.family == self.name]
         if not specs:
             return None
+        sites = {n.lineno for n in ast.walk(eng.ctx.tree) if _plain(n)}
+        if not any(eng.fixes(s.rule, ln) for s in specs for ln in sites):
+            return None  # the gate keeps every plain .cuda(): a device line nothing would use
         return insert_device_line(eng, specs[0], original, updated, NAME)
 
 
