@@ -62,6 +62,12 @@ def _parses(src: str) -> bool:
     "def move(x):\n    if torch.cuda.is_available():\n        x = x.cuda()\n    return x\n\n"
     'def no_device(x):\n    return x.to(torch.device("cuda"))\n\nmove(1)\n'
 )
+# a module-level TF32 assignment the precision idiom turns into a call: the module must not
+# become a script on the second run (script-device's is_script)
+@example(
+    "torch.backends.cuda.matmul.allow_tf32 = True  # allow tf32 on matmul\n\n"
+    "def no_device_type(x, rank):\n    return x.cuda(rank)\n"
+)
 def test_rewrite_is_parse_safe_and_idempotent(src):
     first, found = fix(src)
     if not _parses(src):

@@ -54,14 +54,32 @@ def _binds_device(tree: ast.Module) -> bool:
     return False
 
 
+def _sets_torch_state(stmt: ast.stmt) -> bool:
+    """``torch.set_float32_matmul_precision("high")``, ``torch.backends.x.y(...)``,
+    ``torch.use_deterministic_algorithms(True)``: a call that stands for a setting. Other families
+    write such a call for a module-level assignment (``torch.backends.cuda.matmul.allow_tf32 =
+    True``), which is no top-level code; counting the call would make a library module a script
+    on the second run (not idempotent)."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    name = ast.unparse(stmt.value.func)
+    last = name.rsplit(".", 1)[-1]
+    return name.startswith("torch.backends.") or (
+        name.count(".") == 1 and name.startswith("torch.") and last.startswith(("set_", "use_"))
+    )
+
+
 def is_script(ctx) -> bool:
     """A program, not a library module: not a test or a package ``__init__``, and it runs code at
-    the top level (``if __name__ == "__main__":``, or calls outside any function)."""
+    the top level (``if __name__ == "__main__":``, or calls outside any function other than
+    torch settings, see ``_sets_torch_state``)."""
     if is_test_file(ctx.path) or ctx.path.endswith("__init__.py"):
         return False
     for stmt in ctx.tree.body:
         if isinstance(stmt, ast.If) and "__main__" in ast.unparse(stmt.test):
             return True
+        if _sets_torch_state(stmt):
+            continue
         if isinstance(stmt, (ast.Expr, ast.For, ast.While, ast.With)) and any(
             isinstance(n, ast.Call) for n in ast.walk(stmt)
         ):
