@@ -672,6 +672,121 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_namespace_flag(self):
+        """``args.cuda = not args.no_cuda and torch.cuda.is_available()``: renamed with every read
+        in the step of the check (the cuda-flag finding on it fixed there)."""
+        self.assertExpectedInline(
+            _fixed("namespace_flag.py"),
+            """\
+@@ -8 +8 @@
+-parser.add_argument("--no-cuda", action="store_true", default=False, help="disables CUDA training")
++parser.add_argument("--no-cuda", action="store_true", default=False, dest="no_accel", help="disables accelerator training")
+@@ -12 +12 @@
+-args.cuda = not args.no_cuda and torch.cuda.is_available()
++args.accel = not args.no_accel and torch.accelerator.is_available()
+@@ -15,5 +15,5 @@
+-device = torch.device("cuda" if args.cuda else "cpu")
+-kwargs = {"num_workers": 1, "pin_memory": True} if args.cuda else {}
+-if args.cuda:
+-    cuda_kwargs = {"shuffle": True}
+-    kwargs.update(cuda_kwargs)
++device = torch.device(torch.accelerator.current_accelerator().type if args.accel else "cpu")
++kwargs = {"num_workers": 1, "pin_memory": True} if args.accel else {}
++if args.accel:
++    accel_kwargs = {"shuffle": True}
++    kwargs.update(accel_kwargs)
+@@ -22,2 +22,2 @@
+-if args.cuda:
+-    model.cuda()
++if args.accel:
++    model.to(device)
+@@ -25 +25 @@
+-    model.load_state_dict(torch.load(args.resume, map_location=lambda storage, loc: storage.cuda() if args.cuda else storage))
++    model.load_state_dict(torch.load(args.resume, map_location=lambda storage, loc: storage.to(device) if args.accel else storage))
+""",
+        )
+
+    def test_namespace_flag_in_main(self):
+        self.assertExpectedInline(
+            _fixed("namespace_flag_main.py"),
+            """\
+@@ -7,0 +8,3 @@
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
++
++
+@@ -9,2 +12,2 @@
+-    if args.use_cuda:
+-        data = data.cuda()
++    if args.use_accel:
++        data = data.to(device)
+@@ -18 +21 @@
+-    args.use_cuda = torch.cuda.is_available() and not args.cpu
++    args.use_accel = torch.accelerator.is_available() and not args.cpu
+@@ -20,2 +23,2 @@
+-    if args.use_cuda:
+-        model = model.cuda()
++    if args.use_accel:
++        model = model.to(device)
+""",
+        )
+
+    def test_namespace_flag_escapes(self):
+        self.assertExpectedInline(
+            _fixed("namespace_flag_escapes.py"),
+            """\
+# left HN101:10: cuda-statement: HN510 args.cuda (line 10)
+@@ -11 +11 @@
+-device = torch.device("cuda" if args.cuda else "cpu")
++device = torch.device(torch.accelerator.current_accelerator().type if args.cuda else "cpu")
+""",
+        )
+
+    def test_namespace_flag_set_twice(self):
+        self.assertExpectedInline(
+            _fixed("namespace_flag_twice.py"),
+            """\
+# left HN101:10: cuda-statement: HN510 args.cuda (line 10)
+@@ -13 +13 @@
+-device = torch.device("cuda" if args.cuda else "cpu")
++device = torch.device(torch.accelerator.current_accelerator().type if args.cuda else "cpu")
+""",
+        )
+
+    def test_namespace_flag_on_another_object(self):
+        self.assertExpectedInline(
+            _fixed("namespace_flag_object.py"),
+            """\
+# left HN101:7: cuda-statement: cfg.cuda (line 7)
+# left HN503:8: cuda-branch: cfg.cuda (line 8)
+""",
+        )
+
+    def test_namespace_flag_read_by_cuda_code(self):
+        self.assertExpectedInline(
+            _fixed("namespace_flag_cuda_read.py"),
+            """\
+# left HN101:10: args.cuda is read where the code stays CUDA (line 11)
+@@ -13 +13 @@
+-device = torch.device("cuda" if args.cuda else "cpu")
++device = torch.device(torch.accelerator.current_accelerator().type if args.cuda else "cpu")
+""",
+        )
+
+    def test_namespace_flag_declared_or_received_elsewhere(self):
+        self.assertExpectedInline(
+            _fixed("namespace_flag_option.py"),
+            """\
+# left HN510:18: device-flag: `types.SimpleNamespace` is not a function of the scanned tree: its `use_cuda=` stays
+# left HN101:16: cuda-statement: HN510 args.cuda (line 16)
+@@ -17 +17 @@
+-args.use_cuda = torch.cuda.is_available()
++args.use_cuda = torch.accelerator.is_available()
+@@ -19 +19 @@
+-device = torch.device("cuda" if args.cuda else "cpu")
++device = torch.device(torch.accelerator.current_accelerator().type if args.cuda else "cpu")
+""",
+        )
+
 
 def test_identical_code_identical_decisions():
     """The same helper in two files of different surroundings: the same rewrite."""
@@ -681,3 +796,16 @@ def test_identical_code_identical_decisions():
     b, _ = fix(script, "tools/b.py")
     assert a.after.split("\n\n\n")[1] == b.after.split("\n\n\n")[1]
     assert "torch.cuda" not in a.after
+
+
+def test_namespace_flag_fixes_its_cuda_flag_finding():
+    """The rename fixes the cuda-flag finding (HN510) on the attribute with the check, in one
+    step (the summary counts what a rescan no longer finds); where a read keeps the check,
+    neither is fixed."""
+    for name, fixed in (("namespace_flag.py", True), ("namespace_flag_cuda_read.py", False)):
+        result, found = fix((DIR / name).read_text(), name)
+        line = next(f.line for f in found if f.rule == "HN510")
+        assert (("HN510", line) in result.outcome.applied) is fixed, name
+        assert (("HN101", line) in result.outcome.applied) is fixed, name
+        _, again = fix(result.after, name)
+        assert any(f.rule in ("HN510", "HN101") for f in again) is not fixed, name

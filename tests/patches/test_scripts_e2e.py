@@ -5,7 +5,7 @@ loop, a YOLO-style trainer, a latency benchmark, a run_glue-style classifier, an
 the MNIST example with --no-cuda/--no-mps, a timm-style ImageNet trainer with .cuda() and an
 amp_autocast alias, a Hugging Face-style generation benchmark with .to("cuda") and flush(), a
 torchrun DDP trainer with DistributedSampler, a two-file project whose device helper lives in
-utils.py) ->
+utils.py, the VAE example with its namespace flag ``args.cuda``) ->
 ``patches.generate --unsafe-fixes`` -> ``git am``. Each ported script loses >= 70 % of its CUDA
 code tokens (a project of several files, counted together), the summary's counts match a rescan of the ported tree, a rerun gives no patch, and
 every ported script runs on a CPU-only machine with the losses of the original run on CPU
@@ -98,6 +98,7 @@ SCRIPTS = {
     ),
     "torchrun_ddp.py": Script(("--epochs", "2"), torchrun=True, trn=True),
     "cls_project/train.py": Script(("--epochs", "2"), trn=True),
+    "vae_mnist_style.py": Script(("--epochs", "1"), trn=True),
 }
 # Modules the scripts import (counted with their project, not run by themselves).
 MODULES = ("cls_project/utils.py",)

@@ -20,13 +20,21 @@ become::
 * a switch whose name says CUDA (``--cuda``, ``--no_cuda``, ``--no-cuda``; ``store_true`` or
   ``type=int``, never a device string) keeps
   its option string (the user's command line is unchanged) and gets ``dest=`` the neutral name;
-  its help text says "accelerator" for "CUDA"; every ``args.<dest>`` read follows.
+  its help text says "accelerator" for "CUDA"; every ``args.<dest>`` read follows;
+* an attribute of the parsed namespace set once from an availability check (``args.cuda = not
+  args.no_cuda and torch.cuda.is_available()``, the VAE/DCGAN/word-language-model shape) and
+  declared by no option is renamed (``args.accel``) with every read, in the step of the check; the
+  cuda-flag finding (HN510) on it is fixed there. Where the rename cannot be made (a read stays
+  CUDA) the check is not rewritten either: ``args.cuda`` true on another accelerator would send
+  that code there.
 
 Only where the name's uses are all neutral after the series: every finding in a statement that
 reads it (the whole ``if`` when it is the test) is one this run rewrites; so a flag that still
 selects cuDNN or a CUDA query keeps its name. The option is renamed only where the namespace
 stays in the file (no ``vars(args)``, ``getattr``, or ``args`` handed to code defined elsewhere)
-and no other file could read the attribute (a script: ``script_device.is_script``).
+and no other file could read the attribute (a script: ``script_device.is_script``); a
+namespace attribute, where besides every function given the namespace receives it from this
+file only.
 """
 
 from __future__ import annotations
@@ -55,7 +63,7 @@ def _neutral(name: str) -> str:
 
 @dataclass(frozen=True)
 class Unit:
-    kind: str  # "name" (a local) or "flag" (an argparse option's dest)
+    kind: str  # "name" (a local), "flag" (an argparse option's dest), "attr" (a namespace's)
     old: str
     new: str
     anchor: int  # the line whose fix makes the value neutral (the assignment), 0 for a flag
@@ -63,6 +71,8 @@ class Unit:
     reads: tuple[tuple[int, int], ...]  # (first, last) lines of each statement unit reading it
     namespaces: frozenset[str] = frozenset()  # a flag: the names holding the parsed namespace
     parent: "Unit | None" = None  # a name set only under `if <parent>:`: renamed with it
+    target: tuple = ()  # an "attr": the span of the attribute the assignment sets
+    end: int = 0  # an "attr": the assignment's last line
 
 
 def _parents(tree):
@@ -138,7 +148,10 @@ def _guarded(ctx, parents, taken, flag: Unit) -> list[Unit]:
     accelerator, renamed with the flag."""
     out = []
     for node in ast.walk(ctx.tree):
-        if not (isinstance(node, ast.If) and ast.unparse(node.test) == flag.old):
+        tests = (
+            {f"{ns}.{flag.old}" for ns in flag.namespaces} if flag.kind == "attr" else {flag.old}
+        )
+        if not (isinstance(node, ast.If) and ast.unparse(node.test) in tests):
             continue
         for stmt in node.body:
             if not (
@@ -204,15 +217,23 @@ def _escapes(tree, spaces: set[str], local_defs: dict[str, list[str]]) -> bool:
     return False
 
 
-def _flag_units(ctx, parents, taken) -> list[Unit]:
+def _local_spaces(ctx) -> set[str]:
+    """The names holding a script's parsed namespace when it stays in the file; empty otherwise."""
     if not is_script(ctx):
-        return []
+        return set()
     spaces = _namespaces(ctx.tree)
     defs = [n for n in ast.walk(ctx.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     if len({d.name for d in defs}) != len(defs):
-        return []  # two functions of one name: which receives the namespace is not plain
+        return set()  # two functions of one name: which receives the namespace is not plain
     local_defs = {d.name: [a.arg for a in d.args.posonlyargs + d.args.args] for d in defs}
     if not spaces or _escapes(ctx.tree, spaces, local_defs):
+        return set()
+    return spaces
+
+
+def _flag_units(ctx, parents, taken) -> list[Unit]:
+    spaces = _local_spaces(ctx)
+    if not spaces:
         return []
     out = []
     for node in ast.walk(ctx.tree):
@@ -254,18 +275,25 @@ def _option_dest(node: ast.AST) -> str | None:
     return longs[0][2:].replace("-", "_")
 
 
-def _flag_reads(ctx, parents, old: str, spaces: set[str]) -> list[tuple[int, int]]:
+def _flag_reads(
+    ctx, parents, old: str, spaces: set[str], store: ast.Attribute | None = None
+) -> list[tuple[int, int]]:
     """The statement units reading ``<namespace>.<old>``; empty where the flag may be read in a
-    way this file does not show (by name, through another object, or stored to)."""
+    way this file does not show (by name, through another object, or stored to, but at
+    ``store``)."""
     reads = []
     for n in ast.walk(ctx.tree):
         if isinstance(n, ast.Attribute) and n.attr == old:
             if isinstance(parents.get(n), ast.Call) and parents[n].func is n:
+                if isinstance(n.value, ast.Name) and n.value.id in spaces:
+                    return []  # args.cuda(): not a flag
                 continue  # x.cuda(): a method, not the flag
             if isinstance(n.value, ast.Attribute) and n.value.attr in spaces:
                 return []  # self.args.cuda: a namespace kept elsewhere
             if not (isinstance(n.value, ast.Name) and n.value.id in spaces):
                 continue  # torch.cuda, a tensor's: another object
+            if n is store:
+                continue
             if not isinstance(n.ctx, ast.Load):
                 return []
             reads.append(_stmt_unit(n, parents))
@@ -281,11 +309,117 @@ def _flag_reads(ctx, parents, old: str, spaces: set[str]) -> list[tuple[int, int
     return reads
 
 
+def _dests(tree) -> set[str]:
+    """The attributes the file's options declare (``dest=``, else the first long option's name,
+    else the first name): what ``parse_args`` sets."""
+    out = set()
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "add_argument"
+        ):
+            continue
+        kw = {k.arg: k.value for k in node.keywords}
+        dest = kw.get("dest")
+        if isinstance(dest, ast.Constant) and isinstance(dest.value, str):
+            out.add(dest.value)
+            continue
+        names = [a.value for a in node.args if isinstance(a, ast.Constant)]
+        names = [n for n in names if isinstance(n, str)]
+        longs = [n for n in names if n.startswith("--")]
+        if longs or names:
+            out.add((longs or names)[0].lstrip("-").replace("-", "_"))
+    return out
+
+
+def _receivers_known(tree, spaces: set[str]) -> bool:
+    """Every function with a parameter named like the namespace is called only by name in this
+    file, with the namespace in that place: its ``args.x`` is the script's (a parameter of that
+    name handed another object, or a function used as a value, would rename someone else's)."""
+    defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    for d in defs:
+        a = d.args
+        positional = [x.arg for x in a.posonlyargs + a.args]
+        mine = [x for x in positional + [x.arg for x in a.kwonlyargs] if x in spaces]
+        if not mine:
+            continue
+        if a.vararg or a.kwarg or len(mine) > 1:
+            return False
+        param = mine[0]
+        index = positional.index(param) if param in positional else None
+        mine_calls = [c for c in calls if isinstance(c.func, ast.Name) and c.func.id == d.name]
+        loads = [
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Name) and n.id == d.name and isinstance(n.ctx, ast.Load)
+        ]
+        if not mine_calls or len(loads) != len(mine_calls):
+            return False  # never called here, or used as a value
+        for c in mine_calls:
+            given = [k.value for k in c.keywords if k.arg == param]
+            if not given and index is not None and index < len(c.args):
+                given = [c.args[index]]
+            if len(given) != 1 or not (isinstance(given[0], ast.Name) and given[0].id in spaces):
+                return False
+    return True
+
+
+def _attr_units(ctx, parents, taken) -> list[Unit]:
+    """``args.cuda = <... torch.cuda.is_available() ...>``: a CUDA-named attribute of the parsed
+    namespace, set once by the script from the availability check and declared by no option,
+    every read of it on the namespace in this file."""
+    spaces = _local_spaces(ctx)
+    if not spaces or not _receivers_known(ctx.tree, spaces):
+        return []
+    dests = _dests(ctx.tree)
+    out = []
+    for node in ast.walk(ctx.tree):
+        if not (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Attribute)
+            and isinstance(node.targets[0].value, ast.Name)
+            and node.targets[0].value.id in spaces
+            and _WORD.search(node.targets[0].attr)
+        ):
+            continue
+        target = node.targets[0]
+        old = target.attr
+        new = _neutral(old)
+        if old in dests or new in dests or new in taken:
+            continue  # an option sets it too (or the new name): parse_args would disagree
+        check = next((c for c in ast.walk(node.value) if is_call(ctx, c, _AVAILABLE)), None)
+        if check is None:
+            continue
+        reads = _flag_reads(ctx, parents, old, spaces, store=target)
+        if reads:
+            out.append(
+                Unit(
+                    "attr",
+                    old,
+                    new,
+                    check.lineno,
+                    node.lineno,
+                    tuple(reads),
+                    frozenset(spaces),
+                    target=span_of(target),
+                    end=node.end_lineno,
+                )
+            )
+    return out
+
+
 @functools.lru_cache(maxsize=32)
 def units(ctx) -> tuple[Unit, ...]:
     parents = _parents(ctx.tree)
     taken = _names(ctx.tree)
-    return tuple(_local_units(ctx, parents, taken) + _flag_units(ctx, parents, taken))
+    attrs = _attr_units(ctx, parents, taken)
+    guarded = [g for u in attrs for g in _guarded(ctx, parents, taken, u)]
+    return tuple(
+        _local_units(ctx, parents, taken) + _flag_units(ctx, parents, taken) + attrs + guarded
+    )
 
 
 def _word(n: ast.AST) -> str:
@@ -308,7 +442,7 @@ def _leftover(ctx, gate, u: Unit, spans) -> bool:
     fixed = [finding_span(f) for f in gate.findings if gate.fixes(f.rule, f.line)]
     fixed += [sp for site, sps in gate.companions.items() if gate.fixes(*site) for sp in sps]
     locals_ = {x.old for x in units(ctx) if x.kind == "name"}
-    flags = {(x.old, s) for x in units(ctx) if x.kind == "flag" for s in x.namespaces}
+    flags = {(x.old, s) for x in units(ctx) if x.kind in ("flag", "attr") for s in x.namespaces}
     for stmt in ctx.stmts:
         if (stmt.lineno, stmt.end_lineno) not in spans:
             continue
@@ -330,7 +464,16 @@ def _leftover(ctx, gate, u: Unit, spans) -> bool:
 
 
 def _lines(u: Unit) -> frozenset[int]:
-    return frozenset([u.define, *(ln for a, b in u.reads for ln in range(a, b + 1))])
+    own = range(u.define, max(u.define, u.end) + 1)
+    return frozenset([*own, *(ln for a, b in u.reads for ln in range(a, b + 1))])
+
+
+def _spans(u: Unit) -> list[tuple[int, int]]:
+    """The statement units the name's rename depends on: its reads, and the check that sets it
+    (a namespace attribute's whole assignment: the finding on the attribute too)."""
+    if u.kind == "attr":
+        return [*u.reads, (u.define, u.end)]
+    return list(u.reads) + ([(u.anchor, u.anchor)] if u.anchor else [])
 
 
 class ScriptFlags(Family):
@@ -347,21 +490,58 @@ class ScriptFlags(Family):
                 lines = lines | mine
         return lines
 
-    def _ready(self, eng, u: Unit) -> bool:
+    def companions(self, ctx, spec, lines: frozenset[int]) -> dict[tuple[str, int], list]:
+        """A namespace attribute set from the availability check is renamed with the check:
+        the attribute (and the cuda-flag finding on it) goes with that site. Where the rename
+        is not made, ``on_node`` keeps the check where a read stays CUDA (``_cuda_read``)."""
+        if _AVAILABLE not in spec.names:
+            return {}
+        return {
+            (spec.rule, u.anchor): [u.target]
+            for u in units(ctx)
+            if u.kind == "attr" and u.anchor in lines
+        }
+
+    def _ready(self, eng, u: Unit, seen: frozenset = frozenset()) -> bool:
         """Every finding in a statement reading the name is rewritten by this run (and, for a
-        local, the availability check it holds): after the series its uses are neutral."""
+        local, the availability check it holds): after the series its uses are neutral. A
+        namespace attribute set in one of those statements must be renamed too (else the
+        check there is kept)."""
         if u.parent is not None:
-            return self._ready(eng, u.parent)
+            return self._ready(eng, u.parent, seen)
+        spans = _spans(u)
+        if not self._neutral(eng, u, spans):
+            return False
+        if u.anchor and not any(f.line == u.anchor for f in eng.gate.findings):
+            return False
+        seen = seen | {u}
+        return all(
+            self._ready(eng, v, seen)
+            for v in units(eng.ctx)
+            if v.kind == "attr" and v not in seen and any(a <= v.define <= b for a, b in spans)
+        )
+
+    def _neutral(self, eng, u: Unit, spans) -> bool:
         gate = eng.gate
         if gate is None:
             return False
-        spans = list(u.reads) + ([(u.anchor, u.anchor)] if u.anchor else [])
         hits = [f for f in gate.findings if any(a <= f.line <= b for a, b in spans)]
         if not hits or not all(gate.fixes(f.rule, f.line) for f in hits):
             return False
-        if u.anchor and not any(f.line == u.anchor for f in hits):
-            return False
         return not _leftover(eng.ctx, gate, u, spans)
+
+    def _cuda_read(self, eng, u: Unit) -> int | None:
+        """The first line of a read of a namespace attribute that holds CUDA code after the
+        series (None: none does, its check may become neutral even where the attribute keeps
+        its name)."""
+        gate = eng.gate
+        for a, b in sorted(u.reads):
+            hits = [f for f in gate.findings if a <= f.line <= b] if gate else []
+            if gate is None or not all(gate.fixes(f.rule, f.line) for f in hits):
+                return a
+            if _leftover(eng.ctx, gate, u, [(a, b)]):
+                return a
+        return None
 
     def _unit_at(self, eng, node, kind: str, old: str) -> Unit | None:
         line = eng.line(node)
@@ -381,9 +561,52 @@ class ScriptFlags(Family):
             and isinstance(original.value, cst.Name)
             and _WORD.search(original.attr.value)
         ):
-            u = self._unit_at(eng, original, "flag", original.attr.value)
+            attr = original.attr.value
+            u = self._unit_at(eng, original, "flag", attr) or self._unit_at(
+                eng, original, "attr", attr
+            )
             if u and original.value.value in u.namespaces:
+                if u.kind == "attr" and isinstance(eng.parent(original), cst.AssignTarget):
+                    self._done_at_target(eng, u, original)
                 return updated.with_changes(attr=cst.Name(u.new))
+        return None
+
+    def _done_at_target(self, eng, u: Unit, node) -> None:
+        """The findings on the attribute the assignment sets (cuda-flag) are fixed by the
+        rename."""
+        for spec, lines in eng.gated:
+            if u.define not in lines:
+                continue
+            for f in eng.gate.findings:
+                if (
+                    f.rule == spec.rule
+                    and f.line == u.define
+                    and inside(finding_span(f), u.target)
+                    and eng.fixes(f.rule, f.line)
+                ):
+                    eng.done(spec, node)
+
+    def on_node(self, eng, original, updated):
+        """The assignment of a namespace attribute whose reads stay CUDA keeps its check: true
+        on another accelerator, the attribute would send that code there."""
+        if not isinstance(original, cst.Assign):
+            return None
+        line = eng.line(original)
+        for u in units(eng.ctx):
+            if u.kind != "attr" or u.define != line:
+                continue
+            read = self._cuda_read(eng, u) if any(line in ls for _, ls in eng.gated) else None
+            if read is None:
+                return None
+            end = eng.end_line(original)
+            undone = [a for a in eng.outcome.applied if line <= a[1] <= end]
+            if not undone:
+                return None
+            eng.outcome.applied = [a for a in eng.outcome.applied if a not in undone]
+            names = ", ".join(f"{ns}.{u.old}" for ns in sorted(u.namespaces))
+            why = f"{names} is read where the code stays CUDA (line {read})"
+            eng.outcome.failed += [(rule, at, why) for rule, at in undone]
+            return original
         return None
 
     def on_call(self, eng, original: cst.Call, updated: cst.Call):
