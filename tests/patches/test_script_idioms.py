@@ -787,6 +787,19 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_namespace_flag_saved_with_the_checkpoint(self):
+        self.assertExpectedInline(
+            _fixed("namespace_flag_saved.py"),
+            """\
+# left HN101:10: cuda-statement: HN510 args.cuda (line 10)
+@@ -6,0 +7 @@
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -13 +14 @@
+-    model.cuda()
++    model.to(device)
+""",
+        )
+
 
 def test_identical_code_identical_decisions():
     """The same helper in two files of different surroundings: the same rewrite."""

@@ -366,12 +366,34 @@ def _receivers_known(tree, spaces: set[str]) -> bool:
     return True
 
 
+def _held_elsewhere(tree, parents, spaces: set[str]) -> bool:
+    """The namespace object itself is stored or handed on other than to this file's functions
+    (``torch.save({"args": args}, path)``, ``cfg = args``, ``return args``): whoever reads it
+    later would miss a renamed attribute."""
+    for n in ast.walk(tree):
+        if not (isinstance(n, ast.Name) and n.id in spaces and isinstance(n.ctx, ast.Load)):
+            continue
+        p = parents.get(n)
+        if isinstance(p, ast.Attribute) and p.value is n:
+            continue  # args.x
+        if isinstance(p, ast.Call) and n in p.args:
+            continue  # handed to a call: _escapes and _receivers_known decide
+        if isinstance(p, ast.keyword) and isinstance(parents.get(p), ast.Call):
+            continue
+        return True
+    return False
+
+
 def _attr_units(ctx, parents, taken) -> list[Unit]:
     """``args.cuda = <... torch.cuda.is_available() ...>``: a CUDA-named attribute of the parsed
     namespace, set once by the script from the availability check and declared by no option,
     every read of it on the namespace in this file."""
     spaces = _local_spaces(ctx)
-    if not spaces or not _receivers_known(ctx.tree, spaces):
+    if (
+        not spaces
+        or not _receivers_known(ctx.tree, spaces)
+        or _held_elsewhere(ctx.tree, parents, spaces)
+    ):
         return []
     dests = _dests(ctx.tree)
     out = []
