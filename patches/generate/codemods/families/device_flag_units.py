@@ -1,0 +1,184 @@
+"""The device-flag units (a switch parameter, a `self` attribute) and the AST tests they share."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from patches.generate.codemods.families.base import is_test_file
+from patches.generate.codemods.tree_index import Def, dotted
+
+NEW = "device_type"
+_CUDA_ATTRS = ("is_cuda",)
+
+
+@dataclass
+class ParamUnit:
+    name: str  # the function's name
+    param: str  # the switch's name
+    defs: list[tuple[Def, int | None, bool | None]] = field(default_factory=list)  # index, default
+    calls: list[tuple[str, int, str]] = field(default_factory=list)  # (file, line, name) to map
+    why: str = ""  # non-empty: left
+    # (file, first, last) lines of its declarations and calls: the switch sites it holds
+    spans: list[tuple[str, int, int]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.why
+
+
+@dataclass
+class AttrUnit:
+    cls: str
+    attr: str
+    sites: list[tuple[str, int]] = field(default_factory=list)  # (file, line) of reads/writes
+    why: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.why
+
+
+@dataclass
+class Analysis:
+    params: dict[tuple[str, str], ParamUnit] = field(default_factory=dict)  # (name, param)
+    attrs: dict[tuple[str, str], AttrUnit] = field(default_factory=dict)  # (class, attr)
+    # (file, def line, def name) -> the converted unit whose switch that function declares
+    defs: dict[tuple[str, int, str], ParamUnit] = field(default_factory=dict)
+    # (file, call line, callee name) -> the converted unit the call goes to
+    calls: dict[tuple[str, int, str], ParamUnit] = field(default_factory=dict)
+    # (file, line, attr) -> the converted attribute unit read or written there on self
+    attr_sites: dict[tuple[str, int, str], AttrUnit] = field(default_factory=dict)
+
+
+def _bool_const(node) -> bool | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+def _is_public(d: Def) -> bool:
+    if is_test_file(d.path):
+        return False
+    parts = d.module.split(".") + (d.cls[len(d.module) + 1 :].split(".") if d.cls else [])
+    return not any(p.startswith("_") for p in parts + [d.name] if p)
+
+
+def _param_of(d: Def, names: tuple[str, ...]):
+    """(the switch's name, its positional index in a call, its default) or None: a parameter
+    named like the switch with a bool default or a ``bool`` annotation (or neither: then every
+    caller must pass a truth value, checked with the calls)."""
+    a = d.node.args
+    positional = a.posonlyargs + a.args
+    skip = 1 if d.kind in ("method", "classmethod") else 0
+    defaults = dict(
+        zip([x.arg for x in positional][len(positional) - len(a.defaults) :], a.defaults)
+    )
+    defaults.update({x.arg: v for x, v in zip(a.kwonlyargs, a.kw_defaults) if v is not None})
+    found = []
+    for i, x in enumerate(positional):
+        if x.arg in names:
+            found.append((x, i - skip if i >= skip else None))
+    for x in a.kwonlyargs:
+        if x.arg in names:
+            found.append((x, None))
+    if len(found) != 1:
+        return None
+    x, index = found[0]
+    default = defaults.get(x.arg)
+    ann = x.annotation
+    is_bool_ann = isinstance(ann, ast.Name) and ann.id == "bool"
+    if default is not None and _bool_const(default) is None:
+        return None  # a default that is no truth value: not a switch
+    if ann is not None and not is_bool_ann:
+        return None
+    return x.arg, index, _bool_const(default) if default is not None else None
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    """``name`` is bound anew inside ``node`` (assigned, deleted, a nested parameter)."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load):
+            return True
+        if isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
+            return True
+        if isinstance(n, ast.arg) and n.arg == name:
+            return True
+    return False
+
+
+def _cuda_code(ctx, node: ast.AST) -> str:
+    """The first CUDA device API ``node`` uses (``.cuda()``, ``torch.cuda.*``, ``.is_cuda``),
+    as "`text` (line N)", or ""."""
+    for n in ast.walk(node):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "cuda"
+            and not _imported(ctx, n.func.value)
+        ):
+            return f"`{ast.unparse(n)[:60]}` (line {n.lineno})"  # a tensor's or module's
+        if isinstance(n, ast.Attribute):
+            if n.attr in _CUDA_ATTRS:
+                return f"`{ast.unparse(n)[:60]}` (line {n.lineno})"
+            d = dotted(n)
+            q = ctx.qualify(n.lineno, d) if d else None
+            if q and (q == "torch.cuda" or q.startswith("torch.cuda.")):
+                return f"`{d}` (line {n.lineno})"
+    return ""
+
+
+def _imported(ctx, recv: ast.AST) -> bool:
+    """``recv`` is rooted at an imported name (a library's ``paths.cuda()``, not a tensor's
+    ``.cuda()`` method)."""
+    d = dotted(recv)
+    b = ctx.binding(recv.lineno, d.split(".")[0]) if d else None
+    return b is not None and b[1] == {"import"}
+
+
+def _stmt_of(parents, node) -> ast.AST:
+    """The statement reading ``node``: a simple statement, or the whole compound statement
+    whose test (or iterable, or context) it is in."""
+    p = parents.get(node)
+    while p is not None and not isinstance(p, ast.stmt):
+        p = parents.get(p)
+    return p if p is not None else node
+
+
+def _parents(tree) -> dict:
+    return {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+
+
+def _refers(n: ast.AST, name: str) -> bool:
+    """``n`` names ``name``: a loaded ``name`` or an attribute ``<x>.name``."""
+    return (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)) or (
+        isinstance(n, ast.Attribute) and n.attr == name
+    )
+
+
+def _by_name(call) -> bool:
+    """``call`` is ``getattr``/``hasattr``/``setattr``: a member looked up by its name."""
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id in ("getattr", "hasattr", "setattr")
+    )
+
+
+def _through_class(ref: ast.AST, hit: set) -> bool:
+    """``Class.method(obj, ...)``: an instance method called with its ``self`` passed, so the
+    switch's position is one further."""
+    if not isinstance(ref, ast.Attribute) or any(d.kind != "method" for d in hit):
+        return False
+    recv = ref.value
+    return not (
+        (isinstance(recv, ast.Name) and recv.id in ("self", "cls"))
+        or (isinstance(recv, ast.Call) and ast.unparse(recv.func) == "super")
+    )
+
+
+def _binds_any(node, name: str) -> bool:
+    return any(
+        (isinstance(n, ast.Name) and n.id == name) or (isinstance(n, ast.arg) and n.arg == name)
+        for n in ast.walk(node)
+    )
