@@ -7,6 +7,8 @@ import re
 
 import libcst as cst
 
+from patches.generate.codemods.engine import dotted_name
+
 WORD = "accelerator"
 _PART = re.compile(r"(?<![A-Za-z0-9])(cuda|CUDA|Cuda)(?![A-Za-z0-9])")
 _MESSAGE_WORD = re.compile(r"\bCUDA\b")
@@ -45,21 +47,10 @@ def new_name(name: str) -> str:
     )
 
 
-def _dotted(node) -> str | None:
-    parts = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
-        return None
-    parts.append(node.value)
-    return ".".join(reversed(parts))
-
-
 def _call_of(node) -> str | None:
     """``torch.cuda.x`` for a call ``torch.cuda.x()`` without arguments."""
     if isinstance(node, cst.Call) and not node.args:
-        return _dotted(node.func)
+        return dotted_name(node.func)
     return None
 
 

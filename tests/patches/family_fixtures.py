@@ -44,3 +44,23 @@ def check(family: str, case: str) -> None:
 
 def fixture_dir(family: str) -> Path:
     return FIXTURES / family
+
+
+def tree_cases(family: str) -> list[Path]:
+    """A tree family's fixture files (every case at its header's path, read as one tree)."""
+    return [FIXTURES / family / f"{c}.py" for c in cases(family)]
+
+
+def write_tree(root: Path, files: list[Path], packages: tuple[str, ...]) -> dict[str, Path]:
+    """Write each fixture file at its header's path under ``root`` and make ``packages``
+    packages; -> {path in the tree: fixture file}."""
+    out = {}
+    for p in files:
+        rel = p.read_text().splitlines()[0][len(HEADER) :].strip()
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(p.read_text())
+        out[rel] = p
+    for pkg in packages:
+        (root / pkg).mkdir(parents=True, exist_ok=True)
+        (root / pkg / "__init__.py").write_text("")
+    return out

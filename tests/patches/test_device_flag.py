@@ -21,30 +21,18 @@ from patches.generate.codemods.tree_index import TreeIndex
 from patches.generate.explain import explain
 from patches.generate.state import Settings
 from tests.patches.codemod_helpers import FIXTURES
+from tests.patches.family_fixtures import tree_cases, write_tree
 
 FOLDER = FIXTURES / "device_flag"
-HEADER = "# fixture-path: "
+PACKAGES = ("torch", "torch/_inductor", "torch/utils", "torch/testing")
 
 
 def _cases() -> list[Path]:
-    return sorted(p for p in FOLDER.glob("*.py") if not p.name.endswith(".expected.py"))
-
-
-def _rel(p: Path) -> str:
-    return p.read_text().splitlines()[0][len(HEADER) :].strip()
+    return tree_cases("device_flag")
 
 
 def _tree(root: Path, cases: list[Path]) -> dict[str, Path]:
-    out = {}
-    for p in cases:
-        rel = _rel(p)
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(p.read_text())
-        out[rel] = p
-    for pkg in ("torch", "torch/_inductor", "torch/utils", "torch/testing"):
-        (root / pkg).mkdir(parents=True, exist_ok=True)
-        (root / pkg / "__init__.py").write_text("")
-    return out
+    return write_tree(root, cases, PACKAGES)
 
 
 def _generate(root: Path, unsafe: bool = True, ignore: tuple[str, ...] = ()):

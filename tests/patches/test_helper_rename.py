@@ -15,30 +15,18 @@ from patches.generate.explain import explain
 from patches.generate.helper_rename import candidate, new_name
 from patches.generate.state import Settings
 from tests.patches.codemod_helpers import FIXTURES, diff
+from tests.patches.family_fixtures import tree_cases, write_tree
 
 FOLDER = FIXTURES / "helper_rename"
-HEADER = "# fixture-path: "
+PACKAGES = ("torch", "torch/optim", "torch/utils")
 
 
 def _cases() -> list[Path]:
-    return sorted(p for p in FOLDER.glob("*.py") if not p.name.endswith(".expected.py"))
-
-
-def _rel(p: Path) -> str:
-    return p.read_text().splitlines()[0][len(HEADER) :].strip()
+    return tree_cases("helper_rename")
 
 
 def _tree(root: Path, cases: list[Path]) -> dict[str, Path]:
-    out = {}
-    for p in cases:
-        rel = _rel(p)
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(p.read_text())
-        out[rel] = p
-    for pkg in ("torch", "torch/optim", "torch/utils"):
-        (root / pkg).mkdir(parents=True, exist_ok=True)
-        (root / pkg / "__init__.py").write_text("")
-    return out
+    return write_tree(root, cases, PACKAGES)
 
 
 def _generate(root: Path, unsafe: bool = True):

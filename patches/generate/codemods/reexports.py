@@ -14,6 +14,19 @@ from pathlib import Path
 from audits.resolve import absolute_module, module_name, package_name
 
 
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    """Every ``*.py`` file under ``root`` (no symlinks, nothing under ``.git``; an unreadable
+    file is skipped): path relative to ``root`` -> its bytes."""
+    out = {}
+    for p in sorted(root.rglob("*.py")):
+        if p.is_file() and not p.is_symlink() and ".git" not in p.parts:
+            try:
+                out[p.relative_to(root).as_posix()] = p.read_bytes()
+            except OSError:
+                continue
+    return out
+
+
 class Importers:
     """``importers(path)(name)`` -> a file of ``root`` importing ``name`` from ``path``, or "".
     ``package_prefix``: the scan's, so module names read as the scan reads them."""
@@ -26,13 +39,7 @@ class Importers:
 
     def _files(self) -> dict[str, bytes]:
         if self._bytes is None:
-            self._bytes = {}
-            for p in sorted(self.root.rglob("*.py")):
-                if p.is_file() and not p.is_symlink() and ".git" not in p.parts:
-                    try:
-                        self._bytes[p.relative_to(self.root).as_posix()] = p.read_bytes()
-                    except OSError:
-                        continue
+            self._bytes = tree_bytes(self.root)
         return self._bytes
 
     def _tree(self, rel: str) -> ast.Module | None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from patches.generate.codemods.context import FileContext
+from patches.generate.codemods.reexports import tree_bytes
 
 
 @dataclass(frozen=True)
@@ -67,13 +68,7 @@ class TreeIndex:
     # -- files --------------------------------------------------------------------------
     def files(self) -> dict[str, bytes]:
         if self._bytes is None:
-            self._bytes = {}
-            for p in sorted(self.root.rglob("*.py")):
-                if p.is_file() and not p.is_symlink() and ".git" not in p.parts:
-                    try:
-                        self._bytes[p.relative_to(self.root).as_posix()] = p.read_bytes()
-                    except OSError:
-                        continue
+            self._bytes = tree_bytes(self.root)
         return self._bytes
 
     def holding(self, *needles: bytes) -> list[str]:
