@@ -15,6 +15,7 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from audits.resolve import dotted_parts
 from patches.generate.codemods.context import FileContext
 from patches.generate.codemods.reexports import tree_bytes
 
@@ -160,14 +161,8 @@ class TreeIndex:
 
 
 def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
+    parts = dotted_parts(node)
+    return ".".join(parts) if parts else None
 
 
 def dotted(node: ast.AST) -> str | None:
