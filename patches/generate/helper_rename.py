@@ -53,6 +53,7 @@ import libcst as cst
 from audits.resolve import absolute_module, module_name, package_name
 from patches.generate import pytorch_style
 from patches.generate.codemods.imports import fix_imports
+from patches.generate.codemods.reexports import tree_bytes
 from patches.generate.helper_rename_body import _Untranslatable, candidate, new_name
 from patches.generate.helper_rename_body import translate as translate  # re-exported
 from patches.generate.helper_rename_edit import Helper, _Rename
@@ -86,15 +87,8 @@ class HelperRenames:
 
     # -- reading -----------------------------------------------------------------------------
     def _read(self) -> None:
-        for p in sorted(self.root.rglob("*.py")):
-            if not p.is_file() or p.is_symlink() or ".git" in p.parts:
-                continue
-            try:
-                data = p.read_bytes()
-            except OSError:
-                continue
-            rel = p.relative_to(self.root).as_posix()
-            self.raw[rel] = data
+        self.raw = tree_bytes(self.root)
+        for rel, data in self.raw.items():
             if b"cuda" in data.lower():
                 try:
                     self.files[rel] = data.decode("utf-8")
