@@ -17,11 +17,10 @@ from __future__ import annotations
 import libcst as cst
 
 from patches.generate.codemods.families.call_rename import CallRename
-from patches.generate.codemods.families.idioms_common import statement
+from patches.generate.codemods.families.idioms_common import under_availability_check
 from patches.generate.codemods.families.idioms_memory import _checked_lines, _guarded_here
 
 NAMES = ("torch.cuda.empty_cache", "torch.cuda.memory.empty_cache")
-GUARD = "torch.accelerator.is_available()"
 
 
 class GuardedCache(CallRename):
@@ -52,7 +51,4 @@ class GuardedCache(CallRename):
             return None
         if not eng.qualnames(expr.value.func) & set(NAMES) or updated.deep_equals(original):
             return None  # not ours, or the rename was declined
-        eng.add_needed_import("torch", node=original)
-        guard = statement(eng, f"if {GUARD}:\n    pass\n")
-        body = guard.body.with_changes(body=[updated.with_changes(leading_lines=[])])
-        return guard.with_changes(body=body, leading_lines=updated.leading_lines)
+        return under_availability_check(eng, original, updated)

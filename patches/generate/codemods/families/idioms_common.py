@@ -128,6 +128,16 @@ def statement(eng, text: str) -> cst.BaseStatement:
     return cst.parse_statement(text).visit(_Indent())
 
 
+def under_availability_check(eng, original, updated) -> cst.BaseStatement:
+    """``updated`` (the rewrite of the statement ``original``) inside ``if
+    torch.accelerator.is_available():``, keeping the statement's leading lines on the ``if``: a
+    bare call that raises without an accelerator where CUDA's was a no-op."""
+    eng.add_needed_import("torch", node=original)
+    guard = statement(eng, "if torch.accelerator.is_available():\n    pass\n")
+    body = guard.body.with_changes(body=[updated.with_changes(leading_lines=[])])
+    return guard.with_changes(body=body, leading_lines=updated.leading_lines)
+
+
 def node_span(node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
     """((line, col), (end line, end col)) of ``node``: a companion span (``Family.companions``)."""
     return ((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset))

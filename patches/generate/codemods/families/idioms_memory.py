@@ -23,7 +23,7 @@ import libcst as cst
 
 from patches.generate.codemods.engine import dotted_name
 from patches.generate.codemods.families.call_rename import CallRename
-from patches.generate.codemods.families.idioms_common import statement
+from patches.generate.codemods.families.idioms_common import under_availability_check
 
 _NAMES = (
     "memory_allocated",
@@ -81,10 +81,7 @@ class GuardedMemory(CallRename):
         line = eng.line(old.value)
         if line in _checked_lines(eng.ctx.tree) or line in _device_tested_lines(eng.ctx.tree):
             return None
-        eng.add_needed_import("torch", node=original)
-        guard = statement(eng, "if torch.accelerator.is_available():\n    pass\n")
-        body = guard.body.with_changes(body=[updated.with_changes(leading_lines=[])])
-        return guard.with_changes(body=body, leading_lines=updated.leading_lines)
+        return under_availability_check(eng, original, updated)
 
 
 @functools.lru_cache(maxsize=16)

@@ -24,12 +24,11 @@ import libcst as cst
 from patches.generate.codemods.engine import dotted_name
 from patches.generate.codemods.families import sync_dispatch
 from patches.generate.codemods.families.call_rename import CallRename
-from patches.generate.codemods.families.idioms_common import statement
+from patches.generate.codemods.families.idioms_common import statement, under_availability_check
 from patches.generate.codemods.families.script_device import gets_device, is_script
 
 SYNC = "torch.cuda.synchronize"
 NEW = "torch.accelerator.synchronize"
-GUARD = "torch.accelerator.is_available()"
 
 
 _DEVICE_WORDS = ("cuda", "gpu", "device", "accel")
@@ -106,10 +105,7 @@ class GuardedSync(CallRename):
         cpu = cpu or gets_device(eng.ctx)
         if not cpu or line in tested or not is_script(eng.ctx):
             return None
-        eng.add_needed_import("torch", node=original)
-        guard = statement(eng, f"if {GUARD}:\n    pass\n")
-        body = guard.body.with_changes(body=[updated.with_changes(leading_lines=[])])
-        return guard.with_changes(body=body, leading_lines=updated.leading_lines)
+        return under_availability_check(eng, original, updated)
 
     def _dispatch(self, eng, original: cst.If):
         """A whole sync dispatch (``sync_dispatch``), in the step its sync is rewritten."""
