@@ -66,10 +66,6 @@ _DEF = re.compile(r"def\s+(\w*(?i:cuda)\w*)\s*\(")
 # -- the tree ----------------------------------------------------------------------------------
 
 
-def _module_of(rel: str, prefix: str) -> str:
-    return module_name(rel, prefix)
-
-
 class HelperRenames:
     """The tree's private CUDA-named helpers and what becomes of them (``helpers``); ``apply``
     and ``sites`` per file. ``audit``: the run's (its ``rescan`` says whether a body is neutral)."""
@@ -168,7 +164,7 @@ class HelperRenames:
 
     def _references(self, h: Helper) -> str:
         """Fill ``h.refs``; why the uses forbid the rename ("" = they do not)."""
-        module = _module_of(h.path, self.prefix)
+        module = module_name(h.path, self.prefix)
         for rel, text in self.files.items():
             if h.name not in text:
                 continue
