@@ -26,8 +26,8 @@ run: $(STAMP)
 # The first run spreads its test modules over JOBS pytest-xdist worker processes (--dist
 # loadscope: a module's tests stay on one worker, so a module-scoped fixture is built once). CI
 # has 2 cores; that run mostly waits on subprocesses, so 2 workers halve its wall time (docs/ci.md,
-# "Test time"). tests/kernels stays in one process: under xdist a gloo rank of
-# test_distributed hung once at the end of its run (open). JOBS=0 runs in-process (for --pdb).
+# "Test time"). tests/kernels stays in one process (its device tests share one registered trn).
+# JOBS=0 runs in-process (for --pdb).
 JOBS ?= 2
 test: $(STAMP) lint
 	$(PY) -m pytest -q -n $(JOBS) --dist loadscope --ignore=tests/kernels $(ARGS)

@@ -53,6 +53,19 @@ def _alias(x: Any) -> Any:
     return x
 
 
+def _tensors(x: Any) -> list[torch.Tensor]:
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [t for v in x for t in _tensors(v)]
+    return []
+
+
+def _idle(aliases: list[torch.Tensor]) -> bool:
+    """No one but the caller's reference holds these tensors (no Work, no gloo thread)."""
+    return all(a._use_count() == 1 for a in aliases)
+
+
 def bind_local_core(device_type: str) -> int:
     """Set this process's device from LOCAL_RANK; error if that core is not visible."""
     local = int(os.environ.get("LOCAL_RANK", "0"))
@@ -110,13 +123,38 @@ class TrnProcessGroup(dist.ProcessGroup):
         # c10d keeps a group's name on its backends: gloo serves CPU tensors directly
         cpu = torch.device("cpu")
         self._register_backend(cpu, dist.ProcessGroup.BackendType.GLOO, self._gloo)
-        self._keep: list[tuple[Any, Any]] = []  # (work, trn tensors) until the work completes
+        # (trn tensors, their CPU aliases): kept until nothing else holds an alias, see _track
+        self._keep: list[tuple[Any, list[torch.Tensor]]] = []
+
+    def _track(self, trn: Any, aliased: Any) -> None:
+        """Hold a collective's trn tensors and CPU aliases until no Work or gloo thread does.
+
+        The trn tensors keep the memory the aliases point into alive. The aliases stay referenced
+        here until they are idle, so gloo's worker thread never frees the last reference to one:
+        that would need the GIL, and c10d destroys ProcessGroupGloo with the GIL held (DDP's
+        Reducer, the group's destructor) while joining that thread: a rank then hung at exit,
+        1 run in ~50 (pytorch/pytorch#56297).
+        """
+        self._keep = [k for k in self._keep if not _idle(k[1])]
+        self._keep.append((trn, _tensors(aliased)))
 
     def _run(self, op: str, *args: Any):
-        self._keep = [(w, a) for (w, a) in self._keep if not w.is_completed()]
-        work = getattr(self._gloo, op)(*_alias(list(args[:1])), *args[1:])
-        self._keep.append((work, args[0]))
+        aliased = _alias(list(args[:1]))
+        work = getattr(self._gloo, op)(*aliased, *args[1:])
+        self._track(args[0], aliased)
         return work
+
+    def shutdown(self) -> None:
+        """Let gloo's threads retire their last Work (GIL released, at most 1 s), then shut down.
+
+        A Work the caller still holds keeps its aliases busy; the wait then ends at the bound.
+        """
+        deadline = time.monotonic() + 1.0
+        while self._keep and time.monotonic() < deadline:
+            self._keep = [k for k in self._keep if not _idle(k[1])]
+            if self._keep:
+                time.sleep(0.002)
+        super().shutdown()
 
     def getBackendName(self) -> str:  # noqa: N802 (c10d's name)
         return self._name
@@ -202,9 +240,9 @@ class TrnProcessGroup(dist.ProcessGroup):
         return self._run("recv_anysource", tensors, tag)
 
     def _gloo_pair(self, op: str, outputs, inputs, *rest):
-        self._keep = [(w, a) for (w, a) in self._keep if not w.is_completed()]
-        work = getattr(self._gloo, op)(_alias(outputs), _alias(inputs), *rest)
-        self._keep.append((work, (outputs, inputs)))
+        aliased = (_alias(outputs), _alias(inputs))
+        work = getattr(self._gloo, op)(*aliased, *rest)
+        self._track((outputs, inputs), aliased)
         return work
 
     def _each(self, op: str, outputs, inputs, opts):

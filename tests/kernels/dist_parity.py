@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import faulthandler
+import gc
 import os
 import socket
 import subprocess
@@ -44,6 +46,8 @@ def worker(mode: str, device: str, out: str, steps: int) -> None:
 
     if device != "cpu":
         import kernels.trn  # noqa: F401  (registers the device and its c10d backend)
+    # a hung rank prints every thread's stack and exits before the launcher's deadline kills it
+    faulthandler.dump_traceback_later(float(os.environ.get("HN_WORKER_WATCHDOG", "600")), exit=True)
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     out = out.replace("{rank}", str(rank))
     timeout = datetime.timedelta(seconds=float(os.environ.get("HN_DIST_TIMEOUT", "60")))
@@ -142,6 +146,12 @@ def worker(mode: str, device: str, out: str, steps: int) -> None:
         extra["p2p"] = _full(p2p)
     dist.barrier()
     torch.save({"records": records, "extra": extra}, out)
+    # Drop DDP's Reducer before the process group: a Reducer freed after destroy_process_group()
+    # holds the group's last reference and destroys ProcessGroupGloo with the GIL held, while
+    # gloo's worker thread may still be freeing a finished Work whose tensors need the GIL to
+    # die (pytorch/pytorch#56297, open): both ranks then hang at exit, ~1 run in 10 here.
+    del model, opt
+    gc.collect()
     dist.destroy_process_group()
 
 
@@ -151,9 +161,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _env(device: str, timeout: float, env=None) -> dict:
+    """The workers' environment: the CPU reference is torch alone, and a hang reports itself.
+
+    A parent that registered trn exported HN_TRN=1 for its children (kernels/trn/register.py);
+    the CPU+gloo job is the reference, so it must not load the plugin. The watchdog fires before
+    the launcher's deadline, so a hung rank's stacks reach the log.
+    """
+    e = dict(os.environ, **(env or {}), PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    if device == "cpu":
+        e["HN_TRN"] = "0"
+    e.setdefault("HN_WORKER_WATCHDOG", str(max(5.0, timeout - 15)))
+    return e
+
+
 def launch_torchrun(mode, device, world, outdir: Path, steps=5, timeout=120, env=None):
     """One `torchrun --nproc-per-node world` job; return the ranks' outputs or raise with logs."""
-    e = dict(os.environ, **(env or {}), PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    e = _env(device, timeout, env)
     out = outdir / f"{mode}-{device}-{{rank}}.pt"
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(world),
            "--master-addr", "127.0.0.1", "--master-port", str(free_port()),
@@ -175,11 +199,10 @@ def launch(mode: str, device: str, world: int, outdir: Path, steps: int = 5, tim
     port = free_port()
     procs = []
     for r in range(world):
-        e = dict(os.environ, **(env or {}))
+        e = _env(device, timeout, env)
         e.update(
             RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(world),
-            MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), PYTHONPATH=str(ROOT),
-            OMP_NUM_THREADS="1",
+            MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
         )  # fmt: skip
         out = outdir / f"{mode}-{device}-{r}.pt"
         cmd = [sys.executable, __file__, "worker", mode, device, str(out), str(steps)]
@@ -196,7 +219,8 @@ def launch(mode: str, device: str, world: int, outdir: Path, steps: int = 5, tim
                 q.kill()
             text, _ = p.communicate()
             failed = True
-        logs.append(text.decode(errors="replace"))
+            text += f"\n[killed: still running after {timeout} s]".encode()
+        logs.append(f"[rank {len(logs)} exit {p.returncode}]\n" + text.decode(errors="replace"))
         failed |= p.returncode != 0
     if failed:
         raise RuntimeError(f"{mode} on {device} x{world} failed:\n" + "\n---\n".join(logs))

@@ -70,6 +70,32 @@ def test_peer_death_is_an_error_not_a_hang(tmp_path):
     assert secs < 10 + 20, log  # within the group timeout (plus slack for a loaded box)
 
 
+def test_gloo_never_frees_the_last_reference_to_an_alias():
+    # c10d destroys ProcessGroupGloo with the GIL held (DDP's Reducer, the group's destructor)
+    # while joining gloo's threads; a thread freeing the last reference to a Python-made tensor
+    # needs the GIL, so the group keeps every alias until nothing else holds it: a Work the
+    # caller keeps, a completed one included, and gloo's own threads (kernels/trn/distributed.py)
+    code = (
+        "import gc, kernels.trn, torch, torch.distributed as d\n"
+        "d.init_process_group(rank=0, world_size=1)\n"
+        "pg = d.group.WORLD\n"
+        "t = torch.ones(4, device='trn')\n"
+        "w = d.broadcast(t, 0, async_op=True)\n"
+        "w.wait()\n"
+        "d.all_reduce(torch.ones(2, device='trn'))\n"  # a later op prunes what is idle
+        "held = [a for _, aliases in pg._keep for a in aliases]\n"
+        "assert any(a._use_count() > 1 for a in held), 'a completed Work still held lost its alias'\n"
+        "del w\n"
+        "gc.collect()\n"
+        "d.destroy_process_group()\n"  # shutdown(): gloo lets go, the aliases go here
+        "assert pg._keep == [], pg._keep\n"
+        "print('OK')\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], env=_worker_env(), capture_output=True,
+                       text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0 and "OK" in r.stdout, r.stdout + r.stderr
+
+
 def test_mismatched_world_sizes_fail_fast_with_a_clear_error():
     # rank 0 started for 2 ranks, rank 1 for 3; without the check gloo's connect waits for the
     # group timeout (60 s here) and reports a bare connect/store timeout
