@@ -98,6 +98,12 @@ def calls(table: str) -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=1)
+def timeline_resolvers() -> frozenset[str]:
+    """``[timeline] resolvers``: calls of a timeline's block that are no work on it."""
+    return frozenset(data()["timeline"].get("resolvers", ()))
+
+
+@functools.lru_cache(maxsize=1)
 def kernel_decorators() -> frozenset[str]:
     """``[checks] kernels``: qualified decorators that define a GPU kernel (``triton.jit``)."""
     return frozenset(data()["checks"]["kernels"])

@@ -4,8 +4,10 @@ upstream's form (autograd's ``Broadcast``/``Scatter`` functions, torch 2.4 -> 2.
 ``device_index`` takes an int or None (None: no switch, as ``torch.cuda.device(None)``), where
 ``torch.cuda.device`` also took a ``torch.device`` or a string: the argument must be an index
 the file always computes as one (``values.is_index``: ``t.get_device()``, ``d.index``, a list of
-``_get_device_index(...)``), or a ``"cuda:N"`` literal, which becomes ``N``. Anything else, and
-``torch.cuda.device_of(t)``, is left with the reason.
+``_get_device_index(...)``; a name every producer of which in its scope is one, a nested worker's
+parameter by its callers' arguments, as ``parallel_apply``'s ``_worker(..., device)``), or a
+``"cuda:N"`` literal, which becomes ``N``. Anything else (a producer that may be a
+``torch.device`` or a string), and ``torch.cuda.device_of(t)``, is left with the reason.
 """
 
 from __future__ import annotations
@@ -50,7 +52,9 @@ class DeviceContext(Family):
                 eng.fail(spec, original, "a device string without an index")
                 return updated
             value = cst.Integer(m_.group(1))
-        elif not is_index(eng.ctx, cst.Module([]).code_for_node(value), eng.line(original)):
+        elif not is_index(
+            eng.ctx, cst.Module([]).code_for_node(value), eng.line(original.args[0].value)
+        ):
             eng.fail(
                 spec, original, "the argument may be a torch.device: device_index takes an int"
             )

@@ -102,7 +102,7 @@ class Timing(CallRename):
             eng.fail(spec, original, "not a single stream argument")
             return updated
         code = cst.Module([]).code_for_node(original.args[0].value)
-        if not is_stream(eng.ctx, code, eng.line(original)):
+        if not is_stream(eng.ctx, code, eng.line(original.args[0].value)):
             eng.fail(spec, original, "the stream may be None (torch.cuda.stream(None) is a no-op)")
             return updated
         eng.done(spec, original)

@@ -11,6 +11,9 @@
   which is one (``ctx.input_device = -1 if ... else i.get_device()``), an element of a list of
   them. ``with torch.cuda.device(x):`` is ``with torch.accelerator.device_index(x):`` only for
   these: ``device_index`` takes an int or None, where ``torch.cuda.device`` also took a device.
+  Where the file-wide bindings cannot tell (a parameter annotated ``int | torch.device``), a
+  plain name counts when every producer of it in the scope binding it is one (``producers``:
+  a nested worker's parameter by its callers' arguments); ``is_stream`` reads them the same way.
 * ``probed(ctx, line)``: the line is inside a ``try`` whose handler catches the error CUDA's
   constructor raises without a device, i.e. the code asks "is there a device?" by trying.
 """
@@ -21,6 +24,7 @@ import ast
 import functools
 
 from audits.resolve import dotted_parts
+from patches.generate.codemods.families.producers import Element, element_of, parents, producers
 
 STREAM_TYPES = frozenset(
     {"torch.cuda.Stream", "torch.cuda.streams.Stream", "torch.Stream", "torch.cuda.ExternalStream"}
@@ -140,14 +144,101 @@ def stream_names(ctx) -> frozenset[str]:
 
 
 def is_stream(ctx, source: str, line: int) -> bool:
-    """The expression ``source`` (at ``line``) names a value the file only ever makes a stream."""
+    """The expression ``source`` (at ``line``) names a value the file only ever makes a stream:
+    by the file's bindings of the name, or (a plain name) by every producer of it in its scope
+    (``producers``: a nested function's parameter whose callers all pass streams and which is
+    rebound only to a stream, ``if stream is None: stream = torch.cuda.current_stream(d)``)."""
     try:
         node = ast.parse(source.strip(), mode="eval").body
     except SyntaxError:
         return False
     if isinstance(node, ast.Call):
         return _qual(ctx, node.func, line) in STREAM_MAKERS
-    return isinstance(node, (ast.Name, ast.Attribute)) and _key(node) in _stream_names(ctx)
+    if isinstance(node, (ast.Name, ast.Attribute)) and _key(node) in _stream_names(ctx):
+        return True
+    return isinstance(node, ast.Name) and _scoped(
+        ctx, _reads(ctx, node.id, line), _StreamCheck(ctx), set()
+    )
+
+
+def _reads(ctx, name: str, line: int) -> list[ast.Name]:
+    """The reads of ``name`` on ``line`` in ``ctx.tree`` (where a parsed source's name is)."""
+    return [
+        n
+        for n in ast.walk(ctx.tree)
+        if isinstance(n, ast.Name)
+        and n.id == name
+        and n.lineno == line
+        and isinstance(n.ctx, ast.Load)
+    ]
+
+
+def _scoped(ctx, names: list[ast.Name], check, seen: set) -> bool:
+    """Every producer of each of ``names`` in its own scope passes ``check`` (a value:
+    ``check.value(node, seen)``; an element of an iterable: ``check.elements(node, seen)``)."""
+    if not names:
+        return False
+    for name in names:
+        prods = producers(ctx, name, seen)
+        if not prods:
+            return False
+        for p in prods:
+            if isinstance(p, Element):
+                where = element_of(p.iterable, p.path)
+                if where is None:
+                    return False
+                iterable, rest = where
+                if iterable is None:
+                    if not check.counter:
+                        return False
+                elif rest or not check.elements(iterable, seen):
+                    return False
+            elif not check.value(p.node, seen):
+                return False
+    return True
+
+
+class _StreamCheck:
+    """A producer that is a stream (never None): a stream maker, a list of them, or a name whose
+    producers are."""
+
+    counter = False  # ``enumerate``'s counter is no stream
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+
+    def value(self, node, seen) -> bool:
+        if isinstance(node, ast.Call):
+            return _qual(self.ctx, node.func) in STREAM_MAKERS
+        if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice):
+            return self.elements(node.value, seen)
+        if isinstance(node, ast.Name):
+            return node.id in _stream_names(self.ctx) or _scoped(self.ctx, [node], self, seen)
+        return False
+
+    def elements(self, node, seen) -> bool:
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            return self.value(node.elt, seen)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return bool(node.elts) and all(self.value(e, seen) for e in node.elts)
+        if isinstance(node, ast.Name) and node in parents(self.ctx):
+            return _scoped(self.ctx, [node], _Elements(self), seen)
+        return False
+
+
+class _Elements:
+    """A producer that is a collection whose elements pass ``inner``."""
+
+    counter = False
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    def value(self, node, seen) -> bool:
+        return self.inner.elements(node, seen)
+
+    def elements(self, node, seen) -> bool:
+        return False  # a list of lists: not followed
 
 
 _INDEX_CALLS = frozenset(
@@ -163,10 +254,17 @@ def _callee(node: ast.Call) -> str:
 class _Index:
     """Int-valued expressions by the file's bindings (a name's every binding must be one)."""
 
-    def __init__(self, ctx, line: int) -> None:
+    def __init__(self, ctx, line: int, params: set | None = None) -> None:
         self.b = _bindings(ctx)
         self.ctx, self.line = ctx, line
         self.seen: set[str] = set()
+        self.params = set() if params is None else params  # producers' recursion guard
+
+    def scoped(self, node: ast.Name) -> bool:
+        """Every producer of the plain name ``node`` in the scope that binds it is an index
+        (``producers``: a nested function's parameter by its callers' arguments)."""
+        names = [node] if node in parents(self.ctx) else _reads(self.ctx, node.id, self.line)
+        return _scoped(self.ctx, names, _IndexCheck(self.ctx), self.params)
 
     def local(self, name: str):
         """The value a plain name holds at ``self.line``: its last assignment at the top level
@@ -211,7 +309,7 @@ class _Index:
         if isinstance(node, ast.Name) and (value := self.local(node.id)) is not None:
             return self.expr(value)
         if isinstance(node, (ast.Name, ast.Attribute)):
-            return self.name(_key(node))
+            return self.name(_key(node)) or (isinstance(node, ast.Name) and self.scoped(node))
         return False
 
     def name(self, key) -> bool:
@@ -247,13 +345,36 @@ class _Index:
                 return False
             values = self.b.values.get(key, [])
             if self.b.annotations.get(key):
-                return False  # a parameter somewhere: its value is the caller's
+                return self._scoped_elements(node)  # a parameter: its value is the caller's
             self.seen.add(key)
             try:
-                return bool(values) and all(self.elements(v) for v in values)
+                if values and all(self.elements(v) for v in values):
+                    return True
             finally:
                 self.seen.discard(key)
+            return self._scoped_elements(node)
         return False
+
+    def _scoped_elements(self, node) -> bool:
+        if not isinstance(node, ast.Name):
+            return False
+        names = [node] if node in parents(self.ctx) else _reads(self.ctx, node.id, self.line)
+        return _scoped(self.ctx, names, _Elements(_IndexCheck(self.ctx)), self.params)
+
+
+class _IndexCheck:
+    """``_scoped``'s check for indices: a producer in the tree, judged at its own line."""
+
+    counter = True  # ``enumerate``'s counter is an int
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+
+    def value(self, node, params) -> bool:
+        return _Index(self.ctx, node.lineno, params).expr(node)
+
+    def elements(self, node, params) -> bool:
+        return _Index(self.ctx, node.lineno, params).elements(node)
 
 
 def is_index(ctx, source: str, line: int) -> bool:
