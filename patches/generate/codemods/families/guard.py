@@ -11,7 +11,13 @@ family). What is HN101's own:
 * the device-pick *block* (``if torch.cuda.is_available(): d = "cuda" / elif <mps>: d = "mps"
   / else: d = "cpu"``) rewritten whole (``pick_block``);
 * in test files, ``@skipIf(not torch.cuda.is_available(), ...)`` / ``@skipUnless(...)`` become
-  upstream's ``TEST_ACCELERATOR`` gate.
+  upstream's ``TEST_ACCELERATOR`` gate;
+* the built check beside it: ``torch.backends.cuda.is_built() and torch.cuda.is_available()``
+  (either order, inside a longer ``and`` too) -> ``torch.accelerator.is_available()``, in the
+  step the availability check is rewritten (a companion: the gate counts it fixed with the
+  check). ``is_available()`` is False on a build without CUDA, so the built check adds nothing
+  beside it (upstream's benchmark timer: ``if torch.accelerator.is_available():
+  torch.accelerator.synchronize()``). The built check alone, or in an ``or``, stays.
 """
 
 from __future__ import annotations
@@ -27,7 +33,50 @@ from patches.generate.codemods.families.idioms_common import api_target, stateme
 from patches.generate.intent import CUDA_DEVICE_STR, Span, cuda_literal, is_call, span_of
 
 IS_AVAILABLE = "torch.cuda.is_available"
+IS_BUILT = "torch.backends.cuda.is_built"
 _CURRENT = "torch.accelerator.current_accelerator()"
+
+
+def _conjuncts(node: ast.AST) -> list[ast.AST]:
+    """The terms of an ``and`` chain, through nested (parenthesised) ``and`` chains."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        return [t for v in node.values for t in _conjuncts(v)]
+    return [node]
+
+
+def _bare(ctx, node: ast.AST, name: str) -> bool:
+    return is_call(ctx, node, name) and not node.args and not node.keywords
+
+
+def built_checks(ctx) -> dict[int, list[Span]]:
+    """availability-check line -> the spans of the ``torch.backends.cuda.is_built()`` terms of an
+    ``and`` chain holding that bare ``torch.cuda.is_available()`` call."""
+    out: dict[int, list[Span]] = {}
+    for node in ast.walk(ctx.tree):
+        if not (isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And)):
+            continue
+        terms = _conjuncts(node)
+        built = [span_of(t) for t in terms if _bare(ctx, t, IS_BUILT)]
+        for t in terms if built else ():
+            if _bare(ctx, t, IS_AVAILABLE):
+                out.setdefault(t.lineno, []).extend(
+                    b for b in built if b not in out.get(t.lineno, [])
+                )
+    return out
+
+
+def _cst_conjuncts(expr) -> list:
+    if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.And):
+        return _cst_conjuncts(expr.left) + _cst_conjuncts(expr.right)
+    return [expr]
+
+
+def _cst_and(parts: list, like) -> cst.BaseExpression:
+    """``parts`` joined by ``and`` (one part alone: itself), keeping ``like``'s parentheses."""
+    expr = parts[0]
+    for p in parts[1:]:
+        expr = cst.BooleanOperation(left=expr, operator=cst.And(), right=p)
+    return expr.with_changes(lpar=like.lpar, rpar=like.rpar) if len(parts) > 1 else expr
 
 
 def _single_assign(stmts):
@@ -82,6 +131,12 @@ class AvailabilityGuard(CallRename):
         self.blocks: dict[int, pick_block.Block] | None = None  # `if` line -> pick block
         self.chains: dict[int, pick_block.Chain] | None = None  # call line -> expression pick
         self.flags: dict[int, pick_block.FlagBlock] | None = None  # call line -> flag-form pick
+        self.built: dict[int, list[Span]] | None = None  # call line -> its chain's built checks
+
+    def _built(self, ctx) -> dict[int, list[Span]]:
+        if self.built is None:
+            self.built = built_checks(ctx)
+        return self.built
 
     def _flags(self, ctx) -> dict[int, pick_block.FlagBlock]:
         if self.flags is None:
@@ -107,6 +162,9 @@ class AvailabilityGuard(CallRename):
         """The call lines plus the device-pick literals (and whole pick blocks) they rewrite in
         the same step."""
         more = {lit for lit, (c, _) in self._picks(ctx).items() if c in lines}
+        for ln, spans in self._built(ctx).items():
+            if ln in lines:
+                more.update(sp[0][0] for sp in spans)
         for ln, b in self._blocks(ctx).items():
             if ln in lines:
                 more.update(range(b.start, b.end + 1))
@@ -134,6 +192,9 @@ class AvailabilityGuard(CallRename):
         for ln, f in self._flags(ctx).items():
             if ln in lines:
                 out.setdefault((spec.rule, ln), []).extend(f.spans)
+        for ln, spans in self._built(ctx).items():
+            if ln in lines:
+                out.setdefault((spec.rule, ln), []).extend(spans)
         return out
 
     def on_node(self, eng, original, updated):
@@ -141,6 +202,8 @@ class AvailabilityGuard(CallRename):
         ``is_available()`` is."""
         if isinstance(original, cst.IfExp):
             return self._chain(eng, original)
+        if isinstance(original, cst.BooleanOperation):
+            return self._drop_built(eng, original, updated)
         flag = self._flag_node(eng, original, updated)
         if flag is not None:
             return flag
@@ -158,6 +221,30 @@ class AvailabilityGuard(CallRename):
         api = self._imports(eng, specs[0], original)
         text = pick_block.replacement(b, f"{_CURRENT}.type", api)
         return statement(eng, text).with_changes(leading_lines=original.leading_lines)
+
+    def _drop_built(self, eng, original, updated):
+        """An ``and`` chain's ``torch.backends.cuda.is_built()`` terms, where a term of it is the
+        availability check this step rewrites (``built_checks``)."""
+        if not isinstance(original.operator, cst.And):
+            return None
+        terms, new = _cst_conjuncts(original), _cst_conjuncts(updated)
+        if len(terms) != len(new):
+            return None
+
+        def bare(t, name) -> bool:
+            return isinstance(t, cst.Call) and not t.args and name in eng.qualnames(t.func)
+
+        built = [bare(t, IS_BUILT) for t in terms]
+        checks = [t for t in terms if bare(t, IS_AVAILABLE)]
+        if not any(built) or not any(
+            (specs := eng.specs_for(self.name, t)) and eng.fixes(specs[0].rule, eng.line(t))
+            for t in checks
+        ):
+            return None
+        for t, b in zip(terms, built):
+            if b:
+                eng.remove_unused_import_by_node(t.func)
+        return _cst_and([n for n, b in zip(new, built) if not b], updated)
 
     def _flag_node(self, eng, original, updated):
         """The flag-form pick's ``if`` (rewritten whole) and the other arms' names (deleted), in
