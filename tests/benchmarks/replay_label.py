@@ -115,7 +115,7 @@ OTHER_BACKENDS = r"(?i)(?<![a-z])(?:xpu|mtia|hpu|privateuse1|mps)(?![a-z])"
 # kind: the first pattern the old statement's normalised text matches (the shared list's names).
 KINDS: list[tuple[str, str]] = [
     ("test-gate", r"\bTEST_CUDA\b|IfCUDA|onlyCUDA|skipCUDA|requires_cuda|HAS_CUDA|TEST_MULTIGPU"),
-    ("graph-capture", r"(?i)cuda_?graph|\bgraph\b|graph_capture|is_current_stream_capturing"),
+    ("graph-capture", r"(?i)cuda_?graph|torch\.cuda\.graph\b|graph_capture|stream_capturing"),
     ("stream", r"(?i)stream\b|\bstream\w*\("),
     ("event", r"\bEvent\b|elapsed_time|record_event"),
     ("synchronize", r"\bsynchronize\b"),
@@ -313,8 +313,17 @@ def kind_of(norm: str) -> str:
     return next(k for k, p in _KINDS if p.search(norm))
 
 
+def prose_only(u: Unit) -> bool:
+    """Whether every CUDA spot of ``u`` is inside a string of prose (a message, a docstring
+    piece: a string with a space in it); a change there is no change of code."""
+    prose = [s for s in u.strings if " " in s.strip()]
+    return sum(_spots(u.norm).values()) <= sum(sum(_spots(s).values()) for s in prose)
+
+
 def judge(old: Unit, window: list[Unit]) -> tuple[str, str, str] | None:
     """(form, what went, what came) when ``window`` is ``old`` made neutral, else None."""
+    if prose_only(old):
+        return None
     new_text = "\n".join(u.norm for u in window)
     s_old, s_new = _spots(old.norm), _spots(new_text)
     others = len(_OTHER.findall(new_text)) > len(_OTHER.findall(old.norm))

@@ -244,3 +244,20 @@ def test_cuda_dropped_without_a_neutral_token_is_not_labelled():
     )
     assert d.count("neutralized") == 0
     assert [line for line, _ in d.unlabelled] == [2]
+
+
+def test_cuda_only_in_a_message_is_not_a_neutralisation():
+    d = _draft(
+        """\
+        def f(n):
+            if n < 1:
+                raise ValueError("group size only works when CUDA is available")
+        """,
+        """\
+        def f(n):
+            if n < 1:
+                raise ValueError("group size only works when CUDA/XPU is available")
+        """,
+    )
+    assert d.count("neutralized") == 0
+    assert [line for line, _ in d.unlabelled] == [3]
