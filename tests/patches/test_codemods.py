@@ -22,6 +22,27 @@ class TestRuleFixtures(expecttest.TestCase):
         have = {p.name[:5].upper() for p in FIXTURES.glob("hn*.py")}
         self.assertEqual(sorted(set(specs()) - have), [])
 
+    def test_hn507(self):
+        self.assertExpectedInline(
+            _fixed("hn507_legacy_cuda_tensor_type.py"),
+            """\
+# left HN507:5: not an alias picked by a script's CUDA flag: decide by hand
+# left HN101:5: cuda-guarded: HN507 torch.cuda.FloatTensor (line 5)
+@@ -3,2 +3,6 @@
+-cuda = torch.cuda.is_available()
+-Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
++accel = torch.accelerator.is_available()
++device = torch.accelerator.current_accelerator() if accel else torch.device("cpu")
++
++
++def Tensor(*args):
++    return torch.FloatTensor(*args).to(device)
+@@ -9 +13 @@
+-    print(torch.zeros(2, 3).type(Tensor) + ones)
++    print(torch.zeros(2, 3).to(device, torch.float32) + ones)
+""",
+        )
+
     def test_hn101(self):
         self.assertExpectedInline(
             _fixed("hn101_cuda_is_available.py"),

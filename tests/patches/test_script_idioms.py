@@ -666,9 +666,37 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("cuda_all_kept.py"),
             """\
-# left HN101:7: cuda-flow: HN507 torch.cuda.FloatTensor (line 13)
-# left HN501:11: cuda-branch: cuda (line 10)
-# left HN501:12: cuda-branch: cuda (line 10)
+# left HN507:14: Tensor is used other than called or given to .type() (line 18)
+# left HN101:8: cuda-flow: HN507 torch.cuda.FloatTensor (line 14)
+# left HN501:12: cuda-branch: cuda (line 11)
+# left HN501:13: cuda-branch: cuda (line 11)
+""",
+        )
+
+    def test_dcgan_pick(self):
+        self.assertExpectedInline(
+            _fixed("dcgan_pick.py"),
+            """\
+@@ -11 +11 @@
+-parser.add_argument("--cuda", action="store_true", help="enables cuda")
++parser.add_argument("--cuda", action="store_true", dest="accel", help="enables accelerator")
+@@ -15 +15 @@
+-if torch.cuda.is_available() and not opt.cuda:
++if torch.accelerator.is_available() and not opt.accel:
+@@ -18 +18 @@
+-device = torch.device("cuda:0" if opt.cuda else "cpu")
++device = torch.device(f"{torch.accelerator.current_accelerator().type}:0" if opt.accel else "cpu")
+""",
+        )
+
+    def test_dcgan_pick_kept(self):
+        self.assertExpectedInline(
+            _fixed("dcgan_pick_kept.py"),
+            """\
+# left HN503:15: a fallback whose other side is not "cpu": no accelerator may exist there (current_accelerator() is None)
+@@ -14 +14 @@
+-device = torch.device("cuda:0" if opt.cuda else "cpu")
++device = torch.device(f"{torch.accelerator.current_accelerator().type}:0" if opt.cuda else "cpu")
 """,
         )
 

@@ -5,7 +5,9 @@ loop, a YOLO-style trainer, a latency benchmark, a run_glue-style classifier, an
 the MNIST example with --no-cuda/--no-mps, a timm-style ImageNet trainer with .cuda() and an
 amp_autocast alias, a Hugging Face-style generation benchmark with .to("cuda") and flush(), a
 torchrun DDP trainer with DistributedSampler, a two-file project whose device helper lives in
-utils.py, the VAE example with its namespace flag ``args.cuda``) ->
+utils.py, the VAE example with its namespace flag ``args.cuda``, a PyTorch-GAN-style conditional GAN with
+``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``, the DCGAN example with
+``--cuda`` and ``"cuda:0" if opt.cuda else "cpu"``) ->
 ``patches.generate --unsafe-fixes`` -> ``git am``. Each ported script loses >= 70 % of its CUDA
 code tokens (a project of several files, counted together), the summary's counts match a rescan of the ported tree, a rerun gives no patch, and
 every ported script runs on a CPU-only machine with the losses of the original run on CPU
@@ -55,6 +57,7 @@ class Script:
     torchrun: bool = False  # run as torchrun runs one process (RANK, WORLD_SIZE, ... set)
     ref_rel: float = 0.0  # the reference's losses are the CPU's within this (why: ref_why)
     ref_why: str = ""
+    trn_args: tuple[str, ...] = ()  # the user's own switch for the accelerator (DCGAN's --cuda)
 
 
 SCRIPTS = {
@@ -99,6 +102,9 @@ SCRIPTS = {
     "torchrun_ddp.py": Script(("--epochs", "2"), torchrun=True, trn=True),
     "cls_project/train.py": Script(("--epochs", "2"), trn=True),
     "vae_mnist_style.py": Script(("--epochs", "1"), trn=True),
+    "gan_style.py": Script(("--n_epochs", "2"), trn=True),
+    # on trn with its own switch: --cuda asks for the accelerator (without it, the CPU)
+    "dcgan_style.py": Script(("--niter", "1"), trn=True, trn_args=("--cuda",)),
 }
 # Modules the scripts import (counted with their project, not run by themselves).
 MODULES = ("cls_project/utils.py",)
@@ -139,6 +145,8 @@ def test_corpus_is_the_list():
 # What the gate still keeps (see docs/patches.md, issue 26).
 GATED = {
     "yolo_train.py": "select_device: the gate keeps the unit (its mps arm, CUDA_VISIBLE_DEVICES)",
+    "dcgan_style.py": "12 -> 5: cudnn.benchmark stays (HN412 keep) with its cudnn import, and the "
+    "--cuda option string and the warning that names it (the user's command line)",
 }
 
 
@@ -208,6 +216,7 @@ def _run(script: Path, spec: Script, trn=False, autoport=False, ref=False):
         env["HN_TRN"] = "1"
     args = list(spec.args) + (["--port", str(next(_PORTS))] if spec.port else [])
     args += list(spec.ref_args) if ref else []
+    args += list(spec.trn_args) if trn else []
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # the fixtures' own folder stays clean
     if spec.torchrun:
         env.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1")

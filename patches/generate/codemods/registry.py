@@ -39,6 +39,7 @@ from patches.generate.codemods.families.rename import Rename
 from patches.generate.codemods.families.script_amp import ScriptAmp
 from patches.generate.codemods.families.script_device import ScriptDevice
 from patches.generate.codemods.families.script_flags import ScriptFlags
+from patches.generate.codemods.families.script_legacy_types import LegacyTypes
 from patches.generate.codemods.families.script_seed import SeedAfterSeed
 from patches.generate.codemods.families.sync_guard import GuardedSync
 from patches.generate.codemods.families.timing import Timing
@@ -71,6 +72,7 @@ FAMILY_TYPES = (
     AttributeRename,
     ScriptDevice,  # MethodToDevice, and a script's own device where it has none
     ScriptFlags,  # a script's CUDA-named flag or local whose uses all become neutral
+    LegacyTypes,  # a script's `Tensor = torch.cuda.FloatTensor if cuda else ...` alias
     # idioms_*.py (issue 14): whole training-script idioms, before the plain device literal
     DevicePredicates,
     DeviceDefaults,

@@ -131,22 +131,8 @@ class DeviceDefaults(Family):
         spec = specs[0]
         if not _is_default(eng, original):
             parent = eng.parent(original)
-            if in_pick and m.group(1) is None:
-                if not _cpu_other_side(parent):
-                    # `"cuda" if not avail else avail.pop()`, `"cuda" if not use_device else
-                    # use_device`: "cuda" is the fallback when nothing else is known, also on
-                    # a CPU-only host, where the accelerator's type does not exist
-                    eng.fail(
-                        spec,
-                        original,
-                        'a fallback whose other side is not "cpu": no accelerator may exist '
-                        "there (current_accelerator() is None)",
-                    )
-                    return None
-                # `"cuda" if args.cuda else "cpu"`: the user asked for the accelerator (an
-                # is_available() pick is the availability family's, dispatched before this one).
-                eng.done(spec, original)
-                return accel_type(eng, spec, original)
+            if in_pick:
+                return self._pick(eng, spec, original, parent, m.group(1))
             if not isinstance(parent, cst.Arg) or parent.star:
                 return None
             if m.group(1) is None:
@@ -171,6 +157,33 @@ class DeviceDefaults(Family):
             spec,
             original,
             f'f"{{{CURRENT}.type}}:{index}" if torch.accelerator.is_available() else "cpu"',
+            f'f"{{accelerator_api.device_type()}}:{index}"',
+        )
+
+    def _pick(self, eng, spec, original, pick: cst.IfExp, index: str | None):
+        """``"cuda" if flag else "cpu"`` / ``"cuda:0" if opt.cuda else "cpu"`` (the DCGAN
+        example): the user asked for the accelerator, so its type (that index of it); left where
+        the other side is not the CPU (a fallback)."""
+        if not _cpu_other_side(pick):
+            # `"cuda" if not avail else avail.pop()`, `"cuda" if not use_device else
+            # use_device`: "cuda" is the fallback when nothing else is known, also on
+            # a CPU-only host, where the accelerator's type does not exist
+            eng.fail(
+                spec,
+                original,
+                'a fallback whose other side is not "cpu": no accelerator may exist '
+                "there (current_accelerator() is None)",
+            )
+            return None
+        # an is_available() pick is the availability family's, dispatched before this one
+        eng.done(spec, original)
+        if index is None:
+            return accel_type(eng, spec, original)
+        return expr(
+            eng,
+            spec,
+            original,
+            f'f"{{{CURRENT}.type}}:{index}"',
             f'f"{{accelerator_api.device_type()}}:{index}"',
         )
 

@@ -12,6 +12,7 @@ from patches.generate.codemods.families.script_units import (
     Unit,
     _neutral,
     _stmt_unit,
+    bindings_of,
 )
 from patches.generate.intent import is_call, span_of
 
@@ -46,6 +47,12 @@ def _escapes(tree, spaces: set[str], local_defs: dict[str, list[str]]) -> bool:
         ]
         if not passed:
             continue
+        if (
+            isinstance(node.func, ast.Name)
+            and node.func.id == "print"
+            and not bindings_of(tree, "print")
+        ):
+            continue  # `print(opt)` (the DCGAN example): a log line of its repr, read by no code
         if not (isinstance(node.func, ast.Name) and node.func.id in local_defs):
             return True
         params = local_defs[node.func.id]
@@ -64,7 +71,19 @@ def _local_spaces(ctx) -> set[str]:
     if not is_script(ctx):
         return set()
     spaces = _namespaces(ctx.tree)
-    defs = [n for n in ast.walk(ctx.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    methods = {
+        id(b)
+        for c in ast.walk(ctx.tree)
+        if isinstance(c, ast.ClassDef)
+        for b in c.body
+        if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    # functions a bare name calls (methods are called through an object: two classes' `forward`)
+    defs = [
+        n
+        for n in ast.walk(ctx.tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(n) not in methods
+    ]
     if len({d.name for d in defs}) != len(defs):
         return set()  # two functions of one name: which receives the namespace is not plain
     local_defs = {d.name: [a.arg for a in d.args.posonlyargs + d.args.args] for d in defs}

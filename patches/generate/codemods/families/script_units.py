@@ -46,6 +46,26 @@ def _stmt_unit(node, parents) -> tuple[int, int]:
     return p.lineno, p.end_lineno  # an `if`'s test: p is the `if`, body and all
 
 
+def bindings_of(tree, name: str) -> list[ast.AST]:
+    """Every node of ``tree`` that binds ``name`` (an assignment target, a parameter, a def or
+    class, an import, a ``global``/``nonlocal``)."""
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load):
+            out.append(n)
+        elif isinstance(n, ast.arg) and n.arg == name:
+            out.append(n)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if n.name == name:
+                out.append(n)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            if any((a.asname or a.name.split(".")[0]) == name for a in n.names):
+                out.append(n)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
+            out.append(n)
+    return out
+
+
 def _names(tree) -> set[str]:
     out = set()
     for n in ast.walk(tree):
