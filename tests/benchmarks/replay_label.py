@@ -18,7 +18,9 @@ How a label is drafted (no human read it; docs/replay.md gives the read precisio
    compound statement's header, or a decorator, with its line span. Docstrings are not units.
    A unit's text is normalised with ``ast.unparse`` (layout, comments, quotes and redundant
    parentheses do not count), and CUDA tokens are counted on that text, so a token in a comment
-   or a docstring never makes a site.
+   or a docstring never makes a site. A simple statement over ``LONG_STATEMENT`` lines (a long
+   list, an ``OpInfo`` table) is read line by line instead, each line with its comment dropped
+   and its layout normalised; a line wholly inside a multi-line string is no unit.
 3. **Alignment**: ``difflib.SequenceMatcher`` over the two files' normalised units. An old CUDA
    unit inside an ``equal`` block is ``kept`` (``how: equal``, or ``reformatted`` where the raw
    lines differ); one outside whose normalised text still occurs in the new file's unmatched
@@ -33,7 +35,8 @@ How a label is drafted (no human read it; docs/replay.md gives the read precisio
    went were code inside a string literal (``f"{m}.cuda()"``), ``neutral`` when a public neutral
    token was added, else ``internal`` (only torch-internal helpers added). **Alongside**: the
    window keeps a CUDA spot and names another backend (xpu, mtia, hpu, privateuse1, mps) more
-   often than the old unit: ``neutralized`` with ``form: alongside``.
+   often than the old unit: ``neutralized`` with ``form: alongside``. A unit whose CUDA spots
+   all lie in strings of prose (a message: a string with a space) is never neutralized.
 5. Anything else (a CUDA unit rewritten for another reason, moved and changed, deleted, a
    ``with torch.cuda.stream(s)`` become ``with s`` that adds no neutral token) gets no label and
    is counted in ``pair.unlabelled_changed_cuda_statements``.
