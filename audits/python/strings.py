@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterator
+
+# A remote device (torch.distributed.remote_device's format): "<worker>/<device>" or
+# "rank:<n>/<device>"; the worker name holds no "/", no blank and (but in "rank:<n>") no ":".
+# Placeholders of an f-string or .format stand as "{}" (f"rank:{r}/cuda:{r}").
+_REMOTE = re.compile(r"(?:rank:(?:\d+|\{\})|[^\s/:]+)/([a-z]+)(?::(?:\d+|\{\}))?")
 
 
 def text_of(node: ast.AST, depth: int = 0) -> str:
@@ -62,6 +68,28 @@ def value_matches(text: str, is_fstring: bool, values: tuple[str, ...]) -> bool:
         if text == v or (text.startswith(v + ":") and (is_fstring or text[len(v) + 1 :].isdigit())):
             return True
     return False
+
+
+def full_text(node: ast.AST) -> str | None:
+    """The whole text of a string constant or f-string, each replacement field as ``{}``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                parts.append(v.value.replace("{", "{{").replace("}", "}}"))
+            else:
+                parts.append("{}")
+        return "".join(parts)
+    return None
+
+
+def remote_device(text: str, values: tuple[str, ...]) -> bool:
+    """``text`` is a remote device on one of ``values`` (``"rank:0/cuda:0"``, ``"worker1/cuda"``,
+    ``f"{name}/cuda:{i}"``): the device part is a device string of ``values``."""
+    m = _REMOTE.fullmatch(text)
+    return m is not None and m.group(1) in values
 
 
 def candidates(node: ast.AST) -> Iterator[ast.AST]:

@@ -19,7 +19,15 @@ from audits.python.device_lists import closed_device_list
 from audits.python.device_types import device_type_compares
 from audits.python.plan import Plan
 from audits.python.segments import DEFS
-from audits.python.strings import candidates, format_head, literal_text, text_of, value_matches
+from audits.python.strings import (
+    candidates,
+    format_head,
+    full_text,
+    literal_text,
+    remote_device,
+    text_of,
+    value_matches,
+)
 from audits.resolve import absolute_module, bindings, dotted_parts, qualify
 from audits.vocabulary import OTHER_VENDORS
 
@@ -38,6 +46,12 @@ _MESSAGE_NAME = re.compile(
 _MESSAGE_KEYWORDS = frozenset(
     "help msg message reason description doc epilog usage err_msg error_msg warning".split()
 )
+# Text and path operations: a "c10/cuda" handed to them is a path or a text, not a remote
+# device (the remote-device form of the ``anywhere`` rules skips their arguments).
+_TEXT_CALLS = frozenset(
+    "startswith endswith find rfind index rindex replace split rsplit partition rpartition "
+    "join joinpath Path PurePath glob fnmatch match search sub fullmatch compile".split()
+)
 
 
 class Scan:
@@ -51,6 +65,7 @@ class Scan:
         self.spans: list[tuple[Rule, int, int, int, int, str]] = []  # explicit spans
         self.done_literals: set[int] = set()
         self.muted: set[int] = set()  # string nodes in messages (the `anywhere` rules skip them)
+        self.paths: set[int] = set()  # string nodes handed to text/path operations
         self.seen_imports: set[int] = set()
         self.branch_cands: list[tuple[str, ast.AST, list[ast.AST], ast.AST]] = []
         self.children = children_with_constants if plan.anywhere else children
@@ -204,6 +219,7 @@ class Scan:
             self.call_literals(node, parts, fname)
         if p.anywhere or p.device_lists:
             self.mute_messages(node, parts[-1] if parts else getattr(func, "attr", ""))
+            self.mute_paths(node, parts[-1] if parts else getattr(func, "attr", ""))
             if p.anywhere and format_head(node) is not None:
                 self.anywhere(node)
         if hit is not None:  # the callee is reported; visit only the arguments
@@ -239,6 +255,11 @@ class Scan:
         for m in msgs:
             self.mute(m)
 
+    def mute_paths(self, node: ast.Call, name: str) -> None:
+        if name in _TEXT_CALLS:
+            for a in [*node.args, *(kw.value for kw in node.keywords)]:
+                self.paths.update(id(n) for n in ast.walk(a))
+
     def mute(self, expr: ast.AST) -> None:
         for n in ast.walk(expr):
             if isinstance(
@@ -251,12 +272,18 @@ class Scan:
         if id(node) in self.done_literals or id(node) in self.muted:
             return
         lt = literal_text(node)
-        if lt is None:
-            return
-        for lr in self.p.anywhere:
+        for lr in self.p.anywhere if lt is not None else ():
             if value_matches(lt[0], lt[1], lr.values):
                 self.mark(node)
                 self.emit(lr.rule, node, lt[0])
+                return
+        text = full_text(node)
+        if text is None or id(node) in self.paths:
+            return
+        for lr in self.p.anywhere:
+            if remote_device(text, lr.values):  # "rank:0/cuda:0", "worker1/cuda"
+                self.mark(node)
+                self.emit(lr.rule, node, text)
                 return
 
     def mark(self, node: ast.AST) -> None:
