@@ -26,7 +26,8 @@ How a label is drafted (no human read it; docs/replay.md gives the read precisio
    lines differ); one outside whose normalised text still occurs in the new file's unmatched
    units is ``kept`` (``how: moved``). Every other old CUDA unit of a changed block is paired
    with the window of 1-3 consecutive new units of the same block most like it (token-level
-   ratio, at least ``MIN_RATIO``).
+   ratio, at least ``MIN_RATIO``); where that window is not the unit made neutral (below), a
+   wider one around it may be (one statement become two).
 4. **Neutralized**: the window has fewer CUDA spots (non-overlapping matches of the CUDA tokens)
    than the old unit, no CUDA spot of a kind the old one lacked, and more of some neutral token
    (``NEUTRAL_TOKENS``: ``torch.accelerator``, ``torch.Stream``/``Event``, ``.device.type``,
@@ -104,6 +105,7 @@ NEUTRAL_TOKENS: dict[str, tuple[str, str]] = {
     "torch.amp": (r"\btorch\.(?:amp|autocast|GradScaler)\b", "neutral"),
     "get_default_backend_for_device": (r"\bget_default_backend_for_device\b", "neutral"),
     "is_cpu": (r"\bis_cpu\b|\btype\s*!=\s*'cpu'", "neutral"),
+    "a device's type": (r"\b\w*device\w*\.type\b", "neutral"),
     "device time": (r"\bdevice_time\w*|\bself_device_\w*", "neutral"),
     "_get_device_module": (r"\b_get_device_module\b|\b_?device_module\b", "internal"),
     "device_interface": (r"\b(?:get_interface_for_device|device_interface)\b", "internal"),
@@ -379,12 +381,25 @@ def best_window(old: Unit, new: list[Unit], j1: int, j2: int) -> tuple[float, in
 
 def _neutralized(u: Unit, new: list[Unit], j1: int, j2: int):
     """((a, b), judge's verdict) when the new units ``new[a:b]`` of the changed block ``j1..j2``
-    most like ``u`` are ``u`` made neutral; else None."""
+    most like ``u`` are ``u`` made neutral; else None. Where the most similar window is not,
+    a wider one around it may be (``torch.cuda.init()`` -> ``mod = torch.get_device_module(...)``
+    and ``mod.init()``)."""
     if j2 <= j1:
         return None
     ratio, a, b = best_window(u, new, j1, j2)
-    verdict = judge(u, new[a:b]) if ratio >= MIN_RATIO else None
-    return None if verdict is None else ((a, b), verdict)
+    if ratio < MIN_RATIO:
+        return None
+    wider = [
+        (_ratio(u.norm, "\n".join(x.norm for x in new[a2:b2])), a2, b2)
+        for a2 in range(max(j1, b - MAX_WINDOW), a + 1)
+        for b2 in range(b, min(j2, a2 + MAX_WINDOW) + 1)
+        if (a2, b2) != (a, b)
+    ]
+    for r, a2, b2 in [(ratio, a, b)] + sorted(wider, reverse=True):
+        verdict = judge(u, new[a2:b2]) if r >= MIN_RATIO else None
+        if verdict is not None:
+            return (a2, b2), verdict
+    return None
 
 
 def _raw(lines: list[str], first: int, last: int) -> str:

@@ -261,3 +261,41 @@ def test_cuda_only_in_a_message_is_not_a_neutralisation():
     )
     assert d.count("neutralized") == 0
     assert [line for line, _ in d.unlabelled] == [3]
+
+
+def test_one_statement_become_two_is_read_whole():
+    # the most similar single new statement (`mod.init()`) is not neutral alone; the pair is
+    d = _draft(
+        """\
+        def f():
+            n = torch.cuda.device_count()
+            torch.cuda.init()
+        """,
+        """\
+        def f():
+            n = torch.accelerator.device_count()
+            mod = torch.get_device_module(torch.accelerator.current_accelerator())
+            mod.init()
+        """,
+    )
+    lab = _by_line(d)[3]
+    assert lab["status"] == "neutralized"
+    assert lab["new_lines"] == [[3, 4]]
+    assert _by_line(d)[2]["new_lines"] == [[2, 2]]
+
+
+def test_compared_with_a_device_variables_type_is_neutralized():
+    d = _draft(
+        """\
+        def f(meta, current_device):
+            if meta.device().type != "cuda":
+                raise ValueError(meta)
+        """,
+        """\
+        def f(meta, current_device):
+            if meta.device().type != current_device.type:
+                raise ValueError(meta)
+        """,
+    )
+    lab = _by_line(d)[2]
+    assert (lab["status"], lab["kind"], lab["form"]) == ("neutralized", "device-check", "neutral")
