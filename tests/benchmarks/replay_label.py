@@ -68,51 +68,76 @@ import yaml
 sys.path.insert(0, str(Path(__file__).parent))
 
 import replay_fetch  # noqa: E402
+from replay_score import _header_end  # noqa: E402
+
+
+def _patterns(*rows: str | tuple[str, str]) -> dict[str, str]:
+    r"""name -> regex, in order. A row is ``(name, regex)``, or a bare name that stands for
+    itself as a whole word: ``"torch.cuda"`` -> ``\btorch\.cuda\b`` (``\b`` only beside a word
+    character: ``".device.type"`` -> ``\.device\.type\b``)."""
+    out = {}
+    for row in rows:
+        if isinstance(row, tuple):
+            out[row[0]] = row[1]
+            continue
+        head = r"\b" if re.match(r"\w", row) else ""
+        tail = r"\b" if re.search(r"\w$", row) else ""
+        out[row] = head + re.escape(row) + tail
+    return out
+
 
 # CUDA tokens: what makes a statement "about CUDA". One alternation, matched left to right and
 # without overlap, so ``torch.cuda.amp.autocast`` is one spot and ``torch.amp.autocast("cuda")``
 # is one spot too (a deprecation fix, not a neutralisation).
-CUDA_TOKENS: dict[str, str] = {
-    "torch.cuda": r"\btorch\.cuda\b",
-    "_C._cuda": r"\b_C\._cuda\w*",
-    ".cuda(": r"\.cuda\s*\(",
-    ".cuda attribute": r"\.cuda\b",
-    "is_cuda": r"\bis_cuda\b",
-    '"cuda"': r"""(?<![\w])[rbfu]?["']cuda(?::[^"'\n]*)?["']""",
-    "ProfilerActivity.CUDA": r"\bProfilerActivity\.CUDA\b",
-    "DeviceType.CUDA": r"\bDeviceType\.CUDA\b",
-    "nccl": r"""["']nccl["']|\bBackend\.NCCL\b""",
-    "cuda name": r"\b\w*(?:cuda|CUDA|Cuda)\w*\b",
-}
+CUDA_TOKENS: dict[str, str] = _patterns(
+    "torch.cuda",
+    ("_C._cuda", r"\b_C\._cuda\w*"),
+    (".cuda(", r"\.cuda\s*\("),
+    (".cuda attribute", r"\.cuda\b"),
+    "is_cuda",
+    ('"cuda"', r"""(?<![\w])[rbfu]?["']cuda(?::[^"'\n]*)?["']"""),
+    "ProfilerActivity.CUDA",
+    "DeviceType.CUDA",
+    ("nccl", r"""["']nccl["']|\bBackend\.NCCL\b"""),
+    ("cuda name", r"\b\w*(?:cuda|CUDA|Cuda)\w*\b"),
+)
 # Code inside a string literal (generated source): the spots that make a ``codegen`` site.
 CUDA_CODE_IN_STRING = r"\.cuda\s*\(|\btorch\.cuda\.|\bis_cuda\b"
 
-# Neutral tokens: what a neutral rewrite adds. (regex, form): ``neutral`` for public neutral
-# API or a device variable, ``internal`` for a torch-internal helper.
-NEUTRAL_TOKENS: dict[str, tuple[str, str]] = {
-    "torch.accelerator": (r"\btorch\.accelerator\b", "neutral"),
-    "current_accelerator": (r"\bcurrent_accelerator\b", "neutral"),
-    "torch.Stream": (r"\btorch\.Stream\b", "neutral"),
-    "torch.Event": (r"\btorch\.Event\b", "neutral"),
-    "torch.get_device_module": (r"\btorch\.get_device_module\b", "neutral"),
-    ".device.type": (r"\.device\.type\b", "neutral"),
-    "device_type": (r"\b(?:device_type|DEVICE_TYPE|dev_type)\b", "neutral"),
-    "device variable": (
-        r"\.device\b(?!\s*\()|(?<![\w.\"'])(?:device|DEVICE)\b(?!\s*\()(?!\s*=[^=])",
-        "neutral",
+# Neutral tokens: what a neutral rewrite adds, by form: ``neutral`` for public neutral API or a
+# device variable, ``internal`` for a torch-internal helper.
+NEUTRAL_BY_FORM: dict[str, dict[str, str]] = {
+    "neutral": _patterns(
+        "torch.accelerator",
+        "current_accelerator",
+        "torch.Stream",
+        "torch.Event",
+        "torch.get_device_module",
+        ".device.type",
+        ("device_type", r"\b(?:device_type|DEVICE_TYPE|dev_type)\b"),
+        (
+            "device variable",
+            r"\.device\b(?!\s*\()|(?<![\w.\"'])(?:device|DEVICE)\b(?!\s*\()(?!\s*=[^=])",
+        ),
+        (".to(", r"\.to\s*\("),
+        ("torch.amp", r"\btorch\.(?:amp|autocast|GradScaler)\b"),
+        "get_default_backend_for_device",
+        ("is_cpu", r"\bis_cpu\b|\btype\s*!=\s*'cpu'"),
+        ("a device's type", r"\b\w*device\w*\.type\b"),
+        ("device time", r"\bdevice_time\w*|\bself_device_\w*"),
     ),
-    ".to(": (r"\.to\s*\(", "neutral"),
-    "torch.amp": (r"\btorch\.(?:amp|autocast|GradScaler)\b", "neutral"),
-    "get_default_backend_for_device": (r"\bget_default_backend_for_device\b", "neutral"),
-    "is_cpu": (r"\bis_cpu\b|\btype\s*!=\s*'cpu'", "neutral"),
-    "a device's type": (r"\b\w*device\w*\.type\b", "neutral"),
-    "device time": (r"\bdevice_time\w*|\bself_device_\w*", "neutral"),
-    "_get_device_module": (r"\b_get_device_module\b|\b_?device_module\b", "internal"),
-    "device_interface": (r"\b(?:get_interface_for_device|device_interface)\b", "internal"),
-    "device_handle": (r"\b_?(?:get_)?device_handle\b", "internal"),
-    "torch._C._accelerator": (r"\b_C\._accelerator\w*|\b_get_accelerator\b", "internal"),
-    "accelerator helper": (r"\b_accelerator_\w+", "internal"),
-    "GPU_TYPE": (r"\bGPU_TYPES?\b|\bget_gpu_type\b", "internal"),
+    "internal": _patterns(
+        ("_get_device_module", r"\b_get_device_module\b|\b_?device_module\b"),
+        ("device_interface", r"\b(?:get_interface_for_device|device_interface)\b"),
+        ("device_handle", r"\b_?(?:get_)?device_handle\b"),
+        ("torch._C._accelerator", r"\b_C\._accelerator\w*|\b_get_accelerator\b"),
+        ("accelerator helper", r"\b_accelerator_\w+"),
+        ("GPU_TYPE", r"\bGPU_TYPES?\b|\bget_gpu_type\b"),
+    ),
+}
+# (regex, form) by name, in the order above.
+NEUTRAL_TOKENS: dict[str, tuple[str, str]] = {
+    name: (p, form) for form, table in NEUTRAL_BY_FORM.items() for name, p in table.items()
 }
 # Another backend named beside CUDA (form ``alongside``).
 OTHER_BACKENDS = r"(?i)(?<![a-z])(?:xpu|mtia|hpu|privateuse1|mps)(?![a-z])"
@@ -172,31 +197,24 @@ class Unit:
         return len(_CUDA.findall(self.norm))
 
 
-def _header_end(node: ast.stmt) -> int:
-    end = node.lineno
-    for name, value in ast.iter_fields(node):
-        if name in ("body", "orelse", "finalbody", "handlers", "cases", "decorator_list"):
-            continue
-        for child in value if isinstance(value, list) else [value]:
-            if isinstance(child, ast.AST) and hasattr(child, "end_lineno"):
-                end = max(end, child.end_lineno)
-    return end
+# A compound statement's fields that are not its header (its bodies and its decorators).
+NOT_HEADER = ("body", "orelse", "finalbody", "handlers", "cases", "decorator_list")
 
 
 def _header_fields(node: ast.stmt) -> list[ast.AST]:
-    out = []
-    for name, value in ast.iter_fields(node):
-        if name in ("body", "orelse", "finalbody", "handlers", "cases", "decorator_list"):
-            continue
-        out += [
-            c for c in (value if isinstance(value, list) else [value]) if isinstance(c, ast.AST)
-        ]
-    return out
+    """The nodes of a statement's header: every field but its bodies and decorators."""
+    return [
+        c
+        for name, value in ast.iter_fields(node)
+        if name not in NOT_HEADER
+        for c in (value if isinstance(value, list) else [value])
+        if isinstance(c, ast.AST)
+    ]
 
 
 def _header_text(node: ast.stmt) -> str:
     bare = copy.copy(node)
-    for name in ("body", "orelse", "finalbody", "handlers", "cases", "decorator_list"):
+    for name in NOT_HEADER:
         if hasattr(bare, name):
             setattr(bare, name, [ast.Pass()] if name == "body" else [])
     try:
