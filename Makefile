@@ -49,6 +49,10 @@ prove: $(STAMP)
 # label is scored.  make replay ARGS="--mode unsafe --files 'torch/nn/*' --json out.json"
 replay: $(STAMP)
 	$(PY) tests/benchmarks/replay.py $(ARGS)
+# The unseen pair 2.13.0 -> 2.14.1 (docs/replay.md, "A second pair, drafted"): draft its labels
+# (1-2 min; the list holds torch source, so it stays in the cache, never in the project), then score:
+#   .venv/bin/python tests/benchmarks/replay_label.py --old 2.13.0 --new 2.14.1 --out ~/.cache/hwneutral/replay/labels_2.13.0_2.14.1.yaml
+#   make replay ARGS="--labels ~/.cache/hwneutral/replay/labels_2.13.0_2.14.1.yaml"
 
 bench: $(STAMP)
 	@for b in tests/benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
