@@ -9,6 +9,12 @@ from typing import Iterator
 # A remote device (torch.distributed.remote_device's format): "<worker>/<device>" or
 # "rank:<n>/<device>"; the worker name holds no "/", no blank and (but in "rank:<n>") no ":".
 # Placeholders of an f-string or .format stand as "{}" (f"rank:{r}/cuda:{r}").
+# Text and path operations: a "c10/cuda" handed to them is a path or a text, not a remote
+# device (the remote-device form of the ``anywhere`` rules skips their arguments).
+TEXT_CALLS = frozenset(
+    "startswith endswith find rfind index rindex replace split rsplit partition rpartition "
+    "join joinpath Path PurePath glob fnmatch match search sub fullmatch compile".split()
+)
 _REMOTE = re.compile(r"(?:rank:(?:\d+|\{\})|[^\s/:]+)/([a-z]+)(?::(?:\d+|\{\}))?")
 
 
@@ -90,6 +96,16 @@ def remote_device(text: str, values: tuple[str, ...]) -> bool:
     ``f"{name}/cuda:{i}"``): the device part is a device string of ``values``."""
     m = _REMOTE.fullmatch(text)
     return m is not None and m.group(1) in values
+
+
+def remote_rule(node: ast.AST, rules):
+    """(the first of ``rules`` whose values the string ``node`` is a remote device on, its
+    text), or None."""
+    text = full_text(node)
+    for lr in rules if text is not None else ():
+        if remote_device(text, lr.values):
+            return lr, text
+    return None
 
 
 def candidates(node: ast.AST) -> Iterator[ast.AST]:

@@ -13,21 +13,13 @@ import re
 from typing import Any, Sequence
 
 from audits.model import Rule
-from audits.python import flags
+from audits.python import flags, strings
 from audits.python.children import children, children_with_constants
 from audits.python.device_lists import closed_device_list
 from audits.python.device_types import device_type_compares
 from audits.python.plan import Plan
 from audits.python.segments import DEFS
-from audits.python.strings import (
-    candidates,
-    format_head,
-    full_text,
-    literal_text,
-    remote_device,
-    text_of,
-    value_matches,
-)
+from audits.python.strings import candidates, format_head, literal_text, text_of, value_matches
 from audits.resolve import absolute_module, bindings, dotted_parts, qualify
 from audits.vocabulary import OTHER_VENDORS
 
@@ -45,12 +37,6 @@ _MESSAGE_NAME = re.compile(
 )
 _MESSAGE_KEYWORDS = frozenset(
     "help msg message reason description doc epilog usage err_msg error_msg warning".split()
-)
-# Text and path operations: a "c10/cuda" handed to them is a path or a text, not a remote
-# device (the remote-device form of the ``anywhere`` rules skips their arguments).
-_TEXT_CALLS = frozenset(
-    "startswith endswith find rfind index rindex replace split rsplit partition rpartition "
-    "join joinpath Path PurePath glob fnmatch match search sub fullmatch compile".split()
 )
 
 
@@ -219,7 +205,6 @@ class Scan:
             self.call_literals(node, parts, fname)
         if p.anywhere or p.device_lists:
             self.mute_messages(node, parts[-1] if parts else getattr(func, "attr", ""))
-            self.mute_paths(node, parts[-1] if parts else getattr(func, "attr", ""))
             if p.anywhere and format_head(node) is not None:
                 self.anywhere(node)
         if hit is not None:  # the callee is reported; visit only the arguments
@@ -254,11 +239,8 @@ class Scan:
             msgs = [kw.value for kw in node.keywords if kw.arg in _MESSAGE_KEYWORDS]
         for m in msgs:
             self.mute(m)
-
-    def mute_paths(self, node: ast.Call, name: str) -> None:
-        if name in _TEXT_CALLS:
-            for a in [*node.args, *(kw.value for kw in node.keywords)]:
-                self.paths.update(id(n) for n in ast.walk(a))
+        if name in strings.TEXT_CALLS:  # a path or a text there, not a remote device
+            self.paths.update(id(n) for a in node.args for n in ast.walk(a))
 
     def mute(self, expr: ast.AST) -> None:
         for n in ast.walk(expr):
@@ -277,14 +259,10 @@ class Scan:
                 self.mark(node)
                 self.emit(lr.rule, node, lt[0])
                 return
-        text = full_text(node)
-        if text is None or id(node) in self.paths:
-            return
-        for lr in self.p.anywhere:
-            if remote_device(text, lr.values):  # "rank:0/cuda:0", "worker1/cuda"
-                self.mark(node)
-                self.emit(lr.rule, node, text)
-                return
+        found = strings.remote_rule(node, self.p.anywhere) if id(node) not in self.paths else None
+        if found is not None:  # "rank:0/cuda:0", "worker1/cuda"
+            self.mark(node)
+            self.emit(found[0].rule, node, found[1])
 
     def mark(self, node: ast.AST) -> None:
         """A matched string node and the string pieces it is built from."""
