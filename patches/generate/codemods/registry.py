@@ -35,6 +35,7 @@ from patches.generate.codemods.families.own_device import OwnDevice
 from patches.generate.codemods.families.param_defaults import ParamDefaults
 from patches.generate.codemods.families.profiler_devices import ProfilerDevices
 from patches.generate.codemods.families.profiler_keys import ProfilerKeys
+from patches.generate.codemods.families.remote_device import RemoteDevices
 from patches.generate.codemods.families.rename import Rename
 from patches.generate.codemods.families.script_amp import ScriptAmp
 from patches.generate.codemods.families.script_device import ScriptDevice
@@ -75,6 +76,7 @@ FAMILY_TYPES = (
     LegacyTypes,  # a script's `Tensor = torch.cuda.FloatTensor if cuda else ...` alias
     # idioms_*.py (issue 14): whole training-script idioms, before the plain device literal
     DevicePredicates,
+    RemoteDevices,  # "rank:0/cuda:0" -> f"rank:0/{device_type}:0" on the module's device type
     DeviceDefaults,
     Capability,
     Precision,

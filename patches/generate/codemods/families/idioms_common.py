@@ -80,12 +80,15 @@ def cuda_call_to(call: cst.Call, name: str) -> cst.Call | None:
     )
 
 
-def insert_device_line(eng, spec, original: cst.Module, updated: cst.Module, name: str):
-    """``<name> = <the accelerator's type, or "cpu">`` before the region's first statement, with
-    the import it needs; a def/class after it keeps its two blank lines (PEP 8)."""
+def insert_device_line(
+    eng, spec, original: cst.Module, updated: cst.Module, name: str, form: str = TYPE_OR_CPU
+):
+    """``<name> = <the accelerator's type, or "cpu">`` (``form``, written with ``torch``) before
+    the region's first statement, with the import it needs; a def/class after it keeps its two
+    blank lines (PEP 8)."""
     api = api_target(spec)
     eng.add_needed_import("accelerator_api" if api else "torch", node=original.body[0])
-    stmt = cst.parse_statement(f"{name} = {API_TYPE if api else TYPE_OR_CPU}\n")
+    stmt = cst.parse_statement(f"{name} = {API_TYPE if api else form}\n")
     first = updated.body[0]
     gap = [cst.EmptyLine()] * 2 if isinstance(first, (cst.FunctionDef, cst.ClassDef)) else []
     return updated.with_changes(
