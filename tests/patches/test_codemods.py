@@ -378,12 +378,16 @@ class TestRuleFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn501_tensor_cuda_method.py"),
             """\
-# left HN501:8: device index argument
-@@ -2,2 +2,2 @@
+@@ -0,0 +1 @@
++import torch
+@@ -2,2 +3,2 @@
 -    x = make().cuda()
 -    y = make().cuda(non_blocking=True)
 +    x = make().to(device)
 +    y = make().to(device, non_blocking=True)
+@@ -8 +9 @@
+-    z = make().cuda(1)
++    z = make().to(torch.device(1))
 """,
         )
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 import libcst.matchers as m
 
 from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.values import is_index
 
 _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
 
@@ -13,8 +16,13 @@ _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
 class MethodToDevice(Family):
     """``x.cuda()`` -> ``x.to(device)`` where a ``device`` is in scope (device-type tests and
     training steps have one); ``x.cuda(non_blocking=True)`` keeps its keyword. An index argument
-    becomes ``x.to(torch.device(device_type, i))`` where a ``device_type`` is in scope; otherwise
-    it, or no ``device`` in scope, leaves the call for a human.
+    becomes ``x.to(torch.device(device_type, i))`` where a ``device_type`` is in scope; without
+    one, an argument the file shows is always an int (``values.is_index``, never None) becomes
+    ``x.to(torch.device(i))``: ``torch.device(<int>)`` is that index of the current accelerator
+    (CUDA's on a CUDA machine, as ``.cuda(i)`` was; it raises on a CPU-only host where
+    ``.cuda(i)`` did). Otherwise (a name that may hold a ``torch.device``, a string or None:
+    ``.cuda(None)`` is the current device, ``torch.device(None)`` a TypeError), or no ``device``
+    in scope for a bare ``.cuda()``, the call is left for a human.
     """
 
     name = "to-device"
@@ -29,26 +37,25 @@ class MethodToDevice(Family):
         positional = [a for a in updated.args if a.keyword is None]
         if positional:
             # `x.cuda(i)` -> `x.to(torch.device(device_type, i))` when a device type is in scope.
-            if (
-                len(positional) > 1
-                or updated.args[0] is not positional[0]
-                or positional[0].star
-                or not eng.in_scope(original, "device_type")
-            ):
+            if len(positional) > 1 or updated.args[0] is not positional[0] or positional[0].star:
+                eng.fail(spec, original, "device index argument")
+                return updated
+            if eng.in_scope(original, "device_type"):
+                device_args = [
+                    cst.Arg(
+                        cst.Name("device_type"),
+                        comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+                    ),
+                    cst.Arg(positional[0].value),
+                ]
+            elif not _on_module(eng, original) and _int_index(eng, original.args[0].value):
+                device_args = [cst.Arg(positional[0].value)]
+            else:
                 eng.fail(spec, original, "device index argument")
                 return updated
             eng.add_needed_import("torch", node=original)
             dev = positional[0].with_changes(
-                value=cst.Call(
-                    cst.parse_expression("torch.device"),
-                    [
-                        cst.Arg(
-                            cst.Name("device_type"),
-                            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
-                        ),
-                        cst.Arg(positional[0].value),
-                    ],
-                )
+                value=cst.Call(cst.parse_expression("torch.device"), device_args)
             )
             eng.done(spec, original)
             return updated.with_changes(
@@ -69,3 +76,117 @@ class MethodToDevice(Family):
         return updated.with_changes(
             func=updated.func.with_changes(attr=cst.Name("to")), args=(dev, *updated.args)
         )
+
+
+def _on_module(eng, call: cst.Call) -> bool:
+    """The receiver's root name is an import (``tvm.cuda(i)``: a module's own function named
+    ``cuda``, not a tensor or ``nn.Module`` method)."""
+    root = call.func.value
+    while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
+        root = root.value if not isinstance(root, cst.Call) else root.func
+    if not isinstance(root, cst.Name):
+        return False
+    found = eng.ctx.binding(eng.line(call), root.value)
+    return bool(found) and "import" in found[1]
+
+
+def _int_index(eng, value: cst.BaseExpression) -> bool:
+    """``value`` is always an int: ``values.is_index`` (which also admits None) and not None
+    anywhere it could come from (no ``None`` constant in it, and a plain name's every binding
+    in the file is not None)."""
+    if m.matches(value, m.Name("None")):
+        return False
+    line = eng.line(value)
+    source = cst.Module([]).code_for_node(value)
+    try:
+        node = ast.parse(source.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    if not (is_index(eng.ctx, source, line) or _rank_parameter(eng.ctx, node, line)):
+        return False
+    return not _may_be_none(eng.ctx, node, line)
+
+
+_RANKS = frozenset({"rank", "local_rank"})  # torch.distributed's word for a process's int id
+
+
+def _rank_parameter(ctx, node: ast.AST, line: int) -> bool:
+    """``node`` is a parameter ``rank``/``local_rank`` of the enclosing function, unannotated or
+    annotated ``int`` (or ``Optional[int]``/``int | None``), with an int or None default or none,
+    never rebound in the function: torch.distributed's rank, an int (None is judged apart)."""
+    if not (isinstance(node, ast.Name) and node.id in _RANKS):
+        return False
+    fn = ctx.scope_at(line).node
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    defaults = dict(
+        zip((x.arg for x in positional[len(positional) - len(a.defaults) :]), a.defaults)
+    )
+    defaults.update((x.arg, d) for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)
+    arg = next((x for x in positional + a.kwonlyargs if x.arg == node.id), None)
+    if arg is None:
+        return False
+    if arg.annotation is not None and ast.unparse(arg.annotation) not in (
+        "int",
+        "Optional[int]",
+        "int | None",
+    ):
+        return False
+    default = defaults.get(node.id)
+    if default is not None and not (
+        isinstance(default, ast.Constant) and (default.value is None or type(default.value) is int)
+    ):
+        return False
+    return not any(
+        isinstance(n, ast.Name) and n.id == node.id and not isinstance(n.ctx, ast.Load)
+        for n in ast.walk(fn)
+    )
+
+
+def _is_none(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _may_be_none(ctx, node: ast.AST, line: int) -> bool:
+    """``node`` (read at ``line``) may evaluate to None: a None or an ``.index`` in it, or a
+    name (``x``, ``self.x``) the file ever binds to an expression holding None or declares with
+    a None default, unless the read is inside ``if <name> is not None:``."""
+    if any(
+        _is_none(n) or (isinstance(n, ast.Attribute) and n.attr == "index") for n in ast.walk(node)
+    ):
+        return True  # None, or a device's ``.index`` (None for ``torch.device("cuda")``)
+    names = {ast.unparse(n) for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute))}
+    for name in names - _checked_not_none(ctx, line):
+        for n in ast.walk(ctx.tree):
+            if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                if n.value is not None and any(ast.unparse(t) == name for t in targets):
+                    if any(_is_none(v) for v in ast.walk(n.value)):
+                        return True
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                a = n.args
+                positional = a.posonlyargs + a.args
+                pairs = list(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
+                pairs += list(zip(a.kwonlyargs, a.kw_defaults))
+                if any(arg.arg == name and _is_none(d) for arg, d in pairs):
+                    return True
+    return False
+
+
+def _checked_not_none(ctx, line: int) -> set[str]:
+    """Names tested ``is not None`` by an ``if`` whose body holds ``line``."""
+    out: set[str] = set()
+    for n in ast.walk(ctx.tree):
+        if (
+            isinstance(n, ast.If)
+            and n.body
+            and n.body[0].lineno <= line <= (n.body[-1].end_lineno or n.body[-1].lineno)
+            and isinstance(n.test, ast.Compare)
+            and len(n.test.ops) == 1
+            and isinstance(n.test.ops[0], ast.IsNot)
+            and _is_none(n.test.comparators[0])
+        ):
+            out.add(ast.unparse(n.test.left))
+    return out
