@@ -82,8 +82,8 @@ def _on_module(eng, call: cst.Call) -> bool:
     """The receiver's root name is an import (``tvm.cuda(i)``: a module's own function named
     ``cuda``, not a tensor or ``nn.Module`` method)."""
     root = call.func.value
-    while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
-        root = root.value if not isinstance(root, cst.Call) else root.func
+    while isinstance(root, cst.Attribute):  # a call's or an item's result is a value
+        root = root.value
     if not isinstance(root, cst.Name):
         return False
     found = eng.ctx.binding(eng.line(call), root.value)
