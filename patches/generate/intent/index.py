@@ -27,6 +27,18 @@ Hits = list[tuple[int, str]]  # (line, what stays CUDA there)
 Remaining = Callable[[Span, Span], Hits]
 
 
+def _availability(test: ast.AST) -> bool:
+    """``test`` asks only whether a device is there: ``X.is_available()`` or ``not
+    X.is_available()`` (the messages of such a check are prose)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    return (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Attribute)
+        and test.func.attr == "is_available"
+    )
+
+
 @dataclass(frozen=True)
 class Token:
     span: Span
@@ -68,7 +80,8 @@ class Index:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             # a device-like string, or the message of a raise/assert/return: a refusal that
             # says CUDA ("Cannot create CUDA storage with quantized dtype") states the contract
-            # of the check it guards; other text with spaces (a help line) is for people
+            # of the check it guards; other text with spaces (a help line, the message of a
+            # missing-device check) is for people
             text = node.value
             return None if any(c.isspace() for c in text) and not self._message(node) else text
         if isinstance(node, (ast.arg, ast.keyword)):
@@ -78,10 +91,38 @@ class Index:
         return None
 
     def _message(self, node) -> bool:
+        """The text is the message of a refusal whose check singles a device out. Not that of
+        a check that the device is there (``if not torch.cuda.is_available(): raise
+        RuntimeError("... only takes effect when CUDA is available")``, ``assert
+        torch.cuda.is_available(), "needs CUDA"``): the text names the device its author had,
+        the check asks for a device, and the check is judged by the code it guards. Unless the
+        check is the arm of a dispatch on a named choice (``elif nproc_per_node == "gpu": if not
+        torch.cuda.is_available(): raise ValueError("Cuda is not available.")``, other choices
+        in other arms): there the text says which device the choice means."""
         n = self.parents.get(node)
         while n is not None and not isinstance(n, ast.stmt):
             n = self.parents.get(n)
-        return isinstance(n, (ast.Raise, ast.Assert, ast.Return))
+        if isinstance(n, ast.Assert):
+            return not _availability(n.test) or self._choice_arm(n)
+        if isinstance(n, ast.Raise):
+            p = self.parents.get(n)
+            test = getattr(p, "test", None) if isinstance(p, ast.If) and n in p.body else None
+            return test is None or not _availability(test) or self._choice_arm(p)
+        return isinstance(n, ast.Return)
+
+    def _choice_arm(self, stmt) -> bool:
+        """``stmt`` is in the body of an arm of an ``if``/``elif`` chain that compares a value
+        with a string (``elif choice == "gpu":``) and has other arms."""
+        p = self.parents.get(stmt)
+        if not (isinstance(p, ast.If) and stmt in p.body):
+            return False
+        up = self.parents.get(p)
+        chained = bool(p.orelse) or (isinstance(up, ast.If) and p in up.orelse)
+        t = p.test
+        named = isinstance(t, ast.Compare) and any(
+            isinstance(c, ast.Constant) and isinstance(c.value, str) for c in t.comparators
+        )
+        return chained and named
 
     def show(self, node: ast.AST) -> str:
         """A short text for a CUDA token: its whole dotted name (``torch.cuda.get_device_capability``)."""

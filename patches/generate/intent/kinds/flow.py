@@ -1,6 +1,7 @@
-"""``cuda-flow``: the value is handed to CUDA-only code. Three ways: assigned to a name that a
+"""``cuda-flow``: the value is handed to CUDA-only code. Four ways: assigned to a name that a
 later statement of the same scope passes to code that stays CUDA (``n = torch.cuda.device_count()``
-... ``torch.cuda.get_device_capability(i)``); returned by a same-file function whose callers do
+... ``torch.cuda.get_device_capability(i)``), or recorded in a flag its test sets (``if
+x.device.type == "cuda": has_cuda = True`` ... ``if has_cuda: y = y.cuda()``); returned by a same-file function whose callers do
 (``range(_gpu_count())`` over a helper that asks ``get_device_properties``); or a device query
 (``[queries]``) in a function that asks CUDA about the devices again. The neutral answer would
 count or name devices that CUDA code then indexes. What counts is code, not words: the name a
@@ -20,7 +21,7 @@ SUMMARY = "the value is handed to CUDA-specific code"
 
 
 def detect(p: Probe) -> list[Evidence]:
-    return [*_assigned(p), *_returned(p), *_asked_again(p)]
+    return [*_assigned(p), *_recorded(p), *_returned(p), *_asked_again(p)]
 
 
 def _assigned(p: Probe) -> list[Evidence]:
@@ -35,7 +36,30 @@ def _assigned(p: Probe) -> list[Evidence]:
         isinstance(node, ast.Call) and any(x is node for x in ast.walk(stmt.value))
     ):
         return []
-    names = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+    return _handed_on(p, stmt, {t.id for t in stmt.targets if isinstance(t, ast.Name)})
+
+
+def _recorded(p: Probe) -> list[Evidence]:
+    """``if <site>: flag = True`` and a later statement of the same scope hands ``flag`` to
+    CUDA-only code (``if has_cuda_inputs: node.meta["val"] = node.meta["val"].cuda()``): the
+    flag records the test's answer, as ``x = <site>`` would."""
+    stmt = p.stmt
+    if not isinstance(stmt, ast.If) or not any(x is p.node for x in ast.walk(stmt.test)):
+        return []
+    names = {
+        t.id
+        for s in stmt.body
+        if isinstance(s, ast.Assign)
+        and isinstance(s.value, ast.Constant)
+        and isinstance(s.value.value, bool)  # a flag; `device = "cuda"` is a device pick
+        for t in s.targets
+        if isinstance(t, ast.Name)
+    }
+    return _handed_on(p, stmt, names)
+
+
+def _handed_on(p: Probe, stmt, names: set[str]) -> list[Evidence]:
+    """A use of ``names`` after ``stmt`` in its scope that hands them to CUDA-only code."""
     if not names:
         return []
     scope = p.ctx.scope_at(stmt.lineno)

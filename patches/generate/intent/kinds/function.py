@@ -1,11 +1,21 @@
 """``cuda-function``: an enclosing function or class is about CUDA.
 
-Its name says CUDA (``has_cuda_pallas``; ``CUDATestBase``, whose ``device_type = "cuda"`` must stay
-CUDA's), its docstring's summary (first sentence) is about CUDA ("Checks for a full Pallas-on-CUDA
-environment"), or a decorator registers it for CUDA-only code (``@register(..., "cuda")`` while
-that stays): the function is CUDA's, whatever it calls. The one name this keeps that upstream
-neutralised anyway is ``CUDABenchmarkRequest``'s (the replay: 3 sites, 1 of them in upstream's
-form), against 2 wrong rewrites in ``CUDATestBase`` without it."""
+A class whose name or docstring's summary (first sentence) says CUDA (``CUDATestBase``, whose
+``device_type = "cuda"`` must stay CUDA's), or a decorator that registers a function for CUDA-only
+code (``@register(..., "cuda")`` while that stays): all of it is CUDA's, whatever it calls.
+
+A function's own name and summary speak only for what the function returns: its ``return``
+statements, the test of an ``if`` that returns, a name a ``return`` reads, a function it returns
+(``has_cuda_pallas``, "Checks for a full Pallas-on-CUDA environment": ``return ...
+torch.cuda.is_available() ...`` stays; ``Storage.cuda``: ``device2 = torch.device("cuda", i)``
+... ``return self.to(device2)`` stays; ``use_uint8_triton_storage_for_cuda_float8_e4m3fn``: ``if
+device.type != "cuda": return False`` stays; ``onlyCUDAAndPRIVATEUSE1``: the wrapper it returns
+keeps its device test), not for how its body works: the events and syncs of ``_benchmark_collective_with_cuda_events_impl`` ("Core
+benchmarking logic using CUDA events"), the current device inside a ``.cuda()`` method ("Returns
+a copy of this object in CUDA memory"), a workspace allocated inside ``get_symm_mem_workspace``
+are judged by their own unit (upstream neutralised all three between 2.13 and 2.14). The one class
+name this keeps that upstream neutralised anyway is ``CUDABenchmarkRequest``'s (the replay: 3
+sites, 1 of them in upstream's form), against 2 wrong rewrites in ``CUDATestBase`` without it."""
 
 from __future__ import annotations
 
@@ -30,10 +40,62 @@ def detect(p: Probe) -> list[Evidence]:
         hits = [h for a in decorated for h in p.remaining(span_of(a), p.own)]
         if hits:
             return [Evidence(KIND, d.lineno, f"{d.name} is registered for {hits[0][1]}")]
-        if is_cuda_word(d.name):
+        if is_cuda_word(d.name) and _named_for(p, d):
             return [Evidence(KIND, d.lineno, f"inside {d.name}")]
         doc = ast.get_docstring(d, clean=False)
-        if doc and about_cuda_summary(doc):
+        if doc and about_cuda_summary(doc) and _named_for(p, d):
             line = doc.strip().split("\n")[0][:60]
             return [Evidence(KIND, d.lineno, f"{d.name}: {line!r}")]
     return []
+
+
+def _named_for(p: Probe, d) -> bool:
+    """What ``d``'s name or summary speaks for: all of a class; of a function, what it returns
+    (``_decides_return``), or anywhere in a function ``d`` returns (a decorator's wrapper:
+    ``def onlyCUDA(fn): def only_fn(...): ...; return only_fn``)."""
+    if isinstance(d, ast.ClassDef):
+        return True
+    inner = p.defs[: p.defs.index(d)]
+    if not inner:
+        return _decides_return(d, p.stmt)
+    chain = [*inner, d]
+    return all(_returns(outer, fn) for fn, outer in zip(chain, chain[1:]))
+
+
+def _returns(outer, fn) -> bool:
+    """``outer`` returns the function ``fn`` it defines (``return fn``, by its name)."""
+    if isinstance(outer, ast.ClassDef) or isinstance(fn, ast.ClassDef):
+        return False
+    return any(
+        isinstance(r, ast.Return) and isinstance(r.value, ast.Name) and r.value.id == fn.name
+        for r in outer.body
+    )
+
+
+def _decides_return(fn, stmt) -> bool:
+    """``stmt`` (of ``fn`` itself) decides what ``fn`` returns: a ``return``, the test of an
+    ``if`` one of whose arms returns (``if device.type != "cuda": return False``), or an
+    assignment of a name a ``return`` of ``fn`` reads (``device2 = torch.device("cuda", i)``
+    ... ``return self.to(device2)``)."""
+    if isinstance(stmt, ast.Return):
+        return True
+    if isinstance(stmt, ast.If):
+        return any(isinstance(s, ast.Return) for s in [*stmt.body, *stmt.orelse])
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        return False
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return any(
+        isinstance(n, ast.Name) and n.id in names for r in _own_returns(fn) for n in ast.walk(r)
+    )
+
+
+def _own_returns(fn):
+    """The ``return`` statements of ``fn``, not of functions or classes nested in it."""
+    todo = list(fn.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Return):
+            yield n
+        elif not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo += list(ast.iter_child_nodes(n))

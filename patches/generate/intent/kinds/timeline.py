@@ -3,7 +3,10 @@ statements call ``torch.cuda.*`` code this run leaves: the work it times or orde
 (events around ``torch.cuda._sleep(...)``), so a neutral event would time nothing. Only calls
 count, not names (``cuda_time``), and not ``[timeline] resolvers`` (``_get_device_index``: an
 index computed, nothing run); a model placed elsewhere in the function (``model.cuda(rank)``)
-does not: the sync of the current device is what the code means on any accelerator."""
+does not: the sync of the current device is what the code means on any accelerator. A definition
+in the block (a function, a class, a lambda) runs nothing there: its body runs when it is called,
+on that caller's timeline (a module-level ``_streams: dict[int, torch.cuda.Stream]`` is not held by
+a function of the module that asks whether a capture is under way)."""
 
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ def _left_on_timeline(p: Probe) -> Hits:
     for sub in p.index.block_of(p.stmt) or []:
         if sub is p.stmt:
             continue
-        for c in ast.walk(sub):
+        for c in _run_here(sub):
             if not isinstance(c, ast.Call):
                 continue
             name = qualified(p.ctx, c.func) or ""
@@ -43,3 +46,17 @@ def _left_on_timeline(p: Probe) -> Hits:
             if hits:
                 return hits
     return []
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _run_here(stmt: ast.stmt):
+    """The nodes of ``stmt`` that run when the block does: not the bodies of definitions."""
+    if isinstance(stmt, _DEFINITIONS):
+        return
+    todo = [stmt]
+    while todo:
+        n = todo.pop()
+        yield n
+        todo += [c for c in ast.iter_child_nodes(n) if not isinstance(c, _DEFINITIONS)]
