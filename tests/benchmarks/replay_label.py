@@ -66,9 +66,12 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import replay_fetch  # noqa: E402
 from replay_score import _header_end  # noqa: E402
+
+from audits.vocabulary import NAMED_BACKENDS  # noqa: E402
 
 
 def _patterns(*rows: str | tuple[str, str]) -> dict[str, str]:
@@ -140,7 +143,7 @@ NEUTRAL_TOKENS: dict[str, tuple[str, str]] = {
     name: (p, form) for form, table in NEUTRAL_BY_FORM.items() for name, p in table.items()
 }
 # Another backend named beside CUDA (form ``alongside``).
-OTHER_BACKENDS = r"(?i)(?<![a-z])(?:xpu|mtia|hpu|privateuse1|mps)(?![a-z])"
+OTHER_BACKENDS = r"(?i)(?<![a-z])(?:%s)(?![a-z])" % "|".join((*NAMED_BACKENDS, "privateuse1"))
 
 # kind: the first pattern the old statement's normalised text matches (the shared list's names).
 KINDS: list[tuple[str, str]] = [

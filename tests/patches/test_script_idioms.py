@@ -411,10 +411,9 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("flag_pick.py"),
             """\
-# left HN101:26: cuda-function: inside mps_used_again
-# left HN101:40: cuda-function: inside mps_specific; cuda-flow: want_mps (line 44)
-# left HN502:29: cuda-function: inside mps_used_again; cuda-flow: has_mps (line 34)
-# left HN503:43: cuda-function: inside mps_specific
+# left HN101:40: cuda-flow: want_mps (line 44)
+# left HN502:29: cuda-flow: has_mps (line 34)
+# left HN503:43: cuda-branch: want_cuda (line 42)
 @@ -12,6 +12,3 @@
 -    use_cuda = not args.no_cuda and torch.cuda.is_available()
 -    use_mps = not args.no_mps and torch.backends.mps.is_available()
@@ -425,6 +424,14 @@ class TestScriptIdioms(expecttest.TestCase):
 +    use_accel = not args.no_cuda and torch.accelerator.is_available()
 +    if use_accel:
 +        device = torch.accelerator.current_accelerator()
+@@ -26 +23 @@
+-    has_cuda = args.no_cuda and torch.cuda.is_available()
++    has_cuda = args.no_cuda and torch.accelerator.is_available()
+@@ -29,3 +26 @@
+-        dev = "cuda"
+-    elif has_mps:
+-        dev = "mps"
++        dev = torch.accelerator.current_accelerator().type
 """,
         )
 
