@@ -101,19 +101,21 @@ def _after_imports(ctx) -> ast.stmt | None:
     return None
 
 
-class ModuleDevice(Family):
-    name = "module-device"
-    serves = (TO_DEVICE,)
+class ModuleLineFamily(Family):
+    """A family that writes one module-level line before ``anchor`` for its ``sites``: the
+    anchor's top-level statement joins the step of the family it serves (``serves[0]``).
+    ``_find(ctx, lines)`` sets both, once per file."""
 
     def __init__(self) -> None:
-        self.anchor: int | None = None
-        self.sites: frozenset[int] = frozenset()
+        self.anchor: int | None = None  # the statement the module's line is written before
+        self.sites: frozenset[int] = frozenset()  # lines rewritten on that line's name
         self.done_prepare = False
 
+    def _find(self, ctx, lines: frozenset[int]) -> None:
+        raise NotImplementedError
+
     def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
-        """HN501's lines (``to-device``): the sites this family takes, and the anchor statement
-        (one region; ``DEVICE_TYPE`` is written before it) joins the step."""
-        if spec.family != TO_DEVICE:
+        if spec.family != self.serves[0]:
             return lines
         if not self.done_prepare:
             self.done_prepare = True
@@ -123,6 +125,14 @@ class ModuleDevice(Family):
         top = next(s for s in ctx.tree.body if s.lineno <= self.anchor <= s.end_lineno)
         ctx.blocks.add((self.anchor, top.end_lineno))
         return lines | {self.anchor}
+
+
+class ModuleDevice(ModuleLineFamily):
+    """HN501's lines (``to-device``): the sites this family takes, and the anchor statement
+    (one region; ``DEVICE_TYPE`` is written before it) joins the step."""
+
+    name = "module-device"
+    serves = (TO_DEVICE,)
 
     def _find(self, ctx, lines: frozenset[int]) -> None:
         if not is_test_file(ctx.path) or ctx.path.endswith("__init__.py"):

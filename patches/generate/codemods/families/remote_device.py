@@ -29,9 +29,13 @@ import ast
 import libcst as cst
 
 from audits.python.strings import full_text, remote_device
-from patches.generate.codemods.families.base import Family, is_test_file
+from patches.generate.codemods.families.base import is_test_file
 from patches.generate.codemods.families.idioms_common import insert_device_line, string_value
-from patches.generate.codemods.families.module_device import _after_imports, _binds
+from patches.generate.codemods.families.module_device import (
+    ModuleLineFamily,
+    _after_imports,
+    _binds,
+)
 
 NAME = "device_type"
 FAMILY = "device-defaults"  # HN509's family: a "cuda" string anywhere else
@@ -60,26 +64,9 @@ def _module_binding(tree: ast.Module) -> int | None:
     return None
 
 
-class RemoteDevices(Family):
+class RemoteDevices(ModuleLineFamily):
     name = "remote-devices"
     serves = (FAMILY,)
-
-    def __init__(self) -> None:
-        self.anchor: int | None = None  # the statement ``device_type`` is written before
-        self.sites: frozenset[int] = frozenset()  # lines rewritten on the written/module name
-        self.done_prepare = False
-
-    def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
-        if spec.family != FAMILY:
-            return lines
-        if not self.done_prepare:
-            self.done_prepare = True
-            self._find(ctx, lines)
-        if self.anchor is None or not self.sites & lines:
-            return lines
-        top = next(s for s in ctx.tree.body if s.lineno <= self.anchor <= s.end_lineno)
-        ctx.blocks.add((self.anchor, top.end_lineno))
-        return lines | {self.anchor}
 
     def _find(self, ctx, lines: frozenset[int]) -> None:
         """The sites a module-level ``device_type`` serves, and where to write it."""
