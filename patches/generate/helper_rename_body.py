@@ -8,6 +8,7 @@ import re
 import libcst as cst
 
 from patches.generate.codemods.engine import dotted_name
+from patches.generate.codemods.families.idioms_common import and_terms, join_and
 
 WORD = "accelerator"
 _PART = re.compile(r"(?<![A-Za-z0-9])(cuda|CUDA|Cuda)(?![A-Za-z0-9])")
@@ -54,17 +55,10 @@ def _call_of(node) -> str | None:
     return None
 
 
-def _conjuncts(expr) -> list:
-    """The operands of an ``and`` chain (parentheses kept on the operands)."""
-    if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.And):
-        return _conjuncts(expr.left) + _conjuncts(expr.right)
-    return [expr]
-
-
 def _guard_test(test) -> bool:
     """An availability check (already neutral where another step rewrote it)."""
     return any(
-        _call_of(c) in (AVAILABLE, "torch.accelerator.is_available") for c in _conjuncts(test)
+        _call_of(c) in (AVAILABLE, "torch.accelerator.is_available") for c in and_terms(test)
     )
 
 
@@ -92,24 +86,24 @@ class _Body(cst.CSTTransformer):
         if not caps:
             return updated
         out, done = [], False
-        for c in _conjuncts(updated.test):
+        for c in and_terms(updated.test):
             out.append(c)
             if not done and _call_of(c) == "torch.accelerator.is_available":
                 done = True
                 for cap in dict.fromkeys(caps):
                     out.append(cst.parse_expression(f'hasattr(torch.get_device_module(), "{cap}")'))
-        return updated.with_changes(test=_and(out, updated.test))
+        return updated.with_changes(test=join_and(out, updated.test))
 
     def leave_BooleanOperation(self, original, updated):
         if not isinstance(original.operator, cst.And):
             return updated
-        parts = _conjuncts(updated)
+        parts = and_terms(updated)
         names = [_call_of(c) for c in parts]
         # the queries are translated already (children first): is_available is the neutral one
         if BUILT not in names or "torch.accelerator.is_available" not in names:
             return updated
         kept = [c for c, n in zip(parts, names) if n != BUILT]
-        return _and(kept, updated)
+        return join_and(kept, updated)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         name = _call_of(original)
@@ -157,16 +151,6 @@ def _contains(tree, node) -> bool:
 
     tree.visit(_Find())
     return bool(found)
-
-
-def _and(parts: list, like) -> cst.BaseExpression:
-    """``parts`` joined by ``and`` (one part alone: itself), keeping ``like``'s parentheses."""
-    expr = parts[0]
-    for p in parts[1:]:
-        expr = cst.BooleanOperation(left=expr, operator=cst.And(), right=p)
-    if len(parts) > 1 and getattr(like, "lpar", None):
-        expr = expr.with_changes(lpar=like.lpar, rpar=like.rpar)
-    return expr
 
 
 def _docstrings(func: cst.FunctionDef) -> set[int]:

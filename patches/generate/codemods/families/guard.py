@@ -29,7 +29,12 @@ import libcst as cst
 from patches.generate.codemods.families import pick_block
 from patches.generate.codemods.families.base import COMMON_UTILS, is_test_file
 from patches.generate.codemods.families.call_rename import CallRename
-from patches.generate.codemods.families.idioms_common import api_target, statement
+from patches.generate.codemods.families.idioms_common import (
+    and_terms,
+    api_target,
+    join_and,
+    statement,
+)
 from patches.generate.intent import CUDA_DEVICE_STR, Span, cuda_literal, is_call, span_of
 
 IS_AVAILABLE = "torch.cuda.is_available"
@@ -63,20 +68,6 @@ def built_checks(ctx) -> dict[int, list[Span]]:
                     b for b in built if b not in out.get(t.lineno, [])
                 )
     return out
-
-
-def _cst_conjuncts(expr) -> list:
-    if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.And):
-        return _cst_conjuncts(expr.left) + _cst_conjuncts(expr.right)
-    return [expr]
-
-
-def _cst_and(parts: list, like) -> cst.BaseExpression:
-    """``parts`` joined by ``and`` (one part alone: itself), keeping ``like``'s parentheses."""
-    expr = parts[0]
-    for p in parts[1:]:
-        expr = cst.BooleanOperation(left=expr, operator=cst.And(), right=p)
-    return expr.with_changes(lpar=like.lpar, rpar=like.rpar) if len(parts) > 1 else expr
 
 
 def _single_assign(stmts):
@@ -227,7 +218,7 @@ class AvailabilityGuard(CallRename):
         availability check this step rewrites (``built_checks``)."""
         if not isinstance(original.operator, cst.And):
             return None
-        terms, new = _cst_conjuncts(original), _cst_conjuncts(updated)
+        terms, new = and_terms(original), and_terms(updated)
         if len(terms) != len(new):
             return None
 
@@ -244,7 +235,7 @@ class AvailabilityGuard(CallRename):
         for t, b in zip(terms, built):
             if b:
                 eng.remove_unused_import_by_node(t.func)
-        return _cst_and([n for n, b in zip(new, built) if not b], updated)
+        return join_and([n for n, b in zip(new, built) if not b], updated)
 
     def _flag_node(self, eng, original, updated):
         """The flag-form pick's ``if`` (rewritten whole) and the other arms' names (deleted), in

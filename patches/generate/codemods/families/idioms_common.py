@@ -166,3 +166,20 @@ def string_unit_spans(units: dict, rule: str, lines: frozenset[int]) -> dict:
         for line, (_subject, strings) in units.items()
         if line in lines
     }
+
+
+def and_terms(expr) -> list:
+    """The operands of a libcst ``and`` chain (parentheses kept on the operands)."""
+    if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.And):
+        return and_terms(expr.left) + and_terms(expr.right)
+    return [expr]
+
+
+def join_and(parts: list, like) -> cst.BaseExpression:
+    """``parts`` joined by ``and`` (one part alone: itself), keeping ``like``'s parentheses."""
+    expr = parts[0]
+    for p in parts[1:]:
+        expr = cst.BooleanOperation(left=expr, operator=cst.And(), right=p)
+    if len(parts) > 1 and getattr(like, "lpar", None):
+        expr = expr.with_changes(lpar=like.lpar, rpar=like.rpar)
+    return expr
