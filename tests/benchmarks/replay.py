@@ -3,7 +3,7 @@
     make replay [ARGS="--mode unsafe --files 'torch/nn/*'"]
     .venv/bin/python tests/benchmarks/replay.py [--mode safe|unsafe|both] [--files GLOB ...]
         [--why] [--json OUT] [--compare BASE.json] [--keep DIR] [--no-rerun] [--project DIR]
-        [--labels YAML] [--plain]
+        [--labels YAML] [--later YAML] [--plain]
 
 The label list (``../shared/upstream/replay/labels_2.4.1_2.13.0.yaml``, read at run time, never
 copied) names every CUDA-only site upstream neutralised between the releases and every CUDA
@@ -40,6 +40,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 import replay_compare  # noqa: E402
+import replay_later  # noqa: E402
 import replay_report  # noqa: E402
 import replay_score  # noqa: E402
 from replay_fetch import FetchError, sources  # noqa: E402
@@ -230,6 +231,12 @@ def parse_args(argv):
         help="ask generate --explain why each miss of the last mode is left (explain reads as --unsafe-fixes)",
     )
     ap.add_argument("--plain", action="store_true", help="plain text even when rich is installed")
+    ap.add_argument(
+        "--later",
+        type=Path,
+        metavar="YAML",
+        help="the next pair's label list: say which kept-site rewrites upstream made there",
+    )
     return ap.parse_args(argv)
 
 
@@ -282,11 +289,18 @@ def main(argv=None) -> int:
         "fetch_seconds": round(fetched, 1),
     }
     replay_report.show(head, results, plain=opts.plain)
+    later = {}
+    if opts.later:
+        nxt = load_labels(opts.later)
+        later = {r.mode: replay_later.check(data, nxt, r.records) for r in results}
+        for mode, res in later.items():
+            replay_later.show(mode, res)
     if opts.compare:
         replay_compare.show(opts.compare, results)
     if opts.json:
         payload = {**head, "modes": [dict(asdict(r), summary=tallies(r)) for r in results]}
         payload["safe_not_unsafe"] = replay_report.safe_not_unsafe(results)
+        payload["later"] = {mode: asdict(res) for mode, res in later.items()}
         opts.json.write_text(json.dumps(payload, indent=1))
     failed = any(
         r.apply_error or r.prefix_failures or r.rerun_patches or r.lint_failures for r in results
