@@ -333,6 +333,19 @@ class TestRuleFixtures(expecttest.TestCase):
 """,
         )
 
+    def test_hn113(self):
+        self.assertExpectedInline(
+            _fixed("hn113_cuda_init.py"),
+            """\
+# left HN113:10: no accelerator is_available() check around it
+@@ -5,2 +5,2 @@
+-    if torch.cuda.is_available() and devices:
+-        torch.cuda.init()
++    if torch.accelerator.is_available() and devices:
++        torch.get_device_module(torch.accelerator.current_accelerator()).init()
+""",
+        )
+
     def test_hn311(self):
         self.assertExpectedInline(
             _fixed("hn311_cuda_seed.py"),

@@ -63,6 +63,9 @@ class TestIdiomFixtures(expecttest.TestCase):
 @@ -8 +8 @@
 -    if "cuda" == x.device.type:
 +    if "cpu" != x.device.type:
+@@ -17 +17 @@
+-    return all(d.type == "cpu" or (d.type == "cuda" and 0 <= d.index < count) for d in devices)
++    return all(d.type == "cpu" or (torch.device(d.type) == torch.accelerator.current_accelerator() and 0 <= d.index < count) for d in devices)
 """,
         )
 

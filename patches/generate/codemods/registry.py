@@ -22,6 +22,7 @@ from patches.generate.codemods.families.dispatch_collapse import DispatchCollaps
 from patches.generate.codemods.families.echo_device import EchoDevice
 from patches.generate.codemods.families.guard import AvailabilityGuard
 from patches.generate.codemods.families.guarded_cache import GuardedCache
+from patches.generate.codemods.families.guarded_init import GuardedInit
 from patches.generate.codemods.families.guarded_rng import GuardedRng
 from patches.generate.codemods.families.idioms_backend import Backend
 from patches.generate.codemods.families.idioms_capability import Capability
@@ -62,6 +63,7 @@ FAMILY_TYPES = (
     DeviceContext,
     DeviceModule,  # device queries of torch.cuda -> the current accelerator's module
     GuardedRng,  # device RNG state behind an availability check -> the accelerator's module
+    GuardedInit,  # torch.cuda.init() behind an availability check -> the accelerator's module
     GuardedCache,  # empty_cache(): a bare statement gets the availability check it needs
     ProfilerKeys,  # the profiler's CUDA-named sort keys -> its device columns
     ProfilerDevices,  # a profiler event's device type checked against CUDA -> against the host

@@ -27,7 +27,12 @@ import libcst as cst
 
 from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.device_checks import picks_variant
-from patches.generate.codemods.families.idioms_common import specs_at, string_value, with_value
+from patches.generate.codemods.families.idioms_common import (
+    and_terms,
+    specs_at,
+    string_value,
+    with_value,
+)
 from patches.generate.codemods.families.script_picks import picked_type
 
 LITERAL_FAMILY = "device-literal"
@@ -282,6 +287,18 @@ def _equality(eng, spec, original: cst.Comparison, updated: cst.Comparison, targ
         eng.fail(spec, original, "a device string compared with 'cuda' exactly, kept")
         return None
     spaces = dict(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after)
+    if _index_bounded(eng, original, other):
+        eng.done(spec, original)
+        eng.add_needed_import("torch", node=original)
+        return cst.Comparison(
+            left=cst.Call(cst.parse_expression("torch.device"), [cst.Arg(other.deep_clone())]),
+            comparisons=[
+                cst.ComparisonTarget(
+                    operator=op.__class__(**spaces),
+                    comparator=cst.parse_expression("torch.accelerator.current_accelerator()"),
+                )
+            ],
+        )
     new_op = cst.NotEqual(**spaces) if isinstance(op, cst.Equal) else cst.Equal(**spaces)
     cpu = with_value(lit, "cuda", "cpu")
     eng.done(spec, original)
@@ -289,6 +306,27 @@ def _equality(eng, spec, original: cst.Comparison, updated: cst.Comparison, targ
     if right:
         return updated.with_changes(comparisons=[u.with_changes(operator=new_op, comparator=cpu)])
     return updated.with_changes(left=cpu, comparisons=[u.with_changes(operator=new_op)])
+
+
+def _index_bounded(eng, original: cst.Comparison, other) -> bool:
+    """``d.type == "cuda" and 0 <= d.index < count``: the check validates a device against this
+    machine's devices, so "cuda" means the accelerator's own type (not "any but the host"):
+    ``torch.device(d.type) == torch.accelerator.current_accelerator()``, which is False, not an
+    error, where there is none."""
+    parent = eng.parent(original)
+    if not (isinstance(other, cst.Attribute) and isinstance(parent, cst.BooleanOperation)):
+        return False
+    if not isinstance(parent.operator, cst.And):
+        return False
+    subject = cst.Module([]).code_for_node(other.value)
+    for term in and_terms(parent):
+        if term is original or not isinstance(term, cst.Comparison):
+            continue
+        for x in [term.left, *(c.comparator for c in term.comparisons)]:
+            if isinstance(x, cst.Attribute) and x.attr.value == "index":
+                if cst.Module([]).code_for_node(x.value) == subject:
+                    return True
+    return False
 
 
 def _cuda_compares(fn: ast.AST) -> list[tuple[int, str, ast.If | None]]:

@@ -34,9 +34,13 @@ def _cuda_string(x) -> bool:
 
 
 def _threshold(x) -> bool:
-    """``n < 4``, ``x.numel() >= 2**20``: an ordering against a number."""
+    """``n < 4``, ``x.numel() >= 2**20``: an ordering against a number (a bounds check of a
+    device's index, ``0 <= d.index < count``, is not one)."""
     return (
         isinstance(x, ast.Compare)
+        and not any(
+            isinstance(c, ast.Attribute) and c.attr == "index" for c in [x.left, *x.comparators]
+        )
         and all(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in x.ops)
         and any(
             isinstance(c, (ast.Constant, ast.BinOp))
