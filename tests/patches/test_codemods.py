@@ -346,6 +346,16 @@ class TestRuleFixtures(expecttest.TestCase):
 """,
         )
 
+    def test_hn216(self):
+        self.assertExpectedInline(
+            _fixed("hn216_stream_capturing.py"),
+            """\
+@@ -5 +5 @@
+-    if torch.cuda.is_current_stream_capturing():
++    if torch.accelerator.is_available() and torch.accelerator.current_stream().is_capturing():
+""",
+        )
+
     def test_hn311(self):
         self.assertExpectedInline(
             _fixed("hn311_cuda_seed.py"),

@@ -12,6 +12,7 @@ from patches.generate.codemods.families.attribute_rename import AttributeRename
 from patches.generate.codemods.families.autocast_state import AutocastState
 from patches.generate.codemods.families.backend_pick import BackendPick
 from patches.generate.codemods.families.call_rename import CallRename
+from patches.generate.codemods.families.capture_state import CaptureState
 from patches.generate.codemods.families.codegen_device import CodegenDevice
 from patches.generate.codemods.families.current_device import CurrentDevice
 from patches.generate.codemods.families.device_checks import DeviceChecks
@@ -64,6 +65,7 @@ FAMILY_TYPES = (
     DeviceModule,  # device queries of torch.cuda -> the current accelerator's module
     GuardedRng,  # device RNG state behind an availability check -> the accelerator's module
     GuardedInit,  # torch.cuda.init() behind an availability check -> the accelerator's module
+    CaptureState,  # is_current_stream_capturing() -> the accelerator stream's is_capturing()
     GuardedCache,  # empty_cache(): a bare statement gets the availability check it needs
     ProfilerKeys,  # the profiler's CUDA-named sort keys -> its device columns
     ProfilerDevices,  # a profiler event's device type checked against CUDA -> against the host

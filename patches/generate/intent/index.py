@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from audits import vocabulary
 from patches.generate.intent.bindings import bindings
 from patches.generate.intent.comments import comments
 from patches.generate.intent.data import is_cuda_word
@@ -25,6 +27,11 @@ from patches.generate.intent.words import words
 
 Hits = list[tuple[int, str]]  # (line, what stays CUDA there)
 Remaining = Callable[[Span, Span], Hits]
+
+# a device other than CUDA named in a message: its text is about devices, not CUDA's contract
+_OTHER_DEVICE = re.compile(
+    r"\b(?:%s)\b" % "|".join(("cpu", "meta", *vocabulary.NAMED_BACKENDS)), re.IGNORECASE
+)
 
 
 def _availability(test: ast.AST) -> bool:
@@ -81,9 +88,12 @@ class Index:
             # a device-like string, or the message of a raise/assert/return: a refusal that
             # says CUDA ("Cannot create CUDA storage with quantized dtype") states the contract
             # of the check it guards; other text with spaces (a help line, the message of a
-            # missing-device check) is for people
+            # missing-device check, a message whose examples name other devices too: 'Only
+            # device without device id (e.g. "cpu" or "cuda")') is for people
             text = node.value
-            return None if any(c.isspace() for c in text) and not self._message(node) else text
+            if not any(c.isspace() for c in text):
+                return text
+            return text if self._message(node) and not _OTHER_DEVICE.search(text) else None
         if isinstance(node, (ast.arg, ast.keyword)):
             return node.arg
         if isinstance(node, ast.alias):  # `from torch._inductor import cudagraph_trees`

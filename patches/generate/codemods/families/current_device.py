@@ -1,7 +1,7 @@
 """The current CUDA device as a ``torch.device`` (HN503 ``torch.device("cuda", ...)`` with HN103
 ``torch.cuda.current_device()`` as its index) -> the current accelerator's device::
 
-    torch.device("cuda", torch.cuda.current_device())
+    torch.device("cuda", torch.cuda.current_device())   (or f"cuda:{torch.cuda.current_device()}")
         ->  torch.device(
                 torch.accelerator.current_accelerator().type,
                 torch.accelerator.current_device_index(),
@@ -29,9 +29,35 @@ NEW = (
 )
 
 
+def _fstring_shape(eng, call: cst.Call):
+    """(the f-string, the index call) of ``torch.device(f"cuda:{torch.cuda.current_device()}")``."""
+    arg = call.args[0]
+    f = arg.value
+    if arg.keyword or arg.star or not isinstance(f, cst.FormattedString) or len(f.parts) != 2:
+        return None
+    text, field = f.parts
+    if not isinstance(text, cst.FormattedStringText) or text.value != "cuda:":
+        return None
+    if (
+        not isinstance(field, cst.FormattedStringExpression)
+        or field.conversion
+        or field.format_spec
+    ):
+        return None
+    index = field.expression
+    if not isinstance(index, cst.Call) or index.args or INDEX not in eng.qualnames(index.func):
+        return None
+    return f, index
+
+
 def _shape(eng, call: cst.Call):
-    """(the "cuda" literal, the index call) of ``torch.device("cuda", torch.cuda.current_device())``."""
-    if "torch.device" not in eng.qualnames(call.func) or len(call.args) != 2:
+    """(the "cuda" literal, the index call) of ``torch.device("cuda", torch.cuda.current_device())``
+    or of ``torch.device(f"cuda:{torch.cuda.current_device()}")``."""
+    if "torch.device" not in eng.qualnames(call.func):
+        return None
+    if len(call.args) == 1:
+        return _fstring_shape(eng, call)
+    if len(call.args) != 2:
         return None
     first, second = call.args
     if first.keyword or second.keyword or first.star or second.star:
@@ -55,6 +81,12 @@ class CurrentDevice(Family):
         if isinstance(call, cst.Call) and _shape(eng, call) is not None:
             return updated
         return None
+
+    def on_node(self, eng, original, updated):
+        """The f-string of the unit, likewise (rewritten with its call)."""
+        if not isinstance(original, cst.FormattedString):
+            return None
+        return self.on_literal(eng, original, updated)
 
     def on_call(self, eng, original, updated):
         shape = _shape(eng, original)
