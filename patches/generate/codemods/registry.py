@@ -11,6 +11,7 @@ from __future__ import annotations
 from patches.generate.codemods.families.attribute_rename import AttributeRename
 from patches.generate.codemods.families.autocast_state import AutocastState
 from patches.generate.codemods.families.backend_pick import BackendPick
+from patches.generate.codemods.families.backend_probe import BackendProbe
 from patches.generate.codemods.families.call_rename import CallRename
 from patches.generate.codemods.families.capture_state import CaptureState
 from patches.generate.codemods.families.codegen_device import CodegenDevice
@@ -56,6 +57,7 @@ FAMILY_TYPES = (
     EchoDevice,  # a device-type test whose branch says the tested device back
     AutocastState,  # "cuda" as the device type of torch's autocast state calls
     CurrentDevice,  # torch.device("cuda", torch.cuda.current_device()) -> the accelerator's
+    BackendProbe,  # pg._get_backend(torch.device("cuda")) in a try that swallows its failure
     DeviceFlag,  # a CUDA switch (`cuda: bool`) -> a device type, with every caller of the tree
     DeviceChecks,
     OwnDevice,
