@@ -23,8 +23,9 @@ How a label is drafted (no human read it; docs/replay.md gives the read precisio
    and its layout normalised; a line wholly inside a multi-line string is no unit.
 3. **Alignment**: ``difflib.SequenceMatcher`` over the two files' normalised units. An old CUDA
    unit inside an ``equal`` block is ``kept`` (``how: equal``, or ``reformatted`` where the raw
-   lines differ); one outside whose normalised text still occurs in the new file's unmatched
-   units is ``kept`` (``how: moved``). Every other old CUDA unit of a changed block is paired
+   lines differ); one outside that is not made neutral in its own block (below) and whose
+   normalised text still occurs in the new file's unmatched units is ``kept`` (``how: moved``:
+   a copy in new code elsewhere does not hide a rewrite in place). Every other old CUDA unit of a changed block is paired
    with the window of 1-3 consecutive new units of the same block most like it (token-level
    ratio, at least ``MIN_RATIO``); where that window is not the unit made neutral (below), a
    wider one around it may be (one statement become two).
@@ -480,11 +481,11 @@ def draft_file(path: str, old_text: str, new_text: str, old_v: str, new_v: str) 
                 same = _raw(old_lines, u.first, u.last) == _raw(new_lines, n.first, n.last)
                 label(u, "kept", (n.first, n.last), how="equal" if same else "reformatted")
                 continue
-            if pool.get(u.norm):
+            hit = _neutralized(u, new_u, j1, j2)
+            if hit is None and pool.get(u.norm):
                 n = new_u[pool[u.norm].pop(0)]
                 label(u, "kept", (n.first, n.last), how="moved")
                 continue
-            hit = _neutralized(u, new_u, j1, j2)
             if hit is None:
                 out.unlabelled.append((u.first, _raw(old_lines, u.first, u.last)))
                 continue

@@ -111,6 +111,37 @@ def test_moved_statement_is_kept_not_neutralized():
     assert (lab["status"], lab["how"], lab["new_lines"]) == ("kept", "moved", [[9, 9]])
 
 
+def test_neutralized_in_place_while_new_code_copies_the_old_line():
+    # 2.13 -> 2.14 symmetric memory: the check was made neutral where it stood, and a new
+    # function elsewhere has the old text: the unit is neutralized, not moved
+    old = """\
+    import torch
+
+
+    def workspace():
+        if torch.cuda.is_current_stream_capturing():
+            raise RuntimeError("capturing")
+        return 1
+    """
+    new = """\
+    import torch
+
+
+    def workspace():
+        if torch.accelerator.current_stream().is_capturing():
+            raise RuntimeError("capturing")
+        return 1
+
+
+    def gather(out):
+        if torch.cuda.is_current_stream_capturing():
+            out.fill_(0)
+        return out
+    """
+    lab = _by_line(_draft(old, new))[5]
+    assert (lab["status"], lab["new_lines"]) == ("neutralized", [[5, 5]])
+
+
 def test_cuda_statement_replaced_by_unrelated_code_is_not_labelled():
     d = _draft(
         """\
