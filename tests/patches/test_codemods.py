@@ -346,6 +346,17 @@ class TestRuleFixtures(expecttest.TestCase):
 """,
         )
 
+    def test_hn114(self):
+        self.assertExpectedInline(
+            _fixed("hn114_cuda_sleep.py"),
+            """\
+# left HN114:10: no device in scope known not to be the CPU (torch.cpu has no _sleep)
+@@ -6 +6 @@
+-        torch.cuda._sleep(cycles)
++        torch.get_device_module(device)._sleep(cycles)
+""",
+        )
+
     def test_hn216(self):
         self.assertExpectedInline(
             _fixed("hn216_stream_capturing.py"),
