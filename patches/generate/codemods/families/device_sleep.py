@@ -23,8 +23,10 @@ device is not the CPU by the code's own test:
   ``t.device.type``), resolved in the same scope at the test and at the call, not assigned
   again in between, and not an index (an ``int`` annotation or default).
 
-Left: a ``_sleep`` with no device in scope (FSDP's test helpers, symmetric memory's streams:
-upstream kept them), or with a device the code never tests against the CPU.
+Left: a ``_sleep`` with no device in scope (FSDP's test helpers: upstream kept them), or with a
+device the code never tests against the CPU. A constant spin that is the whole body of an ``if``
+in library code is a scheduling hint (symmetric memory's streams): ``sleep_hint`` issues it only
+where CUDA is there, upstream's form.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import re
 
 import libcst as cst
 
+from patches.generate.codemods.families import sleep_hint
 from patches.generate.codemods.families.base import Family
 
 SLEEP = "torch.cuda._sleep"
@@ -181,12 +184,29 @@ class DeviceSleep(Family):
     name = "device-sleep"
     claims = (SLEEP,)
 
+    def _hints(self, ctx, lines) -> dict[int, tuple[int, int]]:
+        """``sleep_hint``'s ``if``s among ``lines``, where no device is held."""
+        found = sleep_hint.hints(ctx, lines)
+        return {ln: span for ln, span in found.items() if held_device(ctx, ln) is None}
+
+    def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
+        spans = self._hints(ctx, lines).values()
+        ctx.blocks.update(spans)
+        return lines | frozenset(ln for a, b in spans for ln in range(a, b + 1))
+
+    def on_node(self, eng, original, updated):
+        if isinstance(original, cst.If):
+            return sleep_hint.guard(eng, self.name, original, updated)
+        return None
+
     def on_call(self, eng, original, updated):
         claimed = self.claimed(eng, original)
         if claimed is None:
             return None
         spec, _ = claimed
         device = held_device(eng.ctx, eng.line(original))
+        if device is None and self._hints(eng.ctx, frozenset({eng.line(original)})):
+            return None  # a scheduling hint: its ``if`` is rewritten whole (on_node)
         if device is None:
             eng.fail(
                 spec,
