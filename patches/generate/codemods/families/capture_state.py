@@ -18,24 +18,11 @@ from __future__ import annotations
 import libcst as cst
 
 from patches.generate.codemods.families.base import Family
-from patches.generate.codemods.families.idioms_capability import AVAILABLE, _guarded
-from patches.generate.codemods.families.idioms_common import specs_at
+from patches.generate.codemods.families.idioms_capability import _guarded
+from patches.generate.codemods.families.idioms_common import after_availability, specs_at
 
 CAPTURING = "torch.cuda.is_current_stream_capturing"
 _QUERY = "torch.accelerator.current_stream().is_capturing"
-
-
-def _after_availability(eng, node) -> bool:
-    """``node`` is a later operand of an ``and`` chain whose first operand is is_available()."""
-    parent = eng.parent(node)
-    while isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.And):
-        left = parent.left
-        while isinstance(left, cst.BooleanOperation) and isinstance(left.operator, cst.And):
-            left = left.left
-        if isinstance(left, cst.Call) and eng.qualnames(left.func) & set(AVAILABLE):
-            return left is not node
-        parent = eng.parent(parent)
-    return False
 
 
 class CaptureState(Family):
@@ -54,7 +41,7 @@ class CaptureState(Family):
         eng.add_needed_import("torch", node=original)
         eng.done(specs[0], original)
         call = updated.with_changes(func=cst.parse_expression(_QUERY))
-        if _after_availability(eng, original):
+        if after_availability(eng, original):
             return call
         guarded = _guarded(call)
         parent = eng.parent(original)

@@ -32,6 +32,7 @@ from patches.generate.codemods.families.call_rename import CallRename
 from patches.generate.codemods.families.idioms_common import (
     and_terms,
     api_target,
+    conjuncts,
     join_and,
     statement,
 )
@@ -40,13 +41,6 @@ from patches.generate.intent import CUDA_DEVICE_STR, Span, cuda_literal, is_call
 IS_AVAILABLE = "torch.cuda.is_available"
 IS_BUILT = "torch.backends.cuda.is_built"
 _CURRENT = "torch.accelerator.current_accelerator()"
-
-
-def _conjuncts(node: ast.AST) -> list[ast.AST]:
-    """The terms of an ``and`` chain, through nested (parenthesised) ``and`` chains."""
-    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-        return [t for v in node.values for t in _conjuncts(v)]
-    return [node]
 
 
 def _bare(ctx, node: ast.AST, name: str) -> bool:
@@ -60,7 +54,7 @@ def built_checks(ctx) -> dict[int, list[Span]]:
     for node in ast.walk(ctx.tree):
         if not (isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And)):
             continue
-        terms = _conjuncts(node)
+        terms = conjuncts(node)
         built = [span_of(t) for t in terms if _bare(ctx, t, IS_BUILT)]
         for t in terms if built else ():
             if _bare(ctx, t, IS_AVAILABLE):

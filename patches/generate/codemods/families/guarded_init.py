@@ -22,24 +22,18 @@ import ast
 import libcst as cst
 
 from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.idioms_common import AVAILABLE, conjuncts
 
 INIT = "torch.cuda.init"
-_CHECKS = ("torch.cuda.is_available", "torch.accelerator.is_available")
 _MODULE = "torch.get_device_module(torch.accelerator.current_accelerator())"
-
-
-def _and_terms(test: ast.expr) -> list[ast.expr]:
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return [t for v in test.values for t in _and_terms(v)]
-    return [test]
 
 
 def _asks_availability(ctx, test: ast.expr) -> bool:
     """``test`` is ``<check>()`` or an ``and`` chain with one such term."""
-    for t in _and_terms(test):
+    for t in conjuncts(test):
         if isinstance(t, ast.Call) and not t.args and not t.keywords:
             dotted = ast.unparse(t.func)
-            if ctx.qualify(t.lineno, dotted) in _CHECKS:
+            if ctx.qualify(t.lineno, dotted) in AVAILABLE:
                 return True
     return False
 

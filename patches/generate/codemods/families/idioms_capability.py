@@ -18,29 +18,20 @@ import re
 import libcst as cst
 
 from patches.generate.codemods.families.base import Family
-from patches.generate.codemods.families.idioms_common import api_target, specs_at
+from patches.generate.codemods.families.idioms_common import (
+    after_availability,
+    api_target,
+    specs_at,
+)
 
 BF16 = "torch.cuda.is_bf16_supported"
 CAPABILITY = "torch.cuda.get_device_capability"
-AVAILABLE = ("torch.cuda.is_available", "torch.accelerator.is_available")
 _QUERY = "torch.get_device_module().is_bf16_supported"
 _BF16_NAME = re.compile(r"(?i)bf16|bfloat16")
 
 
 class Capability(Family):
     name = "capability"
-
-    def _after_availability(self, eng, node) -> bool:
-        """``node`` is a later operand of an ``and`` chain that starts with is_available()."""
-        parent = eng.parent(node)
-        while isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.And):
-            left = parent.left
-            while isinstance(left, cst.BooleanOperation) and isinstance(left.operator, cst.And):
-                left = left.left
-            if isinstance(left, cst.Call) and eng.qualnames(left.func) & set(AVAILABLE):
-                return left is not node
-            parent = eng.parent(parent)
-        return False
 
     def on_call(self, eng, original, updated):
         if eng.qualnames(original.func) == {CAPABILITY}:
@@ -53,7 +44,7 @@ class Capability(Family):
             return None
         spec = specs[0]
         eng.remove_unused_import_by_node(original.func)
-        chained = self._after_availability(eng, original)
+        chained = after_availability(eng, original)
         if chained and api_target(spec):
             eng.add_needed_import("accelerator_api", node=original)
             eng.done(spec, original)

@@ -175,6 +175,13 @@ def and_terms(expr) -> list:
     return [expr]
 
 
+def conjuncts(node: ast.AST) -> list[ast.AST]:
+    """The terms of an ``ast`` ``and`` chain, through nested (parenthesised) ``and`` chains."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        return [t for v in node.values for t in conjuncts(v)]
+    return [node]
+
+
 def join_and(parts: list, like) -> cst.BaseExpression:
     """``parts`` joined by ``and`` (one part alone: itself), keeping ``like``'s parentheses."""
     expr = parts[0]
@@ -183,3 +190,20 @@ def join_and(parts: list, like) -> cst.BaseExpression:
     if len(parts) > 1 and getattr(like, "lpar", None):
         expr = expr.with_changes(lpar=like.lpar, rpar=like.rpar)
     return expr
+
+
+AVAILABLE = ("torch.cuda.is_available", "torch.accelerator.is_available")
+
+
+def after_availability(eng, node) -> bool:
+    """``node`` is a later operand of an ``and`` chain whose first operand is an
+    ``is_available()`` check (of CUDA or the accelerator): already guarded there."""
+    parent = eng.parent(node)
+    while isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.And):
+        left = parent.left
+        while isinstance(left, cst.BooleanOperation) and isinstance(left.operator, cst.And):
+            left = left.left
+        if isinstance(left, cst.Call) and eng.qualnames(left.func) & set(AVAILABLE):
+            return left is not node
+        parent = eng.parent(parent)
+    return False

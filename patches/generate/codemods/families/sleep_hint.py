@@ -22,6 +22,7 @@ from typing import NamedTuple
 import libcst as cst
 
 from patches.generate.codemods.families.base import is_test_file
+from patches.generate.codemods.families.idioms_common import conjuncts
 
 SLEEP = "torch.cuda._sleep"
 AVAILABLE = "torch.cuda.is_available"
@@ -35,7 +36,7 @@ class _Hint(NamedTuple):
 
 
 def _checks(test: ast.expr) -> tuple[str, ...]:
-    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    terms = conjuncts(test)
     return tuple(ast.unparse(t.func) for t in terms if isinstance(t, ast.Call) and not t.args)
 
 
