@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from patches.generate.codemods.families.base import is_test_file
+from patches.generate.codemods.families.base import is_test_file, param_defaults
 from patches.generate.codemods.tree_index import Def, dotted
 
 NEW = "device_type"
@@ -71,10 +71,7 @@ def _param_of(d: Def, names: tuple[str, ...]):
     a = d.node.args
     positional = a.posonlyargs + a.args
     skip = 1 if d.kind in ("method", "classmethod") else 0
-    defaults = dict(
-        zip([x.arg for x in positional][len(positional) - len(a.defaults) :], a.defaults)
-    )
-    defaults.update({x.arg: v for x, v in zip(a.kwonlyargs, a.kw_defaults) if v is not None})
+    defaults = param_defaults(d.node)
     found = []
     for i, x in enumerate(positional):
         if x.arg in names:

@@ -38,11 +38,11 @@ import re
 import libcst as cst
 
 from patches.generate.codemods.families import sleep_hint
-from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.base import Family, param_defaults
+from patches.generate.codemods.families.idioms_common import known_blocks
 
 SLEEP = "torch.cuda._sleep"
 _DEVICE_NAME = re.compile(r"(dev|device|dev_type|device_type|\w+_device|\w+_device_type)")
-_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
 def _device_expr(node: ast.expr) -> ast.expr | None:
@@ -93,34 +93,10 @@ def _not_cpu(test: ast.expr, taken: bool) -> ast.expr | None:
     return subject if names == {"cpu"} else None  # the device is none of `names`
 
 
-def _lines(stmts: list[ast.stmt]) -> tuple[int, int]:
-    return stmts[0].lineno, stmts[-1].end_lineno
-
-
 @functools.lru_cache(maxsize=8)
 def branches(tree: ast.Module) -> list[tuple[int, int, int, ast.expr]]:
     """(first line, last line, test line, device) of every block known not to run on the CPU."""
-    out: list[tuple[int, int, int, ast.expr]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If):
-            for block, taken in ((node.body, True), (node.orelse, False)):
-                device = _not_cpu(node.test, taken) if block else None
-                if device is not None:
-                    out.append((*_lines(block), node.lineno, device))
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if not isinstance(block, list):
-                continue
-            for i, stmt in enumerate(block[:-1]):
-                if (
-                    isinstance(stmt, ast.If)
-                    and not stmt.orelse
-                    and isinstance(stmt.body[-1], _EXITS)
-                ):
-                    device = _not_cpu(stmt.test, False)
-                    if device is not None:
-                        out.append((*_lines(block[i + 1 :]), stmt.lineno, device))
-    return out
+    return known_blocks(tree, _not_cpu)
 
 
 def _root(node: ast.expr) -> ast.Name | None:
@@ -137,11 +113,8 @@ def _is_index(ctx, line: int, name: str) -> bool:
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     a = fn.args
-    params = a.posonlyargs + a.args + a.kwonlyargs
-    pos = a.posonlyargs + a.args
-    defaults = dict(zip([p.arg for p in pos[len(pos) - len(a.defaults) :]], a.defaults))
-    defaults.update((k.arg, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)
-    for p in params:
+    defaults = param_defaults(fn)
+    for p in a.posonlyargs + a.args + a.kwonlyargs:
         if p.arg != name:
             continue
         ann = ast.unparse(p.annotation) if p.annotation is not None else ""

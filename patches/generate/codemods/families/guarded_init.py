@@ -22,7 +22,12 @@ import ast
 import libcst as cst
 
 from patches.generate.codemods.families.base import Family
-from patches.generate.codemods.families.idioms_common import AVAILABLE, conjuncts
+from patches.generate.codemods.families.idioms_common import (
+    AVAILABLE,
+    block_lines,
+    conjuncts,
+    known_blocks,
+)
 
 INIT = "torch.cuda.init"
 _MODULE = "torch.get_device_module(torch.accelerator.current_accelerator())"
@@ -40,11 +45,9 @@ def _asks_availability(ctx, test: ast.expr) -> bool:
 
 def _guarded_lines(ctx) -> frozenset[int]:
     """Lines of the body (not the ``else``) of an ``if`` that asks for an accelerator."""
-    out: set[int] = set()
-    for node in ast.walk(ctx.tree):
-        if isinstance(node, ast.If) and _asks_availability(ctx, node.test):
-            out |= {n for s in node.body for n in range(s.lineno, s.end_lineno + 1)}
-    return frozenset(out)
+    return block_lines(
+        known_blocks(ctx.tree, lambda test, taken: taken and _asks_availability(ctx, test) or None)
+    )
 
 
 def _guarded(eng, call: cst.Call) -> bool:

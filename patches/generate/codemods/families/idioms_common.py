@@ -207,3 +207,40 @@ def after_availability(eng, node) -> bool:
             return left is not node
         parent = eng.parent(parent)
     return False
+
+
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def known_blocks(tree: ast.AST, judge) -> list[tuple[int, int, int, object]]:
+    """(first line, last line, line of the deciding ``if``, what ``judge`` said) of every block
+    that runs only where ``judge(test, taken)`` holds (not None): the body (``taken``) or the
+    ``else`` of an ``if``, and the rest of a block after an ``if`` with no ``else`` that ends in
+    ``return``/``raise``/``continue``/``break`` (``taken`` False: the test failed)."""
+    out: list[tuple[int, int, int, object]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            for block, taken in ((node.body, True), (node.orelse, False)):
+                said = judge(node.test, taken) if block else None
+                if said is not None:
+                    out.append((block[0].lineno, block[-1].end_lineno, node.lineno, said))
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            for i, stmt in enumerate(block[:-1]):
+                if (
+                    isinstance(stmt, ast.If)
+                    and not stmt.orelse
+                    and isinstance(stmt.body[-1], _EXITS)
+                ):
+                    said = judge(stmt.test, False)
+                    if said is not None:
+                        rest = block[i + 1 :]
+                        out.append((rest[0].lineno, rest[-1].end_lineno, stmt.lineno, said))
+    return out
+
+
+def block_lines(blocks) -> frozenset[int]:
+    """Every line of ``known_blocks``' blocks."""
+    return frozenset(n for first, last, _, _ in blocks for n in range(first, last + 1))

@@ -23,7 +23,11 @@ import libcst as cst
 
 from patches.generate.codemods.engine import dotted_name
 from patches.generate.codemods.families.call_rename import CallRename
-from patches.generate.codemods.families.idioms_common import under_availability_check
+from patches.generate.codemods.families.idioms_common import (
+    block_lines,
+    known_blocks,
+    under_availability_check,
+)
 
 _NAMES = (
     "memory_allocated",
@@ -114,30 +118,18 @@ def _lines(stmts) -> set[int]:
     return {n for s in stmts for n in range(s.lineno, s.end_lineno + 1)}
 
 
+def _checks(test, taken: bool) -> bool | None:
+    """The branch runs only with an accelerator: the body of ``if ...is_available():``, the
+    ``else`` of ``if not ...is_available():``."""
+    return (_negated(test) if not taken else _asks(test) and not _negated(test)) or None
+
+
 @functools.lru_cache(maxsize=16)
 def _checked_lines(tree: ast.Module) -> frozenset[int]:
     """Lines only reached with an accelerator: the body of ``if ...is_available():``, the
     ``else`` of ``if not ...is_available():``, and the rest of a block after
     ``if not ...is_available(): return`` (or raise, continue, break)."""
-    out: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and _negated(node.test):
-            out |= _lines(node.orelse)
-        elif isinstance(node, ast.If) and _asks(node.test):
-            out |= _lines(node.body)
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if not isinstance(block, list):
-                continue
-            for i, stmt in enumerate(block):
-                if (
-                    isinstance(stmt, ast.If)
-                    and _negated(stmt.test)
-                    and not stmt.orelse
-                    and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
-                ):
-                    out |= _lines(block[i + 1 :])
-    return frozenset(out)
+    return block_lines(known_blocks(tree, _checks))
 
 
 def _guarded_here(eng, node) -> bool:

@@ -25,7 +25,7 @@ import ast
 
 import libcst as cst
 
-from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.base import Family, param_defaults
 from patches.generate.codemods.families.device_checks import picks_variant
 from patches.generate.codemods.families.idioms_common import (
     and_terms,
@@ -238,8 +238,7 @@ def _chosen_type(eng, original: cst.Comparison) -> str:
         return ""
     a = fn.args
     params = a.posonlyargs + a.args
-    defaults = dict(zip([x.arg for x in params][len(params) - len(a.defaults) :], a.defaults))
-    defaults.update({x.arg: v for x, v in zip(a.kwonlyargs, a.kw_defaults) if v is not None})
+    defaults = param_defaults(fn)
     for x in params + a.kwonlyargs:
         d = defaults.get(x.arg)
         if (

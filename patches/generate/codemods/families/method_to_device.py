@@ -7,7 +7,7 @@ import ast
 import libcst as cst
 import libcst.matchers as m
 
-from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.base import Family, param_defaults
 from patches.generate.codemods.families.values import is_index
 
 _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
@@ -121,10 +121,7 @@ def _rank_parameter(ctx, node: ast.AST, line: int) -> bool:
         return False
     a = fn.args
     positional = a.posonlyargs + a.args
-    defaults = dict(
-        zip((x.arg for x in positional[len(positional) - len(a.defaults) :]), a.defaults)
-    )
-    defaults.update((x.arg, d) for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)
+    defaults = param_defaults(fn)
     arg = next((x for x in positional + a.kwonlyargs if x.arg == node.id), None)
     if arg is None:
         return False

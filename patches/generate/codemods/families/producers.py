@@ -21,6 +21,8 @@ import ast
 import functools
 from dataclasses import dataclass
 
+from patches.generate.codemods.families.base import param_defaults
+
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _THREAD = frozenset({"threading.Thread"})
@@ -231,9 +233,7 @@ def _argument(fn, param: str, args: list, kwargs: dict) -> ast.AST | None:
         return args[positional.index(param)]
     if param in kwargs and param not in [x.arg for x in a.posonlyargs]:
         return kwargs[param]
-    defaults = dict(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
-    defaults.update({x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
-    return defaults.get(param)
+    return param_defaults(fn).get(param)
 
 
 def _callers(ctx, fn, param: str, seen: set) -> list[Producer] | None:
