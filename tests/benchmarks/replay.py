@@ -41,6 +41,8 @@ sys.path.insert(0, str(REPO))
 
 import replay_compare  # noqa: E402
 import replay_later  # noqa: E402
+import replay_beside  # noqa: E402
+import replay_moved  # noqa: E402
 import replay_report  # noqa: E402
 import replay_score  # noqa: E402
 from replay_fetch import FetchError, sources  # noqa: E402
@@ -261,7 +263,7 @@ def main(argv=None) -> int:
     try:
         t0 = time.perf_counter()
         old = sources(pair["old"], {p: s["old_sha256"] for p, s in shas.items()})
-        sources(pair["new"], {p: s["new_sha256"] for p, s in shas.items()})
+        new = sources(pair["new"], {p: s["new_sha256"] for p, s in shas.items()})
         fetched = time.perf_counter() - t0
     except FetchError as e:
         print(f"replay: {e}", file=sys.stderr)
@@ -289,6 +291,13 @@ def main(argv=None) -> int:
         "fetch_seconds": round(fetched, 1),
     }
     replay_report.show(head, results, plain=opts.plain)
+    moved = {r.mode: replay_moved.check(labels, new, r.records) for r in results}
+    for mode, hits in moved.items():
+        replay_moved.show(mode, pair["new"], hits)
+    beside = {r.mode: replay_beside.check(labels, old, new, r.records) for r in results}
+    for r in results:
+        of = sum(x.status == "kept" and x.rewritten for x in r.records)
+        replay_beside.show(r.mode, pair["new"], beside[r.mode], of)
     later = {}
     if opts.later:
         nxt = load_labels(opts.later)
@@ -301,6 +310,8 @@ def main(argv=None) -> int:
         payload = {**head, "modes": [dict(asdict(r), summary=tallies(r)) for r in results]}
         payload["safe_not_unsafe"] = replay_report.safe_not_unsafe(results)
         payload["later"] = {mode: asdict(res) for mode, res in later.items()}
+        payload["moved_rewritten"] = moved
+        payload["kept_beside_another_backend"] = beside
         opts.json.write_text(json.dumps(payload, indent=1))
     failed = any(
         r.apply_error or r.prefix_failures or r.rerun_patches or r.lint_failures for r in results

@@ -104,6 +104,13 @@ def timeline_resolvers() -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=1)
+def no_work_calls() -> frozenset[str]:
+    """``torch.cuda`` calls that run no work on a device: index resolvers, questions about the
+    devices (``[binding] questions``) and the state a function selects (``[state]``)."""
+    return timeline_resolvers() | calls("state") | frozenset(data()["binding"]["questions"])
+
+
+@functools.lru_cache(maxsize=1)
 def kernel_decorators() -> frozenset[str]:
     """``[checks] kernels``: qualified decorators that define a GPU kernel (``triton.jit``)."""
     return frozenset(data()["checks"]["kernels"])

@@ -29,6 +29,7 @@ ORDER = (
     "branch",
     "flow",
     "placement",
+    "device_unit",
     "statement",
     "self_implementation",
     "redundant",

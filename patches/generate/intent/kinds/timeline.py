@@ -2,8 +2,8 @@
 statements call ``torch.cuda.*`` code this run leaves: the work it times or orders stays CUDA's
 (events around ``torch.cuda._sleep(...)``), so a neutral event would time nothing. Only calls
 count, not names (``cuda_time``), and not ``[timeline] resolvers`` (``_get_device_index``: an
-index computed, nothing run); a model placed elsewhere in the function (``model.cuda(rank)``)
-does not: the sync of the current device is what the code means on any accelerator. A definition
+index computed, nothing run). A model placed elsewhere in the function (``model.cuda(rank)``)
+is not this block's: ``cuda-device-unit`` asks about the whole function. A definition
 in the block (a function, a class, a lambda) runs nothing there: its body runs when it is called,
 on that caller's timeline (a module-level ``_streams: dict[int, torch.cuda.Stream]`` is not held by
 a function of the module that asks whether a capture is under way)."""
