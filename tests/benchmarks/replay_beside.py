@@ -5,17 +5,24 @@ and a branch for XPU or HPU joins it (``if torch.xpu.is_available(): xpu_rng_sta
 ``cuda_rng_state``). Such a site is labelled ``kept`` (its line did not change), though upstream
 meant it for more than CUDA. For each rewritten kept site, the lines around it in the new release
 (``WINDOW`` each side of the label's ``new_lines``) are compared with those around it in the old
-one: a backend word (``BACKENDS``) there that was not there before marks it. A reader's aid beside
+one: a backend word (``BACKENDS``: ``audits/vocabulary.py``'s other backends and PrivateUse1) there that was not there before marks it. A reader's aid beside
 the list of kept-site rewrites; the target still counts every kept rewrite.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from audits import vocabulary  # noqa: E402
+
 WINDOW = 4
-BACKENDS = re.compile(r"\b(xpu|hpu|mps|mtia|privateuse1)\b", re.IGNORECASE)
+_PU1 = next(d.cpp for d in vocabulary.DEVICE_TYPES if d.name == "privateuseone")
+_NAMES = (*vocabulary.NAMED_BACKENDS, _PU1.lower())
+BACKENDS = re.compile(rf"(?<![a-z])({'|'.join(_NAMES)})(?![a-z])", re.IGNORECASE)
 
 
 def _words(lines: list[str], lo: int, hi: int) -> set[str]:
