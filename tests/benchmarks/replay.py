@@ -16,7 +16,9 @@ the end of the series (pytorch_style: B950's limit, and the formatter where the 
 it), and each patch's own state is linted the same way (reported, not a failure); every label
 is scored on the result (replay_score); generate runs again on the patched tree (a rerun must
 add nothing). Prints recall, agreement and rewrites of kept sites per kind and per form, the
-checks, every rewrite of a kept site and every miss. Exit 0 when scored, 1 when a check failed, 2 when the sources cannot be had.
+checks, every rewrite of a kept site and every miss; beside the kept-site list, two reader's aids
+(never instead of it): kept labels to reread (replay_moved) and kept sites where the new release
+adds another backend beside CUDA (replay_beside). Exit 0 when scored, 1 when a check failed, 2 when the sources cannot be had.
 """
 
 from __future__ import annotations
@@ -39,9 +41,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+import replay_beside  # noqa: E402
 import replay_compare  # noqa: E402
 import replay_later  # noqa: E402
-import replay_beside  # noqa: E402
 import replay_moved  # noqa: E402
 import replay_report  # noqa: E402
 import replay_score  # noqa: E402
