@@ -224,12 +224,16 @@ def test_ddp_device_ids_follow_the_target(ported):
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     dist.init_process_group("nccl", store=dist.HashStore(), rank=0, world_size=1)
+    model = None
     try:
         model = DDP(torch.nn.Linear(2, 2).cuda(), device_ids=[0], output_device=0)
         line = _line_above()
         model(torch.ones(1, 2).cuda()).sum().backward()
         assert model.device_ids is None
     finally:
+        # DDP's Reducer must go before the group: freed after destroy_process_group() it
+        # destroys ProcessGroupGloo with the GIL held, against gloo's thread (a hang, docs/ci.md)
+        model = None
         dist.destroy_process_group()
     assert _sites(ported)[(line, "DistributedDataParallel(device_ids=[0], output_device=0)")][
         "action"
