@@ -5,8 +5,9 @@ and a branch for XPU or HPU joins it (``if torch.xpu.is_available(): xpu_rng_sta
 ``cuda_rng_state``). Such a site is labelled ``kept`` (its line did not change), though upstream
 meant it for more than CUDA. For each rewritten kept site, the lines around it in the new release
 (``WINDOW`` each side of the label's ``new_lines``) are compared with those around it in the old
-one: a backend word (``BACKENDS``: ``audits/vocabulary.py``'s other backends and PrivateUse1) there that was not there before marks it. A reader's aid beside
-the list of kept-site rewrites; the target still counts every kept rewrite.
+one: a backend word (``BACKENDS``: ``audits/vocabulary.py``'s other backends and PrivateUse1)
+there that was not there before marks it. A reader's aid beside the list of kept-site rewrites;
+the target still counts every kept rewrite.
 """
 
 from __future__ import annotations
