@@ -53,13 +53,18 @@ def _cuda_work(fn: ast.AST, skip: range) -> list[int]:
     return out
 
 
-def survey(labels: dict) -> dict[str, list[tuple[str, list[int]]]]:
-    """status -> [(site id, lines of other CUDA work in its function in the release read)]."""
+def releases(labels: dict) -> dict[str, Path]:
+    """ "old"/"new" -> the folder holding the list's files of that release."""
     pair, shas = labels["pair"], labels["pair"]["file_sha256"]
-    roots = {
+    return {
         "old": sources(pair["old"], {p: s["old_sha256"] for p, s in shas.items()}),
         "new": sources(pair["new"], {p: s["new_sha256"] for p, s in shas.items()}),
     }
+
+
+def survey(labels: dict, roots: dict[str, Path]) -> dict[str, list[tuple[str, list[int]]]]:
+    """status -> [(site id, lines of other CUDA work in its function)]: a neutralised site's
+    function read in the new release (``roots["new"]``), a kept one's in the old."""
     trees: dict = {}
     out: dict[str, list] = {"neutralized": [], "kept": []}
     for lab in labels["labels"]:
@@ -78,7 +83,8 @@ def survey(labels: dict) -> dict[str, list[tuple[str, list[int]]]]:
 
 def main(argv: list[str]) -> int:
     for path in [Path(a) for a in argv] or [LABELS]:
-        res = survey(load_labels(path))
+        labels = load_labels(path)
+        res = survey(labels, releases(labels))
         n = res["neutralized"]
         whole = [x for x in n if not x[1]]
         k = res["kept"]

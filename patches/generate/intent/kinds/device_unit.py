@@ -7,7 +7,7 @@ classes it defines), as for ``cuda-placement``. ``torch.cuda.synchronize(rank)``
 ``model.cuda(rank)`` that stays: on CUDA the rewrite changes nothing, on another accelerator the
 function still fails at its CUDA work, and the patch reads as a half-migrated test. Upstream
 ports such a function whole: each of the 59 bindings and placements it neutralised between 2.4.1
-and 2.14.1 sits in a function that runs no CUDA work after the change, while 151 of the 224 it
+and 2.14.1 sits in a function that runs no CUDA work after the change, while 148 of the 224 it
 kept sit beside other CUDA work (``tests/benchmarks/replay_units.py``). A CUDA call left only as
 a repeat to delete by hand (``redundant``) is no work that stays."""
 
