@@ -75,6 +75,13 @@ def is_call(ctx, node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Call) and qualified(ctx, node.func) == name
 
 
+def placement_call(node) -> ast.Call | None:
+    """``node`` when it is an ``x.cuda(...)`` placement call, else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node if node.func.attr == "cuda" else None
+    return None
+
+
 def cuda_literal(ctx, node: ast.AST) -> str | None:
     """``"cuda"``/``"cuda:N"`` -> "str"; ``torch.device("cuda"[, N])``/``torch.device("cuda:N")``
     -> "device"; anything else None."""

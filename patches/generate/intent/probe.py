@@ -75,6 +75,13 @@ class Probe:
         return self.index.defs(self.node) if self.node is not None else []
 
     @functools.cached_property
+    def outermost_function(self) -> ast.AST | None:
+        """The outermost function holding the site (a test method, with the helpers and classes
+        it defines), or None at module or class level."""
+        funcs = [d for d in self.defs if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        return funcs[-1] if funcs else None
+
+    @functools.cached_property
     def _top(self) -> tuple[ast.AST, ast.stmt]:
         return self.index.top(self.node)
 

@@ -17,7 +17,7 @@ import ast
 
 from patches.generate.intent.data import calls, no_work_calls
 from patches.generate.intent.index import Hits
-from patches.generate.intent.nodes import called, qualified, span_of
+from patches.generate.intent.nodes import called, placement_call, qualified, span_of
 from patches.generate.intent.probe import Evidence, Probe, first_hit
 
 KIND = "cuda-device-unit"
@@ -25,19 +25,17 @@ SUMMARY = "a device binding in a function whose other CUDA work stays CUDA-speci
 
 
 def detect(p: Probe) -> list[Evidence]:
-    if called(p.ctx, p.node) not in calls("binding") and not _placement(p.node):
+    fn = p.outermost_function
+    if fn is None or (called(p.ctx, p.node) not in calls("binding") and not _placement(p.node)):
         return []
-    funcs = [d for d in p.defs if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    if not funcs:
-        return []
-    return first_hit(KIND, _left_in(p, funcs[-1]))
+    return first_hit(KIND, _left_in(p, fn))
 
 
 def _placement(node) -> bool:
-    """``x.cuda(...)`` or its ``.cuda`` attribute."""
-    if isinstance(node, ast.Call):
-        node = node.func
-    return isinstance(node, ast.Attribute) and node.attr == "cuda"
+    """``x.cuda(...)``, or its ``.cuda`` attribute where a finding sits on that."""
+    return placement_call(node) is not None or (
+        isinstance(node, ast.Attribute) and node.attr == "cuda"
+    )
 
 
 def _left_in(p: Probe, fn: ast.AST) -> Hits:
@@ -54,12 +52,11 @@ def _left_in(p: Probe, fn: ast.AST) -> Hits:
 
 
 def _cuda_work(p: Probe, call: ast.Call):
-    """The span of ``call``'s callee when it is CUDA work: ``torch.cuda.*`` (less ``no_work_calls``)
-    or ``x.cuda(...)``; else None."""
-    f = call.func
-    if isinstance(f, ast.Attribute) and f.attr == "cuda":
-        return span_of(f)
-    name = qualified(p.ctx, f) or ""
+    """The span of ``call``'s callee when it is CUDA work: ``x.cuda(...)`` or ``torch.cuda.*``
+    (less ``no_work_calls``); else None."""
+    if placement_call(call) is not None:
+        return span_of(call.func)
+    name = qualified(p.ctx, call.func) or ""
     if not name.startswith("torch.cuda.") or name in no_work_calls():
         return None
-    return span_of(f)
+    return span_of(call.func)

@@ -11,29 +11,20 @@ from __future__ import annotations
 
 import ast
 
-from patches.generate.intent.nodes import span_of
+from patches.generate.intent.nodes import placement_call, span_of
 from patches.generate.intent.probe import Evidence, Probe, first_hit
 
 KIND = "cuda-placement"
 SUMMARY = "another placement of the same function (`.cuda(...)`) stays CUDA-specific"
 
 
-def _placement(node) -> ast.Call | None:
-    """The ``x.cuda(...)`` call ``node`` is (or whose ``.cuda`` attribute it is), else None."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        return node if node.func.attr == "cuda" else None
-    return None
-
-
 def detect(p: Probe) -> list[Evidence]:
-    me = _placement(p.node)
-    if me is None:
+    me = placement_call(p.node)
+    fn = p.outermost_function
+    if me is None or fn is None:
         return []
-    funcs = [d for d in p.defs if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    if not funcs:
-        return []
-    for node in ast.walk(funcs[-1]):
-        other = _placement(node)
+    for node in ast.walk(fn):
+        other = placement_call(node)
         if other is None or other is me:
             continue
         hits = p.remaining(span_of(other.func), p.own)
