@@ -23,8 +23,8 @@ INPROCESS_BELOW = 48  # fewer files to parse than this: no pool (its start-up co
 # Part of the cache key: bump it when a scanner finds something else in the same bytes, so that
 # results cached by the older scanner are not served (2: imports nested in module-level blocks;
 # 3: CMake configure_file placeholders; 4: more Python rules and the wrapper pass; 5: wrapper
-# uses in the wrapper's own module, all of them).
-RESULTS_REVISION = 5
+# uses in the wrapper's own module, all of them; 6: names bound by imports inside a function).
+RESULTS_REVISION = 6
 
 Progress = Callable[[int, int], None]
 

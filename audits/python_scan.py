@@ -28,9 +28,10 @@ from typing import Sequence
 from audits.model import FileError, Finding, Rule
 from audits.python.findings import findings, subsystem
 from audits.python.hits import TOKENS, cuda_aliases, hit_lines
+from audits.python.imports import local_aliases, local_scopes, module_imports
 from audits.python.plan import build_plan
 from audits.python.segments import import_segments, parse_segments, stmt_start, top_level_pieces
-from audits.python.visitor import Scan, module_imports
+from audits.python.visitor import Scan
 from audits.resolve import package_name
 
 __all__ = ["scan_source", "subsystem", "TOKENS", "SEGMENT_MIN_BYTES"]
@@ -114,10 +115,11 @@ def _parse(scan: Scan, data: bytes, low: bytes, text: str, segments: bool) -> li
         segs = None
         roots = ast.parse(text).body
     module_imports(scan, roots)
-    aliases = cuda_aliases(scan.imports)
+    aliases = cuda_aliases(scan.imports) + local_aliases(scan.lines, scan.hits, scan.package)
     if aliases:
         scan.hits = hit_lines(data, low, aliases)
     if segs is None:
+        local_scopes(scan, roots)
         return roots
     hits, taken = scan.hits, set(first)
     rest = [
@@ -127,4 +129,6 @@ def _parse(scan: Scan, data: bytes, low: bytes, text: str, segments: bool) -> li
     ]
     more = parse_segments(data, rest, scan.lines, hits)
     # the pieces of both parses are disjoint; the visitor wants them in source order
-    return ast.parse(text).body if more is None else sorted(roots + more, key=stmt_start)
+    roots = ast.parse(text).body if more is None else sorted(roots + more, key=stmt_start)
+    local_scopes(scan, roots)
+    return roots

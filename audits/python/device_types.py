@@ -32,7 +32,7 @@ _SEQS = (ast.List, ast.Tuple, ast.Set)
 def member(scan, rule: DeviceTypeRule, node: ast.AST) -> str | None:
     """The member name (``CUDA``) when ``node`` is a member of the rule's DeviceType enum."""
     parts = dotted_parts(node) if isinstance(node, ast.Attribute) else None
-    full = scan.resolve(parts) if parts else None
+    full = scan.resolve(parts, node) if parts else None
     if full is None or "." not in full:
         return None
     enum, name = full.rsplit(".", 1)
@@ -73,7 +73,7 @@ def device_type_compares(
                         continue
                     hit = _cuda_side(scan, rule, op, other)
                     if hit is not None:
-                        out.append((rule.rule, hit[0], scan.resolve(dotted_parts(hit[1]))))
+                        out.append((rule.rule, hit[0], scan.resolve(dotted_parts(hit[1]), hit[1])))
                         break
         left = right
     return out

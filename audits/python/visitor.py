@@ -17,8 +17,8 @@ from audits.python import flags, strings
 from audits.python.children import children, children_with_constants
 from audits.python.device_lists import closed_device_list
 from audits.python.device_types import device_type_compares
+from audits.python.imports import Scoped, lookup
 from audits.python.plan import Plan
-from audits.python.segments import DEFS
 from audits.python.strings import candidates, format_head, literal_text, text_of, value_matches
 from audits.resolve import absolute_module, bindings, dotted_parts, qualify
 from audits.vocabulary import OTHER_VENDORS
@@ -46,7 +46,9 @@ class Scan:
         self.lines = lines
         self.hits = hits
         self.package = package
-        self.imports: dict[str, str] = {}
+        self.imports: dict[str, str] = {}  # module-level bindings
+        self.nested: set[int] = set()  # imports inside a definition (``imports.local_scopes``)
+        self.scoped: Scoped = {}
         self.out: list[tuple[Rule, ast.AST, str, str]] = []  # rule, node, matched name, kind
         self.spans: list[tuple[Rule, int, int, int, int, str]] = []  # explicit spans
         self.done_literals: set[int] = set()
@@ -63,7 +65,7 @@ class Scan:
     # -- imports
     def add_import(self, node: ast.Import | ast.ImportFrom) -> None:
         for local, qual in bindings(node, self.package):
-            if qual is not None:
+            if qual is not None and id(node) not in self.nested:
                 self.imports[local] = qual
         if self.p.imports and id(node) not in self.seen_imports:
             self.seen_imports.add(id(node))
@@ -91,7 +93,10 @@ class Scan:
                     self.emit(ir.rule, node, m, "import", note=f"binds {m}")
                     return
 
-    def resolve(self, parts: list[str]) -> str | None:
+    def resolve(self, parts: list[str], node: ast.AST | None = None) -> str | None:
+        """``parts``' qualified name where ``node`` stands (a definition's own imports)."""
+        if node is not None and self.scoped:
+            return qualify(parts, lookup(self, node.lineno))
         return qualify(parts, self.imports.get)
 
     def match_name(self, full: str) -> tuple[Rule, str] | None:
@@ -151,7 +156,7 @@ class Scan:
             return ()
         parts = dotted_parts(node)
         if parts is not None:
-            full = self.resolve(parts)
+            full = self.resolve(parts, node)
             if full is not None:
                 hit = self.match_name(full)
                 if hit is not None:
@@ -195,7 +200,7 @@ class Scan:
         fname = None
         parts = dotted_parts(func)
         if parts is not None:
-            fname = self.resolve(parts)
+            fname = self.resolve(parts, node)
         hit = self.match_name(fname) if fname is not None else None
         if hit is not None:
             self.emit(hit[0], func, hit[1], "call")
@@ -480,20 +485,3 @@ Scan.HANDLERS = {
     ast.arg: flags.h_arg,
     ast.keyword: flags.h_keyword,
 }
-
-
-def module_imports(scan: Scan, roots: Sequence[ast.stmt]) -> None:
-    """Record every module-level import, however deep in if/try/with/for/while/match blocks
-    (``if TYPE_CHECKING:``, ``try: ... except ImportError:``); class and def bodies have their
-    own scope and are left out."""
-    stack = list(reversed(roots))
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (ast.Import, ast.ImportFrom)):
-            scan.add_import(n)
-        elif not isinstance(n, DEFS):
-            kids = [k for f in _BLOCKS for k in getattr(n, f, None) or () if isinstance(k, ast.AST)]
-            stack.extend(reversed(kids))
-
-
-_BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")  # in source order

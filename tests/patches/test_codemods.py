@@ -102,6 +102,14 @@ class TestRuleFixtures(expecttest.TestCase):
 +    torch.accelerator.synchronize()
 +    torch.accelerator.synchronize(dev)
 +    torch.accelerator.synchronize(
+@@ -14 +12,0 @@
+-    from torch.cuda import synchronize as sync  # a function's own import
+@@ -18 +16 @@
+-        if isinstance(arg, torch.Tensor) and arg.is_cuda:
++        if isinstance(arg, torch.Tensor) and arg.device.type != "cpu":
+@@ -22 +20 @@
+-        sync()  # the check's unit: rewritten with it
++        torch.accelerator.synchronize()  # the check's unit: rewritten with it
 """,
         )
 
@@ -526,17 +534,24 @@ class TestRuleFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn105_cuda_synchronize.py", "accelerator_api"),
             """\
-@@ -1,2 +1 @@
--import torch
+@@ -2 +2 @@
 -from torch.cuda import synchronize
 +import accelerator_api
-@@ -6,3 +5,3 @@
+@@ -6,3 +6,3 @@
 -    synchronize()
 -    torch.cuda.synchronize(device=dev)
 -    torch.cuda.synchronize(
 +    accelerator_api.synchronize()
 +    accelerator_api.synchronize(dev)
 +    accelerator_api.synchronize(
+@@ -14 +13,0 @@
+-    from torch.cuda import synchronize as sync  # a function's own import
+@@ -18 +17 @@
+-        if isinstance(arg, torch.Tensor) and arg.is_cuda:
++        if isinstance(arg, torch.Tensor) and arg.device.type != "cpu":
+@@ -22 +21 @@
+-        sync()  # the check's unit: rewritten with it
++        accelerator_api.synchronize()  # the check's unit: rewritten with it
 """,
         )
         self.assertExpectedInline(
