@@ -30,8 +30,28 @@ def display_old(spec) -> str:
     return shown + (f" (and {len(spec.names) - 3} more)" if len(spec.names) > 3 else "")
 
 
-def subject(new: str, subsystem: str, part: int, parts: int) -> str:
-    s = f"[hw-neutral] Use {short_name(new)} in {subsystem}"
+GUARD = "torch.cuda.is_available()"
+GUARD_WHY = (
+    "Where the call has no neutral form the code can use (no device in scope), it stays CUDA's "
+    "and runs only where CUDA is available: on CUDA the condition is the old one, elsewhere the "
+    "call is skipped instead of failing."
+)
+
+
+def guard_only(new: str, added: list[str]) -> bool:
+    """The patch's added lines only guard the CUDA call (``if step == 2 and
+    torch.cuda.is_available():``): its replacement is written nowhere, so the subject must not
+    name it."""
+    text = "\n".join(added)
+    return short_name(new) not in text and GUARD in text
+
+
+def subject(new: str, subsystem: str, part: int, parts: int, old: str | None = None) -> str:
+    """``old``: the patch only guards ``old`` (``guard_only``)."""
+    if old is not None:
+        s = f"[hw-neutral] Run {old} only where CUDA is available in {subsystem}"
+    else:
+        s = f"[hw-neutral] Use {short_name(new)} in {subsystem}"
     return s + (f" (part {part}/{parts})" if parts > 1 else "")
 
 
@@ -45,9 +65,15 @@ def body(
     devices: str,
     also: list[Rule] = (),
 ) -> str:
-    """``also``: rules whose changes only work together with this one, in the same patch."""
-    why = textwrap.fill(" ".join(rule.rationale.split()), 72) if rule.rationale else ""
-    lines = [f"Replace {old} with {new} ({rule.safety} fix).", ""]
+    """``also``: rules whose changes only work together with this one, in the same patch.
+    ``new`` is ``GUARD`` when the patch only guards ``old`` (``guard_only``)."""
+    guarded = new == GUARD
+    why = " ".join((GUARD_WHY if guarded else rule.rationale or "").split())
+    why = textwrap.fill(why, 72) if why else ""
+    if guarded:
+        lines = [f"Guard {old} with {GUARD} ({rule.safety} fix).", ""]
+    else:
+        lines = [f"Replace {old} with {new} ({rule.safety} fix).", ""]
     if why:
         lines += [why, ""]
     lines += [f"Rule: {rule.id} ({rule.name}), see {rule.url()}"]

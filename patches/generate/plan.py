@@ -202,21 +202,21 @@ def _patches(run: Run, plan: Plan, changes, subsystem: str, rule_id: str) -> Non
     rules, spec, s = run.audit.rules, run.specs[rule_id], run.settings
     step = s.max_files
     chunks = [changes[i : i + step] for i in range(0, len(changes), step)]
+    old, new = message.display_old(spec), message.display_new(spec)
     for n, chunk in enumerate(chunks, 1):
         sites = [x for _, xs in chunk for x in xs]
         also = [rules[r] for r in sorted({x.rule for x in sites} - {rule_id})]
-        body = message.body(
-            rules[rule_id],
-            message.display_old(spec),
-            message.display_new(spec),
-            sites,
-            s.tree,
-            s.series,
-            s.devices,
-            also=also,
-        )
-        subject = message.subject(message.display_new(spec), subsystem, n, len(chunks))
+        guarded = message.guard_only(new, [ln for c, _ in chunk for ln in _added(c)])
+        shown = message.GUARD if guarded else new
+        body = message.body(rules[rule_id], old, shown, sites, s.tree, s.series, s.devices, also)
+        subject = message.subject(new, subsystem, n, len(chunks), old if guarded else None)
         plan.patches.append(Patch(subject, body, [c for c, _ in chunk]))
+
+
+def _added(change) -> list[str]:
+    """The lines a file change adds."""
+    a, b = change.before.split("\n"), change.after.split("\n")
+    return [ln for tag, _, _, j1, j2 in opcodes(a, b) if tag != "equal" for ln in b[j1:j2]]
 
 
 @functools.lru_cache(maxsize=64)

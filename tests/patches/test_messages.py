@@ -1,0 +1,50 @@
+"""Commit messages say what the patch does: a patch that only guards a CUDA call (the
+scheduling hint ``torch.cuda._sleep(100)`` kept CUDA's under ``torch.cuda.is_available()``)
+does not claim the neutral API it never writes. Real generate, real git."""
+
+from patches.common import gitutil
+from patches.generate.cli import main
+
+HINT = """import torch
+
+
+def pipelined(group_size, produce, backend_stream):
+    if group_size == 2:
+        torch.cuda._sleep(100)
+    produce()
+"""
+
+SYNC = """import torch
+
+
+def fence():
+    torch.cuda.synchronize()
+"""
+
+
+def _series(tmp_path, files):
+    src = tmp_path / "src" / "pkg"
+    src.mkdir(parents=True)
+    for name, text in files.items():
+        (src / name).write_text(text)
+    repo = gitutil.init_copy(tmp_path / "src", tmp_path / "repo")
+    assert main([str(repo), "--out", str(tmp_path / "s"), "--unsafe-fixes"]) == 0
+    return {p.name: p.read_text() for p in sorted((tmp_path / "s").glob("*.patch"))}
+
+
+def test_a_guard_only_patch_says_it_guards(tmp_path):
+    patches = _series(tmp_path, {"hint.py": HINT})
+    (text,) = patches.values()
+    assert "+    if group_size == 2 and torch.cuda.is_available():" in text
+    assert (
+        "Subject: [PATCH] [hw-neutral] Run torch.cuda._sleep only where CUDA is available" in text
+    )
+    assert "Guard torch.cuda._sleep with torch.cuda.is_available()" in text
+    assert "get_device_module" not in text
+
+
+def test_a_rewrite_names_its_api(tmp_path):
+    patches = _series(tmp_path, {"sync.py": SYNC})
+    (text,) = patches.values()
+    assert "[hw-neutral] Use torch.accelerator.synchronize in pkg" in text
+    assert "Replace torch.cuda.synchronize with torch.accelerator.synchronize" in text
