@@ -13,6 +13,7 @@ from typing import Callable, Iterable
 from audits import vocabulary
 from patches.generate.intent.bindings import bindings
 from patches.generate.intent.comments import comments
+from patches.generate.intent.constants import constant_reads, module_constants
 from patches.generate.intent.data import is_cuda_word
 from patches.generate.intent.nodes import (
     DEFS,
@@ -23,6 +24,7 @@ from patches.generate.intent.nodes import (
     inside,
     span_of,
 )
+from patches.generate.intent.ops import cuda_only_ops, op_calls
 from patches.generate.intent.words import words
 
 Hits = list[tuple[int, str]]  # (line, what stays CUDA there)
@@ -74,6 +76,9 @@ class Index:
         tokens.sort(key=lambda t: t.span)
         self.calls = self._local_calls(ctx.tree)
         self.bindings = bindings(ctx.tree)
+        self.constants = module_constants(ctx.tree, self.bindings)
+        self.constant_reads = constant_reads(ctx.tree, self.constants)
+        self.op_calls = op_calls(ctx, cuda_only_ops(getattr(ctx, "tree_index", None), ctx))
         self.words = words(ctx.tree)  # the author's own identifiers: no evidence
         self.comments = comments(ctx.source)
         self.tokens = tokens
@@ -150,6 +155,14 @@ class Index:
             if t.span[1] <= span[1]:
                 yield t
             i += 1
+
+    def constants_read_in(self, span: Span) -> list[tuple[Span, str]]:
+        """The reads of module constants inside ``span``."""
+        return _within(self.constant_reads, span)
+
+    def ops_called_in(self, span: Span) -> list[tuple[Span, str]]:
+        """The calls of CUDA-only operators (``ops.py``) inside ``span``."""
+        return _within(self.op_calls, span)
 
     def node_of(self, f) -> ast.AST | None:
         """The expression a finding is about (a call finding's func -> the call)."""
@@ -320,3 +333,14 @@ class Index:
     def statement_span(top, stmt) -> Span:
         """The site's statement, or the header expression of a compound one."""
         return span_of(stmt) if not compound(stmt) else span_of(top)
+
+
+def _within(items: list[tuple[Span, str]], span: Span) -> list[tuple[Span, str]]:
+    """The (span, name) of sorted ``items`` that lie inside ``span``."""
+    i = bisect.bisect_left(items, span[0], key=lambda it: it[0][0])
+    out = []
+    while i < len(items) and items[i][0][0] <= span[1]:
+        if items[i][0][1] <= span[1]:
+            out.append(items[i])
+        i += 1
+    return out

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 
+from patches.generate.intent.data import is_cuda_word
 from patches.generate.intent.index import Hits, Index, Remaining
 from patches.generate.intent.nodes import Site, Span, finding_span, inside
 
@@ -51,6 +52,28 @@ class _Remaining:
             return [(t.span[0][0], self.index.show(t.node))]
         return []
 
+    def constant_hit(self, unit: Span, own: Span) -> Hits:
+        """A module constant read in ``unit`` whose value stays CUDA (``constants.py``)."""
+        for sp, name in self.index.constants_read_in(unit):
+            if inside(sp, own) or name in self.judging or is_cuda_word(name):
+                continue  # a CUDA-spelled name is a token: token_hit judges it
+            self.judging.add(name)
+            try:
+                for value in self.index.constants[name]:
+                    hits = self(value, _NOWHERE)
+                    if hits:
+                        return [(sp[0][0], f"{name}, set from {hits[0][1]} at line {hits[0][0]}")]
+            finally:
+                self.judging.discard(name)
+        return []
+
+    def op_hit(self, unit: Span, own: Span) -> Hits:
+        """A call in ``unit`` of an operator only CUDA implements (``ops.py``)."""
+        for sp, name in self.index.ops_called_in(unit):
+            if not inside(sp, own):
+                return [(sp[0][0], f"{name.rsplit('.', 1)[-1]} (an operator only CUDA implements)")]
+        return []
+
     def finding_hit(self, line: int, unit: Span, own: Span) -> Hits:
         for f in self.by_line.get(line, ()):
             sp = finding_span(f)
@@ -65,7 +88,7 @@ class _Remaining:
 
     def __call__(self, unit: Span, own: Span) -> Hits:
         """The first token hit and, per line, the first finding hit."""
-        hits = self.token_hit(unit, own)
+        hits = self.token_hit(unit, own) or self.constant_hit(unit, own) or self.op_hit(unit, own)
         for line in range(unit[0][0], unit[1][0] + 1):
             hits += self.finding_hit(line, unit, own)
         return sorted(hits)

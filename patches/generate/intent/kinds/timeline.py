@@ -1,6 +1,7 @@
 """``cuda-timeline``: an event, stream or synchronize (``[timeline]``) in a block whose other
 statements call ``torch.cuda.*`` code this run leaves: the work it times or orders stays CUDA's
-(events around ``torch.cuda._sleep(...)``), so a neutral event would time nothing. Only calls
+(events around ``torch.cuda._sleep(...)``), so a neutral event would time nothing. A stream
+scope (``with torch.cuda.stream(s):``) orders the work of its own body too. Only calls
 count, not names (``cuda_time``), and not ``[timeline] resolvers`` (``_get_device_index``: an
 index computed, nothing run). A model placed elsewhere in the function (``model.cuda(rank)``)
 is not this block's: ``cuda-device-unit`` asks about the whole function. A definition
@@ -31,9 +32,10 @@ def detect(p: Probe) -> list[Evidence]:
 
 
 def _left_on_timeline(p: Probe) -> Hits:
-    for sub in p.index.block_of(p.stmt) or []:
-        if sub is p.stmt:
-            continue
+    block = [sub for sub in p.index.block_of(p.stmt) or [] if sub is not p.stmt]
+    if isinstance(p.stmt, (ast.With, ast.AsyncWith)):
+        block += p.stmt.body  # the site is a context (a stream scope): it orders its body
+    for sub in block:
         for c in _run_here(sub):
             if not isinstance(c, ast.Call):
                 continue

@@ -1,0 +1,95 @@
+"""Operators of the tree that only CUDA implements: ``op.py_impl(DispatchKey.CUDA)`` and no
+other device's key (``DispatchKey.CPU``, ``.XPU``, ``.PrivateUse1``, ...; Autograd, BackendSelect
+and the like are no device). ``run_dtensor_rng_op`` in ``_prims/rng_prims.py`` is one: its
+BackendSelect arm raises "only supports CUDA device". A call of such an op is CUDA work that
+stays, in whatever file it is made (``remaining``): a check that sends other devices to it
+(DTensor's ``first_local_arg.device.type != "cuda"`` made ``== "cpu"``) would break them.
+
+Read once per tree from the files holding ``DispatchKey.CUDA`` (``TreeIndex.memo``); an op is
+named by its module-level binding (``torch._prims.rng_prims.run_dtensor_rng_op``)."""
+
+from __future__ import annotations
+
+import ast
+
+from audits import vocabulary
+from audits.resolve import dotted_parts
+from patches.generate.intent.nodes import Span, span_of
+
+_KEY = b"DispatchKey.CUDA"
+# dispatch keys that name a device (``DispatchKey.PrivateUse1``: "privateuse1")
+DEVICE_KEYS = frozenset({*vocabulary.PY_BACKENDS, vocabulary.CPP_OPEN.lower()})
+
+
+def cuda_only_ops(tree, ctx) -> frozenset[str]:
+    """Qualified names of the tree's operators whose only device implementation is CUDA's (of
+    ``ctx``'s own file when the run has no tree)."""
+    if tree is None:
+        return frozenset(_ops_of(ctx))
+    if "cuda_only_ops" not in tree.memo:
+        found: set[str] = set()
+        for rel in tree.holding(_KEY):
+            ctx = tree.context(rel)
+            if ctx is not None:
+                found |= _ops_of(ctx)
+        tree.memo["cuda_only_ops"] = frozenset(found)
+    return tree.memo["cuda_only_ops"]
+
+
+def _ops_of(ctx) -> set[str]:
+    """The module-level names of ``ctx``'s CUDA-only operators: an object whose ``py_impl``
+    registrations name CUDA alone, by its own name (``run_dtensor_rng_op.py_impl(...)``) or
+    returned by the module function that registers it (``run_rng_op = _register(...)``)."""
+    keys = _keys(ctx.tree)
+    made: dict[str, set[str]] = {}
+    for f in ctx.tree.body:
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inner = _keys(f)
+            for r in ast.walk(f):
+                if isinstance(r, ast.Return) and isinstance(r.value, ast.Name):
+                    made.setdefault(f.name, set()).update(inner.get(r.value.id, ()))
+    ops = set()
+    for st in ctx.tree.body:
+        if not isinstance(st, ast.Assign):
+            continue
+        maker = (
+            st.value.func.id
+            if isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Name)
+            else None
+        )
+        for t in st.targets:
+            if isinstance(t, ast.Name):
+                ks = keys.get(t.id, set()) | made.get(maker, set())
+                if ks == {"cuda"}:
+                    ops.add(f"{ctx.module_name}.{t.id}")
+    return ops
+
+
+def _keys(node: ast.AST) -> dict[str, set[str]]:
+    """name -> the device keys of its ``name.py_impl(DispatchKey.<key>)`` calls in ``node``."""
+    out: dict[str, set[str]] = {}
+    for n in ast.walk(node):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
+            continue
+        if n.func.attr != "py_impl" or not isinstance(n.func.value, ast.Name):
+            continue
+        arg = n.args[0] if n.args else None
+        if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name):
+            if arg.value.id == "DispatchKey" and arg.attr.lower() in DEVICE_KEYS:
+                out.setdefault(n.func.value.id, set()).add(arg.attr.lower())
+    return out
+
+
+def op_calls(ctx, ops: frozenset[str]) -> list[tuple[Span, str]]:
+    """(span of the callee, the op's name) of every call of one of ``ops`` in the file, sorted."""
+    if not ops:
+        return []
+    out = []
+    for n in ast.walk(ctx.tree):
+        parts = dotted_parts(n.func) if isinstance(n, ast.Call) else None
+        q = ctx.qualify(n.lineno, ".".join(parts)) if parts else None
+        if q and "." not in q:  # bound by this module's own assignment
+            q = f"{ctx.module_name}.{q}"
+        if q in ops:
+            out.append((span_of(n.func), q))
+    return sorted(out)
