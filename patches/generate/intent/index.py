@@ -277,6 +277,8 @@ class Index:
                 negated = not negated
             elif isinstance(p, ast.Compare) or isinstance(p, ast.Call):
                 pass  # `device_count() > 1`, `bool(P)`, `range(device_count())`, `f.attr(...)`
+            elif isinstance(p, (ast.GeneratorExp, ast.ListComp, ast.SetComp)) and n is p.elt:
+                pass  # `all(t.is_cuda for t in ts)`: the check, asked of each
             else:
                 end = self._guard_end(p, n, negated)
                 if end is not None:

@@ -36,7 +36,35 @@ def _assigned(p: Probe) -> list[Evidence]:
         isinstance(node, ast.Call) and any(x is node for x in ast.walk(stmt.value))
     ):
         return []
-    return _handed_on(p, stmt, {t.id for t in stmt.targets if isinstance(t, ast.Name)})
+    return _handed_on(p, stmt, {t.id for t in stmt.targets if isinstance(t, ast.Name)}) or (
+        _kept_on_self(p, stmt)
+    )
+
+
+def _kept_on_self(p: Probe, stmt: ast.Assign) -> list[Evidence]:
+    """``self.x = <site>`` and a method of the same class hands ``self.x`` to CUDA-only code
+    (``self.capture_stream = torch.cuda.Stream()`` ... ``torch.cuda.graph(g,
+    stream=self.capture_stream)``): the instance keeps the value for that code."""
+    attrs = {
+        t.attr
+        for t in stmt.targets
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+    }
+    cls = next((d for d in p.defs if isinstance(d, ast.ClassDef)), None)
+    if not attrs or cls is None:
+        return []
+    for sub in ast.walk(cls):
+        if (
+            isinstance(sub, ast.Attribute)
+            and sub.attr in attrs
+            and isinstance(sub.ctx, ast.Load)
+            and isinstance(sub.value, ast.Name)
+            and sub.value.id == "self"
+        ):
+            hits = _use(p, sub, span_of(sub))  # its spelling is the author's word
+            if hits:
+                return first_hit(KIND, hits)
+    return []
 
 
 def _recorded(p: Probe) -> list[Evidence]:
@@ -77,12 +105,14 @@ def _handed_on(p: Probe, stmt, names: set[str]) -> list[Evidence]:
     return []
 
 
-def _use(p: Probe, sub: ast.Name) -> Hits:
-    """What stays CUDA where ``sub`` (a use of the assigned name) goes."""
+def _use(p: Probe, sub: ast.Name | ast.Attribute, own=None) -> Hits:
+    """What stays CUDA where ``sub`` (a use of the assigned name or attribute) goes; ``own``:
+    the span not to count (the site's, by default)."""
+    own = p.own if own is None else own
     user = p.index.top(sub)[1]  # a compound statement: all of it (the body uses it)
     # an assignment: its value (the name it binds is a word, not CUDA code: `cuda_time = ...`)
     value = getattr(user, "value", None) if isinstance(user, (ast.Assign, ast.AnnAssign)) else None
-    hits = p.remaining(span_of(value if value is not None else user), p.own)
+    hits = p.remaining(span_of(value if value is not None else user), own)
     if hits:
         return hits
     n = sub
@@ -90,11 +120,11 @@ def _use(p: Probe, sub: ast.Name) -> Hits:
         parent = p.index.parents.get(n)
         hits = []
         if isinstance(parent, ast.Call) and n is not parent.func:
-            hits = p.remaining(span_of(parent.func), p.own)
+            hits = p.remaining(span_of(parent.func), own)
         elif isinstance(parent, ast.Attribute) and n is parent.value:
-            hits = p.remaining(span_of(parent), p.own)  # `s.cuda_stream` while it stays
+            hits = p.remaining(span_of(parent), own)  # `s.cuda_stream` while it stays
         elif isinstance(parent, ast.For) and n is parent.iter:
-            hits = p.remaining(span_of(parent.body), p.own)
+            hits = p.remaining(span_of(parent.body), own)
         if hits or parent is None:
             return hits
         n = parent

@@ -1,7 +1,10 @@
-"""``cuda-loop``: the body of the loop the site iterates over (``for i in range(torch.cuda.device_count()):``) still uses CUDA-only APIs on the devices it counts. Also one same-file call deep."""
+"""``cuda-loop``: the body of the loop the site iterates over (``for i in range(torch.cuda.device_count()):``) still uses CUDA-only APIs on the devices it counts. Also one same-file call deep. And the other way round: the site reads the variable of a loop over CUDA's devices that stays (``for i in range(torch.cuda.device_count()): register(f"cuda:{i}", CudaInterface)``): it names CUDA's device ``i``, and a neutral type would pair another accelerator with CUDA's count."""
 
 from __future__ import annotations
 
+import ast
+
+from patches.generate.intent.nodes import span_of
 from patches.generate.intent.probe import Evidence, Probe, first_hit
 
 KIND = "cuda-loop"
@@ -15,4 +18,21 @@ def detect(p: Probe) -> list[Evidence]:
         if kind == KIND
         for sp in spans
         for e in first_hit(KIND, p.reach(sp, p.own))
-    ]
+    ] or _in_cuda_loop(p)
+
+
+def _in_cuda_loop(p: Probe) -> list[Evidence]:
+    """The site's statement reads the target of an enclosing ``for`` whose iterable stays
+    CUDA."""
+    used = {n.id for n in ast.walk(p.stmt) if isinstance(n, ast.Name)}
+    n = p.stmt
+    while n is not None and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        parent = p.index.parents.get(n)
+        if isinstance(parent, ast.For) and n in parent.body:
+            targets = {t.id for t in ast.walk(parent.target) if isinstance(t, ast.Name)}
+            if targets & used:
+                hits = p.remaining(span_of(parent.iter), p.own)
+                if hits:
+                    return first_hit(KIND, hits)
+        n = parent
+    return []
