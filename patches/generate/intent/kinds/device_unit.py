@@ -9,13 +9,16 @@ function still fails at its CUDA work, and the patch reads as a half-migrated te
 ports such a function whole: each of the 59 bindings and placements it neutralised between 2.4.1
 and 2.14.1 sits in a function that runs no CUDA work after the change, while 148 of the 224 it
 kept sit beside other CUDA work (``tests/benchmarks/replay_units.py``). A CUDA call left only as
-a repeat to delete by hand (``redundant``) is no work that stays."""
+a repeat to delete by hand (``redundant``) is no work that stays. What a profiler records about
+the function's work (``[binding] selections``: its activity, the device type its events are
+filtered by) is judged the same way: ``fp8_bench`` keeps CUDA events and NVTX ranges, so its
+``ProfilerActivity.CUDA`` stays (upstream kept the whole function through 2.14.1)."""
 
 from __future__ import annotations
 
 import ast
 
-from patches.generate.intent.data import calls, no_work_calls
+from patches.generate.intent.data import calls, data, no_work_calls
 from patches.generate.intent.index import Hits
 from patches.generate.intent.nodes import called, placement_call, qualified, span_of
 from patches.generate.intent.probe import Evidence, Probe, first_hit
@@ -26,7 +29,11 @@ SUMMARY = "a device binding in a function whose other CUDA work stays CUDA-speci
 
 def detect(p: Probe) -> list[Evidence]:
     fn = p.outermost_function
-    if fn is None or (called(p.ctx, p.node) not in calls("binding") and not _placement(p.node)):
+    if fn is None or not (
+        called(p.ctx, p.node) in calls("binding")
+        or _placement(p.node)
+        or p.f.rule in data()["binding"]["selections"]
+    ):
         return []
     return first_hit(KIND, _left_in(p, fn))
 
