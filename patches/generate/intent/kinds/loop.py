@@ -22,9 +22,9 @@ def detect(p: Probe) -> list[Evidence]:
 
 
 def _in_cuda_loop(p: Probe) -> list[Evidence]:
-    """The site's statement reads the target of an enclosing ``for`` whose iterable stays
-    CUDA."""
-    used = {n.id for n in ast.walk(p.stmt) if isinstance(n, ast.Name)}
+    """The expression holding the site (its statement's header, for a compound one) reads the
+    target of an enclosing ``for`` whose iterable stays CUDA."""
+    used = {n.id for n in ast.walk(p.top) if isinstance(n, ast.Name)}
     n = p.stmt
     while n is not None and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
         parent = p.index.parents.get(n)
