@@ -11,7 +11,7 @@ not this one).
 from __future__ import annotations
 
 import ast
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from audits.python.hits import cuda_aliases
 from audits.python.segments import DEFS
@@ -24,18 +24,25 @@ _CONTINUED = 20  # lines an import statement may span (parenthesised names)
 Scoped = dict[str, list[tuple[int, int, str]]]
 
 
-def module_imports(scan, roots: Sequence[ast.stmt]) -> None:
-    """Record every module-level import, however deep in if/try/with/for/while/match blocks
-    (``if TYPE_CHECKING:``, ``try: ... except ImportError:``); class and def bodies have their
-    own scope and are left out."""
+def module_statements(roots: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """The module-level statements of ``roots`` in source order, however deep in
+    if/try/with/for/while/match blocks (``if TYPE_CHECKING:``, ``try: ... except ImportError:``);
+    class and def bodies have their own scope: the definition is yielded, not its body."""
     stack = list(reversed(roots))
     while stack:
         n = stack.pop()
-        if isinstance(n, (ast.Import, ast.ImportFrom)):
-            scan.add_import(n)
-        elif not isinstance(n, DEFS):
+        if isinstance(n, ast.stmt):
+            yield n
+        if not isinstance(n, DEFS):
             kids = [k for f in _BLOCKS for k in getattr(n, f, None) or () if isinstance(k, ast.AST)]
             stack.extend(reversed(kids))
+
+
+def module_imports(scan, roots: Sequence[ast.stmt]) -> None:
+    """Record every module-level import (``module_statements``)."""
+    for n in module_statements(roots):
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            scan.add_import(n)
 
 
 def local_aliases(lines: list[str], hits: Sequence[int], package: str) -> list[str]:

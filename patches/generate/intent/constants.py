@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import ast
 
+from audits.python.imports import module_statements
 from patches.generate.intent.bindings import Bindings
-from patches.generate.intent.nodes import DEFS, Span, span_of
+from patches.generate.intent.nodes import Span, span_of
 
-_BLOCKS = ("body", "orelse", "handlers", "finalbody")
 # a table's reader reads one entry (``TEST_SKIPS[f"multi-gpu-{x}"]``), not the one naming CUDA
 _TABLES = (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
 
@@ -19,9 +19,7 @@ def module_constants(tree: ast.Module, binds: Bindings) -> dict[str, list[Span]]
     """name -> the value spans of its module-level assignments, for names nothing else binds
     and whose values are no tables."""
     top: dict[str, list[Span | None]] = {}
-    todo = list(tree.body)
-    while todo:
-        n = todo.pop()
+    for n in module_statements(tree.body):
         if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
             for t in targets:
@@ -29,10 +27,6 @@ def module_constants(tree: ast.Module, binds: Bindings) -> dict[str, list[Span]]
                     top.setdefault(t.id, []).append(
                         None if isinstance(n.value, _TABLES) else span_of(n.value)
                     )
-        elif not isinstance(n, DEFS):
-            todo += [
-                k for f in _BLOCKS for k in getattr(n, f, None) or () if isinstance(k, ast.stmt)
-            ]
     return {k: v for k, v in top.items() if None not in v and len(binds.get(k, ())) == len(v)}
 
 
