@@ -4,6 +4,7 @@
                              [--tests FILE ...] [--out DIR]
     python -m patches.matrix merge DIR... --out DIR
     python -m patches.matrix costs MATRIX.json [--out FILE]
+    python -m patches.matrix inputs BEFORE AFTER [--devices cpu,trn] [--json FILE]
 
 Per (op, device, dtype): a status (pass/fail/error/refused/skip/xfail/absent) and sample counts;
 ``refused`` is the device's dtype policy declining the sample's dtype (documented, not an error). Each
@@ -86,10 +87,40 @@ def costs_main(argv: list[str]) -> int:
     return 0
 
 
+def inputs_main(argv: list[str]) -> int:
+    """``inputs BEFORE AFTER``: check a change to the op database with its OpInfos' own checks."""
+    from patches.matrix import inputs
+
+    ap = ArgumentParser(prog="python -m patches.matrix inputs", description=inputs.__doc__)
+    ap.add_argument("before", help="common_methods_invocations.py as it is")
+    ap.add_argument("after", help="the same file as the series leaves it")
+    ap.add_argument("--devices", default="cpu,trn", help="comma list (default cpu,trn)")
+    ap.add_argument("--dtypes", default="float32,bool", help="sample dtypes (default float32,bool)")
+    ap.add_argument("--json", help="also write the report as JSON")
+    ap.add_argument("--work", help="keep the workers' logs and results here")
+    a = ap.parse_args(argv)
+    try:
+        for path in (a.before, a.after):
+            if not Path(path).is_file():
+                raise inputs.InputsError(f"{path}: no such file")
+        report = inputs.check(
+            Path(a.before), Path(a.after), a.devices.split(","), a.dtypes, a.work and Path(a.work)
+        )
+    except (inputs.InputsError, OSError, UnicodeDecodeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if a.json:
+        Path(a.json).write_text(json.dumps(report, indent=2) + "\n")
+    print(inputs.render(report), end="")
+    return 1 if report["regressions"] else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["merge"]:
         return merge_main(argv[1:])
+    if argv[:1] == ["inputs"]:
+        return inputs_main(argv[1:])
     if argv[:1] == ["costs"]:
         return costs_main(argv[1:])
     a = build_parser(__doc__.split("\n\n")[0]).parse_args(argv)

@@ -117,6 +117,18 @@ def kernel_decorators() -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=1)
+def expected_error_calls() -> frozenset[str]:
+    """``[checks] expected_errors``: last names of calls that state an expected error."""
+    return frozenset(data()["checks"]["expected_errors"])
+
+
+@functools.lru_cache(maxsize=1)
+def test_input_calls() -> frozenset[str]:
+    """``[checks] test_inputs``: last names of the test harness's input constructors."""
+    return frozenset(data()["checks"]["test_inputs"])
+
+
+@functools.lru_cache(maxsize=1)
 def device_types() -> frozenset[str]:
     """The device-type strings a per-device dispatch tests: the vocabulary's Python backends and
     ``[checks] device_types_extra``."""

@@ -19,6 +19,7 @@ ORDER = (
     "function",
     "comment",
     "check",
+    "expectation",
     "state",
     "timeline",
     "name",

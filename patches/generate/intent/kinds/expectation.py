@@ -1,0 +1,79 @@
+"""``cuda-expectation``: the branch the site selects states an error the device must raise (an
+OpInfo ``ErrorInput``, ``assertRaisesRegex``, ``pytest.raises``: ``[checks] expected_errors``).
+The expected type and message are what CUDA's kernels raise: ``if torch.device(device).type ==
+"cuda": yield ErrorInput(..., error_regex="to be on same device")`` widened to every
+accelerator makes the test expect CUDA's message from a device that words its own (measured:
+``masked_fill``'s error inputs fail on trn after that rewrite). Upstream keeps these checks and
+names further devices beside CUDA when their errors match.
+
+The same holds for test inputs withheld from CUDA (``if not (dtype == torch.bool and
+device.type == "cuda"): yield SampleInput(...)`` with no else): a gap of CUDA's, which a neutral
+check would make every accelerator's (measured: ``sort`` loses 24 of 34 bool samples on trn)."""
+
+from __future__ import annotations
+
+import ast
+
+from patches.generate.intent.data import expected_error_calls, test_input_calls
+from patches.generate.intent.probe import Evidence, Probe
+
+KIND = "cuda-expectation"
+SUMMARY = (
+    "the code it selects states CUDA's own behaviour (an error CUDA raises, inputs CUDA is spared)"
+)
+
+
+def _branches(p: Probe) -> tuple[list[ast.AST], list[ast.AST]]:
+    """(the branch the site's condition selects, the other one): an ``if``/``IfExp`` body and
+    its ``else``, swapped where the condition is negated (``not``, ``!=``)."""
+    n, negated = p.node, False
+    while n is not None:
+        if isinstance(n, ast.Compare) and isinstance(n.ops[0], (ast.NotEq, ast.NotIn, ast.IsNot)):
+            negated = not negated
+        parent = p.index.parents.get(n)
+        if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+            negated = not negated
+        elif isinstance(parent, (ast.If, ast.IfExp)) and parent.test is n:
+            body, orelse = (
+                (b if isinstance(b, list) else [b]) for b in (parent.body, parent.orelse)
+            )
+            return (orelse, body) if negated else (body, orelse)
+        elif not isinstance(parent, (ast.BoolOp, ast.Compare, ast.Attribute, ast.Call)):
+            return [], []
+        n = parent
+    return [], []
+
+
+def _callee(call: ast.Call) -> str | None:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+
+
+def _yields_inputs(stmts: list[ast.AST]) -> ast.AST | None:
+    """A ``yield`` of a test input (``yield SampleInput(...)``: ``[checks] test_inputs``); a bare
+    ``yield`` (a context manager's) is none."""
+    wanted = test_input_calls()
+    for stmt in stmts:
+        for n in ast.walk(stmt):
+            if (
+                isinstance(n, ast.Yield)
+                and isinstance(n.value, ast.Call)
+                and _callee(n.value) in wanted
+            ):
+                return n
+    return None
+
+
+def detect(p: Probe) -> list[Evidence]:
+    wanted = expected_error_calls()
+    selected, other = _branches(p)
+    for stmt in selected:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call) and _callee(node) in wanted:
+                what = f"{_callee(node)}(...) (line {node.lineno})"
+                return [Evidence(KIND, p.f.line, f"the branch expects an error: {what}")]
+    withheld = _yields_inputs(other) if not selected else None
+    if withheld is not None:
+        what = f"test inputs withheld from CUDA (yield, line {withheld.lineno})"
+        return [Evidence(KIND, p.f.line, what)]
+    return []

@@ -1,0 +1,103 @@
+"""`python -m patches.matrix inputs`: a change to upstream's op database, checked by its OpInfos'
+own checks (samples against CPU, error inputs against the error they name) on cpu and trn."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+from hn_skip import skip_environment
+from validate_helpers import REPO_ROOT
+
+from patches.matrix.inputs import changed_functions, check, render
+
+DB = Path(torch.__file__).parent / "testing" / "_internal" / "common_methods_invocations.py"
+DB_PATH = "torch/testing/_internal/common_methods_invocations.py"
+
+
+def _run(cmd, cwd, ok=(0,)):
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    assert proc.returncode in ok, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def _git_tree(root: Path) -> Path:
+    (root / DB_PATH).parent.mkdir(parents=True)
+    shutil.copy(DB, root / DB_PATH)
+    _run(["git", "init", "-q"], root)
+    _run(["git", "add", "-A"], root)
+    _run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"], root)
+    return root
+
+
+def _trn_or_skip(report):
+    info = report["devices"].get("trn", {})
+    if "absent" in info:
+        skip_environment(f"trn: {info['absent']}")
+
+
+def test_changed_functions_are_the_module_functions_whose_text_differs():
+    before = "def a():\n    return 1\n\n\ndef b():\n    return 2\n\n\nX = 1\n"
+    after = (
+        "def a():\n    return 1\n\n\ndef b():\n    return 3\n\n\ndef c():\n    pass\n\n\nX = 2\n"
+    )
+    assert changed_functions(before, after) == ["b", "c"]
+    assert changed_functions(before, before) == []
+
+
+def test_a_copy_that_does_not_parse_is_refused(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def broken(:\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "patches.matrix", "inputs", str(DB), str(bad)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert "after: does not parse" in proc.stderr
+
+
+def test_the_generated_series_keeps_every_opinfo_check(tmp_path):
+    """generate --unsafe-fixes on the installed op database: whatever input functions it changes,
+    their OpInfos' samples and error inputs hold on cpu and trn as before, none lost."""
+    tree = _git_tree(tmp_path / "tree")
+    generate = [sys.executable, "-m", "patches.generate", str(tree), "--unsafe-fixes", "--diff"]
+    diff = _run(generate, REPO_ROOT, ok=(0, 1))  # 1: there are changes
+    after = _git_tree(tmp_path / "after")
+    if diff.strip():
+        (tmp_path / "series.diff").write_text(diff)
+        _run(["git", "apply", str(tmp_path / "series.diff")], after)
+    report = check(tree / DB_PATH, after / DB_PATH, ["cpu", "trn"], "float32,bool")
+    _trn_or_skip(report)
+    text = render(report)
+    assert not report["regressions"], text
+    for info in report["devices"].values():
+        assert not [r for r in info.get("rows", []) if r["verdict"] != "ok"], text
+        assert bool(info.get("rows")) == bool(report["functions"]), text
+
+
+def test_a_cuda_error_check_widened_to_every_device_is_caught(tmp_path):
+    """The rewrite the gate made before it read expected errors (issue 24, round 10): the CUDA
+    branch of masked_fill's error inputs taken by every non-CPU device. trn words the
+    mixed-device error its own way, so the message the error input expects never comes."""
+    text = DB.read_text()
+    m = re.search(r"\ndef error_inputs_masked_fill\(.*?(?=\ndef )", text, re.S)
+    assert m, "the installed torch has no error_inputs_masked_fill"
+    body = m.group(0)
+    widened = body.replace("type == 'cuda'", "type != 'cpu'").replace(
+        "device='cuda'", "device=device"
+    )
+    assert widened != body, "error_inputs_masked_fill has no CUDA branch in this torch"
+    after = tmp_path / "after.py"
+    after.write_text(text.replace(body, widened))
+    report = check(DB, after, ["trn"], "float32")
+    _trn_or_skip(report)
+    assert report["functions"] == ["error_inputs_masked_fill"]
+    got = [(r["device"], r["op"], r["what"]) for r in report["regressions"]]
+    assert got == [("trn", "masked_fill", "error inputs")], render(report)
+    assert "expected 'to be on same device'" in report["regressions"][0]["message"]
