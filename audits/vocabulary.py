@@ -39,6 +39,7 @@ CUDA_MARKERS = (
     *CUDA_LIBRARIES,
     "cutlass",
     "cudss",
+    "magma",  # GPU linear algebra of CUDA/ROCm builds only (torch.cuda.has_magma)
     "nvtx",
     "nvml",
     "nvshmem",
