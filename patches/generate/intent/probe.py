@@ -11,6 +11,8 @@ from patches.generate.intent.data import calls, collective_name, data
 from patches.generate.intent.index import Hits, Index, Remaining
 from patches.generate.intent.nodes import Span, finding_span
 
+_NEGATED = (ast.NotEq, ast.NotIn, ast.IsNot)
+
 
 @dataclass(frozen=True)
 class Evidence:
@@ -145,3 +147,25 @@ class Probe:
     @functools.cached_property
     def guarded(self) -> list[tuple[str, list[Span]]]:
         return self.index.guarded(self.node, self.top)
+
+    @functools.cached_property
+    def arms(self) -> tuple[list[ast.AST], list[ast.AST]]:
+        """(the branch the site's condition selects, the other one): an ``if``/``IfExp`` body
+        and its ``else``, swapped where the condition is negated (``not``, ``!=``); both empty
+        when the site is no such condition."""
+        n, negated = self.node, False
+        while n is not None:
+            if isinstance(n, ast.Compare) and isinstance(n.ops[0], _NEGATED):
+                negated = not negated
+            parent = self.index.parents.get(n)
+            if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+                negated = not negated
+            elif isinstance(parent, (ast.If, ast.IfExp)) and parent.test is n:
+                body, orelse = (
+                    b if isinstance(b, list) else [b] for b in (parent.body, parent.orelse)
+                )
+                return (orelse, body) if negated else (body, orelse)
+            elif not isinstance(parent, (ast.BoolOp, ast.Compare, ast.Attribute, ast.Call)):
+                return [], []
+            n = parent
+        return [], []

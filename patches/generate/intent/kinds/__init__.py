@@ -20,6 +20,7 @@ ORDER = (
     "comment",
     "check",
     "expectation",
+    "tuning",
     "state",
     "timeline",
     "name",

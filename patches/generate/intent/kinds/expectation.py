@@ -23,27 +23,6 @@ SUMMARY = (
 )
 
 
-def _branches(p: Probe) -> tuple[list[ast.AST], list[ast.AST]]:
-    """(the branch the site's condition selects, the other one): an ``if``/``IfExp`` body and
-    its ``else``, swapped where the condition is negated (``not``, ``!=``)."""
-    n, negated = p.node, False
-    while n is not None:
-        if isinstance(n, ast.Compare) and isinstance(n.ops[0], (ast.NotEq, ast.NotIn, ast.IsNot)):
-            negated = not negated
-        parent = p.index.parents.get(n)
-        if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
-            negated = not negated
-        elif isinstance(parent, (ast.If, ast.IfExp)) and parent.test is n:
-            body, orelse = (
-                (b if isinstance(b, list) else [b]) for b in (parent.body, parent.orelse)
-            )
-            return (orelse, body) if negated else (body, orelse)
-        elif not isinstance(parent, (ast.BoolOp, ast.Compare, ast.Attribute, ast.Call)):
-            return [], []
-        n = parent
-    return [], []
-
-
 def _callee(call: ast.Call) -> str | None:
     f = call.func
     return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
@@ -66,7 +45,7 @@ def _yields_inputs(stmts: list[ast.AST]) -> ast.AST | None:
 
 def detect(p: Probe) -> list[Evidence]:
     wanted = expected_error_calls()
-    selected, other = _branches(p)
+    selected, other = p.arms
     for stmt in selected:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Call) and _callee(node) in wanted:
