@@ -13,6 +13,7 @@ from pathlib import Path
 
 from patches.prove.config import ProveError, Subsystem, subsystem_files
 from patches.prove.generation import copy_series, generate
+from patches.prove.opdb import check_op_database
 from patches.prove.report.bundle import bundle_markdown, no_change_markdown
 from patches.prove.report.summary import NO_CHANGE, summary_markdown
 from patches.prove.selection import node_ids, select_tests
@@ -126,6 +127,10 @@ def prove_one(opts: ProveOptions, sub: Subsystem, prep: _Prepared, log, absent: 
         if not info["available"]:
             absent[dev] = info["detail"]
     report["prove"] = {"subsystem": sub.name, "selection": reasons, "k": sub.k}
+    checked = check_op_database(opts.site, bundle / "series", opts.devices)
+    if checked is not None:
+        report["inputs"] = checked
+        log(f"  op database: {len(checked['regressions'])} regression(s) in the OpInfos' checks")
     (bundle / "validation.json").write_text(json.dumps(report, indent=2) + "\n")
     (bundle / "validation.md").write_text(bundle_markdown(sub, gen.patches, report, reasons, nodes))
     row.update(
@@ -156,6 +161,17 @@ def _validate(
     )
 
 
+def _input_regression(r: dict) -> dict:
+    """An OpInfo check that regressed, as a comparison row of the summary."""
+    return {
+        "device": r["device"],
+        "test": f"OpInfo {r['op']}: {r['what']}",
+        "before": f"{r['before']['failed']} failed",
+        "after": f"{r['after']['failed']} failed",
+        "message": r["message"],
+    }
+
+
 def _regressed(c: dict) -> str:
     return (
         f"{c['device']}: `{c['test']}` ({c['before']} -> {c['after']}"
@@ -169,6 +185,7 @@ def _verdict(report: dict) -> dict:
     """A bundle's row of SUMMARY.md from its validation report."""
     s = report["summary"]
     regs = [c for c in report["comparisons"] if c["change"] == "regression"]
+    regs += [_input_regression(r) for r in report.get("inputs", {}).get("regressions", [])]
     changed = s.get("behaviour_changed", 0)
     return {
         "hunks": s["hunks"],

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 from hn_skip import skip_environment
 from validate_helpers import REPO_ROOT
@@ -101,3 +102,24 @@ def test_a_cuda_error_check_widened_to_every_device_is_caught(tmp_path):
     got = [(r["device"], r["op"], r["what"]) for r in report["regressions"]]
     assert got == [("trn", "masked_fill", "error inputs")], render(report)
     assert "expected 'to be on same device'" in report["regressions"][0]["message"]
+
+
+def test_prove_checks_the_op_database_only_when_the_series_edits_it(tmp_path):
+    from patches.prove.opdb import OP_DB, OpDatabaseError, check_op_database
+
+    site = Path(torch.__file__).parent.parent
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "0001-x.patch").write_text(
+        "diff --git a/torch/x.py b/torch/x.py\n--- a/torch/x.py\n+++ b/torch/x.py\n"
+        "@@ -1 +1 @@\n-a\n+b\n"
+    )
+    assert check_op_database(site, other, ["cpu"]) is None
+    stale = tmp_path / "stale"
+    stale.mkdir()
+    (stale / "0001-y.patch").write_text(
+        f"diff --git a/{OP_DB} b/{OP_DB}\n--- a/{OP_DB}\n+++ b/{OP_DB}\n"
+        "@@ -1,1 +1,1 @@\n-no such line in the file\n+a replacement\n"
+    )
+    with pytest.raises(OpDatabaseError, match="0001-y.patch does not apply"):
+        check_op_database(site, stale, ["cpu"])

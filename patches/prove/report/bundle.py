@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 
+from patches.matrix import inputs
 from patches.prove.config import Subsystem
 from patches.prove.testplan import validate_command
 from patches.validate.report.markdown import render_hunks_markdown, render_markdown
@@ -46,6 +47,14 @@ def bundle_markdown(
     if sub.k:
         lines.append(f"- pytest `-k {sub.k}` (a subset: see the reasons above)")
     lines += ["", _result(report["summary"]), ""]
+    if report.get("inputs"):
+        lines += [
+            "**The OpInfos' own checks** (`python -m patches.matrix inputs`: each sample against "
+            "CPU, each error input against the error it names, from the file before and after "
+            "the series):",
+            "",
+            inputs.render(report["inputs"]),
+        ]
     # what a reviewer reads first: which changed lines ran on which device, then every test
     lines += [*render_hunks_markdown(report, _rerun(sub, nodes or {})), "", ""]
     return "\n".join(lines) + render_markdown(report, hunks=False)
