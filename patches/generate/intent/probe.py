@@ -9,9 +9,24 @@ from dataclasses import dataclass, field
 
 from patches.generate.intent.data import calls, collective_name, data
 from patches.generate.intent.index import Hits, Index, Remaining
-from patches.generate.intent.nodes import Span, finding_span
+from patches.generate.intent.nodes import CUDA_DEVICE_STR, Span, finding_span
 
 _NEGATED = (ast.NotEq, ast.NotIn, ast.IsNot)
+
+
+def _not_cuda(n: ast.AST) -> bool:
+    """``x.type != "cuda"``: a comparison that holds where the device is not CUDA (a count's
+    ``device_count() != 0`` is no such comparison)."""
+    return (
+        isinstance(n, ast.Compare)
+        and isinstance(n.ops[0], _NEGATED)
+        and any(
+            isinstance(c, ast.Constant)
+            and isinstance(c.value, str)
+            and bool(CUDA_DEVICE_STR.fullmatch(c.value))
+            for c in [n.left, *n.comparators]
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -155,7 +170,7 @@ class Probe:
         when the site is no such condition."""
         n, negated = self.node, False
         while n is not None:
-            if isinstance(n, ast.Compare) and isinstance(n.ops[0], _NEGATED):
+            if _not_cuda(n):
                 negated = not negated
             parent = self.index.parents.get(n)
             if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
