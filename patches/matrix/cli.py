@@ -92,8 +92,9 @@ def inputs_main(argv: list[str]) -> int:
     from patches.matrix import inputs
 
     ap = ArgumentParser(prog="python -m patches.matrix inputs", description=inputs.__doc__)
-    ap.add_argument("before", help="common_methods_invocations.py as it is")
+    ap.add_argument("before", help="a module of the op database as it is")
     ap.add_argument("after", help="the same file as the series leaves it")
+    ap.add_argument("--module", help="its dotted name (default: from AFTER's path below torch/)")
     ap.add_argument("--devices", default="cpu,trn", help="comma list (default cpu,trn)")
     ap.add_argument("--dtypes", default="float32,bool", help="sample dtypes (default float32,bool)")
     ap.add_argument("--json", help="also write the report as JSON")
@@ -104,7 +105,12 @@ def inputs_main(argv: list[str]) -> int:
             if not Path(path).is_file():
                 raise inputs.InputsError(f"{path}: no such file")
         report = inputs.check(
-            Path(a.before), Path(a.after), a.devices.split(","), a.dtypes, a.work and Path(a.work)
+            Path(a.before),
+            Path(a.after),
+            a.devices.split(","),
+            a.dtypes,
+            a.work and Path(a.work),
+            a.module,
         )
     except (inputs.InputsError, OSError, UnicodeDecodeError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -1,10 +1,12 @@
 """Check a change to upstream's op database by its OpInfos' own checks, not by running tests.
 
     python -m patches.matrix inputs BEFORE AFTER [--devices cpu,trn] [--dtypes float32,bool]
-                                    [--json FILE] [--work DIR]
+                                    [--module NAME] [--json FILE] [--work DIR]
 
-BEFORE and AFTER are two copies of ``torch/testing/_internal/common_methods_invocations.py`` (the
-file as it is and as a series leaves it). The functions that differ are found with ``ast``; every
+BEFORE and AFTER are two copies of a module of upstream's op database (the file as it is and as a
+series leaves it): ``torch/testing/_internal/common_methods_invocations.py`` or an
+``opinfo/definitions`` file, named by AFTER's path below ``torch/`` (else ``--module``, by default
+``common_methods_invocations``). The functions that differ are found with ``ast``; every
 OpInfo whose sample, reference or error inputs one of them makes is run on each device from both
 copies (``patches.matrix.inputs_worker``, one booted subprocess per device): samples against CPU
 as the matrix compares them, and each ``ErrorInput`` must raise the error it names. A change that
@@ -25,6 +27,7 @@ from pathlib import Path
 from patches.common.runner import boot_command, device_env, probe, run_logged, tail
 
 WORKER = "patches.matrix.inputs_worker"
+DB_MODULE = "torch.testing._internal.common_methods_invocations"
 ROOT = Path(__file__).resolve().parents[2]
 _FAILED = ("failed", "errors")
 _ERR_FAILED = ("wrong", "none")
@@ -53,13 +56,25 @@ def changed_functions(before: str, after: str) -> list[str]:
     return sorted(n for n in old.keys() | new.keys() if old.get(n) != new.get(n))
 
 
-def run_device(device: str, dbs: dict[str, Path], funcs: list[str], dtypes: str, work: Path):
+def module_name(path: Path) -> str:
+    """The dotted name of a copy at ``.../torch/testing/_internal/...py``, else the op database's."""
+    parts = path.resolve().with_suffix("").parts
+    for i in range(len(parts) - 2):
+        if parts[i : i + 3] == ("torch", "testing", "_internal"):
+            return ".".join(parts[i:])
+    return DB_MODULE
+
+
+def run_device(
+    device: str, dbs: dict[str, Path], module: str, funcs: list[str], dtypes: str, work: Path
+):
     """(result of the worker or None, why it is absent)."""
     info = probe(device, cwd=work, log=work / f"probe-{device}.log")
     if not info.available:
         return None, info.detail
     out, log = work / f"inputs-{device}.json", work / f"inputs-{device}.log"
     cmd = boot_command(device) + ["-m", WORKER, "--device", device, "--out", str(out)]
+    cmd += ["--module", module]
     cmd += [f"--db={label}={path}" for label, path in dbs.items()]
     cmd += ["--funcs", ",".join(funcs), "--dtypes", dtypes]
     rc, _ = run_logged(cmd, ROOT, device_env(device, [ROOT]), 1800, log)
@@ -104,11 +119,17 @@ def _row(op: str, what: str, before: dict, after: dict, count: str, failed) -> d
 
 
 def check(
-    before: Path, after: Path, devices: list[str], dtypes: str, work: Path | None = None
+    before: Path,
+    after: Path,
+    devices: list[str],
+    dtypes: str,
+    work: Path | None = None,
+    module: str | None = None,
 ) -> dict:
     """The report: changed functions, per device its rows (or why it is absent), regressions."""
     funcs = changed_functions(before.read_text(), after.read_text())
-    report = {"functions": funcs, "devices": {}, "regressions": []}
+    module = module or module_name(after)
+    report = {"module": module, "functions": funcs, "devices": {}, "regressions": []}
     if not funcs:
         return report
     with tempfile.TemporaryDirectory(prefix="hn-inputs-") as tmp:
@@ -116,7 +137,7 @@ def check(
         folder.mkdir(parents=True, exist_ok=True)
         dbs = {"before": before.resolve(), "after": after.resolve()}
         for dev in devices:
-            result, why = run_device(dev, dbs, funcs, dtypes, folder)
+            result, why = run_device(dev, dbs, module, funcs, dtypes, folder)
             if result is None:
                 report["devices"][dev] = {"absent": why}
                 continue
@@ -130,7 +151,10 @@ def check(
 
 def render(report: dict) -> str:
     """Markdown: the changed functions, a row per (device, op, what) that is not plain ok."""
-    lines = [f"changed input functions: {', '.join(report['functions']) or 'none'}", ""]
+    lines = [
+        f"`{report['module']}`: changed functions: {', '.join(report['functions']) or 'none'}",
+        "",
+    ]
     lines += ["| device | op | what | before (n / failed) | after (n / failed) | verdict |"]
     lines += ["|---|---|---|---|---|---|"]
     for dev, info in report["devices"].items():

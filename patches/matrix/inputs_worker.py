@@ -1,11 +1,15 @@
 """Inputs worker: the sample and error inputs of chosen OpInfos, on one device, from one or more
-copies of upstream's op database (``common_methods_invocations.py``: before and after a series).
+copies of a module of upstream's op database (``common_methods_invocations.py``, an
+``opinfo/definitions`` file: before and after a series).
 
     python patches/common/device_boot.py DEVICE -m patches.matrix.inputs_worker \\
-        --device DEVICE --db before=PATH --db after=PATH --funcs f,g [--dtypes ...] --out FILE
+        --device DEVICE --module NAME --db before=PATH --db after=PATH --funcs f,g \\
+        [--dtypes ...] --out FILE
 
 Each copy is loaded in turn under the module's own name, so the harness's other modules see it.
-An OpInfo is chosen when its sample, reference or error input function is one of ``--funcs``.
+Its OpInfos are those of every module-level list of OpInfos (``op_db``, ``python_ref_db``,
+``njt_op_db``); one is chosen when its sample, reference or error input function is one of
+``--funcs``.
 Samples are compared with CPU exactly as the matrix does (``patches.matrix.compare.run_cell``);
 each ``ErrorInput`` must raise its ``error_type`` with a message matching ``error_regex``, as
 upstream's ``TestCommon.test_errors`` asks. Writes one JSON object to ``--out``.
@@ -28,13 +32,27 @@ DB_MODULE = "torch.testing._internal.common_methods_invocations"
 _FUNCS = ("sample_inputs_func", "reference_inputs_func", "error_inputs_func")
 
 
-def load_db(path: str):
-    """The op database module from ``path``, registered under its own name."""
-    spec = importlib.util.spec_from_file_location(DB_MODULE, path)
+def load_db(path: str, name: str = DB_MODULE):
+    """The module of the op database at ``path``, registered under its own ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[DB_MODULE] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def opinfos(module) -> list:
+    """The OpInfos of every module-level list of them, each once, in order."""
+    from torch.testing._internal.opinfo.core import OpInfo
+
+    seen, out = set(), []
+    for value in vars(module).values():
+        if isinstance(value, list) and value and isinstance(value[0], OpInfo):
+            for op in value:
+                if isinstance(op, OpInfo) and id(op) not in seen:
+                    seen.add(id(op))
+                    out.append(op)
+    return out
 
 
 def input_functions(op) -> set[str]:
@@ -81,12 +99,12 @@ def error_cell(op, device: str) -> dict:
     return cell
 
 
-def run_db(path: str, funcs: set[str], device: str, dtypes: list) -> dict:
+def run_db(path: str, name: str, funcs: set[str], device: str, dtypes: list) -> dict:
     """op id -> {"samples": {dtype: cell}, "errors": cell} for the chosen OpInfos of one copy."""
-    module = load_db(path)
+    module = load_db(path, name)
     declared = declared_skips(torch.device(device).type)
     out = {}
-    for op in module.op_db:
+    for op in opinfos(module):
         if not input_functions(op) & funcs:
             continue
         samples = {
@@ -99,6 +117,7 @@ def run_db(path: str, funcs: set[str], device: str, dtypes: list) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="patches.matrix.inputs_worker")
     ap.add_argument("--device", required=True)
+    ap.add_argument("--module", default=DB_MODULE, help="the copies' module name")
     ap.add_argument("--db", action="append", required=True, metavar="LABEL=PATH")
     ap.add_argument("--funcs", required=True, help="comma list of input function names")
     ap.add_argument("--dtypes", default="float32")
@@ -110,7 +129,7 @@ def main(argv=None) -> int:
     result = {"device": a.device, "dbs": {}}
     for item in a.db:
         label, path = item.split("=", 1)
-        result["dbs"][label] = run_db(path, funcs, device, dtypes)
+        result["dbs"][label] = run_db(path, a.module, funcs, device, dtypes)
     with open(a.out, "w") as fh:
         json.dump(result, fh)
     return 0

@@ -130,7 +130,10 @@ def prove_one(opts: ProveOptions, sub: Subsystem, prep: _Prepared, log, absent: 
     checked = check_op_database(opts.site, bundle / "series", opts.devices)
     if checked is not None:
         report["inputs"] = checked
-        log(f"  op database: {len(checked['regressions'])} regression(s) in the OpInfos' checks")
+        log(
+            f"  op database: {', '.join(checked['files'])}: "
+            f"{len(checked['regressions'])} regression(s) in the OpInfos' checks"
+        )
     (bundle / "validation.json").write_text(json.dumps(report, indent=2) + "\n")
     (bundle / "validation.md").write_text(bundle_markdown(sub, gen.patches, report, reasons, nodes))
     row.update(

@@ -163,7 +163,8 @@ def test_generated_series_is_proven_with_no_regression(proved):
     md = (b / "validation.md").read_text()
     assert "**Hunk verdicts**" in md and "**unexercised**" in md
     # the series edits the op database: the OpInfos' own checks ran on both copies, per device
-    checked = report["inputs"]
+    assert not report["inputs"]["regressions"], report["inputs"]
+    checked = report["inputs"]["files"][OPINFO]
     assert "sample_inputs_to" in checked["functions"] and not checked["regressions"], checked
     assert checked["devices"]["trn"]["rows"] and "absent" in checked["devices"]["cuda"]
     assert "**The OpInfos' own checks**" in md and "| trn | to | samples float32 |" in md

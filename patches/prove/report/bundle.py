@@ -53,7 +53,7 @@ def bundle_markdown(
             "CPU, each error input against the error it names, from the file before and after "
             "the series):",
             "",
-            inputs.render(report["inputs"]),
+            *(inputs.render(r) for r in report["inputs"]["files"].values()),
         ]
     # what a reviewer reads first: which changed lines ran on which device, then every test
     lines += [*render_hunks_markdown(report, _rerun(sub, nodes or {})), "", ""]
