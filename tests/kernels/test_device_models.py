@@ -8,6 +8,8 @@ optimizer steps on both devices, from the same seed.
 
 from __future__ import annotations
 
+import importlib.metadata
+
 import pytest
 import torch
 import transformers  # the `test` extra: a missing install fails, it does not skip
@@ -80,6 +82,21 @@ def test_tied_gradient_accumulates_both_uses():
 # ---- real model families from transformers, random init, built from config (no hub) ----
 
 
+def _no_kernels_clash():
+    """Hugging Face's `kernels` distribution shares its import name with this project's top-level
+    `kernels` package: transformers (5.25 requires it) reads its version, then imports ours at
+    model load and fails on a missing name. Say so instead of that ImportError."""
+    try:
+        version = importlib.metadata.version("kernels")
+    except importlib.metadata.PackageNotFoundError:
+        return
+    pytest.fail(
+        f"Hugging Face's `kernels` {version} is installed beside this project's `kernels` package "
+        "(same import name): transformers would import ours. Install the test extra's "
+        "transformers (<5.25, pyproject.toml) or `pip uninstall kernels`."
+    )
+
+
 def _gpt2(attn):
     cfg = transformers.GPT2Config(
         vocab_size=64, n_positions=32, n_embd=32, n_layer=2, n_head=2,
@@ -107,6 +124,13 @@ def _llama(attn):
 
 
 FAMILIES = {"gpt2": _gpt2, "bert": _bert, "llama": _llama}
+
+
+def _build(family: str, attn):
+    _no_kernels_clash()
+    return FAMILIES[family](attn)
+
+
 LR = 1e-2
 OPTIMIZERS = {
     "adamw": lambda ps: torch.optim.AdamW(ps, lr=LR),
@@ -116,7 +140,7 @@ OPTIMIZERS = {
 
 def _train(family: str, opt: str, device: str, attn: str):
     torch.manual_seed(0)
-    model, kind = FAMILIES[family](attn)
+    model, kind = _build(family, attn)
     model.eval()  # dropout is 0 anyway; eval keeps any remaining randomness out
     tied_before = {id(p) for p in model.parameters()}
     model.to(device)
