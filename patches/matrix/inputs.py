@@ -67,11 +67,12 @@ def module_name(path: Path) -> str:
 
 def run_device(
     device: str, dbs: dict[str, Path], module: str, funcs: list[str], dtypes: str, work: Path
-):
-    """(result of the worker or None, why it is absent)."""
+) -> dict:
+    """``{"result": ...}`` from the worker, ``{"absent": why}`` for a device that cannot boot, or
+    ``{"error": why}`` for a worker that booted and then failed (a crash is no absence)."""
     info = probe(device, cwd=work, log=work / f"probe-{device}.log")
     if not info.available:
-        return None, info.detail
+        return {"absent": info.detail}
     out, log = work / f"inputs-{device}.json", work / f"inputs-{device}.log"
     cmd = boot_command(device) + ["-m", WORKER, "--device", device, "--out", str(out)]
     cmd += ["--module", module]
@@ -79,8 +80,8 @@ def run_device(
     cmd += ["--funcs", ",".join(funcs), "--dtypes", dtypes]
     rc, _ = run_logged(cmd, ROOT, device_env(device, [ROOT]), 1800, log)
     if rc != 0 or not out.is_file():
-        return None, f"worker exited {rc}: {tail(log, 3)}"
-    return json.loads(out.read_text()), ""
+        return {"error": f"worker exited {rc}: {tail(log, 3)}"}
+    return {"result": json.loads(out.read_text())}
 
 
 def _failures(cell: dict, keys) -> int:
@@ -118,6 +119,19 @@ def _row(op: str, what: str, before: dict, after: dict, count: str, failed) -> d
     }
 
 
+def _worker_failed(device: str, why: str) -> dict:
+    none = {"count": 0, "failed": 0}
+    return {
+        "device": device,
+        "op": "(worker)",
+        "what": "the run",
+        "before": none,
+        "after": {"count": 0, "failed": 1},
+        "verdict": "regression",
+        "message": why,
+    }
+
+
 def check(
     before: Path,
     after: Path,
@@ -137,11 +151,13 @@ def check(
         folder.mkdir(parents=True, exist_ok=True)
         dbs = {"before": before.resolve(), "after": after.resolve()}
         for dev in devices:
-            result, why = run_device(dev, dbs, module, funcs, dtypes, folder)
-            if result is None:
-                report["devices"][dev] = {"absent": why}
+            ran = run_device(dev, dbs, module, funcs, dtypes, folder)
+            if "result" not in ran:
+                report["devices"][dev] = ran
+                if "error" in ran:
+                    report["regressions"].append(_worker_failed(dev, ran["error"]))
                 continue
-            rows = compare_device(result)
+            rows = compare_device(ran["result"])
             report["devices"][dev] = {"rows": rows}
             report["regressions"] += [
                 {"device": dev, **r} for r in rows if r["verdict"] == "regression"
@@ -149,8 +165,13 @@ def check(
     return report
 
 
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
 def render(report: dict) -> str:
-    """Markdown: the changed functions, a row per (device, op, what) that is not plain ok."""
+    """Markdown: the changed functions, a row per (device, op, what), an absent device's or a
+    failed worker's reason."""
     lines = [
         f"`{report['module']}`: changed functions: {', '.join(report['functions']) or 'none'}",
         "",
@@ -158,12 +179,13 @@ def render(report: dict) -> str:
     lines += ["| device | op | what | before (n / failed) | after (n / failed) | verdict |"]
     lines += ["|---|---|---|---|---|---|"]
     for dev, info in report["devices"].items():
-        if "absent" in info:
-            lines.append(f"| {dev} | | | | | absent: {info['absent']} |")
+        if "rows" not in info:
+            why = f"absent: {info['absent']}" if "absent" in info else f"error: {info['error']}"
+            lines.append(f"| {dev} | | | | | {_cell(why)} |")
             continue
         for r in info["rows"]:
             b, a = r["before"], r["after"]
-            note = f"{r['verdict']}" + (f": {r['message']}" if r["message"] else "")
+            note = _cell(f"{r['verdict']}" + (f": {r['message']}" if r["message"] else ""))
             lines.append(
                 f"| {dev} | {r['op']} | {r['what']} | {b['count']} / {b['failed']} "
                 f"| {a['count']} / {a['failed']} | {note} |"

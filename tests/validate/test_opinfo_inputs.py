@@ -144,3 +144,20 @@ def test_prove_checks_the_op_database_only_when_the_series_edits_it(tmp_path):
     )
     with pytest.raises(OpDatabaseError, match="0001-y.patch does not apply"):
         check_op_database(site, stale, ["cpu"])
+
+
+def test_a_copy_that_breaks_the_worker_is_a_regression_not_an_absent_device(tmp_path):
+    """The device boots, then the changed copy fails to load: a failure of the change."""
+    text = DB.read_text()
+    after = tmp_path / "after.py"
+    after.write_text(
+        text.replace(
+            "def error_inputs_masked_fill(", "def error_inputs_masked_fill(  # edited\n", 1
+        )
+        + "\nraise RuntimeError('a copy that cannot load')\n"
+    )
+    report = check(DB, after, ["cpu"], "float32")
+    assert "error" in report["devices"]["cpu"], report["devices"]
+    assert [r["op"] for r in report["regressions"]] == ["(worker)"]
+    assert "a copy that cannot load" in report["regressions"][0]["message"]
+    assert "| cpu | | | | | error: worker exited 1" in render(report)
