@@ -108,10 +108,14 @@ def exits(block) -> bool:
     if isinstance(last, _EXITS):
         return True
     if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
-        f = last.value.func
-        name = getattr(f, "attr", None) or getattr(f, "id", "")
+        name = last_name(last.value.func)
         return "skip" in name.lower() or name in ("exit", "fail")
     return False
+
+
+def last_name(func) -> str:
+    """The last name of a callee (``self.assertRaisesRegex`` -> ``assertRaisesRegex``), or ""."""
+    return getattr(func, "attr", None) or getattr(func, "id", None) or ""
 
 
 def negative(test) -> bool:
@@ -121,8 +125,11 @@ def negative(test) -> bool:
     return (
         isinstance(test, ast.Compare)
         and all(isinstance(o, (ast.NotEq, ast.IsNot, ast.NotIn)) for o in test.ops)
-        # `torch.version.cuda is not None` asks "is this CUDA": the positive side
+        # `torch.version.cuda is not None` asks "is this CUDA": the positive side; so does a
+        # count's `torch.cuda.device_count() != 0`
         and not all(
-            isinstance(c, ast.Constant) and c.value in (None, False) for c in test.comparators
+            isinstance(c, ast.Constant)
+            and (c.value in (None, False) or type(c.value) in (int, float))
+            for c in test.comparators
         )
     )

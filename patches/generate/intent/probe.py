@@ -9,24 +9,7 @@ from dataclasses import dataclass, field
 
 from patches.generate.intent.data import calls, collective_name, data
 from patches.generate.intent.index import Hits, Index, Remaining
-from patches.generate.intent.nodes import CUDA_DEVICE_STR, Span, finding_span
-
-_NEGATED = (ast.NotEq, ast.NotIn, ast.IsNot)
-
-
-def _not_cuda(n: ast.AST) -> bool:
-    """``x.type != "cuda"``: a comparison that holds where the device is not CUDA (a count's
-    ``device_count() != 0`` is no such comparison)."""
-    return (
-        isinstance(n, ast.Compare)
-        and isinstance(n.ops[0], _NEGATED)
-        and any(
-            isinstance(c, ast.Constant)
-            and isinstance(c.value, str)
-            and bool(CUDA_DEVICE_STR.fullmatch(c.value))
-            for c in [n.left, *n.comparators]
-        )
-    )
+from patches.generate.intent.nodes import Span, finding_span, last_name, negative
 
 
 @dataclass(frozen=True)
@@ -142,7 +125,7 @@ class Probe:
             if not isinstance(node, ast.Call):
                 continue
             f = node.func
-            if (getattr(f, "attr", None) or getattr(f, "id", None)) not in names:
+            if last_name(f) not in names:
                 continue
             args = [k.value for k in node.keywords if k.arg == "backend"] or node.args[:1]
             if args and isinstance(args[0], (ast.Name, ast.Attribute)):
@@ -170,17 +153,17 @@ class Probe:
         when the site is no such condition."""
         n, negated = self.node, False
         while n is not None:
-            if _not_cuda(n):
+            if isinstance(n, (ast.UnaryOp, ast.Compare)) and negative(n):
                 negated = not negated
             parent = self.index.parents.get(n)
-            if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
-                negated = not negated
-            elif isinstance(parent, (ast.If, ast.IfExp)) and parent.test is n:
+            if isinstance(parent, (ast.If, ast.IfExp)) and parent.test is n:
                 body, orelse = (
                     b if isinstance(b, list) else [b] for b in (parent.body, parent.orelse)
                 )
                 return (orelse, body) if negated else (body, orelse)
-            elif not isinstance(parent, (ast.BoolOp, ast.Compare, ast.Attribute, ast.Call)):
+            elif not isinstance(
+                parent, (ast.BoolOp, ast.UnaryOp, ast.Compare, ast.Attribute, ast.Call)
+            ):
                 return [], []
             n = parent
         return [], []

@@ -12,7 +12,7 @@ import ast
 import re
 
 from patches.generate.intent.data import other_backend_only
-from patches.generate.intent.nodes import DEFS, exits, negative, span_of
+from patches.generate.intent.nodes import DEFS, exits, last_name, negative, span_of
 from patches.generate.intent.probe import Evidence, Probe, first_hit
 
 KIND = "cuda-branch"
@@ -24,7 +24,7 @@ _ONLY = re.compile(r"only.*cuda|requires?_?cuda|needs?_?cuda|skip_?unless|skipif
 def _cuda_only_decorator(dec) -> bool:
     """``@onlyCUDA``, ``@requires_cuda``, ``@skipIf(not <cuda>)``, ``@skipUnless(<cuda>)``."""
     f = dec.func if isinstance(dec, ast.Call) else dec
-    name = getattr(f, "attr", None) or getattr(f, "id", "")
+    name = last_name(f)
     if name in ("skipIf",):
         return isinstance(dec, ast.Call) and bool(dec.args) and negative(dec.args[0])
     return bool(_ONLY.search(name))

@@ -15,17 +15,13 @@ from __future__ import annotations
 import ast
 
 from patches.generate.intent.data import expected_error_calls, test_input_calls
+from patches.generate.intent.nodes import last_name
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-expectation"
 SUMMARY = (
     "the code it selects states CUDA's own behaviour (an error CUDA raises, inputs CUDA is spared)"
 )
-
-
-def _callee(call: ast.Call) -> str | None:
-    f = call.func
-    return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
 
 
 def _yields_inputs(stmts: list[ast.AST]) -> ast.AST | None:
@@ -37,7 +33,7 @@ def _yields_inputs(stmts: list[ast.AST]) -> ast.AST | None:
             if (
                 isinstance(n, ast.Yield)
                 and isinstance(n.value, ast.Call)
-                and _callee(n.value) in wanted
+                and last_name(n.value.func) in wanted
             ):
                 return n
     return None
@@ -48,8 +44,8 @@ def detect(p: Probe) -> list[Evidence]:
     selected, other = p.arms
     for stmt in selected:
         for node in ast.walk(stmt):
-            if isinstance(node, ast.Call) and _callee(node) in wanted:
-                what = f"{_callee(node)}(...) (line {node.lineno})"
+            if isinstance(node, ast.Call) and last_name(node.func) in wanted:
+                what = f"{last_name(node.func)}(...) (line {node.lineno})"
                 return [Evidence(KIND, p.f.line, f"the branch expects an error: {what}")]
     withheld = _yields_inputs(other) if not selected else None
     if withheld is not None:
