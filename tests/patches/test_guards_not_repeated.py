@@ -33,7 +33,12 @@ CASES = [
     (  # inverted: the counter is reached without an accelerator, so it keeps its guard
         "    if not torch.cuda.is_available():\n        return torch.cuda.memory_allocated()\n",
         f"    if not {ACC}.is_available():\n"
-        f"        return ({ACC}.memory_allocated() if {ACC}.is_available() else 0)\n",
+        f"        return {ACC}.memory_allocated() if {ACC}.is_available() else 0\n",
+    ),
+    (  # the whole value of an assignment: no parentheses; inside an operation: kept
+        "    before = torch.cuda.memory_allocated()\n    return torch.cuda.memory_reserved() / 1e9\n",
+        f"    before = {ACC}.memory_allocated() if {ACC}.is_available() else 0\n"
+        f"    return ({ACC}.memory_reserved() if {ACC}.is_available() else 0) / 1e9\n",
     ),
 ]
 

@@ -604,7 +604,7 @@ class TestScriptIdioms(expecttest.TestCase):
 -    return torch.cuda.memory_stats(0)
 +    if torch.accelerator.is_available():
 +        torch.accelerator.reset_peak_memory_stats(0)
-+    return (torch.accelerator.memory_stats(0) if torch.accelerator.is_available() else {})
++    return torch.accelerator.memory_stats(0) if torch.accelerator.is_available() else {}
 @@ -32,2 +35,2 @@
 -    if device.type == "cuda":
 -        torch.cuda.reset_peak_memory_stats(device)

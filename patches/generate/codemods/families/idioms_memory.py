@@ -59,12 +59,13 @@ class GuardedMemory(CallRename):
             return new  # a statement: its value is not read
         if eng.line(original) in _checked_lines(eng.ctx.tree) or _guarded_here(eng, original):
             return new  # already under an `if ...is_available():`: no second guard
+        bare = _whole_value(eng, original)
         return cst.IfExp(
             test=cst.parse_expression("torch.accelerator.is_available()"),
             body=new,
             orelse=cst.parse_expression(_EMPTY.get(last, "0")),
-            lpar=[cst.LeftParen()],
-            rpar=[cst.RightParen()],
+            lpar=[] if bare else [cst.LeftParen()],
+            rpar=[] if bare else [cst.RightParen()],
         )
 
     def on_node(self, eng, original, updated):
@@ -86,6 +87,16 @@ class GuardedMemory(CallRename):
         if line in _checked_lines(eng.ctx.tree) or line in _device_tested_lines(eng.ctx.tree):
             return None
         return under_availability_check(eng, original, updated)
+
+
+def _whole_value(eng, original: cst.Call) -> bool:
+    """The call is the whole value of an assignment, a ``return`` or an argument: the
+    conditional needs no parentheses there (``before = x if ok else 0``); inside an operation
+    (``x / 1e9``, ``x.item()``) it does."""
+    parent = eng.parent(original)
+    if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return)):
+        return parent.value is original
+    return isinstance(parent, cst.Arg) and parent.value is original and not parent.star
 
 
 @functools.lru_cache(maxsize=16)
