@@ -94,3 +94,14 @@ def body(
         f"python -m patches.validate --tree {tree} --series {series} --devices {devices}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def with_renames(body: str, renamed: list) -> str:
+    """``body`` with the locals the patch renames with their code (``(path, Renamed)``), named
+    before its test plan: the reviewer sees why lines that touch no CUDA call changed."""
+    if not renamed:
+        return body
+    lines = ["Renames the locals that now hold the accelerator's values:"]
+    lines += [f"  {path}: {r.function}: {r.old} -> {r.new}" for path, r in renamed]
+    head, sep, tail = body.rpartition("\nTest Plan:")
+    return f"{head}\n" + "\n".join(lines) + f"\n{sep}{tail}" if sep else body

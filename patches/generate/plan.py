@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from audits.model import FileError, Finding
-from patches.generate import helper_rename, message, pytorch_style
+from patches.generate import helper_rename, local_rename, message, pytorch_style
 from patches.generate.codemods import FileOptions, FixSpec, rewrite_steps
 from patches.generate.codemods.reexports import Importers
 from patches.generate.codemods.tree_index import TreeIndex
@@ -171,7 +172,13 @@ def _account(plan: Plan, q: _Queue, files, path: str, rule_id: str):
         (path, n, by) for n, by in result.kept_imports if (path, n, by) not in plan.kept_imports
     ]
     plan.finals[path] = result.after
+    plan.renamed[(path, rule_id)] = _new_renames(result)
     return [(FileChange(path, result.before, result.after, plan.modes[path]), sites)]
+
+
+def _new_renames(result) -> list:
+    """The renames of the step's result that the text it applies to does not have yet."""
+    return [r for r in result.renamed if not re.search(rf"\b{r.new}\b", result.before)]
 
 
 def _decided(plan: Plan, path: str, result, found: list[Finding]) -> list[Finding]:
@@ -209,6 +216,9 @@ def _patches(run: Run, plan: Plan, changes, subsystem: str, rule_id: str) -> Non
         guarded = message.guard_only(new, [ln for c, _ in chunk for ln in _added(c)])
         shown = message.GUARD if guarded else new
         body = message.body(rules[rule_id], old, shown, sites, s.tree, s.series, s.devices, also)
+        body = message.with_renames(
+            body, [(c.path, r) for c, _ in chunk for r in plan.renamed.get((c.path, rule_id), [])]
+        )
         subject = message.subject(new, subsystem, n, len(chunks), old if guarded else None)
         plan.patches.append(Patch(subject, body, [c for c, _ in chunk]))
 
@@ -329,6 +339,9 @@ def file_steps(
             except ValueError as e:  # never a step that would undo the rename
                 r.error = str(e)
         start = unit.start(path, text)
+    for r in results:  # a local named for CUDA goes with the step that makes its code neutral
+        if r.changed:
+            r.after, r.renamed = local_rename.rename(text, r.after, path)
     _conform_each(path, text, results, start)
     out: dict[str, tuple] = {r: (None, []) for r in host}
     mine = [f for r in order for f in by_rule[r]]

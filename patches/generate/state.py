@@ -50,6 +50,8 @@ class Plan:
     # (path, rule, line, col) of every fixed finding as the original file has it (``fixed``
     # holds them as the text each patch applies to reads)
     fixed_at: set[tuple[str, str, int, int]] = field(default_factory=set)
+    # (path, rule) -> the locals its step renamed with their code (``local_rename``)
+    renamed: dict[tuple[str, str], list] = field(default_factory=dict)
 
     def unaccounted(self, findings: Sequence[Finding]) -> list[str]:
         """The invariant of every run: per rule, ``fixed + left == findings`` of the report

@@ -42,6 +42,7 @@ class Rewrite:
     kept_imports: list[tuple[str, str]] = field(default_factory=list)  # (name, file importing it)
     # (rule, line) of the sites this step decides (its group's, after ``_File.join_units``)
     sites: frozenset[tuple[str, int]] = frozenset()
+    renamed: list = field(default_factory=list)  # locals renamed with their code (local_rename)
 
     @property
     def changed(self) -> bool:
