@@ -102,7 +102,23 @@ def rename(original: str, text: str, path: str = "module.py") -> tuple[str, list
             claimed.append((new, fn))
             done.append(Renamed(qual, name, new))
             edits += [(n.lineno, n.col_offset, n.end_col_offset, new) for n in _uses(fn, name)]
-    return (_apply(text, edits) if edits else text), done
+    if not edits:
+        return text, []
+    out = _apply(text, edits)
+    return (out, done) if _only_renamed(tree, out, edits) else (text, [])
+
+
+def _only_renamed(tree: ast.Module, out: str, edits) -> bool:
+    """``out`` parses to ``tree`` with exactly the edited names renamed: the byte splice
+    changed nothing else (checked, not assumed; a failure keeps the step's text)."""
+    at = {(line, col): new for line, col, _, new in edits}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and (n.lineno, n.col_offset) in at:
+            n.id = at[n.lineno, n.col_offset]
+    try:
+        return ast.dump(ast.parse(out)) == ast.dump(tree)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
 
 
 def _functions(tree: ast.Module):

@@ -209,3 +209,12 @@ def test_generate_renames_in_the_patch_and_says_so(tmp_path):
     # safe mode leaves the rng calls (unsafe rule): nothing is renamed
     safe = pipeline.generate(Settings(tmp_path, unsafe_fixes=False))
     assert "accelerator_rng_state" not in safe.plan.finals.get("pkg/rng.py", RNG)
+
+
+def test_a_splice_that_changes_more_is_refused(monkeypatch):
+    from patches.generate import local_rename
+
+    real = local_rename._apply
+    monkeypatch.setattr(local_rename, "_apply", lambda t, e: real(t, e).replace("gm", "gx"))
+    text = _neutral(RNG)
+    assert rename(RNG, text) == (text, [])
