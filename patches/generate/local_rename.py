@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import re
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -41,6 +42,10 @@ from patches.generate import helper_rename_body
 from patches.generate.codemods.families.script_device import is_script
 from patches.generate.intent.data import is_cuda_word
 
+# a line assigning a name with a `cuda` part (`cuda_x = `, `has_cuda: bool = `, `n_cuda += `)
+_ASSIGNS_NAMED = re.compile(
+    r"^[ \t]*(?:\w*_)?(?:cuda|CUDA|Cuda)(?:_\w*)?[ \t]*(?::[^=\n]*)?[-+*/|&]?=(?!=)", re.M
+)
 _DYNAMIC = frozenset({"locals", "vars", "eval", "exec"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (*_FUNCS, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp,
@@ -78,22 +83,25 @@ def rename(original: str, text: str, path: str = "module.py") -> tuple[str, list
     qualifying locals renamed, and what was renamed. Text that does not parse is returned as is;
     so is a script's (``script_device.is_script``): the script family renames its names, in
     pytorch/examples' spelling (``use_accel``)."""
+    lines = [text.count("\n", 0, m.start()) + 1 for m in _ASSIGNS_NAMED.finditer(text)]
+    if not lines:
+        return text, []  # no assignment to a name with a `cuda` part: nothing to parse for
+    old_funcs = _original(original, path)
+    if all(segment in text for _, segment in old_funcs.values()):
+        return text, []  # no function with a local that took a CUDA value changed yet
     try:
-        tree, before = ast.parse(text), ast.parse(original)
+        tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return text, []
-    if is_script(SimpleNamespace(path=path, tree=before)):
-        return text, []
     module = _identifiers(tree, module_only=True) | set(dir(builtins))
-    old_funcs = dict(_functions(before))
     edits: list[tuple[int, int, int, str]] = []  # (line, byte col, byte end col, new)
     done: list[Renamed] = []
     claimed: list[tuple[str, ast.AST]] = []  # a new name and the function it is a local of
     for qual, fn in _functions(tree):
-        old_fn = old_funcs.get(qual)
-        if old_fn is None:
-            continue
-        for name in sorted(_qualifying(fn, old_fn)):
+        was, _ = old_funcs.get(qual, ((), ""))
+        if not was or not any(fn.lineno <= ln <= fn.end_lineno for ln in lines):
+            continue  # no line of the function assigns a name with a `cuda` part
+        for name in sorted(_qualifying(fn, was)):
             new = new_name(name)
             if new is None or new in module or new in _identifiers(fn):
                 continue
@@ -106,6 +114,24 @@ def rename(original: str, text: str, path: str = "module.py") -> tuple[str, list
         return text, []
     out = _apply(text, edits)
     return (out, done) if _only_renamed(tree, out, edits) else (text, [])
+
+
+@functools.lru_cache(maxsize=4)
+def _original(original: str, path: str) -> dict[str, tuple[set[str], str]]:
+    """qualified name -> (the function's locals that took a CUDA value, its source lines) of the
+    original file, for the functions that have such locals; read once for all the file's steps.
+    Empty for a file that does not parse, for one without such an assignment, for a script."""
+    if not _ASSIGNS_NAMED.search(original):
+        return {}
+    try:
+        before = ast.parse(original)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    if is_script(SimpleNamespace(path=path, tree=before)):
+        return {}
+    lines = original.splitlines(keepends=True)
+    funcs = ((q, fn, _was_cuda(fn)) for q, fn in _functions(before))
+    return {q: (was, "".join(lines[fn.lineno - 1 : fn.end_lineno])) for q, fn, was in funcs if was}
 
 
 def _only_renamed(tree: ast.Module, out: str, edits) -> bool:
@@ -122,11 +148,12 @@ def _only_renamed(tree: ast.Module, out: str, edits) -> bool:
 
 
 def _functions(tree: ast.Module):
-    """(qualified name, node) of every function, outermost first."""
+    """(qualified name, node) of every function. Definitions sit only in statement lists, so
+    only those are walked (expressions are most of a file's nodes)."""
     stack = [(tree, "")]
     while stack:
         node, prefix = stack.pop()
-        for child in ast.iter_child_nodes(node):
+        for child in _statements(node):
             if isinstance(child, (*_FUNCS, ast.ClassDef)):
                 qual = f"{prefix}{child.name}"
                 if isinstance(child, _FUNCS):
@@ -138,14 +165,25 @@ def _functions(tree: ast.Module):
                 stack.append((child, prefix))
 
 
-def _qualifying(fn, old_fn) -> set[str]:
-    """The locals of ``fn`` named for CUDA that may be renamed (module docstring), given the
-    same function ``old_fn`` in the original."""
-    names = {n for n in _assigned(fn) if new_name(n)}
+def _statements(node: ast.AST) -> list[ast.stmt]:
+    """The statements directly in ``node``'s blocks (bodies, else, finally, handlers, cases)."""
+    out: list[ast.stmt] = []
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(node, name, None)
+        if isinstance(block, list):
+            out += [s for s in block if isinstance(s, ast.stmt)]
+    for sub in getattr(node, "handlers", None) or getattr(node, "cases", None) or ():
+        out += sub.body
+    return out
+
+
+def _qualifying(fn, was: set[str]) -> set[str]:
+    """The locals of ``fn`` named for CUDA that may be renamed (module docstring), given those
+    of the same function in the original that took a CUDA value (``was``)."""
+    names = {n for n in _assigned(fn) if n in was}
     if not names or _dynamic(fn):
         return set()
     names = {n for n in names if _plainly_bound(fn, n) and not _debug_printed(fn, n)}
-    names &= _was_cuda(old_fn)
     changed = True
     while changed:  # a statement that names a local which does not qualify stays CUDA for others
         keep = {n for n in names if _neutral(fn, n, names)}
