@@ -40,6 +40,7 @@ from types import SimpleNamespace
 
 from patches.generate import helper_rename_body
 from patches.generate.codemods.families.script_device import is_script
+from patches.generate.codemods.families.script_units import identifiers
 from patches.generate.intent.data import is_cuda_word
 
 # a line assigning a name with a `cuda` part (`cuda_x = `, `has_cuda: bool = `, `n_cuda += `)
@@ -93,7 +94,7 @@ def rename(original: str, text: str, path: str = "module.py") -> tuple[str, list
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return text, []
-    module = _identifiers(tree, module_only=True) | set(dir(builtins))
+    module = identifiers(_own_nodes(tree)) | set(dir(builtins))
     edits: list[tuple[int, int, int, str]] = []  # (line, byte col, byte end col, new)
     done: list[Renamed] = []
     claimed: list[tuple[str, ast.AST]] = []  # a new name and the function it is a local of
@@ -103,7 +104,7 @@ def rename(original: str, text: str, path: str = "module.py") -> tuple[str, list
             continue  # no line of the function assigns a name with a `cuda` part
         for name in sorted(_qualifying(fn, was)):
             new = new_name(name)
-            if new is None or new in module or new in _identifiers(fn):
+            if new is None or new in module or new in identifiers(ast.walk(fn)):
                 continue
             if any(n == new and _overlap(f, fn) for n, f in claimed):
                 continue  # an enclosing or nested function's local takes it
@@ -337,23 +338,6 @@ def _cuda_token(node: ast.AST, exempt: set[str]) -> bool:
 
 def _overlap(a: ast.AST, b: ast.AST) -> bool:
     return a.lineno <= b.end_lineno and b.lineno <= a.end_lineno
-
-
-def _identifiers(tree: ast.AST, module_only: bool = False) -> set[str]:
-    """Every identifier in ``tree``; ``module_only``: those of the module's own scope."""
-    out = set()
-    for n in _own_nodes(tree) if module_only else ast.walk(tree):
-        if isinstance(n, ast.Name):
-            out.add(n.id)
-        elif isinstance(n, ast.Attribute):
-            out.add(n.attr)
-        elif isinstance(n, ast.arg):
-            out.add(n.arg)
-        elif isinstance(n, (*_FUNCS, ast.ClassDef)):
-            out.add(n.name)
-        elif isinstance(n, ast.alias):
-            out.add(n.asname or n.name.split(".")[0])
-    return out
 
 
 def _apply(text: str, edits: list[tuple[int, int, int, str]]) -> str:

@@ -53,8 +53,8 @@ from patches.generate.codemods.families.script_units import (
     Unit,
     _guarded,
     _local_units,
-    _names,
     _parents,
+    identifiers,
 )
 from patches.generate.intent import span_of
 from patches.generate.intent.nodes import finding_span, inside
@@ -65,7 +65,7 @@ _HELP = re.compile(r"\bCUDA\b|\bcuda\b")
 @functools.lru_cache(maxsize=32)
 def units(ctx) -> tuple[Unit, ...]:
     parents = _parents(ctx.tree)
-    taken = _names(ctx.tree)
+    taken = identifiers(ast.walk(ctx.tree))
     attrs = _attr_units(ctx, parents, taken)
     guarded = [g for u in attrs for g in _guarded(ctx, parents, taken, u)]
     return tuple(

@@ -66,9 +66,11 @@ def bindings_of(tree, name: str) -> list[ast.AST]:
     return out
 
 
-def _names(tree) -> set[str]:
+def identifiers(nodes) -> set[str]:
+    """Every identifier among ``nodes`` (names, attributes, parameters, definitions, import
+    aliases): a new name must be none of them."""
     out = set()
-    for n in ast.walk(tree):
+    for n in nodes:
         if isinstance(n, ast.Name):
             out.add(n.id)
         elif isinstance(n, ast.Attribute):
@@ -77,6 +79,8 @@ def _names(tree) -> set[str]:
             out.add(n.arg)
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out.add(n.name)
+        elif isinstance(n, ast.alias):
+            out.add(n.asname or n.name.split(".")[0])
     return out
 
 
