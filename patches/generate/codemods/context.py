@@ -163,3 +163,21 @@ class FileContext:
             if head in s.bound:
                 return head  # bound here by an assignment (or an unresolvable import): itself
         return None
+
+
+class ClassContext(FileContext):
+    """A ``FileContext`` that skips function bodies: the module's and classes' bindings and
+    imports, all that a class line's names resolve through (a function's locals are never in its
+    chain). ``TreeIndex.classes`` reads every class of a tree with it; whole-tree contexts cost
+    most of that pass."""
+
+    def _scope(self, node: ast.AST, scope: Scope) -> None:
+        if isinstance(node, ast.ClassDef):
+            return super()._scope(node, scope)
+        for d in getattr(node, "decorator_list", []):
+            self._visit(d, scope)
+        if not isinstance(node, ast.Lambda):
+            scope.bind(node.name, "other", node.lineno)
+        args = node.args
+        for d in args.defaults + [d for d in args.kw_defaults if d is not None]:
+            self._visit(d, scope)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from audits.resolve import dotted_parts
-from patches.generate.codemods.context import FileContext
+from patches.generate.codemods.context import ClassContext, FileContext
 from patches.generate.codemods.reexports import tree_bytes
 
 
@@ -86,6 +86,15 @@ class TreeIndex:
                 self._ctx[rel] = None
         return self._ctx[rel]
 
+    def _outline(self, rel: str) -> FileContext | None:
+        """The file's scopes without function bodies (``ClassContext``): what a class line
+        resolves its bases through, a fraction of the cost. Not kept."""
+        try:
+            text = self.files()[rel].decode("utf-8")
+            return ClassContext(text, ast.parse(text), rel, self.prefix)
+        except (KeyError, SyntaxError, ValueError, UnicodeDecodeError, RecursionError):
+            return None
+
     # -- definitions ----------------------------------------------------------------------
     def defs(self, rel: str) -> list[Def]:
         """Module-level functions and methods of classes (nested classes too) of one file;
@@ -113,7 +122,7 @@ class TreeIndex:
         if "classes" not in self.memo:
             out: dict[str, tuple[str, ...]] = {}
             for rel in self.holding(b"class "):
-                ctx = self.context(rel)
+                ctx = self._ctx.get(rel) or self._outline(rel)
                 if ctx is None:
                     continue
                 self._classes(ctx, ctx.tree.body, ctx.module_name, out)
