@@ -40,7 +40,7 @@ from types import SimpleNamespace
 
 from patches.generate import helper_rename_body
 from patches.generate.codemods.families.script_device import is_script
-from patches.generate.codemods.families.script_units import identifiers
+from patches.generate.codemods.families.script_units import bindings_of, identifiers
 from patches.generate.intent.data import is_cuda_word
 
 # a line assigning a name with a `cuda` part (`cuda_x = `, `has_cuda: bool = `, `n_cuda += `)
@@ -181,10 +181,12 @@ def _statements(node: ast.AST) -> list[ast.stmt]:
 def _qualifying(fn, was: set[str]) -> set[str]:
     """The locals of ``fn`` named for CUDA that may be renamed (module docstring), given those
     of the same function in the original that took a CUDA value (``was``)."""
-    names = {n for n in _assigned(fn) if n in was}
+    assigned = _assignments(fn)
+    names = set(assigned) & was
     if not names or _dynamic(fn):
         return set()
-    names = {n for n in names if _plainly_bound(fn, n) and not _debug_printed(fn, n)}
+    targets = {id(t) for pairs in assigned.values() for t, _ in pairs}
+    names = {n for n in names if _plainly_bound(fn, n, targets) and not _debug_printed(fn, n)}
     changed = True
     while changed:  # a statement that names a local which does not qualify stays CUDA for others
         keep = {n for n in names if _neutral(fn, n, names)}
@@ -198,32 +200,26 @@ def _was_cuda(old_fn) -> set[str]:
     cuda_x is not None``): the name describes the value. A name whose value never touched CUDA
     keeps it, even where CUDA code read it (``cuda_supported_configs = [...]`` added ``if "cuda"
     in str(device)``: upstream widened the test and kept the name)."""
-    named = {n for n in _assigned(old_fn) if new_name(n)}
-    values: dict[str, list[ast.AST]] = {n: [] for n in named}
-    for node in _own_nodes(old_fn):
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                if isinstance(t, ast.Name) and t.id in values:
-                    values[t.id].append(node.value)
+    named = {n: [v for _, v in pairs if v] for n, pairs in _assignments(old_fn).items()}
     out: set[str] = set()
     grew = True
     while grew:
-        more = {
-            n
-            for n in named - out
-            if any(_cuda_token(x, named - out) for v in values[n] for x in ast.walk(v))
-        }
+        rest = set(named) - out
+        more = {n for n in rest if any(_cuda_token(x, rest) for v in named[n] for x in ast.walk(v))}
         grew, out = bool(more), out | more
     return out
 
 
-def _assigned(fn) -> set[str]:
-    out = set()
+def _assignments(fn) -> dict[str, list[tuple[ast.Name, ast.AST | None]]]:
+    """name -> (target, value) of each plain assignment (``x = ``, ``x: T = ``, ``x += ``) in
+    ``fn``'s own scope to a name with a ``cuda`` part."""
+    out: dict[str, list[tuple[ast.Name, ast.AST | None]]] = {}
     for node in _own_nodes(fn):
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            out |= {t.id for t in targets if isinstance(t, ast.Name)}
+            for t in targets:
+                if isinstance(t, ast.Name) and new_name(t.id):
+                    out.setdefault(t.id, []).append((t, node.value))
     return out
 
 
@@ -237,36 +233,15 @@ def _own_nodes(fn):
             stack.extend(ast.iter_child_nodes(node))
 
 
-def _plainly_bound(fn, name: str) -> bool:
-    """Every binding of ``name`` in ``fn`` (nested scopes included) is a plain assignment of
-    ``fn``'s own scope; it is no parameter and declared nowhere ``global``/``nonlocal``."""
-    own = {id(n) for n in _own_nodes(fn)}
-    for node in ast.walk(fn):
-        if isinstance(node, ast.arg) and node.arg == name:
-            return False
-        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
-            return False
-        if isinstance(node, (*_FUNCS, ast.ClassDef)) and node is not fn and node.name == name:
-            return False
-        if isinstance(node, ast.alias) and (node.asname or node.name) == name:
-            return False
-        if isinstance(node, ast.ExceptHandler) and node.name == name:
-            return False
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
-            parent = _parent_assign(fn, node)
-            if parent is None or id(parent) not in own:
-                return False
-    return True
-
-
-def _parent_assign(fn, target: ast.Name):
-    """The plain assignment whose direct target is ``target``, else None."""
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and any(t is target for t in node.targets):
-            return node
-        if isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.target is target:
-            return node
-    return None
+def _plainly_bound(fn, name: str, targets: set[int]) -> bool:
+    """Every binding of ``name`` in ``fn`` (nested scopes included: ``bindings_of``) is a plain
+    assignment of ``fn``'s own scope (``targets``: their targets' ids); so it is no parameter,
+    import, definition or ``global``/``nonlocal``, and no ``except ... as`` binds it."""
+    if any(isinstance(n, ast.ExceptHandler) and n.name == name for n in ast.walk(fn)):
+        return False
+    return all(
+        isinstance(b, ast.Name) and id(b) in targets for b in bindings_of(fn, name) if b is not fn
+    )
 
 
 def _dynamic(fn) -> bool:

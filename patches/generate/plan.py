@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,13 +171,8 @@ def _account(plan: Plan, q: _Queue, files, path: str, rule_id: str):
         (path, n, by) for n, by in result.kept_imports if (path, n, by) not in plan.kept_imports
     ]
     plan.finals[path] = result.after
-    plan.renamed[(path, rule_id)] = _new_renames(result)
+    plan.renamed[(path, rule_id)] = result.renamed
     return [(FileChange(path, result.before, result.after, plan.modes[path]), sites)]
-
-
-def _new_renames(result) -> list:
-    """The renames of the step's result that the text it applies to does not have yet."""
-    return [r for r in result.renamed if not re.search(rf"\b{r.new}\b", result.before)]
 
 
 def _decided(plan: Plan, path: str, result, found: list[Finding]) -> list[Finding]:
@@ -339,9 +333,12 @@ def file_steps(
             except ValueError as e:  # never a step that would undo the rename
                 r.error = str(e)
         start = unit.start(path, text)
-    for r in results:  # a local named for CUDA goes with the step that makes its code neutral
+    done: set = set()  # a local named for CUDA goes with the step that makes its code neutral
+    for r in results:
         if r.changed:
-            r.after, r.renamed = local_rename.rename(text, r.after, path)
+            r.after, renamed = local_rename.rename(text, r.after, path)
+            r.renamed = [x for x in renamed if x not in done]  # each step redoes the earlier
+            done.update(renamed)
     _conform_each(path, text, results, start)
     out: dict[str, tuple] = {r: (None, []) for r in host}
     mine = [f for r in order for f in by_rule[r]]

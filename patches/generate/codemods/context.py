@@ -39,6 +39,8 @@ def stmt_start(node: ast.stmt) -> int:
 class FileContext:
     """Scopes, imports and statements of one parsed file (``ast`` line numbers, 1-based)."""
 
+    function_bodies = True  # False: a function's scope holds its parameters, not its body
+
     def __init__(
         self, source: str, tree: ast.Module, path: str = "", package_prefix: str = ""
     ) -> None:
@@ -100,6 +102,8 @@ class FileContext:
                     inner.bind(a.arg, "other")
             for d in args.defaults + [d for d in args.kw_defaults if d is not None]:
                 self._visit(d, scope)
+            if not self.function_bodies:
+                return
         for b in node.body if isinstance(node.body, list) else [node.body]:
             self._visit(b, inner)
 
@@ -171,13 +175,4 @@ class ClassContext(FileContext):
     chain). ``TreeIndex.classes`` reads every class of a tree with it; whole-tree contexts cost
     most of that pass."""
 
-    def _scope(self, node: ast.AST, scope: Scope) -> None:
-        if isinstance(node, ast.ClassDef):
-            return super()._scope(node, scope)
-        for d in getattr(node, "decorator_list", []):
-            self._visit(d, scope)
-        if not isinstance(node, ast.Lambda):
-            scope.bind(node.name, "other", node.lineno)
-        args = node.args
-        for d in args.defaults + [d for d in args.kw_defaults if d is not None]:
-            self._visit(d, scope)
+    function_bodies = False
