@@ -8,10 +8,10 @@ from __future__ import annotations
 import fnmatch
 import re
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
+from patches.common import gitutil
 from patches.matrix import inputs
 from patches.prove.config import ProveError
 
@@ -42,12 +42,7 @@ def _apply(site: Path, series: Path, rel: str, root: Path) -> Path:
     after.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(site / rel, after)
     for patch in _patches(series):
-        proc = subprocess.run(
-            ["git", "apply", f"--include={rel}", str(patch)],
-            cwd=root,
-            capture_output=True,
-            text=True,
-        )
+        proc = gitutil.git("apply", f"--include={rel}", str(patch), cwd=root, check=False)
         if proc.returncode != 0:
             raise OpDatabaseError(f"{patch.name} does not apply to {rel}: {proc.stderr}")
     return after
