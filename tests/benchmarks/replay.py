@@ -16,9 +16,10 @@ the end of the series (pytorch_style: B950's limit, and the formatter where the 
 it), and each patch's own state is linted the same way (reported, not a failure); every label
 is scored on the result (replay_score); generate runs again on the patched tree (a rerun must
 add nothing). Prints recall, agreement and rewrites of kept sites per kind and per form, the
-checks, every rewrite of a kept site and every miss; beside the kept-site list, two reader's aids
-(never instead of it): kept labels to reread (replay_moved) and kept sites where the new release
-adds another backend beside CUDA (replay_beside). Exit 0 when scored, 1 when a check failed, 2 when the sources cannot be had.
+checks, every rewrite of a kept site and every miss; beside the kept-site list, reader's aids
+(never instead of it): kept labels to reread (replay_moved), kept sites where the new release
+adds another backend beside CUDA (replay_beside), kept sites with a twin upstream neutralised
+(replay_twins), and with --later those upstream made a release later (replay_later). Exit 0 when scored, 1 when a check failed, 2 when the sources cannot be had.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ import replay_later  # noqa: E402
 import replay_moved  # noqa: E402
 import replay_report  # noqa: E402
 import replay_score  # noqa: E402
+import replay_twins  # noqa: E402
 from replay_fetch import FetchError, sources  # noqa: E402
 
 from patches.common import gitutil  # noqa: E402
@@ -300,12 +302,15 @@ def main(argv=None) -> int:
     for r in results:
         of = sum(x.status == "kept" and x.rewritten for x in r.records)
         replay_beside.show(r.mode, pair["new"], beside[r.mode], of)
-    later = {}
+    later, nxt = {}, None
     if opts.later:
         nxt = load_labels(opts.later)
         later = {r.mode: replay_later.check(data, nxt, r.records) for r in results}
         for mode, res in later.items():
             replay_later.show(mode, res)
+    twins = [replay_twins.check(r.mode, data, r.records, nxt) for r in results]
+    for res in twins:
+        replay_twins.show(res)
     if opts.compare:
         replay_compare.show(opts.compare, results)
     if opts.json:
@@ -314,6 +319,7 @@ def main(argv=None) -> int:
         payload["later"] = {mode: asdict(res) for mode, res in later.items()}
         payload["moved_rewritten"] = moved
         payload["kept_beside_another_backend"] = beside
+        payload["kept_twins"] = {res.mode: asdict(res) for res in twins}
         opts.json.write_text(json.dumps(payload, indent=1))
     failed = any(
         r.apply_error or r.prefix_failures or r.rerun_patches or r.lint_failures for r in results
