@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 from audits.model import Report
+from patches.common.collector import relaxed
 from patches.generate import audit_io
 from patches.generate import plan as planner
 from patches.generate.state import Run, Settings
@@ -35,8 +36,10 @@ def scan(run: Run, given: Report | None = None) -> Run:
 
 
 def plan(run: Run) -> Run:
-    """The series: per file one rescan, the intent gate and the rules' steps (``plan.build``)."""
-    run.plan = planner.build(run)
+    """The series: per file one rescan, the intent gate and the rules' steps (``plan.build``),
+    under the relaxed collector policy (``patches.common.collector``)."""
+    with relaxed():
+        run.plan = planner.build(run)
     return run
 
 

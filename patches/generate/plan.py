@@ -132,7 +132,7 @@ def _queue(run: Run, plan: Plan, unit=None) -> _Queue:
 
 def _rewrite_files(run: Run, plan: Plan, q: _Queue) -> dict[str, dict[str, tuple]]:
     """path -> {rule id: (Rewrite or None, its findings)}: each file once, in series order."""
-    importers = Importers(run.settings.root, run.audit.prefix)
+    importers = Importers(run.settings.root, run.audit.prefix, tree_index(run))
     out: dict[str, dict[str, tuple]] = {}
     for key in sorted(q.todo):
         for path in sorted(q.todo[key]):

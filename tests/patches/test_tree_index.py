@@ -1,6 +1,7 @@
 """``TreeIndex.classes`` reads every class of a tree through ``ClassContext`` (no function
 bodies); it must resolve each class's bases exactly as full ``FileContext``s do. Differential,
-on the installed torch's ``nn`` and ``optim`` packages and on a file with the awkward cases."""
+on the installed torch's ``nn`` and ``optim`` packages and on a file with the awkward cases.
+And each file is parsed once for all its readers, the gate's index built once per file."""
 
 from __future__ import annotations
 
@@ -8,9 +9,14 @@ import shutil
 import textwrap
 from pathlib import Path
 
+import pytest
 import torch
 
+import patches.generate.codemods as codemods
+from audits import python_scan
+from patches.generate.codemods.reexports import Importers
 from patches.generate.codemods.tree_index import TreeIndex
+from tests.patches.codemod_helpers import rules, specs
 
 AWKWARD = textwrap.dedent(
     """\
@@ -58,3 +64,59 @@ def test_same_bases_as_full_contexts(tmp_path):
     assert light["pkg.mod.A"] == ("pkg.base.Base", "collections.OrderedDict")
     assert light["pkg.mod.A.Inner"] == ("fast.Impl",)
     assert "pkg.mod.Hidden" not in light
+
+
+def test_one_parse_per_file_shared_by_its_readers(tmp_path):
+    """``tree``, ``context``, ``parsed`` and the importers all read one parse of a file; text
+    that is not the file's, or a file that does not parse, gets its own answer."""
+    (tmp_path / "a.py").write_text("import torch\nx = torch.cuda.is_available()\n")
+    (tmp_path / "b.py").write_text("from a import x\n")
+    (tmp_path / "bad.py").write_text("def (:\n")
+    (tmp_path / "latin.py").write_bytes(b"# -*- coding: latin-1 -*-\nname = '\xe9'\nx = 1\n")
+    index = TreeIndex(tmp_path, "")
+    tree = index.tree("a.py")
+    assert index.context("a.py").tree is tree
+    assert index.parsed("a.py", index.text("a.py")) is tree
+    other = index.parsed("a.py", "y = 1\n")
+    assert other is not tree and other.body[0].targets[0].id == "y"
+    assert index.tree("bad.py") is None and index.context("bad.py") is None
+    with pytest.raises(SyntaxError):
+        index.parsed("bad.py", "def (:\n")
+    importers = Importers(tmp_path, "", index)
+    assert importers.of("a.py")("x") == "b.py"
+    assert importers._tree("b.py") is index.tree("b.py")
+    # a file Python reads through its coding line: the importers parse its bytes themselves
+    assert index.tree("latin.py") is None and importers._tree("latin.py") is not None
+
+
+def test_the_gate_index_is_built_once_per_file(monkeypatch):
+    """A file with shadow groups settles twice (as the ``--unsafe-fixes`` run, then as this
+    one); both gates read one ``intent.index.Index`` of the file."""
+    built = []
+
+    class Counting(codemods.Index):
+        def __init__(self, ctx):
+            built.append(ctx.path)
+            super().__init__(ctx)
+
+    monkeypatch.setattr(codemods, "Index", Counting)
+    source = textwrap.dedent(
+        """\
+        import torch
+
+        def run(model):
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+            return model.cuda()
+        """
+    )
+    found, _ = python_scan.scan_source(source.encode(), "m.py", rules())
+    lines: dict[str, set[int]] = {}
+    for f in found:
+        if f.rule in specs():
+            lines.setdefault(f.rule, set()).add(f.line)
+    gated = [(specs()[r], frozenset(ls)) for r, ls in sorted(lines.items())]
+    assert len(gated) >= 2
+    options = codemods.FileOptions(findings=found, shadow=(gated[1:],))
+    result = codemods.rewrite_steps(source, "m.py", [gated[:1]], options=options)[0]
+    assert not result.error and built == ["m.py"]

@@ -26,6 +26,7 @@ from patches.generate.codemods.regions import Piece, Region, regions
 from patches.generate.codemods.registry import FAMILY_NAMES, new_families
 from patches.generate.codemods.signatures import replacement_files
 from patches.generate.intent import Gate, Options
+from patches.generate.intent.index import Index
 
 __all__ = ["FAMILY_NAMES", "FileOptions", "FixSpec", "Rewrite", "rewrite", "rewrite_steps"]
 
@@ -99,13 +100,15 @@ class _File:
         self.source, self.path, self.importer = source, path, options.importer
         self.kept: list[tuple[str, str]] = []
         self.lines = split_lines(source)
-        self.ctx = FileContext(source, ast.parse(source), path, options.package_prefix)
+        tree = options.tree.parsed(path, source) if options.tree else ast.parse(source)
+        self.ctx = FileContext(source, tree, path, options.package_prefix)
         self.ctx.tree_index = options.tree
         self.families = new_families()
         self.groups = groups = [[(s, self._prepare(s, ls)) for s, ls in g] for g in groups]
         self.shadow = [(s, self._prepare(s, ls)) for g in options.shadow for s, ls in g]
         self.left: dict[tuple[str, int], str] = {}  # (rule, line) -> why the gate left it
         self.gate: Gate | None = None
+        self.index: Index | None = None  # the gate's per-file facts, the same for every settle
         self.companions: dict = {}  # (rule, line) -> spans its family rewrites with it
         self.evidence: dict = {}  # (rule, line) -> [Evidence] of the sites left
         all_lines = {ln for g in [*groups, self.shadow] for _, ls in g for ln in ls}
@@ -164,7 +167,8 @@ class _File:
         # gate for no evidence: its unit spans files, and the gate decides one file
         exact = {s.rule for s, _ in everything if s.arg("exact")}
         options = Options(frozenset(unguarded), defined_in, renames, later, frozenset(exact))
-        self.gate = gate = Gate(self.ctx, findings, candidates, companions, options)
+        self.index = self.index or Index(self.ctx)
+        self.gate = gate = Gate(self.ctx, findings, candidates, companions, options, self.index)
         failed: set[tuple[str, int]] = set()
         for _ in range(4):
             left = self.evidence = gate.settle(failed)

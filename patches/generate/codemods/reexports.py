@@ -31,23 +31,27 @@ class Importers:
     """``importers(path)(name)`` -> a file of ``root`` importing ``name`` from ``path``, or "".
     ``package_prefix``: the scan's, so module names read as the scan reads them."""
 
-    def __init__(self, root: Path, package_prefix: str = "") -> None:
+    def __init__(self, root: Path, package_prefix: str = "", index=None) -> None:
         self.root = root
         self.prefix = package_prefix
+        self.index = index  # the run's ``TreeIndex`` of ``root``: its bytes and parses, shared
         self._bytes: dict[str, bytes] | None = None
         self._trees: dict[str, ast.Module | None] = {}
 
     def _files(self) -> dict[str, bytes]:
         if self._bytes is None:
-            self._bytes = tree_bytes(self.root)
+            self._bytes = tree_bytes(self.root) if self.index is None else self.index.files()
         return self._bytes
 
     def _tree(self, rel: str) -> ast.Module | None:
         if rel not in self._trees:
-            try:
-                self._trees[rel] = ast.parse(self._files()[rel])
-            except (SyntaxError, ValueError):
-                self._trees[rel] = None
+            tree = self.index.tree(rel) if self.index is not None else None
+            if tree is None:  # not UTF-8 text the index parses: the bytes, as Python reads them
+                try:
+                    tree = ast.parse(self._files()[rel])
+                except (SyntaxError, ValueError):
+                    tree = None
+            self._trees[rel] = tree
         return self._trees[rel]
 
     def of(self, path: str):

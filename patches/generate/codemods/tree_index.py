@@ -56,6 +56,7 @@ class TreeIndex:
         self.prefix = package_prefix
         self._bytes: dict[str, bytes] | None = None
         self._ctx: dict[str, FileContext | None] = {}
+        self._trees: dict[str, ast.Module | None] = {}
         self.memo: dict = {}
 
     @classmethod
@@ -76,24 +77,47 @@ class TreeIndex:
         """The files whose bytes hold every one of ``needles``."""
         return [r for r, b in self.files().items() if all(n in b for n in needles)]
 
+    def tree(self, rel: str) -> ast.Module | None:
+        """The file's ``ast`` (parsed once, kept, shared: read it, never change it), or None
+        where it does not parse."""
+        if rel not in self._trees:
+            self._trees[rel] = self._parse(rel)
+        return self._trees[rel]
+
+    def parsed(self, rel: str, text: str) -> ast.Module:
+        """The parse of ``text``: the file's own (``tree``) when ``text`` is the file as the tree
+        holds it, else a new one. Raises as ``ast.parse`` does."""
+        data = self.files().get(rel)
+        tree = self.tree(rel) if data is not None and data == text.encode("utf-8") else None
+        return tree if tree is not None else ast.parse(text)
+
+    def _parse(self, rel: str) -> ast.Module | None:
+        try:
+            return ast.parse(self.text(rel))
+        except (KeyError, SyntaxError, ValueError, UnicodeDecodeError, RecursionError):
+            return None
+
     def context(self, rel: str) -> FileContext | None:
         """The file's ``FileContext`` (scopes, imports), or None where it does not parse."""
         if rel not in self._ctx:
-            try:
-                text = self.files()[rel].decode("utf-8")
-                self._ctx[rel] = FileContext(text, ast.parse(text), rel, self.prefix)
-            except (KeyError, SyntaxError, ValueError, UnicodeDecodeError, RecursionError):
-                self._ctx[rel] = None
+            self._ctx[rel] = self._context(FileContext, rel, self.tree(rel))
         return self._ctx[rel]
+
+    def _context(self, kind, rel: str, tree: ast.Module | None) -> FileContext | None:
+        try:
+            return None if tree is None else kind(self.text(rel), tree, rel, self.prefix)
+        except RecursionError:
+            return None
+
+    def text(self, rel: str) -> str:
+        return self.files()[rel].decode("utf-8")
 
     def _outline(self, rel: str) -> FileContext | None:
         """The file's scopes without function bodies (``ClassContext``): what a class line
-        resolves its bases through, a fraction of the cost. Not kept."""
-        try:
-            text = self.files()[rel].decode("utf-8")
-            return ClassContext(text, ast.parse(text), rel, self.prefix)
-        except (KeyError, SyntaxError, ValueError, UnicodeDecodeError, RecursionError):
-            return None
+        resolves its bases through, a fraction of the cost. Neither it nor a parse made for it
+        is kept."""
+        tree = self._trees[rel] if rel in self._trees else self._parse(rel)
+        return self._context(ClassContext, rel, tree)
 
     # -- definitions ----------------------------------------------------------------------
     def defs(self, rel: str) -> list[Def]:

@@ -47,9 +47,15 @@ class Gate:
     literal) count as fixed with that site."""
 
     def __init__(
-        self, ctx, findings, candidates: set[Site], companions=None, options: Options | None = None
+        self,
+        ctx,
+        findings,
+        candidates: set[Site],
+        companions=None,
+        options: Options | None = None,
+        index: Index | None = None,
     ) -> None:
-        self.index = Index(ctx)
+        self.index = index or Index(ctx)  # ``index``: the file's, built once for every gate
         self.options = options or Options()
         self.findings = [f for f in findings if f.kind != "branch"]
         self.candidates = set(candidates)
