@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from audits.resolve import bindings, module_name, package_name, qualify
 
@@ -59,6 +60,12 @@ class FileContext:
         # the scanned tree (``tree_index.TreeIndex``) for units spanning files, or None
         self.tree_index = None
         self._collect(tree, self.module)
+
+    @cached_property
+    def nodes(self) -> list[ast.AST]:
+        """Every node of the tree in ``ast.walk`` order, walked once: some twenty passes read
+        the whole file (families, the intent index), and walking is most of their time."""
+        return list(ast.walk(self.tree))
 
     # -- building --------------------------------------------------------------------------
     def _collect(self, node: ast.AST, scope: Scope) -> None:

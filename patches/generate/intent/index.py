@@ -62,11 +62,11 @@ class Index:
         self.ctx = ctx
         self.parents: dict[ast.AST, ast.AST] = {}
         self.at: dict[Span, ast.AST] = {}
-        for node in ast.walk(ctx.tree):
+        for node in ctx.nodes:
             for child in ast.iter_child_nodes(node):
                 self.parents[child] = node
         tokens: list[Token] = []
-        for node in ast.walk(ctx.tree):
+        for node in ctx.nodes:
             if not hasattr(node, "end_lineno") or isinstance(node, ast.stmt):
                 continue
             self.at[span_of(node)] = node

@@ -85,7 +85,7 @@ def op_calls(ctx, ops: frozenset[str]) -> list[tuple[Span, str]]:
     if not ops:
         return []
     out = []
-    for n in ast.walk(ctx.tree):
+    for n in ctx.nodes:
         parts = dotted_parts(n.func) if isinstance(n, ast.Call) else None
         q = ctx.qualify(n.lineno, ".".join(parts)) if parts else None
         if q and "." not in q:  # bound by this module's own assignment

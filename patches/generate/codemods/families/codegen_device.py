@@ -86,7 +86,7 @@ def units(ctx) -> dict[int, tuple[str, list[ast.expr]]]:
     """test line -> (the check's subject as source, the strings it rewrites with it), for each
     ``if x.is_cuda:`` of the file whose body writes "cuda" only in the shapes above."""
     out: dict[int, tuple[str, list[ast.expr]]] = {}
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if not isinstance(node, ast.If) or node.orelse or node.test.lineno != node.lineno:
             continue
         subject = _subject(node.test)

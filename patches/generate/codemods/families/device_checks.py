@@ -40,7 +40,7 @@ _VALUE = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Arg, cst.Element)
 @functools.lru_cache(maxsize=8)
 def _defines_is_cuda(ctx) -> bool:
     """The file defines an ``is_cuda`` of its own (a method, property or attribute)."""
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == ATTRIBUTE:
             return True
         if isinstance(node, ast.Attribute) and node.attr == ATTRIBUTE:
@@ -53,7 +53,7 @@ def _defines_is_cuda(ctx) -> bool:
 def _declares_is_cuda_field(ctx) -> bool:
     """A class of the file declares an ``is_cuda`` field (``is_cuda: bool`` in a dataclass or
     NamedTuple, ``is_cuda = True`` in a class body): any ``x.is_cuda`` may read that field."""
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if isinstance(node, ast.ClassDef):
             for stmt in node.body:
                 targets = (
@@ -71,7 +71,7 @@ def _declares_is_cuda_field(ctx) -> bool:
 def writes_cuda(ctx, line: int) -> bool:
     """The ``if`` whose test is on ``line`` guards code that writes "cuda" into text (generated
     source such as ``', device="cuda"'``): the check is about CUDA for that text."""
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if isinstance(node, ast.If) and node.test.lineno <= line <= node.test.end_lineno:
             for sub in node.body:
                 for leaf in ast.walk(sub):
@@ -84,7 +84,7 @@ def writes_cuda(ctx, line: int) -> bool:
 def guards_cuda_calls(ctx, line: int) -> bool:
     """The ``if`` whose test is on ``line`` guards ``torch.cuda.*`` calls (whose neutral forms
     raise without an accelerator) and its test asks for no availability itself."""
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if isinstance(node, ast.If) and node.test.lineno <= line <= node.test.end_lineno:
             if any(
                 isinstance(n, ast.Attribute) and n.attr == "is_available"
@@ -167,7 +167,7 @@ def picks_variant(ctx, line: int) -> bool:
     two arms do one thing two ways (``_variant_arms``): it picks CUDA's own variant (the tanh GELU
     that CUDA's fused addmm epilogue computes, the one least-squares driver CUDA has), which says
     nothing about another accelerator; the other arm is the host's."""
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if (
             isinstance(node, (ast.If, ast.IfExp))
             and node.test.lineno <= line <= node.test.end_lineno

@@ -109,7 +109,7 @@ class DeviceFlag(Family):
             node = next(
                 (
                     n
-                    for n in ast.walk(ctx.tree)
+                    for n in ctx.nodes
                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                     and n.lineno == line
                     and n.name == name

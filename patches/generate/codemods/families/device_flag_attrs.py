@@ -24,7 +24,7 @@ class _AttrChecks(_TreeBase):
         ctx = self.index.context(rel)
         if ctx is None:
             return
-        for n in ast.walk(ctx.tree):
+        for n in ctx.nodes:
             if not isinstance(n, (ast.Assign, ast.AnnAssign)):
                 continue
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
@@ -97,7 +97,7 @@ class _AttrChecks(_TreeBase):
             ctx = self.index.context(rel)
             if ctx is None:
                 continue
-            for n in ast.walk(ctx.tree):
+            for n in ctx.nodes:
                 why = self._attr_use(unit, family, rel, ctx, n)
                 if why:
                     unit.why = why

@@ -30,7 +30,7 @@ class _TreeBase:
         ctx = self.index.context(rel)
         if ctx is None:
             return False
-        for n in ast.walk(ctx.tree):
+        for n in ctx.nodes:
             if isinstance(n, ast.arg) and n.arg in self.names:
                 return True
             if isinstance(n, ast.keyword) and n.arg in self.names:

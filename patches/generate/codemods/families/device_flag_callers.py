@@ -228,7 +228,7 @@ class _Tree(_AttrChecks):
             if ctx is None:
                 continue
             parents = self.parents(rel)
-            for n in ast.walk(ctx.tree):
+            for n in ctx.nodes:
                 if isinstance(n, ast.Constant) and n.value == name:
                     if _by_name(parents.get(n)):
                         unit.why = f"`{name}` is looked up by name in {rel}:{n.lineno}"

@@ -126,7 +126,7 @@ def _is_index(ctx, line: int, name: str) -> bool:
 
 def _assigned_between(ctx, name: str, start: int, end: int) -> bool:
     """``name`` is stored (assigned, a loop or ``with`` target) on a line in ``(start, end)``."""
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
             if start < node.lineno < end:
                 return True

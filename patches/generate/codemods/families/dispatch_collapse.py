@@ -136,11 +136,11 @@ def dispatches(ctx) -> dict[int, Dispatch]:
     """``if`` line -> the dispatch it starts (not the ``elif`` arms of another)."""
     inner = {
         id(n.orelse[0])
-        for n in ast.walk(ctx.tree)
+        for n in ctx.nodes
         if isinstance(n, ast.If) and len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If)
     }
     out = {}
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if isinstance(node, ast.If) and id(node) not in inner:
             d = _dispatch(node)
             if d is not None:

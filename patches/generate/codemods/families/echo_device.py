@@ -96,7 +96,7 @@ def _strings(body: list[ast.stmt]) -> list[ast.expr] | None:
 def units(ctx) -> dict[int, tuple[str, list[ast.expr]]]:
     """test line -> (the tested device type as source, the strings of the branch that echo it)."""
     out: dict[int, tuple[str, list[ast.expr]]] = {}
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if not isinstance(node, ast.If) or node.test.lineno != node.test.end_lineno:
             continue
         subject = _subject(node.test)

@@ -51,7 +51,7 @@ def built_checks(ctx) -> dict[int, list[Span]]:
     """availability-check line -> the spans of the ``torch.backends.cuda.is_built()`` terms of an
     ``and`` chain holding that bare ``torch.cuda.is_available()`` call."""
     out: dict[int, list[Span]] = {}
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if not (isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And)):
             continue
         terms = conjuncts(node)
@@ -84,7 +84,7 @@ def picks(ctx) -> dict[int, tuple[int, Span]]:
     """literal line -> (line of the bare ``is_available()`` call whose device-pick it is, the
     literal's span)."""
     out: dict[int, tuple[int, Span]] = {}
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if isinstance(node, ast.IfExp):
             test, lit = node.test, node.body
         elif isinstance(node, ast.If):

@@ -104,7 +104,7 @@ def indent_unit(ctx) -> str:
     """One level of the file's indentation (its first indented block's step; four spaces in a
     file with none)."""
     lines = ctx.source.splitlines()
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         body = getattr(node, "body", None)
         if isinstance(node, ast.stmt) and isinstance(body, list) and body:
             outer, inner = lines[node.lineno - 1], lines[body[0].lineno - 1]

@@ -156,7 +156,7 @@ def _may_be_none(ctx, node: ast.AST, line: int) -> bool:
         return True  # None, or a device's ``.index`` (None for ``torch.device("cuda")``)
     names = {ast.unparse(n) for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute))}
     for name in names - _checked_not_none(ctx, line):
-        for n in ast.walk(ctx.tree):
+        for n in ctx.nodes:
             if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
                 targets = n.targets if isinstance(n, ast.Assign) else [n.target]
                 if n.value is not None and any(ast.unparse(t) == name for t in targets):
@@ -175,7 +175,7 @@ def _may_be_none(ctx, node: ast.AST, line: int) -> bool:
 def _checked_not_none(ctx, line: int) -> set[str]:
     """Names tested ``is not None`` by an ``if`` whose body holds ``line``."""
     out: set[str] = set()
-    for n in ast.walk(ctx.tree):
+    for n in ctx.nodes:
         if (
             isinstance(n, ast.If)
             and n.body

@@ -137,11 +137,11 @@ class ModuleDevice(ModuleLineFamily):
     def _find(self, ctx, lines: frozenset[int]) -> None:
         if not is_test_file(ctx.path) or ctx.path.endswith("__init__.py"):
             return
-        if _binds(ctx.tree, NAME) or any(_indexed(n) for n in ast.walk(ctx.tree)):
+        if _binds(ctx.tree, NAME) or any(_indexed(n) for n in ctx.nodes):
             return
         sites = frozenset(
             n.lineno
-            for n in ast.walk(ctx.tree)
+            for n in ctx.nodes
             if _plain(n) and n.lineno in lines and _unheld(ctx, n.lineno)
         )
         top = _after_imports(ctx)

@@ -46,7 +46,7 @@ def _own_nodes(cls: ast.ClassDef):
 def _self_devices(ctx) -> dict[int, bool]:
     """class line -> whether its ``self.device`` is always set to something other than None."""
     out: dict[int, bool] = {}
-    for cls in ast.walk(ctx.tree):
+    for cls in ctx.nodes:
         if not isinstance(cls, ast.ClassDef):
             continue
         values = [

@@ -30,7 +30,7 @@ LITERAL_FAMILIES = ("device-literal", "device-defaults")  # HN502's and HN509's 
 
 def _function_at(ctx, line: int, name: str):
     """The function whose parameter ``name`` has its default on ``line``."""
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             a = node.args
             params = a.posonlyargs + a.args + a.kwonlyargs

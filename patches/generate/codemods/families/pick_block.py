@@ -96,7 +96,7 @@ def _result(stmts) -> tuple[str, ast.AST] | None:
 
 def _siblings(ctx, node: ast.stmt) -> tuple[list, int] | None:
     """The statement list holding ``node`` and its position there."""
-    for parent in ast.walk(ctx.tree):
+    for parent in ctx.nodes:
         for field in ("body", "orelse", "finalbody"):
             stmts = getattr(parent, field, None)
             if isinstance(stmts, list) and node in stmts:
@@ -269,7 +269,7 @@ def _chain(ctx, node: ast.IfExp) -> Chain | None:
 
 def chains(ctx) -> dict[int, Chain]:
     """is_available() line -> the expression pick it tests."""
-    found = [_chain(ctx, n) for n in ast.walk(ctx.tree) if isinstance(n, ast.IfExp)]
+    found = [_chain(ctx, n) for n in ctx.nodes if isinstance(n, ast.IfExp)]
     return {c.call_line: c for c in found if c is not None}
 
 
@@ -287,7 +287,7 @@ def value_text(kind: str, current: str, api: bool) -> str:
 def blocks(ctx) -> dict[int, Block]:
     """`if` line -> the device-pick block starting there."""
     out: dict[int, Block] = {}
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if isinstance(node, ast.If):
             b = _block(ctx, node)
             if b is not None:
@@ -369,7 +369,7 @@ def _flag_value(ctx, value: ast.AST, available) -> bool:
 
 def _uses(ctx, name: str) -> list[ast.AST]:
     """Every node naming ``name`` in the file (loads and stores)."""
-    return [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Name) and n.id == name]
+    return [n for n in ctx.nodes if isinstance(n, ast.Name) and n.id == name]
 
 
 def _flag_block(ctx, assign: ast.Assign, stmts: list, i: int) -> FlagBlock | None:
@@ -430,7 +430,7 @@ def _flag_block(ctx, assign: ast.Assign, stmts: list, i: int) -> FlagBlock | Non
 def flag_blocks(ctx) -> dict[int, FlagBlock]:
     """call line -> the flag-form pick whose availability check is there."""
     out: dict[int, FlagBlock] = {}
-    for parent in ast.walk(ctx.tree):
+    for parent in ctx.nodes:
         stmts = getattr(parent, "body", None)
         if not isinstance(stmts, list):
             continue

@@ -44,7 +44,7 @@ Producer = Value | Element
 
 @functools.lru_cache(maxsize=8)
 def parents(ctx) -> dict[ast.AST, ast.AST]:
-    return {c: n for n in ast.walk(ctx.tree) for c in ast.iter_child_nodes(n)}
+    return {c: n for n in ctx.nodes for c in ast.iter_child_nodes(n)}
 
 
 def _own(scope: ast.AST):

@@ -74,7 +74,7 @@ class RemoteDevices(ModuleLineFamily):
             return
         sites = frozenset(
             n.lineno
-            for n in ast.walk(ctx.tree)
+            for n in ctx.nodes
             if isinstance(n, (ast.Constant, ast.JoinedStr)) and n.lineno in lines and _is_remote(n)
         )
         if not sites:

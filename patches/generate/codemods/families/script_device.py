@@ -107,7 +107,7 @@ def _eligible(ctx) -> bool:
 
 def gets_device(ctx) -> bool:
     """The script is one this family gives a ``device`` (accelerator or "cpu"): a CPU path."""
-    return _eligible(ctx) and any(_plain(n) for n in ast.walk(ctx.tree))
+    return _eligible(ctx) and any(_plain(n) for n in ctx.nodes)
 
 
 def _plain(call: ast.AST) -> bool:
@@ -150,9 +150,7 @@ class ScriptDevice(MethodToDevice):
         if self.anchor is False:
             self.anchor = None
             if _eligible(ctx):
-                sites = sorted(
-                    n.lineno for n in ast.walk(ctx.tree) if _plain(n) and n.lineno in lines
-                )
+                sites = sorted(n.lineno for n in ctx.nodes if _plain(n) and n.lineno in lines)
                 top = _after_imports(ctx) if sites else None
                 if top is not None and top.lineno <= sites[0]:
                     decorators = [d.lineno for d in getattr(top, "decorator_list", [])]

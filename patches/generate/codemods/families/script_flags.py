@@ -65,7 +65,7 @@ _HELP = re.compile(r"\bCUDA\b|\bcuda\b")
 @functools.lru_cache(maxsize=32)
 def units(ctx) -> tuple[Unit, ...]:
     parents = _parents(ctx.tree)
-    taken = identifiers(ast.walk(ctx.tree))
+    taken = identifiers(ctx.nodes)
     attrs = _attr_units(ctx, parents, taken)
     guarded = [g for u in attrs for g in _guarded(ctx, parents, taken, u)]
     return tuple(

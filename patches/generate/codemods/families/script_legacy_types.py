@@ -136,7 +136,7 @@ def _alias(ctx, parents, node: ast.Assign, kind: str) -> Alias | str:
         return f"{name} is bound more than once"
     scope = ctx.scope_at(node.lineno)
     types = []
-    for n in ast.walk(ctx.tree):
+    for n in ctx.nodes:
         if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
             continue
         if scope is not ctx.module and ctx.scope_at(n.lineno) is not scope:
@@ -160,7 +160,7 @@ def _alias(ctx, parents, node: ast.Assign, kind: str) -> Alias | str:
 def _found(ctx) -> list[tuple[ast.Assign, str, str]]:
     """``A = torch.cuda.<T> if <flag> else torch.<T>``: (the assignment, T, the flag), by line."""
     found = []
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if not (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
@@ -179,7 +179,7 @@ def _found(ctx) -> list[tuple[ast.Assign, str, str]]:
 @functools.lru_cache(maxsize=16)
 def unit(ctx) -> LegacyUnit | None:
     """The file's aliases and the flag that picks them (None: no alias of this shape)."""
-    parents = {c: p for p in ast.walk(ctx.tree) for c in ast.iter_child_nodes(p)}
+    parents = {c: p for p in ctx.nodes for c in ast.iter_child_nodes(p)}
     found = _found(ctx)
     if not found:
         return None

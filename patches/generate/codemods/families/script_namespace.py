@@ -73,7 +73,7 @@ def _local_spaces(ctx) -> set[str]:
     spaces = _namespaces(ctx.tree)
     methods = {
         id(b)
-        for c in ast.walk(ctx.tree)
+        for c in ctx.nodes
         if isinstance(c, ast.ClassDef)
         for b in c.body
         if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -81,7 +81,7 @@ def _local_spaces(ctx) -> set[str]:
     # functions a bare name calls (methods are called through an object: two classes' `forward`)
     defs = [
         n
-        for n in ast.walk(ctx.tree)
+        for n in ctx.nodes
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(n) not in methods
     ]
     if len({d.name for d in defs}) != len(defs):
@@ -97,7 +97,7 @@ def _flag_units(ctx, parents, taken) -> list[Unit]:
     if not spaces:
         return []
     out = []
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         old = _option_dest(node)
         new = _neutral(old) if old else ""
         if not old or new in taken:
@@ -143,7 +143,7 @@ def _flag_reads(
     way this file does not show (by name, through another object, or stored to, but at
     ``store``)."""
     reads = []
-    for n in ast.walk(ctx.tree):
+    for n in ctx.nodes:
         if isinstance(n, ast.Attribute) and n.attr == old:
             if isinstance(parents.get(n), ast.Call) and parents[n].func is n:
                 if isinstance(n.value, ast.Name) and n.value.id in spaces:
@@ -258,7 +258,7 @@ def _attr_units(ctx, parents, taken) -> list[Unit]:
         return []
     dests = _dests(ctx.tree)
     out = []
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if not (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1

@@ -106,7 +106,7 @@ def _picked(ctx, name: str, scope_start: int, scope_end: int) -> bool:
 
 def _has_accel(ctx, name: str, scope, parents: dict) -> bool:
     """At least one of the assignments can give the accelerator (not ``X = "cpu"`` alone)."""
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == [name]:
             if ctx.scope_at(node.lineno) is scope and not _const(node.value, "cpu"):
                 return True

@@ -72,7 +72,7 @@ def repeats(ctx) -> dict[int, bool]:
     write the line before again; upstream keeps these lines in its own code and tests)."""
     out: dict[int, bool] = {}
     lines, script = ctx.source.splitlines(), is_script(ctx)
-    for parent in ast.walk(ctx.tree):
+    for parent in ctx.nodes:
         for field in ("body", "orelse", "finalbody"):
             stmts = getattr(parent, field, None)
             if not isinstance(stmts, list):
@@ -150,7 +150,7 @@ class SeedAfterSeed(CallRename):
 
 def _first_of_run(ctx, line: int) -> int:
     """The ``torch.manual_seed`` line a repeat at ``line`` goes back to."""
-    for parent in ast.walk(ctx.tree):
+    for parent in ctx.nodes:
         for field in ("body", "orelse", "finalbody"):
             stmts = getattr(parent, field, None)
             if isinstance(stmts, list):

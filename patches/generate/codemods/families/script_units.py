@@ -86,7 +86,7 @@ def identifiers(nodes) -> set[str]:
 
 def _local_units(ctx, parents, taken) -> list[Unit]:
     out = []
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if not (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
@@ -104,7 +104,7 @@ def _local_units(ctx, parents, taken) -> list[Unit]:
         if new in taken:
             continue
         stores, reads, ok = 0, [], True
-        for n in ast.walk(ctx.tree):
+        for n in ctx.nodes:
             if isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
                 ok = False
             elif isinstance(n, ast.arg) and n.arg == name:
@@ -127,7 +127,7 @@ def _guarded(ctx, parents, taken, flag: Unit) -> list[Unit]:
     (``cuda_kwargs = {"num_workers": 1, "pin_memory": True}``): the options of the run on the
     accelerator, renamed with the flag."""
     out = []
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         tests = (
             {f"{ns}.{flag.old}" for ns in flag.namespaces} if flag.kind == "attr" else {flag.old}
         )
@@ -146,7 +146,7 @@ def _guarded(ctx, parents, taken, flag: Unit) -> list[Unit]:
             new = _neutral(name)
             if new in taken:
                 continue
-            uses = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Name) and n.id == name]
+            uses = [n for n in ctx.nodes if isinstance(n, ast.Name) and n.id == name]
             if any(ctx.scope_at(n.lineno) is not scope for n in uses) or [
                 n for n in uses if not isinstance(n.ctx, ast.Load)
             ] != [stmt.targets[0]]:

@@ -112,7 +112,7 @@ def _dispatch(ctx, node: ast.If) -> Dispatch | None:
 def dispatches(ctx) -> dict[int, Dispatch]:
     """`if` line -> the sync dispatch starting there."""
     out: dict[int, Dispatch] = {}
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if isinstance(node, ast.If):
             d = _dispatch(ctx, node)
             if d is not None:

@@ -165,7 +165,7 @@ def _reads(ctx, name: str, line: int) -> list[ast.Name]:
     """The reads of ``name`` on ``line`` in ``ctx.tree`` (where a parsed source's name is)."""
     return [
         n
-        for n in ast.walk(ctx.tree)
+        for n in ctx.nodes
         if isinstance(n, ast.Name)
         and n.id == name
         and n.lineno == line
@@ -389,7 +389,7 @@ def is_index(ctx, source: str, line: int) -> bool:
 def calls_positional(ctx, target: str) -> bool:
     """Every call of ``target`` (a name, or ``self.x``) in the file passes at most one argument,
     positionally."""
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if isinstance(node, ast.Call) and ast.unparse(node.func) == target:
             if (
                 node.keywords
@@ -409,7 +409,7 @@ def _catches(handler: ast.ExceptHandler) -> bool:
 
 def probed(ctx, line: int) -> bool:
     """``line`` is in the body of a ``try`` that catches what a missing device raises."""
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if isinstance(node, ast.Try) and node.body:
             start, end = node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno
             if start <= line <= end and any(_catches(h) for h in node.handlers):

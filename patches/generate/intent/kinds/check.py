@@ -65,7 +65,7 @@ def _kernels(ctx) -> str | None:
 
 def _first_kernel(ctx) -> str | None:
     wanted = kernel_decorators()
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for dec in node.decorator_list:
                 name = qualified(ctx, dec.func if isinstance(dec, ast.Call) else dec)

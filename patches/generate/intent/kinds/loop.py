@@ -24,11 +24,14 @@ def detect(p: Probe) -> list[Evidence]:
 def _in_cuda_loop(p: Probe) -> list[Evidence]:
     """The expression holding the site (its statement's header, for a compound one) reads the
     target of an enclosing ``for`` whose iterable stays CUDA."""
-    used = {n.id for n in ast.walk(p.top) if isinstance(n, ast.Name)}
+    used: set[str] | None = None  # the names it reads: walked only inside a loop (a site of a
+    # module-level table would walk the whole table, once per site)
     n = p.stmt
     while n is not None and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
         parent = p.index.parents.get(n)
         if isinstance(parent, ast.For) and n in parent.body:
+            if used is None:
+                used = {x.id for x in ast.walk(p.top) if isinstance(x, ast.Name)}
             targets = {t.id for t in ast.walk(parent.target) if isinstance(t, ast.Name)}
             if targets & used:
                 hits = p.remaining(span_of(parent.iter), p.own)
