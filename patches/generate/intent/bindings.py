@@ -29,9 +29,10 @@ def _targets(node: ast.AST) -> list[tuple[ast.AST, ast.AST | None]]:
     return []
 
 
-def bindings(tree: ast.AST) -> Bindings:
+def bindings(nodes) -> Bindings:
+    """Every name the nodes (a file's, ``FileContext.nodes``) bind, with what."""
     out: Bindings = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         for target, value in _targets(node):
             for name in ast.walk(target):
                 if isinstance(name, ast.Name):

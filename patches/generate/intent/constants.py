@@ -30,14 +30,15 @@ def module_constants(tree: ast.Module, binds: Bindings) -> dict[str, list[Span]]
     return {k: v for k, v in top.items() if None not in v and len(binds.get(k, ())) == len(v)}
 
 
-def constant_reads(tree: ast.Module, constants: dict[str, list[Span]]) -> list[tuple[Span, str]]:
-    """(span, name) of every read of a module constant, sorted by span."""
+def constant_reads(nodes, constants: dict[str, list[Span]]) -> list[tuple[Span, str]]:
+    """(span, name) of every read of a module constant among ``nodes`` (a file's), sorted by
+    span."""
     if not constants:
         return []
     return sorted(
         {
             (span_of(n), n.id)
-            for n in ast.walk(tree)
+            for n in nodes
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in constants
         }
     )

@@ -74,12 +74,12 @@ class Index:
             if text and is_cuda_word(text):
                 tokens.append(Token(span_of(node), "", node))
         tokens.sort(key=lambda t: t.span)
-        self.calls = self._local_calls(ctx.tree)
-        self.bindings = bindings(ctx.tree)
+        self.calls = self._local_calls(ctx.tree, ctx.nodes)
+        self.bindings = bindings(ctx.nodes)
         self.constants = module_constants(ctx.tree, self.bindings)
-        self.constant_reads = constant_reads(ctx.tree, self.constants)
+        self.constant_reads = constant_reads(ctx.nodes, self.constants)
         self.op_calls = op_calls(ctx, cuda_only_ops(getattr(ctx, "tree_index", None), ctx))
-        self.words = words(ctx.tree)  # the author's own identifiers: no evidence
+        self.words = words(ctx.nodes)  # the author's own identifiers: no evidence
         self.comments = comments(ctx.source)
         self.tokens = tokens
         self._starts = [t.span[0] for t in tokens]
@@ -175,14 +175,14 @@ class Index:
         return node
 
     # -- one call away: a same-file function or method, resolved by name -----------------------
-    def _local_calls(self, tree) -> list[tuple[Span, ast.Call, ast.AST]]:
+    def _local_calls(self, tree, nodes) -> list[tuple[Span, ast.Call, ast.AST]]:
         """(span, call, callee) for every call of a module-level function (``f(...)``) or of a
         method of the enclosing class (``self.f(...)``, ``cls.f(...)``) defined in this file."""
         funcs = {
             d.name: d for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
         out = []
-        for node in ast.walk(tree):
+        for node in nodes:
             if not isinstance(node, ast.Call):
                 continue
             callee = None

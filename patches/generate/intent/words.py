@@ -10,11 +10,11 @@ from __future__ import annotations
 import ast
 
 
-def _local_classes(tree: ast.AST) -> set[str]:
+def _local_classes(nodes) -> set[str]:
     """Classes defined in the file, when no other binding of the name exists (an import or an
     assignment of the same name makes the spelling someone else's)."""
     defined, other = set(), set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.ClassDef):
             defined.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -24,12 +24,12 @@ def _local_classes(tree: ast.AST) -> set[str]:
     return defined - other
 
 
-def _namespaces(tree: ast.AST) -> set[str]:
+def _namespaces(nodes) -> set[str]:
     """Names bound to an ``argparse`` result (``args = parser.parse_args()``) and otherwise only
     as parameters (``def train(args, ...)``, handed the namespace): their attributes are the
     user's flags."""
     bound: dict[str, list[bool | None]] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Assign):
             parsed = (
                 isinstance(node.value, ast.Call)
@@ -47,14 +47,14 @@ def _namespaces(tree: ast.AST) -> set[str]:
     return {name for name, ok in bound.items() if True in ok and False not in ok}
 
 
-def words(tree: ast.AST) -> set[ast.AST]:
-    """The token nodes of ``tree`` that are the author's words: parameter names, the names of
+def words(nodes: list[ast.AST]) -> set[ast.AST]:
+    """The token nodes among ``nodes`` (a file's, ``FileContext.nodes``) that are the author's words: parameter names, the names of
     classes the file defines and the attributes read from them, the attributes of an
     ``argparse`` namespace and the option strings that declare them, the attribute of ``self`` an assignment sets (its value is judged by
     what it calls, as a plain assigned name is)."""
-    classes, spaces = _local_classes(tree), _namespaces(tree)
+    classes, spaces = _local_classes(nodes), _namespaces(nodes)
     out: set[ast.AST] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.arg):
             out.add(node)
         elif (
