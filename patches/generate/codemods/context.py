@@ -67,6 +67,12 @@ class FileContext:
         the whole file (families, the intent index), and walking is most of their time."""
         return list(ast.walk(self.tree))
 
+    @cached_property
+    def parents(self) -> dict[ast.AST, ast.AST]:
+        """Each node's parent (``nodes``' order: a node listed twice, as the shared ``ast.Load``,
+        keeps its last)."""
+        return {c: p for p in self.nodes for c in ast.iter_child_nodes(p)}
+
     # -- building --------------------------------------------------------------------------
     def _collect(self, node: ast.AST, scope: Scope) -> None:
         for child in ast.iter_child_nodes(node):

@@ -60,11 +60,8 @@ class Index:
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx
-        self.parents: dict[ast.AST, ast.AST] = {}
+        self.parents: dict[ast.AST, ast.AST] = ctx.parents
         self.at: dict[Span, ast.AST] = {}
-        for node in ctx.nodes:
-            for child in ast.iter_child_nodes(node):
-                self.parents[child] = node
         tokens: list[Token] = []
         for node in ctx.nodes:
             if not hasattr(node, "end_lineno") or isinstance(node, ast.stmt):

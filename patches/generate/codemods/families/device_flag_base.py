@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from patches.generate.codemods.families.device_flag_units import Analysis, _parents
+from patches.generate.codemods.families.device_flag_units import Analysis
 from patches.generate.codemods.tree_index import TreeIndex, dotted
 
 
@@ -14,15 +14,12 @@ class _TreeBase:
     def __init__(self, index: TreeIndex, names: tuple[str, ...]) -> None:
         self.index, self.names = index, names
         self.out = Analysis()
-        self._parents: dict[str, dict] = {}
         self._nodes: dict[tuple[str, int, str], ast.Call] = {}
         self._stores: dict[tuple[str, int, str], ast.AST] = {}  # attribute writes' values
 
     def parents(self, rel: str) -> dict:
-        if rel not in self._parents:
-            ctx = self.index.context(rel)
-            self._parents[rel] = _parents(ctx.tree) if ctx is not None else {}
-        return self._parents[rel]
+        ctx = self.index.context(rel)
+        return ctx.parents if ctx is not None else {}
 
     def has_finding(self, rel: str) -> bool:
         """The file holds an HN510 site (a parameter, keyword or attribute set named like a

@@ -142,10 +142,6 @@ def _stmt_of(parents, node) -> ast.AST:
     return p if p is not None else node
 
 
-def _parents(tree) -> dict:
-    return {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
-
-
 def _refers(n: ast.AST, name: str) -> bool:
     """``n`` names ``name``: a loaded ``name`` or an attribute ``<x>.name``."""
     return (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)) or (

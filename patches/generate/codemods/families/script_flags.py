@@ -53,7 +53,6 @@ from patches.generate.codemods.families.script_units import (
     Unit,
     _guarded,
     _local_units,
-    _parents,
     identifiers,
 )
 from patches.generate.intent import span_of
@@ -64,7 +63,7 @@ _HELP = re.compile(r"\bCUDA\b|\bcuda\b")
 
 @functools.lru_cache(maxsize=32)
 def units(ctx) -> tuple[Unit, ...]:
-    parents = _parents(ctx.tree)
+    parents = ctx.parents
     taken = identifiers(ctx.nodes)
     attrs = _attr_units(ctx, parents, taken)
     guarded = [g for u in attrs for g in _guarded(ctx, parents, taken, u)]

@@ -73,15 +73,10 @@ def _pick_assign(ctx, stmt: ast.Assign, parents: dict) -> bool:
     )
 
 
-@functools.lru_cache(maxsize=64)
-def _parents(tree: ast.Module) -> dict:
-    return {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
-
-
 @functools.lru_cache(maxsize=256)
 def _picked(ctx, name: str, scope_start: int, scope_end: int) -> bool:
     tree = ctx.tree
-    parents = _parents(tree)
+    parents = ctx.parents
     scope = next(s for s in ctx.scopes if (s.start, s.end) == (scope_start, scope_end))
     stores, picks = 0, 0
     for node in ast.walk(tree):

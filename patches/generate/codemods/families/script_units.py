@@ -31,10 +31,6 @@ class Unit:
     end: int = 0  # an "attr": the assignment's last line
 
 
-def _parents(tree):
-    return {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
-
-
 def _stmt_unit(node, parents) -> tuple[int, int]:
     """The lines of the statement reading ``node``; the whole ``if``/``while`` when it is in the
     test (what it guards becomes reachable on every accelerator)."""
