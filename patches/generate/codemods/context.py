@@ -63,7 +63,7 @@ class FileContext:
 
     @cached_property
     def nodes(self) -> list[ast.AST]:
-        """Every node of the tree in ``ast.walk`` order, walked once: some twenty passes read
+        """Every node of the tree in ``ast.walk`` order, walked once: some thirty passes read
         the whole file (families, the intent index), and walking is most of their time."""
         return list(ast.walk(self.tree))
 

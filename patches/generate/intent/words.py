@@ -48,10 +48,11 @@ def _namespaces(nodes) -> set[str]:
 
 
 def words(nodes: list[ast.AST]) -> set[ast.AST]:
-    """The token nodes among ``nodes`` (a file's, ``FileContext.nodes``) that are the author's words: parameter names, the names of
-    classes the file defines and the attributes read from them, the attributes of an
-    ``argparse`` namespace and the option strings that declare them, the attribute of ``self`` an assignment sets (its value is judged by
-    what it calls, as a plain assigned name is)."""
+    """The token nodes among ``nodes`` (a file's, ``FileContext.nodes``) that are the author's
+    words: parameter names, the names of classes the file defines and the attributes read from
+    them, the attributes of an ``argparse`` namespace and the option strings that declare them,
+    the attribute of ``self`` an assignment sets (its value is judged by what it calls, as a
+    plain assigned name is)."""
     classes, spaces = _local_classes(nodes), _namespaces(nodes)
     out: set[ast.AST] = set()
     for node in nodes:

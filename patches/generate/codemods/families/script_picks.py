@@ -75,11 +75,10 @@ def _pick_assign(ctx, stmt: ast.Assign, parents: dict) -> bool:
 
 @functools.lru_cache(maxsize=256)
 def _picked(ctx, name: str, scope_start: int, scope_end: int) -> bool:
-    tree = ctx.tree
     parents = ctx.parents
     scope = next(s for s in ctx.scopes if (s.start, s.end) == (scope_start, scope_end))
     stores, picks = 0, 0
-    for node in ast.walk(tree):
+    for node in ctx.nodes:
         if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
             return False
         if isinstance(node, ast.arg) and node.arg == name and ctx.scope_at(node.lineno) is scope:
