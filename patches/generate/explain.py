@@ -59,11 +59,12 @@ class FileDecisions:
         return self.lines(f)[0].startswith("REWRITTEN")
 
 
-def decisions(file: Path, root: Path, settings: Settings | None = None) -> FileDecisions:
+def decisions(file: Path, root: Path, settings: Settings | None = None, run=None) -> FileDecisions:
     """The decisions of ``generate`` with ``settings`` (default ``--unsafe-fixes``) for ``file``
-    of the tree ``root``: the same rescan, rule order, gate and steps (``plan.file_steps``)."""
+    of the tree ``root``: the same rescan, rule order, gate and steps (``plan.file_steps``).
+    ``run``: a ``pipeline.read`` of that tree and settings, to share across files."""
     rel = file.resolve().relative_to(root.resolve()).as_posix()
-    run = pipeline.read(settings or Settings(root, unsafe_fixes=True))
+    run = run or pipeline.read(settings or Settings(root, unsafe_fixes=True))
     text = file.read_bytes().decode("utf-8")
     found, errs = run.audit.rescan(text, rel)
     if errs:
@@ -86,7 +87,12 @@ def explain(
     gate's evidence or the reason it is left."""
     root = (root or tree_root(file)).resolve()
     settings = Settings(root, target, unsafe_fixes, tuple(select), tuple(ignore))
-    d = decisions(file, root, settings)
+    return at_line(decisions(file, root, settings), line)
+
+
+def at_line(d: FileDecisions, line: int) -> str:
+    """``--explain``'s text for ``line`` of a file already decided (one ``decisions`` answers
+    every line of its file)."""
     if d.error:
         return f"{d.rel}: the scan fails: {d.error}\n"
     here = [f for f in d.found if f.line <= line <= f.end_line]

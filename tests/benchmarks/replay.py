@@ -3,7 +3,7 @@
     make replay [ARGS="--mode unsafe --files 'torch/nn/*'"]
     .venv/bin/python tests/benchmarks/replay.py [--mode safe|unsafe|both] [--files GLOB ...]
         [--why] [--json OUT] [--compare BASE.json] [--keep DIR] [--no-rerun] [--project DIR]
-        [--labels YAML] [--later YAML] [--plain]
+        [--labels YAML] [--later YAML ...] [--plain]
 
 The label list (``../shared/upstream/replay/labels_2.4.1_2.13.0.yaml``, read at run time, never
 copied) names every CUDA-only site upstream neutralised between the releases and every CUDA
@@ -19,7 +19,7 @@ add nothing). Prints recall, agreement and rewrites of kept sites per kind and p
 checks, every rewrite of a kept site and every miss; beside the kept-site list, reader's aids
 (never instead of it): kept labels to reread (replay_moved), kept sites where the new release
 adds another backend beside CUDA (replay_beside), kept sites with a twin upstream neutralised
-(replay_twins), and with --later those upstream made a release later (replay_later). Exit 0 when scored, 1 when a check failed, 2 when the sources cannot be had.
+(replay_twins), and with --later those upstream made in a later release (replay_later). Exit 0 when scored, 1 when a check failed, 2 when the sources cannot be had.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ import replay_moved  # noqa: E402
 import replay_report  # noqa: E402
 import replay_score  # noqa: E402
 import replay_twins  # noqa: E402
-from replay_fetch import FetchError, sources  # noqa: E402
+from replay_fetch import FetchError, WheelText, sources  # noqa: E402
 
 from patches.common import gitutil  # noqa: E402
 
@@ -240,8 +240,11 @@ def parse_args(argv):
     ap.add_argument(
         "--later",
         type=Path,
+        action="append",
+        default=[],
         metavar="YAML",
-        help="the next pair's label list: say which kept-site rewrites upstream made there",
+        help="a later pair's label list, once per pair in release order: say which kept-site "
+        "rewrites upstream made in a later release",
     )
     return ap.parse_args(argv)
 
@@ -253,12 +256,36 @@ def select(data: dict, globs: list[str]) -> tuple[list[dict], dict[str, dict]]:
     return labels, {p: shas[p] for p in keep}
 
 
+def later_report(data: dict, nxt: list[dict], labels: list[dict], results) -> dict | None:
+    """replay_later's verdict per mode, printed; None when a later release cannot be read."""
+    if not nxt:
+        return {}
+    text = WheelText()
+    try:
+        later = {r.mode: replay_later.check(data, nxt, r.records, text) for r in results}
+    except FetchError as e:
+        print(f"replay: --later: {e}", file=sys.stderr)
+        return None
+    finally:
+        text.close()
+    kept = sum(lab["status"] == "kept" for lab in labels)
+    for mode, res in later.items():
+        replay_later.show(mode, res, kept)
+    return later
+
+
 def main(argv=None) -> int:
     opts = parse_args(argv)
     if not opts.labels.is_file():
         print(f"replay: no label list at {opts.labels}", file=sys.stderr)
         return 2
     data = load_labels(opts.labels)
+    nxt = [load_labels(p) for p in opts.later]
+    try:
+        replay_later.chain(data, nxt)
+    except ValueError as e:
+        print(f"replay: --later: {e}", file=sys.stderr)
+        return 2
     labels, shas = select(data, opts.files)
     if not shas:
         print(f"replay: no labelled file matches {opts.files}", file=sys.stderr)
@@ -302,12 +329,9 @@ def main(argv=None) -> int:
     for r in results:
         of = sum(x.status == "kept" and x.rewritten for x in r.records)
         replay_beside.show(r.mode, pair["new"], beside[r.mode], of)
-    later, nxt = {}, None
-    if opts.later:
-        nxt = load_labels(opts.later)
-        later = {r.mode: replay_later.check(data, nxt, r.records) for r in results}
-        for mode, res in later.items():
-            replay_later.show(mode, res)
+    later = later_report(data, nxt, labels, results)
+    if later is None:
+        return 2
     twins = [replay_twins.check(r.mode, data, r.records, nxt) for r in results]
     for res in twins:
         replay_twins.show(res)
@@ -316,7 +340,9 @@ def main(argv=None) -> int:
     if opts.json:
         payload = {**head, "modes": [dict(asdict(r), summary=tallies(r)) for r in results]}
         payload["safe_not_unsafe"] = replay_report.safe_not_unsafe(results)
-        payload["later"] = {mode: asdict(res) for mode, res in later.items()}
+        payload["later"] = {
+            mode: dict(asdict(res), still_kept=res.still_kept) for mode, res in later.items()
+        }
         payload["moved_rewritten"] = moved
         payload["kept_beside_another_backend"] = beside
         payload["kept_twins"] = {res.mode: asdict(res) for res in twins}

@@ -93,3 +93,26 @@ def sources(version: str, digests: dict[str, str]) -> Path:
     if bad:
         raise FetchError(f"{len(bad)} files differ from the label list: " + "; ".join(bad[:5]))
     return dest
+
+
+class WheelText:
+    """``(release, path) -> text`` of any ``torch/**`` file, read from the release's wheel (one
+    download and one open zip per release); None when the wheel has no such file."""
+
+    def __init__(self):
+        self._zips: dict[str, zipfile.ZipFile] = {}
+
+    def __call__(self, version: str, path: str) -> str | None:
+        if version not in self._zips:
+            wheel = download(version, cache_root() / "wheels")
+            self._zips[version] = zipfile.ZipFile(wheel)
+        z = self._zips[version]
+        try:
+            return z.read(path).decode("utf-8", errors="replace")
+        except KeyError:
+            return None
+
+    def close(self) -> None:
+        for z in self._zips.values():
+            z.close()
+        self._zips.clear()

@@ -3,8 +3,8 @@
 A rule that holds a kept site back holds back every site it cannot tell from it. For each kept
 site a mode rewrote, this looks for its twins among the ``neutralized`` labels: those of this
 pair that the same mode rewrote too (a rule that held the kept site back by what its statement
-says would lose that rewrite from recall), and, with ``--later``, those of the next pair
-(upstream made one like it a release later). Two statements are twins:
+says would lose that rewrite from recall), and, with ``--later``, those of the later
+pairs (upstream made one like it in a later release). Two statements are twins:
 
 - ``statement``: the same tokens once layout, comments, string quotes and plain names (locals,
   parameters: any name that is not an attribute and not ``torch``) are set aside, so
@@ -84,7 +84,7 @@ class Twins:
     alone: list[str] = field(default_factory=list)  # kept sites with no twin
 
 
-def _candidates(data: dict, records, later: dict | None) -> list[tuple[str, str, str]]:
+def _candidates(data: dict, records, later: list[dict]) -> list[tuple[str, str, str]]:
     """(site, old text, source) of every neutralised statement a twin may be."""
     rel = data["pair"]["new"]
     out = [
@@ -92,15 +92,15 @@ def _candidates(data: dict, records, later: dict | None) -> list[tuple[str, str,
         for r in records
         if r.status == "neutralized" and r.rewritten
     ]
-    if later:
-        rel = later["pair"]["new"]
-        for lab in later["labels"]:
+    for lst in later:
+        rel = lst["pair"]["new"]
+        for lab in lst["labels"]:
             if lab["status"] == "neutralized":
                 out.append((f"{lab['path']}:{lab['old_line']}", lab["old_text"], rel))
     return out
 
 
-def check(mode: str, data: dict, records, later: dict | None = None) -> Twins:
+def check(mode: str, data: dict, records, later: list[dict] = ()) -> Twins:
     """``records``: one mode's replay_score.Records for the label list ``data``."""
     res = Twins(mode)
     pool = [

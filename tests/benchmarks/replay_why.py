@@ -6,7 +6,8 @@ Run by replay.py with ``--why``, in the checkout whose codemod is measured (its 
 directory goes first on ``sys.path``). Reads ``[[path, line, first, last], ...]`` (paths relative to
 ROOT, the unpatched tree; first..last the statement's span) and writes ``{"path:line":
 explanation}`` with ``patches.generate.explain``'s text (which implies ``--unsafe-fixes``) for
-``line``, or for the first other line of the span that has a finding.
+``line``, or for the first other line of the span that has a finding. Each file is decided once
+(``explain.decisions``) and answers all its sites, as generate plans it once.
 """
 
 from __future__ import annotations
@@ -40,18 +41,28 @@ def short(text: str) -> str:
 
 
 def main() -> int:
-    from patches.generate.explain import explain
+    from patches.generate import pipeline
+    from patches.generate.explain import at_line, decisions
+    from patches.generate.state import Settings
 
     root = Path(sys.argv[1]).resolve()
     sites = json.load(sys.stdin)
+    run = pipeline.read(Settings(root, unsafe_fixes=True))  # explain's own defaults
+    files: dict[str, object] = {}  # rel -> its decisions, or the error that stopped them
     out = {}
     for rel, line, first, last in sites:
         key = f"{rel}:{line}"
-        for n in [line, *(n for n in range(first, last + 1) if n != line)]:
+        if rel not in files:
             try:
-                out[key] = short(explain(root / rel, n, root))
-            except Exception as e:  # one site's failure must not hide the others'
-                out[key] = f"explain failed: {type(e).__name__}: {e}"
+                files[rel] = decisions(root / rel, root, run=run)
+            except Exception as e:  # one file's failure must not hide the others'
+                files[rel] = e
+        d = files[rel]
+        for n in [line, *(n for n in range(first, last + 1) if n != line)]:
+            if isinstance(d, Exception):
+                out[key] = f"explain failed: {type(d).__name__}: {d}"
+                break
+            out[key] = short(at_line(d, n))
             if out[key] != NONE:
                 break
     json.dump(out, sys.stdout, indent=1)

@@ -62,6 +62,6 @@ def test_each_kept_rewrite_is_matched_by_statement_then_by_api_and_the_rest_stan
     # 12: its twin was not rewritten; 13, 14: no neutralised label of the pair is like them
     assert got.alone == ["m.py:12", "m.py:13", "m.py:14"]
 
-    later = check("unsafe", DATA, records, LATER)
+    later = check("unsafe", DATA, records, [LATER])
     assert ("m.py:13", "api", "n.py:7", "1.2") in later.twins  # a kept label is no twin
     assert later.alone == ["m.py:12", "m.py:14"]
