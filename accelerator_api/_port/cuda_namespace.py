@@ -153,6 +153,20 @@ def _default_stream(device=None):
     return fn(_idx(device))
 
 
+def _pool_api(name: str):
+    """``torch.cuda.<name>`` (MemPool, use_mem_pool) -> the target device module's own, which
+    owns its caching allocator's pools; Unsupported where that module has
+    none (the CPU's, a device without a caching allocator)."""
+
+    def call(*args, **kwargs):
+        fn = None if Target.is_cpu else getattr(runtime.device_module(), name, None)
+        if fn is None:
+            raise Unsupported(f"torch.cuda.{name}", Target.type, f"the device module has no {name}")
+        return fn(*args, **kwargs)
+
+    return call
+
+
 def _set_stream(s):
     if s is None or Target.is_cpu:
         return
@@ -328,6 +342,8 @@ def _mapping() -> dict[str, tuple[object, str]]:
         ),
         "current_stream": (_current_stream, "accelerator_api.current_stream"),
         "default_stream": (_default_stream, "device module default_stream"),
+        "MemPool": (_pool_api("MemPool"), "device module MemPool"),
+        "use_mem_pool": (_pool_api("use_mem_pool"), "device module use_mem_pool"),
         "stream": (streams.stream, "with stream"),
         "set_stream": (_set_stream, "torch.accelerator.set_stream"),
         "StreamContext": (streams.stream, "with stream"),

@@ -108,6 +108,11 @@ def test_no_equivalent_raises_naming_the_call(ported):
         props.multi_processor_count
     with pytest.raises(A.Unsupported, match=r"autocast.*float64"):
         torch.autocast("cuda", dtype=torch.float64)
+    # a private memory pool is the device allocator's: the CPU has none to stand in with
+    with pytest.raises(A.Unsupported, match=r"torch\.cuda\.MemPool .*no MemPool"):
+        torch.cuda.MemPool()
+    with pytest.raises(A.Unsupported, match=r"torch\.cuda\.use_mem_pool .*no use_mem_pool"):
+        torch.cuda.use_mem_pool(None)
 
 
 def test_legacy_types_keep_their_dtype(ported, monkeypatch):

@@ -365,6 +365,20 @@ class TestRuleFixtures(expecttest.TestCase):
 """,
         )
 
+    def test_hn115(self):
+        self.assertExpectedInline(
+            _fixed("hn115_cuda_mem_pool.py"),
+            """\
+# left HN115:11: no `device` bound before the call in scope: whose pool?
+# left HN115:11: no `device` bound before the call in scope: whose pool?
+@@ -5,2 +5,2 @@
+-    pool = torch.cuda.MemPool()
+-    with torch.cuda.use_mem_pool(pool):
++    pool = torch.get_device_module(device).MemPool()
++    with torch.get_device_module(device).use_mem_pool(pool):
+""",
+        )
+
     def test_hn216(self):
         self.assertExpectedInline(
             _fixed("hn216_stream_capturing.py"),

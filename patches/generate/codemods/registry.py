@@ -20,6 +20,7 @@ from patches.generate.codemods.families.device_checks import DeviceChecks
 from patches.generate.codemods.families.device_context import DeviceContext
 from patches.generate.codemods.families.device_flag import DeviceFlag
 from patches.generate.codemods.families.device_module import DeviceModule
+from patches.generate.codemods.families.device_pool import DevicePool
 from patches.generate.codemods.families.device_sleep import DeviceSleep
 from patches.generate.codemods.families.dispatch_collapse import DispatchCollapse
 from patches.generate.codemods.families.echo_device import EchoDevice
@@ -67,6 +68,7 @@ FAMILY_TYPES = (
     DeviceContext,
     DeviceModule,  # device queries of torch.cuda -> the current accelerator's module
     DeviceSleep,  # torch.cuda._sleep -> the module of a device the code holds, not the CPU
+    DevicePool,  # torch.cuda.MemPool / use_mem_pool -> the module of the `device` in scope
     GuardedRng,  # device RNG state behind an availability check -> the accelerator's module
     GuardedInit,  # torch.cuda.init() behind an availability check -> the accelerator's module
     CaptureState,  # is_current_stream_capturing() -> the accelerator stream's is_capturing()
