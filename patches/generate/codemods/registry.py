@@ -38,6 +38,7 @@ from patches.generate.codemods.families.literals import DeviceLiteral
 from patches.generate.codemods.families.module_device import ModuleDevice
 from patches.generate.codemods.families.own_device import OwnDevice
 from patches.generate.codemods.families.param_defaults import ParamDefaults
+from patches.generate.codemods.families.probe_collapse import ProbeCollapse
 from patches.generate.codemods.families.profiler_devices import ProfilerDevices
 from patches.generate.codemods.families.profiler_keys import ProfilerKeys
 from patches.generate.codemods.families.remote_device import RemoteDevices
@@ -54,6 +55,7 @@ FAMILY_TYPES = (
     # unit rewrites (upstream's shapes, issue 24): before the families whose sites they take whole
     BackendPick,
     DispatchCollapse,  # a per-device dispatch making one call on each backend -> torch.accelerator
+    ProbeCollapse,  # one probe per backend (`if TEST_X and torch.x.device_count() >= n`) -> one
     Timing,
     CodegenDevice,  # a device check with the generated source it guards (before DeviceChecks)
     EchoDevice,  # a device-type test whose branch says the tested device back

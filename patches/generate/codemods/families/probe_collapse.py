@@ -1,0 +1,294 @@
+"""Per-backend device probes, one per accelerator, -> one probe of ``torch.accelerator`` (the
+CUDA arm's HN101/HN102/HN704), upstream's form (``common_distributed``'s skip helpers, torch 2.14
+-> 2.15)::
+
+    if TEST_CUDA and torch.cuda.device_count() >= x:
+        return True                                        if (torch.accelerator.is_available()
+    if TEST_HPU and torch.hpu.device_count() >= x:    ->       and torch.accelerator.device_count() >= x):
+        return True                                            return True
+    if TEST_XPU and torch.xpu.device_count() >= x:
+        return True
+
+and a disjunction asking whether any of them is there::
+
+    if not (TEST_CUDA or TEST_HPU or TEST_XPU):       ->   if not torch.accelerator.is_available():
+
+A **probe** of backend ``b`` is ``torch.b.is_available()`` or its test flag (``TEST_B``), a count
+``torch.b.device_count() <op> N``, or the two joined by ``and``. A **sequence** is a run of sibling
+``if`` statements (no ``elif``/``else``), each testing a probe of another backend, CUDA's among
+them, all of one shape with the same ``<op> N``, and all with the same body: the body runs when any
+of those accelerators answers, and a process has one accelerator type, which ``torch.accelerator``
+asks about (the others too: MPS, MTIA, PrivateUse1). The first ``if`` gets the accelerator's probe
+(``is_available() and`` kept before a count, as the arms had it), the others go. A **disjunction**
+is an ``or`` of availability probes of two or more backends, CUDA's among them.
+
+Left: arms whose bodies differ (a per-backend exit code or message), thresholds that differ, an
+arm with an ``else``, a single CUDA arm (the plain renames decide it), probes in a function that
+also works on a backend by name (``if torch.xpu.is_available(): mem = torch.xpu.
+get_device_properties().total_memory`` beside ``not (torch.cuda.is_available() or torch.xpu.
+is_available())``: the probe picks between per-backend arms, and the accelerator's module may
+lack what the arm calls), and anything the gate leaves (a docstring about CUDA on the unit).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from audits.vocabulary import NAMED_BACKENDS
+from patches.generate.codemods.families.base import Family
+from patches.generate.intent import Span, span_of
+
+BACKENDS = ("cuda", *NAMED_BACKENDS)
+FLAGS = {f"TEST_{b.upper()}": b for b in BACKENDS}
+AVAILABLE = "torch.accelerator.is_available()"
+COUNT = "torch.accelerator.device_count()"
+_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+
+@dataclass(frozen=True)
+class Unit:
+    start: int
+    end: int
+    cuda_line: int  # the CUDA probe's line: its findings start the unit
+    text: str  # what replaces the probe(s)
+    spans: tuple[Span, ...]  # the other backends' probes and arms: rewritten with CUDA's
+    arms: tuple[int, ...] = ()  # a sequence's other ``if`` lines (removed); () for a disjunction
+    cols: tuple[int, int] = (0, 0)  # a disjunction's first and last column (no parentheses)
+    tests: tuple[tuple[int, int], ...] = ()  # line ranges of the probes replaced
+    flags: tuple[str, ...] = ()  # test flags named there (their imports may go)
+
+
+def _module(node: ast.AST, attr: str) -> str | None:
+    """``b`` for a no-argument call ``torch.b.<attr>()``."""
+    if not (isinstance(node, ast.Call) and not node.args and not node.keywords):
+        return None
+    f = node.func
+    if not (isinstance(f, ast.Attribute) and f.attr == attr and isinstance(f.value, ast.Attribute)):
+        return None
+    owner = f.value
+    ok = isinstance(owner.value, ast.Name) and owner.value.id == "torch"
+    return owner.attr if ok and owner.attr in BACKENDS else None
+
+
+def _available(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return FLAGS.get(node.id)
+    return _module(node, "is_available")
+
+
+def _count(node: ast.AST) -> tuple[str, str] | None:
+    """(backend, ``<op> N``) of ``torch.b.device_count() <op> N``."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return None
+    b, op = _module(node.left, "device_count"), _OPS.get(type(node.ops[0]))
+    return (b, f"{op} {ast.unparse(node.comparators[0])}") if b and op else None
+
+
+def probe(test: ast.AST) -> tuple[str, str] | None:
+    """(backend, shape) of a probe: shape ``avail``, ``count <op> N`` or ``both <op> N``."""
+    if (b := _available(test)) is not None:
+        return b, "avail"
+    if (c := _count(test)) is not None:
+        return c[0], f"count {c[1]}"
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and len(test.values) == 2:
+        a, c = _available(test.values[0]), _count(test.values[1])
+        if a is not None and c is not None and a == c[0]:
+            return a, f"both {c[1]}"
+    return None
+
+
+def _replacement(shape: str) -> str:
+    kind, _, rest = shape.partition(" ")
+    if kind == "avail":
+        return AVAILABLE
+    return f"{COUNT} {rest}" if kind == "count" else f"{AVAILABLE} and {COUNT} {rest}"
+
+
+def _sequence(run: list[ast.If]) -> Unit | None:
+    probes = [probe(s.test) for s in run]
+    names = [p[0] for p in probes]
+    if len(run) < 2 or "cuda" not in names or len(set(names)) != len(names):
+        return None
+    if (
+        len({p[1] for p in probes}) != 1
+        or len({ast.dump(ast.Module(s.body, [])) for s in run}) != 1
+    ):
+        return None
+    cuda = run[names.index("cuda")]
+    spans = [span_of(s.test) for s in run if s is not cuda] + [span_of(s.body) for s in run[1:]]
+    text = _replacement(probes[0][1])
+    tests = tuple((s.test.lineno, s.test.end_lineno) for s in run)
+    return Unit(
+        run[0].lineno,
+        run[-1].end_lineno,
+        cuda.test.lineno,
+        text,
+        tuple(spans),
+        tuple(s.lineno for s in run[1:]),
+        (0, 0),
+        tests,
+        _flags(s.test for s in run),
+    )
+
+
+def _runs(stmts: list[ast.stmt]):
+    """Maximal runs of sibling ``if`` statements with no ``else`` whose tests are probes."""
+    run: list[ast.If] = []
+    for s in [*stmts, None]:
+        if isinstance(s, ast.If) and not s.orelse and probe(s.test) is not None:
+            run.append(s)
+            continue
+        if run:
+            yield run
+        run = []
+
+
+def _disjunction(node: ast.BoolOp) -> Unit | None:
+    if not isinstance(node.op, ast.Or):
+        return None
+    names = [_available(v) for v in node.values]
+    if None in names or "cuda" not in names or len(set(names)) != len(names):
+        return None
+    cuda = node.values[names.index("cuda")]
+    spans = tuple(span_of(v) for v in node.values if v is not cuda)
+    tests = ((node.lineno, node.end_lineno),)
+    return Unit(
+        node.lineno,
+        node.end_lineno,
+        cuda.lineno,
+        AVAILABLE,
+        spans,
+        (),
+        (node.col_offset, node.end_col_offset),
+        tests,
+        _flags([node]),
+    )
+
+
+def _flags(tests) -> tuple[str, ...]:
+    return tuple(
+        sorted(
+            {n.id for t in tests for n in ast.walk(t) if isinstance(n, ast.Name) and n.id in FLAGS}
+        )
+    )
+
+
+_PROBES = ("is_available", "device_count")
+
+
+def _dispatches(ctx, node: ast.AST) -> bool:
+    """The function holding ``node`` does other work on a backend by name (``torch.xpu.
+    get_device_properties()``): its probes choose between per-backend arms, not "any
+    accelerator", and stay."""
+    parents = ctx.parents
+    fn = parents.get(node)
+    while fn is not None and not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        fn = parents.get(fn)
+    for n in ast.walk(fn) if fn is not None else ():
+        owner = n.value if isinstance(n, ast.Attribute) else None
+        if (
+            isinstance(owner, ast.Attribute)
+            and owner.attr in BACKENDS
+            and isinstance(owner.value, ast.Name)
+            and owner.value.id == "torch"
+            and n.attr not in _PROBES
+        ):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=8)
+def units(ctx) -> dict[tuple[int, int], Unit]:
+    """(start, end) -> the sequence or disjunction there, where the function does no other work
+    on a backend by name."""
+    out = {}
+    for node in ctx.nodes:
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if isinstance(stmts, list):
+                for run in _runs(stmts):
+                    for i in range(len(run)):  # the longest run of one shape from each start
+                        u = _sequence(run[i:])
+                        if u is not None and not _dispatches(ctx, run[0]):
+                            out[(u.start, u.end)] = u
+                            break
+        if isinstance(node, ast.BoolOp) and (u := _disjunction(node)) is not None:
+            if not _dispatches(ctx, node):
+                out[(u.start, u.end)] = u
+    return out
+
+
+class ProbeCollapse(Family):
+    name = "probe-collapse"
+    serves = ("guard", "call", "rename")  # HN101, HN102, HN704 in the CUDA probe
+
+    def _mine(self, ctx, lines):
+        return [u for u in units(ctx).values() if u.cuda_line in lines]
+
+    def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
+        mine = self._mine(ctx, lines)
+        ctx.blocks.update((u.start, u.end) for u in mine if u.arms)
+        return lines | frozenset(ln for u in mine for ln in range(u.start, u.end + 1))
+
+    def companions(self, ctx, spec, lines: frozenset[int]) -> dict[tuple[str, int], list]:
+        return {(spec.rule, u.cuda_line): list(u.spans) for u in self._mine(ctx, lines)}
+
+    def _ready(self, eng, u: Unit) -> bool:
+        """Every finding of the unit is this run's to fix (a safe-only run collapses nothing
+        whose probes are review rules)."""
+        gate = eng.gate
+        found = [f for f in (gate.findings if gate else ()) if u.start <= f.line <= u.end]
+        ours = {s.rule for s, _ in eng.gated}
+        return bool(found) and all(f.rule in ours and eng.fixes(f.rule, f.line) for f in found)
+
+    def _applied(self, eng, u: Unit, node) -> None:
+        for spec, lines in eng.gated:
+            for ln in lines:
+                if u.start <= ln <= u.end and eng.fixes(spec.rule, ln):
+                    eng.outcome.applied.append((spec.rule, ln))
+        eng.removes.update(u.flags)  # their imports go where nothing else uses them
+        gone = set(eng.outcome.applied)
+        eng.outcome.failed = [f for f in eng.outcome.failed if (f[0], f[1]) not in gone]
+        eng.add_needed_import("torch", node=node)
+
+    def _probe_of(self, eng, node):
+        """The ready unit whose replaced probes hold ``node``: its names and calls are this
+        family's (no rename of them, whose imports would outlive the collapse)."""
+        line = eng.line(node)
+        for u in units(eng.ctx).values():
+            if any(a <= line <= b for a, b in u.tests) and self._ready(eng, u):
+                return u
+        return None
+
+    def on_call(self, eng, original, updated):
+        return updated if self._probe_of(eng, original) is not None else None
+
+    def on_ref(self, eng, original, updated):
+        return updated if self._probe_of(eng, original) is not None else None
+
+    def on_node(self, eng, original, updated):
+        if isinstance(original, cst.If):
+            line = eng.line(original)
+            seq = next((u for u in units(eng.ctx).values() if u.arms and u.start == line), None)
+            arm = next((u for u in units(eng.ctx).values() if line in u.arms), None)
+            if seq is not None and self._ready(eng, seq):
+                self._applied(eng, seq, original)
+                return updated.with_changes(test=cst.parse_expression(seq.text))
+            if arm is not None and self._ready(eng, arm):
+                return cst.RemovalSentinel.REMOVE
+            return None
+        if isinstance(original, cst.BooleanOperation):
+            u = units(eng.ctx).get((eng.line(original), eng.end_line(original)))
+            r = eng.get_metadata(PositionProvider, original)
+            if u is None or u.arms or (r.start.column, r.end.column) != u.cols:
+                return None  # another ``or`` on the same lines (the chain holding this one)
+            if not self._ready(eng, u):
+                return None
+            self._applied(eng, u, original)
+            return cst.parse_expression(u.text)
+        return None
