@@ -101,6 +101,7 @@ FIX_ARGS = {
     "drop",
     "index_only",
     "exact",  # the rewrite is an exact refactor: the intent gate asks no evidence (HN510)
+    "partial",  # the neutral call exists on some accelerators only: still device-specific (HN115)
 }
 
 

@@ -166,7 +166,10 @@ class _File:
         # an exact refactor (``exact: true``: the same behaviour on every device) asks the
         # gate for no evidence: its unit spans files, and the gate decides one file
         exact = {s.rule for s, _ in everything if s.arg("exact")}
-        options = Options(frozenset(unguarded), defined_in, renames, later, frozenset(exact))
+        partial = frozenset(s.rule for s, _ in everything if s.arg("partial"))
+        options = Options(
+            frozenset(unguarded), defined_in, renames, later, frozenset(exact), partial
+        )
         self.index = self.index or Index(self.ctx)
         self.gate = gate = Gate(self.ctx, findings, candidates, companions, options, self.index)
         failed: set[tuple[str, int]] = set()

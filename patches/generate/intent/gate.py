@@ -74,12 +74,17 @@ class Gate:
         CUDA too."""
         failed = set(failed)
         left: dict[Site, list[Evidence]] = dict(self.left)
-        # an exact refactor's site is rewritten but still names CUDA: not fixed for the others
+        # an exact refactor's site is rewritten but still names CUDA, and a partial one's neutral
+        # call exists on some accelerators only: not fixed for the others (a partial site counts
+        # the other partial sites fixed: a pool made by the device's module, used by it)
         exact = {c for c in self.candidates if c[0] in self.options.exact}
+        partial = {c for c in self.candidates if c[0] in self.options.partial}
         for _ in range(20):
             gone = {k for k, ev in left.items() if ev and all(e.kind in _NOT_CUDA for e in ev)}
-            fixed = (self.candidates - set(left) - failed - exact) | gone
+            among = (self.candidates - set(left) - failed - exact) | gone
+            fixed = among - partial
             spans = self._fixed_spans(fixed)
+            wider = (among, self._fixed_spans(among)) if partial else (fixed, spans)
             new = dict(left)
             for f in self.findings:
                 site = (f.rule, f.line)
@@ -87,7 +92,8 @@ class Gate:
                     continue
                 if f.rule in self.options.exact:
                     continue  # an exact refactor: the same behaviour on every device
-                remaining = self._remaining(spans, fixed, f)
+                mine = wider if site in partial else (fixed, spans)
+                remaining = self._remaining(mine[1], mine[0], f)
                 ev = evidence(Probe(self.index, f, remaining, self.options))
                 if ev:
                     new[site] = ev

@@ -39,13 +39,17 @@ class Options:
     not CUDA work on a device's timeline). ``exact``: rules whose rewrite is an exact refactor
     (``cuda=True`` <-> ``device_type="cuda"``: the same behaviour on every device, still naming
     CUDA): the gate asks no evidence for their sites, and their rewritten text still counts as
-    CUDA for the other sites' units."""
+    CUDA for the other sites' units. ``partial``: rules whose neutral call exists on some
+    accelerators' modules only (``torch.get_device_module(device).MemPool``: CUDA's and XPU's):
+    their sites are judged as any other, and their rewritten text still counts as device-specific
+    for the other sites' units (a ``device.type == "cuda"`` guarding a pool stays)."""
 
     unguarded: frozenset[str] = frozenset()
     defined_in: dict[str, dict[str, str]] = field(default_factory=dict)
     renames: dict[str, str] = field(default_factory=dict)
     neutral_later: frozenset[Span] = frozenset()
     exact: frozenset[str] = frozenset()
+    partial: frozenset[str] = frozenset()
 
 
 @dataclass

@@ -24,7 +24,7 @@ from __future__ import annotations
 import libcst as cst
 
 from patches.generate.codemods.families.base import Family
-from patches.generate.codemods.families.device_sleep import _is_index
+from patches.generate.codemods.families.device_sleep import is_int_param
 
 NAMES = ("torch.cuda.MemPool", "torch.cuda.use_mem_pool")
 DEVICE = "device"
@@ -43,7 +43,7 @@ class DevicePool(Family):
         if not eng.ctx.bound_before(line, DEVICE):
             eng.fail(spec, original, "no `device` bound before the call in scope: whose pool?")
             return None
-        if _is_index(eng.ctx, line, DEVICE):
+        if is_int_param(eng.ctx, line, DEVICE):
             eng.fail(spec, original, "`device` is an int index: torch.get_device_module takes none")
             return None
         eng.remove_unused_import_by_node(original.func)

@@ -105,7 +105,7 @@ def _root(node: ast.expr) -> ast.Name | None:
     return node if isinstance(node, ast.Name) else None
 
 
-def _is_index(ctx, line: int, name: str) -> bool:
+def is_int_param(ctx, line: int, name: str) -> bool:
     """``name`` is a parameter of the function resolving it at ``line`` annotated ``int`` or with
     an int default (a device index: ``torch.get_device_module`` takes no int)."""
     b = ctx.binding(line, name)
@@ -145,7 +145,7 @@ def held_device(ctx, line: int) -> str | None:
         here, there = ctx.binding(line, root.id), ctx.binding(test_line, root.id)
         if here is None or there is None or here[0] is not there[0]:
             continue
-        if _is_index(ctx, line, root.id) or _assigned_between(ctx, root.id, test_line, line):
+        if is_int_param(ctx, line, root.id) or _assigned_between(ctx, root.id, test_line, line):
             continue
         if isinstance(device, ast.Attribute) and device.attr == "type":
             device = device.value  # the module of `device.type` is the module of `device`
