@@ -3,6 +3,7 @@ and a ``Test Plan:`` with the exact validation command."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from audits.model import Finding, Rule
@@ -44,6 +45,21 @@ def guard_only(new: str, added: list[str]) -> bool:
     name it."""
     text = "\n".join(added)
     return short_name(new) not in text and GUARD in text
+
+
+_ACCELERATOR_CALL = re.compile(r"\btorch\.accelerator\.\w+")
+
+
+def written(new: str, added: list[str]) -> str:
+    """The replacement as the patch writes it: a test symbol the patch never writes
+    (``TEST_ACCELERATOR``, where ``probe-collapse`` made ``TEST_CUDA or TEST_XPU`` one
+    ``torch.accelerator.is_available()``) is named by the accelerator call its lines make."""
+    short = short_name(new)
+    text = "\n".join(added)
+    if "." in short or re.search(rf"\b{re.escape(short)}\b", text):
+        return new
+    m = _ACCELERATOR_CALL.search(text)
+    return m.group(0) if m else new
 
 
 def subject(new: str, subsystem: str, part: int, parts: int, old: str | None = None) -> str:

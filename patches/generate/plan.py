@@ -203,11 +203,13 @@ def _patches(run: Run, plan: Plan, changes, subsystem: str, rule_id: str) -> Non
     rules, spec, s = run.audit.rules, run.specs[rule_id], run.settings
     step = s.max_files
     chunks = [changes[i : i + step] for i in range(0, len(changes), step)]
-    old, new = message.display_old(spec), message.display_new(spec)
+    old, named = message.display_old(spec), message.display_new(spec)
     for n, chunk in enumerate(chunks, 1):
         sites = [x for _, xs in chunk for x in xs]
         also = [rules[r] for r in sorted({x.rule for x in sites} - {rule_id})]
-        guarded = message.guard_only(new, [ln for c, _ in chunk for ln in _added(c)])
+        added = [ln for c, _ in chunk for ln in _added(c)]
+        new = message.written(named, added)
+        guarded = message.guard_only(new, added)
         shown = message.GUARD if guarded else new
         body = message.body(rules[rule_id], old, shown, sites, s.tree, s.series, s.devices, also)
         body = message.with_renames(

@@ -48,3 +48,33 @@ def test_a_rewrite_names_its_api(tmp_path):
     (text,) = patches.values()
     assert "[hw-neutral] Use torch.accelerator.synchronize in pkg" in text
     assert "Replace torch.cuda.synchronize with torch.accelerator.synchronize" in text
+
+
+PROBES = """import torch
+from torch.testing._internal.common_utils import TEST_CUDA, TEST_XPU
+
+
+def needs_device(fn):
+    if not (TEST_CUDA or TEST_XPU):
+        return None
+    return fn
+"""
+
+
+def test_a_collapsed_test_flag_is_named_by_what_the_patch_writes(tmp_path):
+    patches = _series(tmp_path, {"probes.py": PROBES})
+    text = "".join(patches.values())
+    assert "+    if not torch.accelerator.is_available():" in text
+    assert "TEST_ACCELERATOR" not in text  # the rule's own replacement is written nowhere
+    assert "Use torch.accelerator.is_available in pkg" in text
+
+
+def test_written_keeps_the_rule_name_where_the_patch_writes_it():
+    from patches.generate.message import written
+
+    flag = "torch.testing._internal.common_utils.TEST_ACCELERATOR"
+    assert written(flag, ["    if TEST_ACCELERATOR:"]) == flag
+    assert written(flag, ["    if torch.accelerator.is_available():"]) == (
+        "torch.accelerator.is_available"
+    )
+    assert written("torch.Tensor.device", ["if x.device.type != 'cpu':"]) == "torch.Tensor.device"
