@@ -53,8 +53,9 @@ replay: $(STAMP)
 # (1-2 min; the list holds torch source, so it stays in the cache, never in the project), then score:
 #   .venv/bin/python tests/benchmarks/replay_label.py --old 2.13.0 --new 2.14.1 --out ~/.cache/hwneutral/replay/labels_2.13.0_2.14.1.yaml
 #   make replay ARGS="--labels ~/.cache/hwneutral/replay/labels_2.13.0_2.14.1.yaml"
-# and which of the tuned pair's kept-site rewrites upstream made by 2.14.1:
-#   make replay ARGS="--later ~/.cache/hwneutral/replay/labels_2.13.0_2.14.1.yaml"
+# and which of the tuned pair's kept-site rewrites upstream made in a later release (one --later
+# per pair, in order; the third pair's wheel is past this machine's pip cap: docs/replay.md, round 13):
+#   make replay ARGS="--later ~/.cache/hwneutral/replay/labels_2.13.0_2.14.1.yaml --later ~/.cache/hwneutral/replay/labels_2.14.1_2.15.0.yaml"
 
 bench: $(STAMP)
 	@for b in tests/benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -52,8 +52,15 @@ def download(version: str, folder: Path) -> Path:
     proc = subprocess.run(cmd, capture_output=True, text=True)
     wheel = find_wheel(folder, version)
     if proc.returncode or wheel is None:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        raise FetchError(f"pip could not download torch=={version}: " + " | ".join(tail))
+        out = proc.stderr or proc.stdout
+        tail = out.strip().splitlines()[-3:]
+        hint = ""
+        if "(constraint)" in out:  # a pip config caps torch below this release
+            hint = (
+                f" (a pip constraint caps torch here; the wheel is only read, never installed: "
+                f"PIP_CONFIG_FILE=/dev/null {' '.join(cmd[2:])})"
+            )
+        raise FetchError(f"pip could not download torch=={version}: " + " | ".join(tail) + hint)
     return wheel
 
 

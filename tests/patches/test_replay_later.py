@@ -107,3 +107,37 @@ def test_later_lists_must_follow_release_by_release():
     with pytest.raises(ValueError, match="not from c"):
         chain(THIS, [NEXT, _labels("b", "d", [], [])])
     chain(THIS, [NEXT, AFTER])
+
+
+def test_wheel_text_reads_any_file_of_a_cached_wheel(tmp_path, monkeypatch):
+    import zipfile
+
+    from tests.benchmarks import replay_fetch
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    wheels = tmp_path / "hwneutral" / "wheels"
+    wheels.mkdir(parents=True)
+    with zipfile.ZipFile(wheels / "torch-9.9.9-cp311-cp311-linux_x86_64.whl", "w") as z:
+        z.writestr("torch/a.py", "x = 1\n")
+    monkeypatch.setattr(replay_fetch.subprocess, "run", None)  # the cached wheel, no pip
+    text = replay_fetch.WheelText()
+    try:
+        assert text("9.9.9", "torch/a.py") == "x = 1\n"
+        assert text("9.9.9", "torch/b.py") is None
+    finally:
+        text.close()
+
+
+def test_a_capped_pip_says_how_to_download_the_wheel(tmp_path, monkeypatch):
+    import subprocess
+
+    from tests.benchmarks import replay_fetch
+
+    refused = "ERROR: Cannot install torch==9.9.9 because ... The user requested (constraint) torch<=2.14.1"
+
+    def pip(cmd, **kw):
+        return subprocess.CompletedProcess(cmd, 1, "", refused)
+
+    monkeypatch.setattr(replay_fetch.subprocess, "run", pip)
+    with pytest.raises(replay_fetch.FetchError, match=r"PIP_CONFIG_FILE=/dev/null pip download"):
+        replay_fetch.download("9.9.9", tmp_path)
