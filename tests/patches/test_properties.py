@@ -4,6 +4,7 @@ composed of them, the safe rules fix a subset of what ``--unsafe-fixes`` fixes, 
 gives generate's own decision for every finding in both modes."""
 
 import ast
+import difflib
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -11,6 +12,8 @@ from pathlib import Path
 from codemod_helpers import FIXTURES, fix
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+
+from audits.catalog import load
 
 
 def _statements() -> list[str]:
@@ -52,6 +55,18 @@ def _parses(src: str) -> bool:
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mangled())
+# an exact refactor writes a CUDA compare (``device_type == "cuda"``) after another site's HN505
+# was fixed: the property holds for the lines the rewrite did not write (found by hypothesis)
+@example(
+    "def validate(devices, count):\n"
+    '    return all(d.type == "cpu" or (d.type == "cuda" and 0 <= d.index < count) for d in devices)\n'
+    "\n"
+    "def _include_paths(cuda: bool = False):\n"
+    '    paths = ["/usr/include"]\n'
+    "    if cuda:\n"
+    '        paths.append(os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include"))\n'
+    "    return paths\n"
+)
 # a device type threaded into a call that had no argument (``autocast()``, a ``device`` in scope)
 @example(
     "def forward_no_device(model, x):\n    with torch.cuda.amp.autocast():\n"
@@ -81,8 +96,22 @@ def test_rewrite_is_parse_safe_and_idempotent(src):
     assert second.outcome.applied == []
     before, fixed = Counter(f.rule for f in found), Counter(r for r, _ in first.outcome.applied)
     fully_fixed = {r for r in fixed if fixed[r] == before[r]}
-    # The audit reports no finding of a rule whose every site was fixed.
-    assert not [f for f in found2 if f.rule in fully_fixed]
+    # The audit reports no finding of a rule whose every site was fixed, except on a line an
+    # exact refactor wrote: it names CUDA by design (HN510's ``if cuda:`` -> ``if device_type ==
+    # "cuda":``, an HN505 compare).
+    written = _added(src, first.after) if EXACT & set(fixed) else set()
+    assert not [f for f in found2 if f.rule in fully_fixed and f.line not in written]
+
+
+EXACT = {r.id for r in load().rules if ((r.fix or {}).get("args") or {}).get("exact")}
+
+
+def _added(a: str, b: str) -> set[int]:
+    """The lines of ``b`` (1-based) that are not in ``a``'s place."""
+    sm = difflib.SequenceMatcher(None, a.splitlines(), b.splitlines(), autojunk=False)
+    return {
+        j + 1 for tag, _, _, j1, j2 in sm.get_opcodes() if tag != "equal" for j in range(j1, j2)
+    }
 
 
 # -- safe mode is a subset of unsafe mode, and --explain answers what generate does ------------

@@ -207,19 +207,23 @@ def units(ctx) -> dict[tuple[int, int], Unit]:
     """(start, end) -> the sequence or disjunction there, where the function does no other work
     on a backend by name."""
     out = {}
+    holders = {}  # the statement lists holding a probe's ``if``, once each
     for node in ctx.nodes:
-        for field in ("body", "orelse", "finalbody"):
-            stmts = getattr(node, field, None)
-            if isinstance(stmts, list):
-                for run in _runs(stmts):
-                    for i in range(len(run)):  # the longest run of one shape from each start
-                        u = _sequence(run[i:])
-                        if u is not None and not _dispatches(ctx, run[0]):
-                            out[(u.start, u.end)] = u
-                            break
-        if isinstance(node, ast.BoolOp) and (u := _disjunction(node)) is not None:
+        if isinstance(node, ast.If) and not node.orelse and probe(node.test) is not None:
+            parent = ctx.parents.get(node)
+            holders[id(parent)] = parent
+        elif isinstance(node, ast.BoolOp) and (u := _disjunction(node)) is not None:
             if not _dispatches(ctx, node):
                 out[(u.start, u.end)] = u
+    for parent in holders.values():
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(parent, field, None)
+            for run in _runs(stmts) if isinstance(stmts, list) else ():
+                for i in range(len(run)):  # the longest run of one shape from each start
+                    u = _sequence(run[i:])
+                    if u is not None and not _dispatches(ctx, run[0]):
+                        out[(u.start, u.end)] = u
+                        break
     return out
 
 
