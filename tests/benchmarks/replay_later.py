@@ -95,7 +95,7 @@ class Texts:
 def _step(path: str, lines: list[int], lst: dict, texts: Texts):
     """('made', new text) | ('kept', lines in the list's new release) | ('changed', None)."""
     labs = [lab for lab in lst["labels"] if lab["path"] == path]
-    meets = [lab for lab in labs if any(_span(lab)[0] <= n <= _span(lab)[1] for n in lines)]
+    meets = [lab for lab in labs if set(_lines([_span(lab)])) & set(lines)]
     made = next((lab for lab in meets if lab["status"] == "neutralized"), None)
     if made is not None:
         return "made", made.get("new_text", "")

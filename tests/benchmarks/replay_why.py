@@ -58,10 +58,10 @@ def main() -> int:
             except Exception as e:  # one file's failure must not hide the others'
                 files[rel] = e
         d = files[rel]
+        if isinstance(d, Exception):
+            out[key] = f"explain failed: {type(d).__name__}: {d}"
+            continue
         for n in [line, *(n for n in range(first, last + 1) if n != line)]:
-            if isinstance(d, Exception):
-                out[key] = f"explain failed: {type(d).__name__}: {d}"
-                break
             out[key] = short(at_line(d, n))
             if out[key] != NONE:
                 break

@@ -4,7 +4,6 @@ composed of them, the safe rules fix a subset of what ``--unsafe-fixes`` fixes, 
 gives generate's own decision for every finding in both modes."""
 
 import ast
-import difflib
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -14,6 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from audits.catalog import load
+from patches.generate.linediff import opcodes
 
 
 def _statements() -> list[str]:
@@ -108,10 +108,8 @@ EXACT = {r.id for r in load().rules if ((r.fix or {}).get("args") or {}).get("ex
 
 def _added(a: str, b: str) -> set[int]:
     """The lines of ``b`` (1-based) that are not in ``a``'s place."""
-    sm = difflib.SequenceMatcher(None, a.splitlines(), b.splitlines(), autojunk=False)
-    return {
-        j + 1 for tag, _, _, j1, j2 in sm.get_opcodes() if tag != "equal" for j in range(j1, j2)
-    }
+    ops = opcodes(a.splitlines(), b.splitlines())
+    return {j + 1 for tag, _, _, j1, j2 in ops if tag != "equal" for j in range(j1, j2)}
 
 
 # -- safe mode is a subset of unsafe mode, and --explain answers what generate does ------------

@@ -80,6 +80,25 @@ def param_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> d
     return out
 
 
+def is_int_param(ctx, line: int, name: str) -> bool:
+    """``name`` is a parameter of the function resolving it at ``line`` annotated ``int`` or with
+    an int default (a device index: ``torch.get_device_module`` takes no int)."""
+    b = ctx.binding(line, name)
+    fn = b[0].node if b else None
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    a = fn.args
+    defaults = param_defaults(fn)
+    for p in a.posonlyargs + a.args + a.kwonlyargs:
+        if p.arg != name:
+            continue
+        ann = ast.unparse(p.annotation) if p.annotation is not None else ""
+        d = defaults.get(name)
+        is_int = isinstance(d, ast.Constant) and type(d.value) is int
+        return ann in ("int", "Optional[int]", "int | None") or is_int
+    return False
+
+
 COMMON_UTILS = "torch.testing._internal.common_utils"
 
 

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from patches.generate.codemods.families.base import Family
-from patches.generate.codemods.families.device_sleep import is_int_param
+from patches.generate.codemods.families.base import Family, is_int_param
 
 NAMES = ("torch.cuda.MemPool", "torch.cuda.use_mem_pool")
 DEVICE = "device"

@@ -38,7 +38,7 @@ import re
 import libcst as cst
 
 from patches.generate.codemods.families import sleep_hint
-from patches.generate.codemods.families.base import Family, param_defaults
+from patches.generate.codemods.families.base import Family, is_int_param
 from patches.generate.codemods.families.idioms_common import known_blocks
 
 SLEEP = "torch.cuda._sleep"
@@ -103,25 +103,6 @@ def _root(node: ast.expr) -> ast.Name | None:
     while isinstance(node, ast.Attribute):
         node = node.value
     return node if isinstance(node, ast.Name) else None
-
-
-def is_int_param(ctx, line: int, name: str) -> bool:
-    """``name`` is a parameter of the function resolving it at ``line`` annotated ``int`` or with
-    an int default (a device index: ``torch.get_device_module`` takes no int)."""
-    b = ctx.binding(line, name)
-    fn = b[0].node if b else None
-    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return False
-    a = fn.args
-    defaults = param_defaults(fn)
-    for p in a.posonlyargs + a.args + a.kwonlyargs:
-        if p.arg != name:
-            continue
-        ann = ast.unparse(p.annotation) if p.annotation is not None else ""
-        d = defaults.get(name)
-        is_int = isinstance(d, ast.Constant) and type(d.value) is int
-        return ann in ("int", "Optional[int]", "int | None") or is_int
-    return False
 
 
 def _assigned_between(ctx, name: str, start: int, end: int) -> bool:

@@ -52,15 +52,21 @@ _OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", as
 
 @dataclass(frozen=True)
 class Unit:
-    start: int
-    end: int
     cuda_line: int  # the CUDA probe's line: its findings start the unit
     text: str  # what replaces the probe(s)
     spans: tuple[Span, ...]  # the other backends' probes and arms: rewritten with CUDA's
+    at: tuple[int, int, int, int]  # (line, column, end line, end column): the key of ``units``
     arms: tuple[int, ...] = ()  # a sequence's other ``if`` lines (removed); () for a disjunction
-    cols: tuple[int, int] = (0, 0)  # a disjunction's first and last column (no parentheses)
     tests: tuple[tuple[int, int], ...] = ()  # line ranges of the probes replaced
     flags: tuple[str, ...] = ()  # test flags named there (their imports may go)
+
+    @property
+    def start(self) -> int:
+        return self.at[0]
+
+    @property
+    def end(self) -> int:
+        return self.at[2]
 
 
 def _module(node: ast.AST, attr: str) -> str | None:
@@ -121,17 +127,14 @@ def _sequence(run: list[ast.If]) -> Unit | None:
         return None
     cuda = run[names.index("cuda")]
     spans = [span_of(s.test) for s in run if s is not cuda] + [span_of(s.body) for s in run[1:]]
-    text = _replacement(probes[0][1])
-    tests = tuple((s.test.lineno, s.test.end_lineno) for s in run)
+    first, last = run[0], run[-1]
     return Unit(
-        run[0].lineno,
-        run[-1].end_lineno,
         cuda.test.lineno,
-        text,
+        _replacement(probes[0][1]),
         tuple(spans),
+        (first.lineno, first.col_offset, last.end_lineno, last.end_col_offset),
         tuple(s.lineno for s in run[1:]),
-        (0, 0),
-        tests,
+        tuple((s.test.lineno, s.test.end_lineno) for s in run),
         _flags(s.test for s in run),
     )
 
@@ -156,16 +159,13 @@ def _disjunction(node: ast.BoolOp) -> Unit | None:
         return None
     cuda = node.values[names.index("cuda")]
     spans = tuple(span_of(v) for v in node.values if v is not cuda)
-    tests = ((node.lineno, node.end_lineno),)
     return Unit(
-        node.lineno,
-        node.end_lineno,
         cuda.lineno,
         AVAILABLE,
         spans,
+        (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset),
         (),
-        (node.col_offset, node.end_col_offset),
-        tests,
+        ((node.lineno, node.end_lineno),),
         _flags([node]),
     )
 
@@ -185,11 +185,10 @@ def _dispatches(ctx, node: ast.AST) -> bool:
     """The function holding ``node`` does other work on a backend by name (``torch.xpu.
     get_device_properties()``): its probes choose between per-backend arms, not "any
     accelerator", and stay."""
-    parents = ctx.parents
-    fn = parents.get(node)
-    while fn is not None and not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        fn = parents.get(fn)
-    for n in ast.walk(fn) if fn is not None else ():
+    scope = ctx.scope_at(node.lineno)
+    while scope is not None and not isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        scope = scope.parent
+    for n in ast.walk(scope.node) if scope is not None else ():
         owner = n.value if isinstance(n, ast.Attribute) else None
         if (
             isinstance(owner, ast.Attribute)
@@ -203,9 +202,9 @@ def _dispatches(ctx, node: ast.AST) -> bool:
 
 
 @functools.lru_cache(maxsize=8)
-def units(ctx) -> dict[tuple[int, int], Unit]:
-    """(start, end) -> the sequence or disjunction there, where the function does no other work
-    on a backend by name."""
+def units(ctx) -> dict[tuple[int, int, int, int], Unit]:
+    """Position (``Unit.at``) -> the sequence or disjunction there, where the function does no
+    other work on a backend by name."""
     out = {}
     holders = {}  # the statement lists holding a probe's ``if``, once each
     for node in ctx.nodes:
@@ -214,7 +213,7 @@ def units(ctx) -> dict[tuple[int, int], Unit]:
             holders[id(parent)] = parent
         elif isinstance(node, ast.BoolOp) and (u := _disjunction(node)) is not None:
             if not _dispatches(ctx, node):
-                out[(u.start, u.end)] = u
+                out[u.at] = u
     for parent in holders.values():
         for field in ("body", "orelse", "finalbody"):
             stmts = getattr(parent, field, None)
@@ -222,7 +221,7 @@ def units(ctx) -> dict[tuple[int, int], Unit]:
                 for i in range(len(run)):  # the longest run of one shape from each start
                     u = _sequence(run[i:])
                     if u is not None and not _dispatches(ctx, run[0]):
-                        out[(u.start, u.end)] = u
+                        out[u.at] = u
                         break
     return out
 
@@ -287,11 +286,10 @@ class ProbeCollapse(Family):
                 return cst.RemovalSentinel.REMOVE
             return None
         if isinstance(original, cst.BooleanOperation):
-            u = units(eng.ctx).get((eng.line(original), eng.end_line(original)))
-            r = eng.get_metadata(PositionProvider, original)
-            if u is None or u.arms or (r.start.column, r.end.column) != u.cols:
-                return None  # another ``or`` on the same lines (the chain holding this one)
-            if not self._ready(eng, u):
+            r = eng.get_metadata(PositionProvider, original)  # parentheses left out, as ``ast``
+            at = (eng.line(original), r.start.column, eng.end_line(original), r.end.column)
+            u = units(eng.ctx).get(at)
+            if u is None or u.arms or not self._ready(eng, u):
                 return None
             self._applied(eng, u, original)
             return cst.parse_expression(u.text)
