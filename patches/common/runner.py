@@ -24,6 +24,9 @@ from typing import Sequence
 from patches.common.outcome import Outcome
 
 BOOT = Path(__file__).resolve().with_name("device_boot.py")
+# the folder holding this project's packages: on a worker's PYTHONPATH, so `-m patches.matrix...`
+# runs from any working folder whether or not the project is installed
+PROJECT_ROOT = BOOT.parents[2]
 # the pytest plugin's own folder goes on PYTHONPATH: nothing in the tree under test can shadow it
 PLUGIN_DIR = Path(__file__).resolve().with_name("pytest_plugin")
 PLUGIN_MODULE = "hn_validate_plugin"

@@ -62,7 +62,7 @@ def merge_main(argv: list[str]) -> int:
         f"matrix: {len(data['cells'])} cells merged from {data['merged_from']} shard(s) -> {out}",
         file=sys.stderr,
     )
-    return 0
+    return _worker_failures(data)
 
 
 def costs_main(argv: list[str]) -> int:
@@ -144,7 +144,14 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(str(p) for p in paths),
         file=sys.stderr,
     )
-    return 0
+    return _worker_failures(data)
+
+
+def _worker_failures(data: dict) -> int:
+    """Exit 1 when a device's worker died before its first op: its empty column measured nothing."""
+    for dev, why in data["worker_failures"].items():
+        print(f"matrix: {dev}'s worker died before its first op: {why}", file=sys.stderr)
+    return 1 if data["worker_failures"] else 0
 
 
 if __name__ == "__main__":

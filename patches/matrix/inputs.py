@@ -24,11 +24,10 @@ import json
 import tempfile
 from pathlib import Path
 
-from patches.common.runner import boot_command, device_env, probe, run_logged, tail
+from patches.common.runner import PROJECT_ROOT, boot_command, device_env, probe, run_logged, tail
 
 WORKER = "patches.matrix.inputs_worker"
 DB_MODULE = "torch.testing._internal.common_methods_invocations"
-ROOT = Path(__file__).resolve().parents[2]
 _FAILED = ("failed", "errors")
 _ERR_FAILED = ("wrong", "none")
 
@@ -78,7 +77,7 @@ def run_device(
     cmd += ["--module", module]
     cmd += [f"--db={label}={path}" for label, path in dbs.items()]
     cmd += ["--funcs", ",".join(funcs), "--dtypes", dtypes]
-    rc, _ = run_logged(cmd, ROOT, device_env(device, [ROOT]), 1800, log)
+    rc, _ = run_logged(cmd, PROJECT_ROOT, device_env(device, [PROJECT_ROOT]), 1800, log)
     if rc != 0 or not out.is_file():
         return {"error": f"worker exited {rc}: {tail(log, 3)}"}
     return {"result": json.loads(out.read_text())}

@@ -127,6 +127,11 @@ def merge(shards: list[tuple[str, dict]]) -> dict:
         cells=sorted(cells, key=lambda c: (c["op"], c["dtype"], c["device"])),
         tests=[t for _, d in sorted(shards, key=_index) for t in d.get("tests", [])],
         runs=[r for _, d in sorted(shards, key=_index) for r in d.get("runs", [])],
+        worker_failures={
+            f"{dev} ({path})": why
+            for path, d in sorted(shards, key=_index)
+            for dev, why in d.get("worker_failures", {}).items()
+        },
         duration_s=max(d.get("duration_s", 0.0) for _, d in shards),
         shard=None,
         merged_from=len(shards),

@@ -103,6 +103,12 @@ def build(opts: MatrixOptions, log=None) -> dict:
         "cells": [asdict(c) for c in sorted(cells, key=lambda c: (c.op, c.dtype, c.device))],
         "tests": [o.to_dict() for o in tests_out],
         "runs": runs,
+        # devices whose worker died before its first op: an empty column is a failure, not a result
+        "worker_failures": {
+            r["device"]: (r["log_tail"].splitlines() or [""])[-1]
+            for r in runs
+            if r.get("before_any_op")
+        },
         "duration_s": round(time.monotonic() - t0, 2),
     }
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patches.common.outcome import Outcome
-from patches.common.runner import boot_command, device_env, run_logged, tail
+from patches.common.runner import PROJECT_ROOT, boot_command, device_env, run_logged, tail
 
 MAX_RESTARTS = 20
 _COUNTS = ("samples", "passed", "failed", "errors", "skipped", "refused", "duration", "message")
@@ -128,7 +128,9 @@ def run_device(job: WorkerJob, log=print) -> tuple[list[Cell], list[dict]]:
         if left <= 0:
             break
         logf = work / f"worker-{device}{job.tag}-{attempt}.log"
-        rc, dt = run_logged(_command(job, out, skip), work, device_env(device), left, logf)
+        rc, dt = run_logged(
+            _command(job, out, skip), work, device_env(device, [PROJECT_ROOT]), left, logf
+        )
         runs.append(
             {
                 "device": device,
@@ -144,6 +146,7 @@ def run_device(job: WorkerJob, log=print) -> tuple[list[Cell], list[dict]]:
             break
         if pending is None:  # died before any op (import/boot): nothing to skip past
             log(f"  {device}: worker exited {rc} before starting an op: {tail(logf, 1)}")
+            runs[-1]["before_any_op"] = True  # the device measured nothing: the matrix fails
             break
         why = "timed out" if rc is None else f"worker died (rc {rc})"
         cells[pending] = Cell(
