@@ -12,13 +12,16 @@ utils.py, the VAE example with its namespace flag ``args.cuda``, a PyTorch-GAN-s
 code tokens (a project of several files, counted together), the summary's counts match a rescan of the ported tree, a rerun gives no patch, and
 every ported script runs on a CPU-only machine with the losses of the original run on CPU
 (plainly where it can run there, else under autoport or with its own CPU switch); the trainers
-run on trn (``HN_TRN=1``) and report device ``trn``."""
+run on trn (``HN_TRN=1``) and report device ``trn``. On a CUDA machine (the cuda column,
+tests/benchmarks/cuda_column.sh) each ported script gives its original's losses there, and
+autoport changes nothing."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import itertools
+import json
 import os
 import re
 import subprocess
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import torch
 
 from patches.common import gitutil
 from patches.generate import audit_io
@@ -58,17 +62,14 @@ class Script:
     ref_rel: float = 0.0  # the reference's losses are the CPU's within this (why: ref_why)
     ref_why: str = ""
     trn_args: tuple[str, ...] = ()  # the user's own switch for the accelerator (DCGAN's --cuda)
+    gpu_args: tuple[str, ...] = ()  # on a CUDA machine, in place of trn_args (ImageNet's --gpu 0)
 
 
 SCRIPTS = {
     "char_gpt.py": Script(("--max_iters=3",), trn=True),
     "gpt2_train.py": Script(("--steps", "2"), autoport_ref=True, trn=True),
-    "imagenet_main.py": Script(
-        (
-            "--steps",
-            "2",
-        )
-    ),
+    # on CUDA the example's one-GPU form: `.cuda(args.gpu)` and set_device, ported to an index
+    "imagenet_main.py": Script(("--steps", "2"), gpu_args=("--cuda", "--gpu", "0")),
     "tutorial_cifar.py": Script((), autoport_ref=True),
     "ddp_launcher.py": Script(("--world-size", "1", "--epochs", "2"), port=True),
     "infer.py": Script(("--num_samples", "1", "--max_new_tokens", "4")),
@@ -209,19 +210,24 @@ def trn_built():
     assert r.returncode == 0, r.stderr[-3000:]
 
 
-def _run(script: Path, spec: Script, trn=False, autoport=False, ref=False):
-    """(losses, param device) of one run; None where the run fails as ``spec.cpu_gap`` says."""
+def _run(script: Path, spec: Script, trn=False, autoport=False, ref=False, gpu=False, report=""):
+    """(losses, param device) of one run; None where the run fails as ``spec.cpu_gap`` says.
+
+    ``gpu``: on a CUDA machine (the user's accelerator switch given, no CPU-only gap); ``report``:
+    autoport's JSON report file."""
     env = dict(USER_ENV)
     if trn:
         env["HN_TRN"] = "1"
     args = list(spec.args) + (["--port", str(next(_PORTS))] if spec.port else [])
-    args += list(spec.ref_args) if ref else []
+    args += list(spec.ref_args) if ref and not gpu else []
     args += list(spec.trn_args) if trn else []
+    args += list(spec.gpu_args or spec.trn_args) if gpu else []
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # the fixtures' own folder stays clean
     if spec.torchrun:
         env.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1")
         env["MASTER_PORT"] = str(next(_PORTS))
     runner = ["-m", "accelerator_api.autoport", "--quiet"] if autoport else []
+    runner += ["--report", report] if autoport and report else []
     r = subprocess.run(
         [sys.executable, *runner, str(script), *args],
         capture_output=True,
@@ -230,10 +236,12 @@ def _run(script: Path, spec: Script, trn=False, autoport=False, ref=False):
         cwd=script.parent,
         timeout=600,
     )
-    if spec.cpu_gap and not ref and not trn:
+    if spec.cpu_gap and not (ref or trn or gpu):
         assert r.returncode != 0, f"{script.name} runs on the CPU now: drop its cpu_gap"
         return None
-    assert r.returncode == 0, f"{script.name} trn={trn} autoport={autoport}:\n{r.stderr[-3000:]}"
+    assert r.returncode == 0, (
+        f"{script.name} trn={trn} gpu={gpu} autoport={autoport}:\n{r.stderr[-3000:]}"
+    )
     losses = [float(x) for x in LOSS.findall(r.stdout)]
     assert losses, r.stdout
     dev = PARAM_DEVICE.findall(r.stdout)
@@ -266,3 +274,40 @@ def test_ported_scripts_run_on_cpu_and_trn_with_the_cpu_losses(ported, trn_built
             trn, trn_dev = got[name, "trn"]
             assert trn_dev == "trn", (name, trn_dev)
             assert trn == pytest.approx(cpu, rel=2e-2), (name, cpu, trn)
+
+
+# The cuda column. Run where a GPU is: CI has none, and this test then skips (no CUDA device is
+# absent hardware, not an environment that failed to build). docs/validation.md, "The cuda column".
+CUDA_REL = 1e-3  # same kernels, but cuDNN autotuning (cudnn.benchmark) and atomics are not bitwise
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the cuda column needs a CUDA device")
+def test_on_cuda_the_ported_scripts_and_autoport_change_nothing(ported, tmp_path):
+    """On CUDA, each ported script gives its original's losses on the same device, and the
+    original under autoport reports that it changed nothing and gives them too."""
+    repo, jobs = ported[0], {}
+    with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
+        for name, spec in SCRIPTS.items():
+            jobs[name, "orig"] = pool.submit(_run, CORPUS / name, spec, gpu=True)
+            jobs[name, "port"] = pool.submit(_run, repo / name, spec, gpu=True)
+            report = str(tmp_path / (name.replace("/", "_") + ".json"))
+            jobs[name, "auto"] = pool.submit(
+                _run, CORPUS / name, spec, gpu=True, autoport=True, report=report
+            )
+        done = {k: f.exception() or f.result() for k, f in jobs.items()}
+    bad = [f"{k}: {v}" for k, v in done.items() if isinstance(v, BaseException)]
+    for name in SCRIPTS:
+        if any(isinstance(done[name, c], BaseException) for c in ("orig", "port", "auto")):
+            continue
+        (orig, orig_dev), (port, port_dev), (auto, auto_dev) = (
+            done[name, c] for c in ("orig", "port", "auto")
+        )
+        rep = json.loads((tmp_path / (name.replace("/", "_") + ".json")).read_text())
+        print(f"cuda column {name}: {orig_dev}/{port_dev}/{auto_dev} {orig} {port} {auto}")
+        if (rep["target"], rep["changed"]) != ("cuda", False):
+            bad.append(f"{name}: autoport on {rep['target']} changed {len(rep['sites'])} sites")
+        if not port_dev == orig_dev == auto_dev == "cuda":
+            bad.append(f"{name}: parameter devices {orig_dev}/{port_dev}/{auto_dev}")
+        if port != pytest.approx(orig, rel=CUDA_REL) or auto != pytest.approx(orig, rel=CUDA_REL):
+            bad.append(f"{name}: losses original {orig}, ported {port}, autoport {auto}")
+    assert not bad, "\n".join(bad)
