@@ -178,12 +178,15 @@ def _mutant_lines(entries: list[dict], devs: list[str]) -> list[str]:
     out = []
     for e in entries:
         for dev in devs:
-            for x in e.get("mutation", {}).get(dev, {}).get("mutants", []):
+            m = e.get("mutation", {}).get(dev, {})
+            for x in m.get("mutants", []):
                 state = f"killed by `{x['killed_by']}` ({x['why']})" if x["killed"] else "survived"
                 out.append(
                     f"- {e['patch']} #{e['hunk']} {dev}: `{x['operator']}` line {x['line']} "
                     f"{x['description']}: {state}"
                 )
+            if m.get("revert"):
+                out.append(f"- {e['patch']} #{e['hunk']} {dev}: `revert` {m['revert']}")
     return ["", "Mutants tried:", "", *out] if out else []
 
 

@@ -219,12 +219,13 @@ def hunk_coverage(
     contexts: dict[str, dict[str, dict[int, set[str]]]],
     passing: dict[str, set[str]],
     devices: dict[str, str],
+    before: dict[str, set[str]] | None = None,
 ) -> list[dict]:
     """One JSON-able entry per hunk.
 
     ``contexts``: device -> read_contexts(...) of its after run; ``passing``: device -> test ids
     that passed after the series; ``devices``: device -> "measured" | "absent: why" |
-    "not measured: why".
+    "not measured: why"; ``before``: device -> test ids that passed before it (when known).
     """
     out = []
     for h in hunks:
@@ -257,6 +258,8 @@ def hunk_coverage(
                 "tests": sorted(tests),
                 "passing_tests": good,
             }
+            if before is not None:
+                entry["devices"][dev]["passed_before"] = sorted(set(good) & before.get(dev, set()))
             if good:
                 entry["proven_on"].append(dev)
         out.append(entry)

@@ -128,7 +128,7 @@ def check_hunk(
     devices that need it side by side."""
     target = root / hunk.path
     original = target.read_text(encoding="utf-8")
-    mutants = mutantgen.derive(original, hunk, patch_text, opts.max_mutants)
+    mutants = mutantgen.derive(original, hunk, patch_text, opts.max_mutants + 1)
     c = _Ctx(run, hunk, opts, files, log, target, original, mutants)
     out: dict[str, dict] = {}
     for dev, d in entry["devices"].items():
@@ -136,11 +136,12 @@ def check_hunk(
             continue
         tests = [t for t in d["passing_tests"] if node_id(t, files)][: opts.max_tests]
         out[dev] = {"tests": tests, "mutants": [], "nodes": [node_id(t, files) for t in tests]}
+        out[dev]["order"] = _order(mutants, tests, d, opts, out[dev])
     batched = _batched(c, out)
     for k, m in enumerate(mutants, 1):
         todo = []
         for dev, res in out.items():
-            if not res["tests"] or _done(res, opts):
+            if not res["tests"] or _done(res, opts) or k not in res["order"]:
                 continue
             r = batched.get(dev, {}).get(k)
             if r is not None and r.get("swapped") and (not r["killed_by"] or r.get("first")):
@@ -154,6 +155,7 @@ def check_hunk(
                 _log(c, k, dev, out[dev], "")
     for dev, res in out.items():
         d = entry["devices"][dev]
+        del res["order"]
         if not res["tests"]:
             res["verdict"] = UNEXERCISED if not d["tests"] else UNCHECKED
             continue
@@ -162,6 +164,19 @@ def check_hunk(
             res["note"] = "no mutant could be derived from the added lines"
     entry["mutation"] = out
     return out
+
+
+def _order(mutants: list, tests: list[str], d: dict, opts: Options, res: dict) -> list[int]:
+    """The mutants (1-based) a device tries. ``revert`` puts back this hunk's before state:
+    where every test it would run passed before the series too (``passed_before``; on CUDA, a
+    series that claims CUDA unchanged), only another hunk could make it fail them, so the slot
+    goes to the next operator and the record says why."""
+    before = d.get("passed_before")
+    moot = bool(tests) and before is not None and set(tests) <= set(before)
+    ks = [k for k, m in enumerate(mutants, 1) if not (moot and m.operator == "revert")]
+    if len(ks) < len(mutants):
+        res["revert"] = "not tried: its tests passed before the series too"
+    return ks[: opts.max_mutants]
 
 
 def _batch_item(m, r: dict, files: list[str], nodes: list[str]) -> dict:
@@ -179,7 +194,8 @@ def _log(c: _Ctx, k: int, dev: str, res: dict, how: str) -> None:
     item, m = res["mutants"][-1], c.mutants[k - 1]
     state = f"killed by {item['killed_by']}" if item["killed"] else "survived"
     c.log(
-        f"  mutation {c.hunk.key()} {dev}: mutant {k}/{len(c.mutants)} {m.operator} "
+        f"  mutation {c.hunk.key()} {dev}: mutant {res['order'].index(k) + 1}/{len(res['order'])} "
+        f"{m.operator} "
         f"line {m.line}: {state}{how} ({item['seconds']}s)"
     )
 
@@ -229,16 +245,17 @@ def _batched(c: _Ctx, out: dict) -> dict[str, dict[int, dict]]:
     batch = getattr(c.run, "batch", None)
     if batch is None or not c.mutants or not c.opts.reuse:
         return {}
-    todo = [
+    every = [
         {"index": k, "file": str(c.target), "qualname": q, "source": m.source}
         for k, m in enumerate(c.mutants, 1)
         if (q := swap.swap_target(c.original, m.source))
     ]
     outside = getattr(c.run, "ran_outside_tests", lambda *a: True)
+    todo = {dev: [m for m in every if m["index"] in res["order"]] for dev, res in out.items()}
     devs = [
         dev
         for dev, res in out.items()
-        if res["tests"] and todo and not outside(dev, c.hunk.path, c.hunk.statements)
+        if res["tests"] and todo[dev] and not outside(dev, c.hunk.path, c.hunk.statements)
     ]
     if not devs:
         return {}
@@ -247,13 +264,13 @@ def _batched(c: _Ctx, out: dict) -> dict[str, dict[int, dict]]:
         jobs = {
             dev: pool.submit(
                 batch, out[dev]["nodes"], dev, f"{tag}-{dev}-batch",
-                _timeout(c.opts, len(out[dev]["nodes"]) * len(todo)), todo,
+                _timeout(c.opts, len(out[dev]["nodes"]) * len(todo[dev])), todo[dev],
             )
             for dev in devs
         }  # fmt: skip
         results = {dev: j.result() for dev, j in jobs.items()}
     for dev, res in results.items():
-        ran = [res[m["index"]] for m in todo if res.get(m["index"], {}).get("swapped")]
+        ran = [res[m["index"]] for m in todo[dev] if res.get(m["index"], {}).get("swapped")]
         if ran:  # the first mutant the process ran: its state was a fresh process's
             ran[0]["first"] = True
         c.log(

@@ -219,16 +219,15 @@ def _hunks(v: Validation) -> list[dict]:
     devices = v.opts.devices
     series_hunks = hunkcov.series_hunks(v.patches)
     hunkcov.attach_statements(series_hunks, v.ws["after"])
-    passing = {
-        d: {
-            o.test
-            for o in v.outcomes
-            if o.device == d and o.phase == "after" and o.status == "pass"
-        }
-        for d in devices
-    }
+    passing, before = ({d: _passed(v, d, ph) for d in devices} for ph in ("after", "before"))
     states = {d: v.cov_state.get(d, "not measured") for d in devices}
-    return hunkcov.hunk_coverage(series_hunks, v.contexts, passing, states)
+    return hunkcov.hunk_coverage(series_hunks, v.contexts, passing, states, before)
+
+
+def _passed(v: Validation, device: str, phase: str) -> set[str]:
+    return {
+        o.test for o in v.outcomes if o.device == device and o.phase == phase and o.status == "pass"
+    }
 
 
 def _check(v: Validation, log) -> None:

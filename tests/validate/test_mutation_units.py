@@ -182,3 +182,29 @@ def test_devices_run_side_by_side_and_each_stops_at_its_first_kill(tmp_path):
     assert out["cpu"]["verdict"] == "unchecked" and len(out["cpu"]["mutants"]) == 3
     assert sorted(d for d, _ in calls) == ["cpu", "cpu", "cpu", "trn"]
     assert out["trn"]["mutants"][0]["node"] == "test_m.py::T::test_a"
+
+
+def test_revert_is_not_tried_where_its_tests_passed_before_the_series(tmp_path):
+    """A revert puts back the hunk's before state: where every test it would run passed before
+    too (cpu here; CUDA for a series that claims CUDA unchanged), its slot goes to the next
+    operator; where one did not pass before (trn: the series' gain), the revert is tried first."""
+    (tmp_path / "m.py").write_text("import torch\nx = torch.accelerator.is_available()\ny = 1\n")
+    hunk = hunkcov.series_hunks([_write(PATCH)])[0]
+    hunk.statements = [2]
+    placed = {}
+
+    def surviving(nodes, dev, tag, timeout):
+        placed.setdefault(dev, []).append((tmp_path / "m.py").read_text())
+        return _Run(0, [Outcome("test_m.T::test_a", dev, "after", "pass", 0.1, "")])
+
+    entry = _entry(["test_m.T::test_a"])
+    entry["devices"]["cpu"]["passed_before"] = ["test_m.T::test_a"]
+    entry["devices"]["trn"] = {**entry["devices"]["cpu"], "passed_before": []}
+    opts = mutation.Options(max_mutants=1, reuse=False)
+    out = mutation.check_hunk(tmp_path, hunk, PATCH, entry, surviving, opts, ["test_m.py"], print)
+    assert [m["operator"] for m in out["trn"]["mutants"]] == ["revert"]
+    assert "torch.cuda.is_available()" in placed["trn"][0]
+    assert [m["operator"] for m in out["cpu"]["mutants"]] == ["negate-predicate"]
+    assert "torch.cuda" not in placed["cpu"][0]
+    assert out["cpu"]["revert"].startswith("not tried") and "revert" not in out["trn"]
+    assert "order" not in out["cpu"]  # working state, not part of the record
