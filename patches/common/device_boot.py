@@ -42,6 +42,17 @@ def _vocabulary():
 
 # Out-of-tree PrivateUse1 backends we know how to register; others via --plugin.
 DEVICE_PLUGINS = _vocabulary().DEVICE_PLUGINS
+# the folder holding this project's packages (the plugins above live there)
+PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _find_own_plugin(module: str) -> None:
+    """A plugin of this project (``kernels.trn``) imports where the project is not installed:
+    its folder goes last on ``sys.path``, behind the tree under test and everything else."""
+    if os.path.isdir(os.path.join(PROJECT, module.split(".")[0])) and PROJECT not in sys.path:
+        sys.path.append(PROJECT)
+
+
 NATIVE = ("cpu", "cuda", "meta")
 HARNESS = ("torch.testing._internal.common_device_type", "torch.testing._internal.common_utils")
 UNAVAILABLE_RC = 3
@@ -72,6 +83,8 @@ def boot(device: str, plugin: str | None = None) -> str:
     module = plugin or DEVICE_PLUGINS.get(device)
     if not module:
         raise DeviceUnavailable(f"no plugin known for device {device!r} (pass --plugin MODULE)")
+    if not plugin:
+        _find_own_plugin(module)
     try:
         mod = importlib.import_module(module)
         if torch._C._get_privateuse1_backend_name() != device:
