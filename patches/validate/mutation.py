@@ -6,6 +6,8 @@ hunk on that device and passed there after the series are run against each mutan
 process (``-x``: the first failure ends it). A mutant is *killed* when one of those tests fails or
 errors (a crash or a timeout counts: the test would notice); the hunk is then **checked** on the
 device. **unchecked**: it ran, and every mutant survived; **unexercised**: no test ran it there.
+``revert`` (the hunk's before state) is left out on a device whose tests all passed before the
+series too (:func:`_order`).
 
 The cost is bounded by :class:`Options`: at most ``max_mutants`` mutants per hunk, ``max_tests``
 tests per mutant run, ``test_timeout`` seconds per test plus ``startup`` per run, and (by default)
@@ -195,8 +197,7 @@ def _log(c: _Ctx, k: int, dev: str, res: dict, how: str) -> None:
     state = f"killed by {item['killed_by']}" if item["killed"] else "survived"
     c.log(
         f"  mutation {c.hunk.key()} {dev}: mutant {res['order'].index(k) + 1}/{len(res['order'])} "
-        f"{m.operator} "
-        f"line {m.line}: {state}{how} ({item['seconds']}s)"
+        f"{m.operator} line {m.line}: {state}{how} ({item['seconds']}s)"
     )
 
 
