@@ -7,7 +7,9 @@ amp_autocast alias, a Hugging Face-style generation benchmark with .to("cuda") a
 torchrun DDP trainer with DistributedSampler, a two-file project whose device helper lives in
 utils.py, the VAE example with its namespace flag ``args.cuda``, a PyTorch-GAN-style conditional GAN with
 ``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``, the DCGAN example with
-``--cuda`` and ``"cuda:0" if opt.cuda else "cpu"``) ->
+``--cuda`` and ``"cuda:0" if opt.cuda else "cpu"``, a torchvision-reference-style trainer whose
+``--device`` defaults to cuda, with its utils.py of meters, distributed setup and a cross-process
+reduce) ->
 ``patches.generate --unsafe-fixes`` -> ``git am``. Each ported script loses >= 70 % of its CUDA
 code tokens (a project of several files, counted together), the summary's counts match a rescan of the ported tree, a rerun gives no patch, and
 every ported script runs on a CPU-only machine with the losses of the original run on CPU
@@ -106,9 +108,11 @@ SCRIPTS = {
     "gan_style.py": Script(("--n_epochs", "2"), trn=True),
     # on trn with its own switch: --cuda asks for the accelerator (without it, the CPU)
     "dcgan_style.py": Script(("--niter", "1"), trn=True, trn_args=("--cuda",)),
+    # torchvision's reference shape: --device defaults to cuda (the original's CPU run says cpu)
+    "tv_reference/train.py": Script(("--epochs", "2"), ref_args=("--device", "cpu"), trn=True),
 }
 # Modules the scripts import (counted with their project, not run by themselves).
-MODULES = ("cls_project/utils.py",)
+MODULES = ("cls_project/utils.py", "tv_reference/utils.py")
 
 
 def _projects() -> dict[str, list[str]]:
@@ -148,6 +152,9 @@ GATED = {
     "yolo_train.py": "select_device: the gate keeps the unit (its mps arm, CUDA_VISIBLE_DEVICES)",
     "dcgan_style.py": "12 -> 5: cudnn.benchmark stays (HN412 keep) with its cudnn import, and the "
     "--cuda option string and the warning that names it (the user's command line)",
+    "tv_reference": "11 -> 4: cudnn.benchmark stays (HN412 keep); reduce_across_processes' "
+    "device='cuda' has no device in scope (the process group's device, gloo or an accelerator's, "
+    "is not the script's to guess); two --help strings name CUDA (prose the codemod does not edit)",
 }
 
 
