@@ -138,3 +138,16 @@ class TestIdiomFixtures(expecttest.TestCase):
 +other = "{}:{}".format(torch.accelerator.current_accelerator().type, rank)
 """,
         )
+
+    def test_help_names_the_rewritten_default(self):
+        self.assertExpectedInline(
+            _fixed("script_idioms/help_default.py"),
+            """\
+@@ -9 +9 @@
+-    parser.add_argument("--device", default="cuda", type=str, help="device (Use cuda or cpu Default: cuda)")
++    parser.add_argument("--device", default=torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu", type=str, help="device (Use cuda or cpu Default: the accelerator, else cpu)")
+@@ -13 +13 @@
+-    parser.add_argument("--eval-device", default="cuda", help="device for evaluation")
++    parser.add_argument("--eval-device", default=torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu", help="device for evaluation")
+""",
+        )

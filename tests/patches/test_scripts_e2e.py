@@ -154,7 +154,8 @@ GATED = {
     "--cuda option string and the warning that names it (the user's command line)",
     "tv_reference": "11 -> 4: cudnn.benchmark stays (HN412 keep); reduce_across_processes' "
     "device='cuda' has no device in scope (the process group's device, gloo or an accelerator's, "
-    "is not the script's to guess); two --help strings name CUDA (prose the codemod does not edit)",
+    "is not the script's to guess); two --help strings name CUDA: the choices a user may pass "
+    "(`Use cuda or cpu`; the `Default: cuda` phrase is rewritten) and torch.cuda.amp's name",
 }
 
 

@@ -16,6 +16,8 @@ On CUDA every rewrite evaluates to the value it replaces. Device arguments
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from patches.generate.codemods.families.base import Family
@@ -46,6 +48,34 @@ DEVICE_TYPE_CALLS = frozenset(
         "torch.amp.is_autocast_available",
     }
 )
+
+
+# "Default: cuda" in an option's help (torchvision's `device (Use cuda or cpu Default: cuda)`)
+_HELP_DEFAULT = re.compile(r"(?i)(\bdefault\b\s*(?:is\s+|:\s*|=\s*)?)(['`]?)cuda\2(?![:\w])")
+
+
+def _help(original: cst.Call, updated: cst.Call) -> cst.Call | None:
+    """An ``add_argument(..., default="cuda", help="... Default: cuda")`` whose default was
+    rewritten: the help names the new default (its other words, the choices the user may pass,
+    stay). None where nothing changes."""
+    func = original.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "add_argument"):
+        return None
+    was = {a.keyword.value: a.value for a in original.args if a.keyword}
+    now = {a.keyword.value: a.value for a in updated.args if a.keyword}
+    if string_value(was.get("default")) != _STR or isinstance(now.get("default"), cst.SimpleString):
+        return None
+    text = now.get("help")
+    if not isinstance(text, cst.SimpleString) or not _HELP_DEFAULT.search(text.value):
+        return None
+    new = _HELP_DEFAULT.sub(r"\1the accelerator, else cpu", text.value)
+    args = [
+        a.with_changes(value=text.with_changes(value=new))
+        if a.keyword and a.keyword.value == "help"
+        else a
+        for a in updated.args
+    ]
+    return updated.with_changes(args=args)
 
 
 def _is_default(eng, node) -> bool:
@@ -214,6 +244,9 @@ class DeviceDefaults(Family):
 
     # -- torch.device("cuda"), torch.device("cuda", i), torch.device("cuda:N") ----------------
     def on_call(self, eng, original, updated):
+        helped = _help(original, updated)
+        if helped is not None:
+            return helped
         if eng.qualnames(original.func) != {_CTOR}:
             return self._format(eng, original, updated)
         specs = self._specs(eng, original, (_CTOR,))
