@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
@@ -107,6 +107,7 @@ class _Ctx:
     target: Path
     original: str
     mutants: list
+    orders: dict = field(default_factory=dict)  # device -> the mutants (1-based) it tries
 
 
 def check_hunk(
@@ -138,12 +139,12 @@ def check_hunk(
             continue
         tests = [t for t in d["passing_tests"] if node_id(t, files)][: opts.max_tests]
         out[dev] = {"tests": tests, "mutants": [], "nodes": [node_id(t, files) for t in tests]}
-        out[dev]["order"] = _order(mutants, tests, d, opts, out[dev])
+        c.orders[dev] = _order(mutants, tests, d, opts, out[dev])
     batched = _batched(c, out)
     for k, m in enumerate(mutants, 1):
         todo = []
         for dev, res in out.items():
-            if not res["tests"] or _done(res, opts) or k not in res["order"]:
+            if not res["tests"] or _done(res, opts) or k not in c.orders[dev]:
                 continue
             r = batched.get(dev, {}).get(k)
             if r is not None and r.get("swapped") and (not r["killed_by"] or r.get("first")):
@@ -157,7 +158,6 @@ def check_hunk(
                 _log(c, k, dev, out[dev], "")
     for dev, res in out.items():
         d = entry["devices"][dev]
-        del res["order"]
         if not res["tests"]:
             res["verdict"] = UNEXERCISED if not d["tests"] else UNCHECKED
             continue
@@ -193,10 +193,10 @@ def _batch_item(m, r: dict, files: list[str], nodes: list[str]) -> dict:
 
 
 def _log(c: _Ctx, k: int, dev: str, res: dict, how: str) -> None:
-    item, m = res["mutants"][-1], c.mutants[k - 1]
+    item, m, order = res["mutants"][-1], c.mutants[k - 1], c.orders[dev]
     state = f"killed by {item['killed_by']}" if item["killed"] else "survived"
     c.log(
-        f"  mutation {c.hunk.key()} {dev}: mutant {res['order'].index(k) + 1}/{len(res['order'])} "
+        f"  mutation {c.hunk.key()} {dev}: mutant {order.index(k) + 1}/{len(order)} "
         f"{m.operator} line {m.line}: {state}{how} ({item['seconds']}s)"
     )
 
@@ -252,7 +252,7 @@ def _batched(c: _Ctx, out: dict) -> dict[str, dict[int, dict]]:
         if (q := swap.swap_target(c.original, m.source))
     ]
     outside = getattr(c.run, "ran_outside_tests", lambda *a: True)
-    todo = {dev: [m for m in every if m["index"] in res["order"]] for dev, res in out.items()}
+    todo = {dev: [m for m in every if m["index"] in c.orders[dev]] for dev in out}
     devs = [
         dev
         for dev, res in out.items()

@@ -294,13 +294,13 @@ def test_on_cuda_the_ported_scripts_and_autoport_change_nothing(ported, tmp_path
     """On CUDA, each ported script gives its original's losses on the same device, and the
     original under autoport reports that it changed nothing and gives them too."""
     repo, jobs = ported[0], {}
+    reports = {name: tmp_path / (name.replace("/", "_") + ".json") for name in SCRIPTS}
     with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
         for name, spec in SCRIPTS.items():
             jobs[name, "orig"] = pool.submit(_run, CORPUS / name, spec, gpu=True)
             jobs[name, "port"] = pool.submit(_run, repo / name, spec, gpu=True)
-            report = str(tmp_path / (name.replace("/", "_") + ".json"))
             jobs[name, "auto"] = pool.submit(
-                _run, CORPUS / name, spec, gpu=True, autoport=True, report=report
+                _run, CORPUS / name, spec, gpu=True, autoport=True, report=str(reports[name])
             )
         done = {k: f.exception() or f.result() for k, f in jobs.items()}
     bad = [f"{k}: {v}" for k, v in done.items() if isinstance(v, BaseException)]
@@ -310,7 +310,7 @@ def test_on_cuda_the_ported_scripts_and_autoport_change_nothing(ported, tmp_path
         (orig, orig_dev), (port, port_dev), (auto, auto_dev) = (
             done[name, c] for c in ("orig", "port", "auto")
         )
-        rep = json.loads((tmp_path / (name.replace("/", "_") + ".json")).read_text())
+        rep = json.loads(reports[name].read_text())
         print(f"cuda column {name}: {orig_dev}/{port_dev}/{auto_dev} {orig} {port} {auto}")
         if (rep["target"], rep["changed"]) != ("cuda", False):
             bad.append(f"{name}: autoport on {rep['target']} changed {len(rep['sites'])} sites")

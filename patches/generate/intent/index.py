@@ -69,7 +69,7 @@ class Index:
             self.at[span_of(node)] = node
             text = self._token_text(node)
             if text and is_cuda_word(text):
-                tokens.append(Token(span_of(node), "", node))
+                tokens.append(Token(span_of(node), text, node))
         tokens.sort(key=lambda t: t.span)
         self.calls = self._local_calls(ctx.tree, ctx.nodes)
         self.bindings = bindings(ctx.nodes)

@@ -40,7 +40,7 @@ def detect(p: Probe) -> list[Evidence]:
         hits = [h for a in decorated for h in p.remaining(span_of(a), p.own)]
         if hits:
             return [Evidence(KIND, d.lineno, f"{d.name} is registered for {hits[0][1]}")]
-        if _serves_others(d):
+        if _serves_others(p, d):
             continue
         if is_cuda_word(d.name) and _named_for(p, d):
             return [Evidence(KIND, d.lineno, f"inside {d.name}")]
@@ -51,27 +51,13 @@ def detect(p: Probe) -> list[Evidence]:
     return []
 
 
-def _serves_others(d) -> bool:
+def _serves_others(p: Probe, d) -> bool:
     """``d``'s code names another backend (``TEST_XPU``, ``torch.hpu.device_count()``, ``"xpu"``):
     it already serves several devices, so CUDA in its name or summary is an example, not its
     subject (``skip_if_no_gpu``, "... its own GPU via ``torch.cuda.device(rank)``", probes CUDA,
-    HPU and XPU alike; upstream made it one accelerator probe in 2.15)."""
-    memo = d.__dict__.get("_hn_serves_others")  # one walk per definition, not per finding
-    if memo is None:
-        memo = d._hn_serves_others = any(map(_other_backend, ast.walk(d)))
-    return memo
-
-
-def _other_backend(n) -> bool:
-    if isinstance(n, ast.Name):
-        text = n.id
-    elif isinstance(n, ast.Attribute):
-        text = n.attr if not isinstance(n.value, ast.Name) else f"{n.value.id}.{n.attr}"
-    elif isinstance(n, ast.Constant) and isinstance(n.value, str) and len(n.value) < 40:
-        text = n.value
-    else:
-        return False
-    return other_backend_only(text)
+    HPU and XPU alike; upstream made it one accelerator probe in 2.15). Read from the file's
+    device-word tokens (``Index.tokens``)."""
+    return any(other_backend_only(t.text) for t in p.index.tokens_in(span_of(d)))
 
 
 def _named_for(p: Probe, d) -> bool:
