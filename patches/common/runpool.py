@@ -34,13 +34,36 @@ RunFn = Callable[[Path], tuple[RunResult, list[str]]]
 ProbeFn = Callable[[str], DeviceInfo]
 
 
+AUTO_XDIST = -1  # ``-n auto``: workers per run decided by split_cores for the runs at hand
+AUTO_XDIST_MIN_CORES = 4  # below this each run stays in its pytest process
+
+
+def cores() -> int:
+    """The cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 def default_slots(xdist_workers: int = 0) -> int:
     """One run per core; a run spread over N pytest-xdist processes counts as N."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cores = os.cpu_count() or 1
-    return max(1, cores // max(1, xdist_workers))
+    return max(1, cores() // max(1, xdist_workers))
+
+
+def split_cores(runs: int) -> tuple[int, int]:
+    """``-n auto`` for ``runs`` runs that can go at once: (xdist workers per run, runs at once).
+
+    The cores are shared among the runs, never given whole to each run in turn: every xdist
+    worker imports torch and collects its files again, so 16 workers for one run of a dozen
+    tests cost more than they save while the other runs wait (docs/validation.md, "Workers on
+    a many-core machine"). Each run gets ``cores // runs`` workers when that is 2 or more, else
+    runs in its pytest process, one run per core; below 4 cores always the latter."""
+    n = cores()
+    share = n // max(1, runs)
+    if n < AUTO_XDIST_MIN_CORES or share < 2:
+        return 0, n
+    return share, max(1, n // share)
 
 
 def read_boot_record(path: Path) -> DeviceInfo | None:

@@ -137,7 +137,11 @@ def prove_one(opts: ProveOptions, sub: Subsystem, prep: _Prepared, log, absent: 
     (bundle / "validation.json").write_text(json.dumps(report, indent=2) + "\n")
     (bundle / "validation.md").write_text(bundle_markdown(sub, gen.patches, report, reasons, nodes))
     row.update(
-        _verdict(report), seconds=round(time.monotonic() - t0, 1), selection=reasons, k=sub.k
+        _verdict(report),
+        seconds=round(time.monotonic() - t0, 1),
+        selection=reasons,
+        k=sub.k,
+        xdist=report["xdist"],
     )
     return row
 

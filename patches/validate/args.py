@@ -8,9 +8,9 @@ and the engine before any work starts; this module checks the values themselves.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
+from patches.common import runpool
 from patches.common.cli import (
     ArgumentParser,
     UsageError,
@@ -26,7 +26,6 @@ from patches.common.shard import parse as parse_shard_spec
 from patches.validate.options import ValidateOptions
 
 OUTPUT_FLAGS = (("json", "--json"), ("junit", "--junit"), ("markdown", "--markdown"))
-AUTO_XDIST_MIN_CORES = 4
 
 
 def add_report_outputs(ap: argparse.ArgumentParser, what: str = "also write") -> None:
@@ -45,8 +44,8 @@ def add_run_flags(ap: argparse.ArgumentParser) -> None:
         "--xdist",
         default="auto",
         metavar="N|auto",
-        help="pytest-xdist processes per pytest run: a number or 'auto' (default: all cores "
-        "from 4 cores up, else in the pytest process)",
+        help="pytest-xdist processes per pytest run: a number or 'auto' (default: the cores "
+        "shared among the runs that go at once, from 4 cores up; else in the pytest process)",
     )
     ap.add_argument(
         "--no-coverage",
@@ -207,15 +206,11 @@ def to_options(a: argparse.Namespace) -> ValidateOptions:
 
 
 def parse_xdist(spec: str) -> int:
-    """``auto`` -> every core this process may use, from 4 cores up; below that 0 (in the pytest
-    process: each xdist worker imports torch and upstream's harness again, which on 2 cores
-    costs more than it saves; docs/validation.md has the measurement). ``0``/``1`` -> no xdist."""
+    """``auto`` -> ``runpool.AUTO_XDIST``: each validation shares the cores among its runs
+    (``runpool.split_cores``; the pytest process itself below 4 cores). ``0``/``1`` -> no
+    xdist; N -> N workers for every run."""
     if str(spec) == "auto":
-        try:
-            cores = len(os.sched_getaffinity(0))
-        except AttributeError:
-            cores = os.cpu_count() or 1
-        return cores if cores >= AUTO_XDIST_MIN_CORES else 0
+        return runpool.AUTO_XDIST
     try:
         n = int(spec)
     except ValueError:

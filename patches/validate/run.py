@@ -59,6 +59,7 @@ class Validation:
     oracle_targets: dict = field(default_factory=dict)
     entries: list[dict] = field(default_factory=list)  # the hunks, with their verdicts
     checks: dict = field(default_factory=dict)
+    xdist: int = 0  # pytest-xdist workers per run, as resolved from opts.xdist
 
     def node_ids(self, test: str) -> list[str]:
         return self.node_args.get(test, [test])
@@ -136,7 +137,7 @@ def _with_coverage(v: Validation, phase: str) -> bool:
     return v.opts.coverage and phase == "after" and bool(v.measured)
 
 
-def _job(v: Validation, dev: str, ph: str, present: list[str]):
+def _job(v: Validation, dev: str, ph: str, present: list[str], xdist: int):
     """The runpool job of one (device, phase): its pytest run, rerun in one process when
     pytest-xdist itself fails."""
     opts = v.opts
@@ -153,8 +154,8 @@ def _job(v: Validation, dev: str, ph: str, present: list[str]):
 
     def go(boot_info: Path):
         lines = []
-        r = run(xdist=opts.xdist, boot_info=boot_info)
-        if opts.xdist > 1 and r.rc not in (0, 1, 5, None):
+        r = run(xdist=xdist, boot_info=boot_info)
+        if xdist > 1 and r.rc not in (0, 1, 5, None):
             # pytest-xdist itself failed (a worker that could not start, INTERNALERROR):
             # that says nothing about the series; run once more in one process
             lines.append(f"  {dev} {ph}: xdist run failed (rc {r.rc}); rerunning in one process")
@@ -166,6 +167,15 @@ def _job(v: Validation, dev: str, ph: str, present: list[str]):
         return r, lines
 
     return go
+
+
+def _workers(opts: ValidateOptions, runs: int) -> tuple[int, int]:
+    """(xdist workers per run, runs at once) for ``runs`` (device, phase) runs."""
+    if opts.xdist == runpool.AUTO_XDIST:
+        xdist, slots = runpool.split_cores(min(runs, opts.jobs) if opts.jobs else runs)
+        return xdist, opts.jobs or slots
+    xdist = opts.xdist if opts.xdist > 1 else 0
+    return xdist, opts.jobs or runpool.default_slots(xdist)
 
 
 def _run(v: Validation, log) -> None:
@@ -181,10 +191,12 @@ def _run(v: Validation, log) -> None:
                 plan.append((dev, ph, present))
     for dev, info in known.items():
         log(f"  {dev}: absent ({info.detail})")
+    xdist, slots = _workers(opts, len(plan))
+    v.xdist = xdist
     infos, results = runpool.run_all(
         devices,
-        [(dev, f"{ph}-{dev}", _job(v, dev, ph, present)) for dev, ph, present in plan],
-        slots=opts.jobs or runpool.default_slots(opts.xdist if opts.xdist > 1 else 0),
+        [(dev, f"{ph}-{dev}", _job(v, dev, ph, present, xdist)) for dev, ph, present in plan],
+        slots=slots,
         probe=lambda d: probe(
             d, cwd=v.work, plugin=opts.plugins.get(d), log=v.work / f"probe-{d}.log"
         ),
@@ -346,7 +358,7 @@ def _report(v: Validation) -> dict:
         },
         "pytest_args": list(opts.pytest_args),
         "test_root": str(v.src.test_root) if v.src.test_root else None,
-        "xdist": opts.xdist,
+        "xdist": v.xdist,
         "coverage": {
             "enabled": opts.coverage,
             "devices": v.cov_state,

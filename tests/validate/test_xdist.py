@@ -1,7 +1,8 @@
 """A device run with 2 workers really spreads its tests over pytest-xdist processes.
 
-`-n auto` uses xdist only from 4 cores up (docs/validation.md), so on a 2-core box a device run
-goes through xdist only when the worker count is given: `-n 2` / ``workers=2`` forces it. The
+`-n auto` shares the cores among the runs that go at once, and uses xdist only from 4 cores up
+(docs/validation.md), so on a 2-core box a device run goes through xdist only when the worker
+count is given: `-n 2` / ``workers=2`` forces it. The
 tiny test tree below records, in each test, which process ran it and what device it saw; the
 assertions fail if the run stayed in one process or a worker did not boot the device.
 """
@@ -15,8 +16,11 @@ from pathlib import Path
 import pytest
 from hn_skip import skip_environment
 
-from patches.common import runner
+from patches.common import runner, runpool
+from patches.common.cli import UsageError
 from patches.validate import args as vargs
+from patches.validate import run as vrun
+from patches.validate.options import ValidateOptions
 
 TINY = """
 import json, os
@@ -43,13 +47,36 @@ def tiny_tree(root: Path, n: int = 6) -> list[str]:
     return ["test_tiny.py"]
 
 
-def test_auto_uses_xdist_from_4_cores_and_a_given_count_always(monkeypatch):
-    monkeypatch.setattr(vargs.os, "sched_getaffinity", lambda _: set(range(2)), raising=False)
-    assert vargs.parse_xdist("auto") == 0
-    monkeypatch.setattr(vargs.os, "sched_getaffinity", lambda _: set(range(8)), raising=False)
-    assert vargs.parse_xdist("auto") == 8
+def test_auto_is_decided_per_validation_and_a_given_count_always_holds(monkeypatch):
+    assert vargs.parse_xdist("auto") == runpool.AUTO_XDIST
     assert vargs.parse_xdist("2") == 2  # explicit: xdist even on 2 cores
     assert vargs.parse_xdist("0") == 0
+    with pytest.raises(UsageError):
+        vargs.parse_xdist("-3")
+
+
+@pytest.mark.parametrize(
+    "cores, runs, jobs, expected",
+    [
+        (2, 4, 0, (0, 2)),  # below 4 cores: in the pytest process, one run per core
+        (16, 4, 0, (4, 4)),  # 16 cores, cpu and cuda before/after: 4 runs of 4 workers at once
+        (16, 6, 0, (2, 8)),  # three devices: 2 workers each, all six at once
+        (16, 12, 0, (0, 16)),  # a share under 2: each run in its process, one per core
+        (16, 4, 2, (8, 2)),  # -j 2: the cores shared by the 2 runs that go together
+        (8, 1, 0, (8, 1)),  # one run has every core
+    ],
+)
+def test_auto_shares_the_cores_among_the_runs_that_go_at_once(
+    monkeypatch, cores, runs, jobs, expected
+):
+    monkeypatch.setattr(runpool.os, "sched_getaffinity", lambda _: set(range(cores)), raising=False)
+    opts = ValidateOptions(
+        tree=".", series=".", devices=["cpu"], xdist=runpool.AUTO_XDIST, jobs=jobs
+    )
+    assert vrun._workers(opts, runs) == expected
+    # a given count is used as given; the runs at once then count its workers
+    opts = ValidateOptions(tree=".", series=".", devices=["cpu"], xdist=3)
+    assert vrun._workers(opts, runs) == (3, max(1, cores // 3))
 
 
 def _tree_and_probe(tmp_path, monkeypatch):

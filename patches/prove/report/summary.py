@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from patches.common.runpool import AUTO_XDIST
 from patches.prove.report.bundle import torch_version
 
 NO_CHANGE = "no change needed"  # status of a subsystem whose series is empty
@@ -37,12 +38,22 @@ def _row(r: dict, devices: list[str]) -> str:
     )
 
 
+def _workers(rows: list[dict], xdist: int) -> str:
+    """pytest-xdist processes per run: the number given, or what ``auto`` made of it."""
+    if xdist != AUTO_XDIST:
+        return str(xdist or 1)
+    made = {r["subsystem"]: r["xdist"] or 1 for r in rows if "xdist" in r}
+    if len(set(made.values())) == 1:
+        return f"auto: {next(iter(made.values()))}"
+    return "auto: " + ", ".join(f"{k} {n}" for k, n in made.items()) if made else "auto"
+
+
 def summary_markdown(rows: list[dict], devices: list[str], seconds: float, xdist: int) -> str:
     lines = [
         "# patches.prove: summary",
         "",
-        f"torch {torch_version()}; devices {', '.join(devices)}; pytest-xdist processes "
-        f"{xdist or 1}; {seconds:.0f}s in all.",
+        f"torch {torch_version()}; devices {', '.join(devices)}; pytest-xdist processes per run "
+        f"{_workers(rows, xdist)}; {seconds:.0f}s in all.",
         "",
         "Hunks per device: **checked** (a mutant of the hunk's added lines was killed by a test "
         "that ran it on that device) / **unchecked** (it ran, every mutant survived) / "
