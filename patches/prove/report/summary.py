@@ -44,7 +44,7 @@ def _workers(rows: list[dict], xdist: int) -> str:
         return str(xdist or 1)
     made = {r["subsystem"]: r["xdist"] or 1 for r in rows if "xdist" in r}
     if len(set(made.values())) == 1:
-        return f"auto: {next(iter(made.values()))}"
+        return f"{next(iter(made.values()))} (auto)"
     return "auto: " + ", ".join(f"{k} {n}" for k, n in made.items()) if made else "auto"
 
 
