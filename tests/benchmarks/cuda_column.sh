@@ -8,7 +8,9 @@
 #    each gives its original's losses on the same device, and autoport changes nothing (bit 1);
 # 2. the conformance matrix's smoke subset, devices cpu and cuda (bit 4);
 # 3. `patches.prove` on the installed torch, devices cpu and cuda (bit 2; TEST_ROOT: upstream's
-#    test files, default ../shared/upstream/pytorch-tests; XDIST: its -n, default auto).
+#    test files, default ../shared/upstream/pytorch-tests; XDIST: its -n, default 0: its runs hold
+#    10-22 tests each, where xdist workers cost more than they save; docs/validation.md,
+#    "Workers on a many-core machine").
 # Each step's limit in seconds: T_SCRIPTS, T_MATRIX, T_PROVE. Logs and outputs go to OUT; exit
 # status: 0 when every step passed, else the failed steps' bits, 8 when there is no CUDA device.
 # docs/validation.md, "The cuda column, on a GPU".
@@ -44,5 +46,5 @@ if ! grep -q "1 passed" "$OUT/scripts.log"; then
 fi
 step 4 "${T_MATRIX:-300}" matrix "$PY" -m patches.matrix --devices cpu,cuda --out "$OUT/matrix"
 step 2 "${T_PROVE:-600}" prove "$PY" -m patches.prove --devices cpu,cuda --test-root "$TESTS" \
-  --out "$OUT/prove" --reproducible -n "${XDIST:-auto}"
+  --out "$OUT/prove" --reproducible -n "${XDIST:-0}"
 exit $status
