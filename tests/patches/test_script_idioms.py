@@ -169,9 +169,10 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("sync_no_cpu.py"),
             """\
-# left HN502:4: no `device` variable bound before it in scope
-@@ -5 +5 @@
+@@ -4,2 +4,2 @@
+-x = torch.ones(2).cuda(1)
 -torch.cuda.synchronize()
++x = torch.ones(2).to(torch.device(torch.accelerator.current_accelerator().type, 1))
 +torch.accelerator.synchronize()
 """,
         )
@@ -638,6 +639,41 @@ class TestScriptIdioms(expecttest.TestCase):
             """\
 # left HN502:9: no `device` variable bound before it in scope
 # left HN501:14: no `device` in scope
+""",
+        )
+
+    def test_factory_device_in_a_script(self):
+        """``device="cuda"`` in a script with no device: the accelerator's or the CPU, in place,
+        as ``.to("cuda")``; the file then runs on the CPU, so its bare sync gets the check."""
+        self.assertExpectedInline(
+            _fixed("factory_script.py"),
+            """\
+@@ -10,2 +10,2 @@
+-    q = torch.randn(n, 8, device="cuda")
+-    mask = torch.ones(n, n, dtype=torch.bool, device="cuda:0")
++    q = torch.randn(n, 8, device=torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")
++    mask = torch.ones(n, n, dtype=torch.bool, device=f"{torch.accelerator.current_accelerator().type}:0" if torch.accelerator.is_available() else "cpu")
+@@ -19 +19,2 @@
+-    torch.cuda.synchronize()
++    if torch.accelerator.is_available():
++        torch.accelerator.synchronize()
+""",
+        )
+
+    def test_factory_device_kept(self):
+        self.assertExpectedInline(
+            _fixed("factory_kept.py"),
+            """\
+# left HN502:9: no `device` variable bound before it in scope
+# left HN501:14: no `device` in scope
+""",
+        )
+
+    def test_factory_device_in_a_library(self):
+        self.assertExpectedInline(
+            _fixed("factory_library.py"),
+            """\
+# left HN502:8: no `device` variable bound before it in scope
 """,
         )
 

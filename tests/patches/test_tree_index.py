@@ -120,3 +120,74 @@ def test_the_gate_index_is_built_once_per_file(monkeypatch):
     options = codemods.FileOptions(findings=found, shadow=(gated[1:],))
     result = codemods.rewrite_steps(source, "m.py", [gated[:1]], options=options)[0]
     assert not result.error and built == ["m.py"]
+
+
+def _tree(root: Path, files: dict[str, str]) -> TreeIndex:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text))
+    return TreeIndex(root, "")
+
+
+@pytest.mark.parametrize(
+    "importer, text",
+    [
+        ("pkg/ops.py", "from ._tune import best\n"),
+        ("pkg/ops.py", "from . import _tune\n"),
+        ("other/use.py", "import pkg._tune as t\n"),
+        ("other/use.py", "from pkg._tune import best\n"),
+        ("other/use.py", "from pkg import _tune\n"),
+        ("pkg/run.py", "import _tune\n"),  # beside it: a script's folder is on its path
+    ],
+)
+def test_a_module_imported_by_another_file_is_imported(tmp_path, importer, text):
+    index = _tree(tmp_path, {"pkg/__init__.py": "", "pkg/_tune.py": "best = 1\n", importer: text})
+    assert index.imported("pkg/_tune.py")
+    assert not index.imported(importer)
+
+
+@pytest.mark.parametrize(
+    "importer, text",
+    [
+        ("other/use.py", "import _tune\n"),  # another folder: some other _tune
+        ("other/use.py", "from other import _tune\n"),
+        ("pkg/ops.py", "from .._tune import best\n"),  # above the package: not this file
+        ("pkg/ops.py", "# _tune is mentioned, not imported\nx = '_tune'\n"),
+        ("pkg/ops.py", "from ._tuner import best\n"),
+    ],
+)
+def test_a_module_no_other_file_imports_is_not_imported(tmp_path, importer, text):
+    index = _tree(tmp_path, {"pkg/__init__.py": "", "pkg/_tune.py": "best = 1\n", importer: text})
+    assert not index.imported("pkg/_tune.py")
+
+
+def test_a_library_module_with_an_entry_point_is_not_a_script(tmp_path, capsys):
+    """``device="cuda"`` in a module with a ``__main__`` block: ported in place where nothing
+    imports the file (a benchmark script), left where another module imports it (a library
+    module with a tuning entry point, ``torch/sparse/_triton_ops_meta.py``'s shape)."""
+    from patches.generate.cli import main
+
+    body = """\
+        import torch
+
+
+        def make(n):
+            return torch.ones(n, device="cuda")
+
+
+        if __name__ == "__main__":
+            print(make(2))
+        """
+    _tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/_tune.py": body,
+            "pkg/ops.py": "from ._tune import make\n",
+            "bench.py": body,
+        },
+    )
+    assert main([str(tmp_path), "--diff", "--unsafe-fixes"]) == 1
+    out = capsys.readouterr().out
+    assert "+++ b/bench.py" in out and "+++ b/pkg/_tune.py" not in out
+    assert "device=torch.accelerator.current_accelerator().type" in out

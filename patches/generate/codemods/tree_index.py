@@ -15,7 +15,7 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from audits.resolve import dotted_parts
+from audits.resolve import absolute_module, dotted_parts, module_name, package_name
 from patches.generate.codemods.context import ClassContext, FileContext
 from patches.generate.codemods.reexports import tree_bytes
 
@@ -112,6 +112,19 @@ class TreeIndex:
     def text(self, rel: str) -> str:
         return self.files()[rel].decode("utf-8")
 
+    def imported(self, rel: str) -> bool:
+        """Another file of the tree imports ``rel``'s module (``import a.b``, ``from a import
+        b``, ``from .b import x``, or a bare ``import b`` / ``from b import x`` beside it, as a
+        script's folder is on its path): a library module, even with an entry point."""
+        key = ("imported", rel)
+        if key not in self.memo:
+            self.memo[key] = any(
+                _imports(self.tree(other), other, rel, self.prefix)
+                for other in self.holding(Path(rel).stem.encode())
+                if other != rel
+            )
+        return self.memo[key]
+
     def _outline(self, rel: str) -> FileContext | None:
         """The file's scopes without function bodies (``ClassContext``): what a class line
         resolves its bases through, a fraction of the cost. Neither it nor a parse made for it
@@ -201,3 +214,23 @@ def _dotted(node: ast.AST) -> str | None:
 def dotted(node: ast.AST) -> str | None:
     """``"a.b.c"`` for a Name/Attribute chain, else None."""
     return _dotted(node)
+
+
+def _imports(tree: ast.Module | None, importer: str, rel: str, prefix: str) -> bool:
+    """``tree`` (the file ``importer``) imports the module of ``rel``."""
+    module = module_name(rel, prefix)
+    beside = Path(importer).parent == Path(rel).parent
+    names = {module, Path(rel).stem} if beside else {module}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Import):
+            found = {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = absolute_module(node.level, node.module, package_name(importer, prefix))
+            if base is None:
+                continue
+            found = {base, *(f"{base}.{a.name}" if base else a.name for a in node.names)}
+        else:
+            continue
+        if any(n in names or n.startswith(f"{module}.") for n in found):
+            return True
+    return False

@@ -37,6 +37,8 @@ from patches.generate.codemods.families.method_to_device import MethodToDevice
 
 NAME = "device"
 _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
+# keyword arguments whose CUDA device string a script gets in place (accelerator, else "cpu")
+IN_PLACE_KEYWORDS = frozenset({"map_location", "device"})
 
 
 @functools.lru_cache(maxsize=16)
@@ -70,12 +72,20 @@ def _sets_torch_state(stmt: ast.stmt) -> bool:
 
 
 def is_script(ctx) -> bool:
-    """A program, not a library module: not a test or a package ``__init__``, and it runs code at
+    """A program, not a library module: not a test or a package ``__init__``, it runs code at
     the top level (``if __name__ == "__main__":``, or calls outside any function other than
-    torch settings, see ``_sets_torch_state``)."""
+    torch settings, see ``_sets_torch_state``), and no other file of the tree imports it
+    (``torch/sparse/_triton_ops_meta.py`` has a ``__main__`` block and is a library module)."""
     if is_test_file(ctx.path) or ctx.path.endswith("__init__.py"):
         return False
-    for stmt in ctx.tree.body:
+    if not _runs_code(ctx.tree):
+        return False
+    index = getattr(ctx, "tree_index", None)
+    return index is None or not index.imported(ctx.path)
+
+
+def _runs_code(tree: ast.Module) -> bool:
+    for stmt in tree.body:
         if isinstance(stmt, ast.If) and "__main__" in ast.unparse(stmt.test):
             return True
         if _sets_torch_state(stmt):
@@ -108,6 +118,29 @@ def _eligible(ctx) -> bool:
 def gets_device(ctx) -> bool:
     """The script is one this family gives a ``device`` (accelerator or "cpu"): a CPU path."""
     return _eligible(ctx) and any(_plain(n) for n in ctx.nodes)
+
+
+def ports_in_place(ctx) -> bool:
+    """The script gets a CUDA device string in place (``on_literal``): a CPU path, as the
+    ``device`` line of ``gets_device`` is. Read from the file, not from what the gate lets
+    through: a sync guarded for a site the gate then keeps is still the same call on CUDA."""
+    if not is_script(ctx):
+        return False
+    plain = any(_plain(n) for n in ast.walk(ctx.tree))
+    for n in ast.walk(ctx.tree):
+        if not isinstance(n, ast.Call):
+            continue
+        places = [(k.arg, k.value) for k in n.keywords if k.arg in IN_PLACE_KEYWORDS]
+        if isinstance(n.func, ast.Attribute) and n.func.attr == "to" and n.args:
+            places.append((None, n.args[0]))
+        for key, value in places:
+            if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+                continue
+            if CUDA_DEVICE_STR.fullmatch(value.value) is None:
+                continue
+            if key == "map_location" or not (plain or _binds_device(ctx.tree)):
+                return True
+    return False
 
 
 def _plain(call: ast.AST) -> bool:
@@ -185,20 +218,19 @@ class ScriptDevice(MethodToDevice):
         """``torch.load(..., map_location="cuda:0")`` in a script: the accelerator's device of
         that index, the CPU without one (the script's tensors go there too), so a ported
         script loads its checkpoint on a CPU-only machine. Also ``x.to("cuda")`` (the
-        inference posts' ``inputs.to("cuda")``) in a script with no ``device`` bound before it
+        inference posts' ``inputs.to("cuda")``) and ``device="cuda"`` (a benchmark's
+        ``q = torch.randn(..., device="cuda")``) in a script with no ``device`` bound before it
         and no plain ``.cuda()`` (which would get this family's ``device`` line): the same
         value in place."""
         parent = eng.parent(original)
+        keyword = parent.keyword.value if isinstance(parent, cst.Arg) and parent.keyword else None
         if not (
             isinstance(parent, cst.Arg)
-            and (
-                (parent.keyword is not None and parent.keyword.value == "map_location")
-                or _to_arg(eng, original)
-            )
+            and (keyword in IN_PLACE_KEYWORDS or _to_arg(eng, original))
             and is_script(eng.ctx)
         ):
             return None
-        if parent.keyword is None and (
+        if keyword != "map_location" and (
             eng.ctx.bound_before(eng.line(original), NAME)
             or any(_plain(n) for n in ast.walk(eng.ctx.tree))
         ):

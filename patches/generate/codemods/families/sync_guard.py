@@ -2,8 +2,9 @@
 (a program: ``script_device.is_script``; a library's sync keeps upstream's plain rename).
 
 ``torch.accelerator.synchronize()`` raises without an accelerator. Where the file falls back to
-the CPU (a ``"cpu"`` device value anywhere in it: ``else "cpu"``, ``device = "cpu"``; or the
-``device`` line ``script_device`` gives a script whose ``.cuda()`` calls name none), a timing
+the CPU (a ``"cpu"`` device value anywhere in it: ``else "cpu"``, ``device = "cpu"``; the
+``device`` line ``script_device`` gives a script whose ``.cuda()`` calls name none; or the
+accelerator-else-CPU value it writes in place of ``.to("cuda")`` / ``device="cuda"``), a timing
 sync that no test guards becomes::
 
     if torch.accelerator.is_available():
@@ -25,7 +26,7 @@ from patches.generate.codemods.engine import dotted_name
 from patches.generate.codemods.families import sync_dispatch
 from patches.generate.codemods.families.call_rename import CallRename
 from patches.generate.codemods.families.idioms_common import statement, under_availability_check
-from patches.generate.codemods.families.script_device import gets_device, is_script
+from patches.generate.codemods.families.script_device import gets_device, is_script, ports_in_place
 
 SYNC = "torch.cuda.synchronize"
 NEW = "torch.accelerator.synchronize"
@@ -102,7 +103,7 @@ class GuardedSync(CallRename):
         if not eng.specs_for(self.name, original):
             return None
         cpu, tested = _facts(eng.ctx.tree)
-        cpu = cpu or gets_device(eng.ctx)
+        cpu = cpu or gets_device(eng.ctx) or ports_in_place(eng.ctx)
         if not cpu or line in tested or not is_script(eng.ctx):
             return None
         return under_availability_check(eng, original, updated)
