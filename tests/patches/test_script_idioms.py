@@ -677,6 +677,33 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_default_device_in_a_script(self):
+        """Where a script picks its device with no name for it: ``device_map="cuda"``,
+        ``torch.set_default_device("cuda:0")``, ``with torch.device("cuda"):``."""
+        self.assertExpectedInline(
+            _fixed("default_device.py"),
+            """\
+@@ -12 +12 @@
+-    model = load("m", device_map="cuda")
++    model = load("m", device_map=torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")
+@@ -14,2 +14,2 @@
+-    torch.set_default_device("cuda:0")
+-    with torch.device("cuda"):
++    torch.set_default_device(f"{torch.accelerator.current_accelerator().type}:0" if torch.accelerator.is_available() else "cpu")
++    with torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu"):
+""",
+        )
+
+    def test_default_device_in_a_library(self):
+        self.assertExpectedInline(
+            _fixed("default_device_library.py"),
+            """\
+# left HN502:8: not a device argument
+# left HN503:9: not a device argument
+# left HN509:10: not a default or a built string: decide by hand
+""",
+        )
+
     def test_amp_alias(self):
         """timm's ``amp_autocast = torch.cuda.amp.autocast``, called later with no device."""
         self.assertExpectedInline(

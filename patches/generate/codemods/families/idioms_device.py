@@ -3,8 +3,10 @@ training script picks its device, rewritten to the current accelerator.
 
 * a default, i.e. the whole value of an assignment to a device-named target or an argparse-style
   ``default=`` (``device = "cuda"``, ``add_argument("--device", default="cuda")``,
-  ``dev = torch.device("cuda")``): the accelerator's type, CPU when there is none; the value
-  stays overridable exactly as before (same type: a string stays a string);
+  ``dev = torch.device("cuda")``), and in a script ``with torch.device("cuda"):``,
+  ``torch.set_default_device("cuda")`` and ``device_map="cuda"``: the accelerator's type, CPU
+  when there is none; the value stays overridable exactly as before (same type: a string stays
+  a string);
 * an indexed device anywhere but a comparison: ``f"cuda:{rank}"``, ``"cuda:%d" % i``,
   ``"cuda:{}".format(i)`` keep their string form with the accelerator's type in place of
   "cuda"; ``torch.device("cuda", i)`` / ``torch.device("cuda:1")`` become
@@ -31,6 +33,7 @@ from patches.generate.codemods.families.idioms_common import (
     type_or_cpu,
     with_value,
 )
+from patches.generate.codemods.families.script_device import is_script
 
 LITERAL_FAMILY = "device-literal"  # HN502/HN503's specs (catalogue style `literal`)
 _STR, _CTOR = "cuda", "torch.device"
@@ -39,6 +42,9 @@ _MAP_WHY = (
     "and a value alone would no longer match its key"
 )
 DEFAULT_KEYWORDS = frozenset({"default"})
+# In a script, also where the program picks its device (``_script_default``).
+DEFAULT_DEVICE_CALLS = frozenset({"torch.set_default_device"})
+SCRIPT_DEFAULT_KEYWORDS = frozenset({"device_map"})  # Hugging Face's from_pretrained
 # Calls whose first argument is a device type (HN502's `calls`).
 DEVICE_TYPE_CALLS = frozenset(
     {
@@ -79,15 +85,39 @@ def _help(original: cst.Call, updated: cst.Call) -> cst.Call | None:
 
 
 def _is_default(eng, node) -> bool:
-    """``node`` is the whole assigned value (``device = node``) or a ``default=node``."""
+    """``node`` is the whole assigned value (``device = node``) or a ``default=node``, or in a
+    script one of the other places a program picks its device (``_script_default``)."""
     parent = eng.parent(node)
     if isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is node:
         return True
-    return (
+    if (
         isinstance(parent, cst.Arg)
         and parent.keyword is not None
         and parent.keyword.value in DEFAULT_KEYWORDS
-    )
+    ):
+        return True
+    return _script_default(eng, node, parent)
+
+
+def _script_default(eng, node, parent) -> bool:
+    """In a script (``script_device.is_script``): ``with torch.device("cuda"):``,
+    ``torch.set_default_device("cuda")``, ``from_pretrained(..., device_map="cuda")``: the
+    device the program picks, with no name to bind it to. A library module's stay."""
+    if isinstance(parent, cst.WithItem):
+        ok = parent.item is node
+    elif isinstance(parent, cst.Arg) and not parent.star:
+        call = eng.parent(parent)
+        if parent.keyword is not None:
+            ok = parent.keyword.value in SCRIPT_DEFAULT_KEYWORDS
+        else:
+            ok = (
+                isinstance(call, cst.Call)
+                and call.args[0] is parent
+                and bool(eng.qualnames(call.func) & DEFAULT_DEVICE_CALLS)
+            )
+    else:
+        ok = False
+    return ok and is_script(eng.ctx)
 
 
 def _cpu_other_side(pick: cst.IfExp) -> bool:
