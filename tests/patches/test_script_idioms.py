@@ -691,6 +691,10 @@ class TestScriptIdioms(expecttest.TestCase):
 -    with torch.device("cuda"):
 +    torch.set_default_device(f"{torch.accelerator.current_accelerator().type}:0" if torch.accelerator.is_available() else "cpu")
 +    with torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu"):
+@@ -17 +17,2 @@
+-    torch.cuda.synchronize()  # the script runs on the CPU now: checked first
++    if torch.accelerator.is_available():
++        torch.accelerator.synchronize()  # the script runs on the CPU now: checked first
 """,
         )
 

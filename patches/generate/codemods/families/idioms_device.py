@@ -33,7 +33,11 @@ from patches.generate.codemods.families.idioms_common import (
     type_or_cpu,
     with_value,
 )
-from patches.generate.codemods.families.script_device import is_script
+from patches.generate.codemods.families.script_device import (
+    DEFAULT_DEVICE_CALLS,
+    SCRIPT_DEFAULT_KEYWORDS,
+    is_script,
+)
 
 LITERAL_FAMILY = "device-literal"  # HN502/HN503's specs (catalogue style `literal`)
 _STR, _CTOR = "cuda", "torch.device"
@@ -42,9 +46,6 @@ _MAP_WHY = (
     "and a value alone would no longer match its key"
 )
 DEFAULT_KEYWORDS = frozenset({"default"})
-# In a script, also where the program picks its device (``_script_default``).
-DEFAULT_DEVICE_CALLS = frozenset({"torch.set_default_device"})
-SCRIPT_DEFAULT_KEYWORDS = frozenset({"device_map"})  # Hugging Face's from_pretrained
 # Calls whose first argument is a device type (HN502's `calls`).
 DEVICE_TYPE_CALLS = frozenset(
     {

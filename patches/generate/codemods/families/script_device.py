@@ -39,6 +39,9 @@ NAME = "device"
 _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
 # keyword arguments whose CUDA device string a script gets in place (accelerator, else "cpu")
 IN_PLACE_KEYWORDS = frozenset({"map_location", "device"})
+# where a script picks its device with no name for it (idioms_device's script defaults)
+DEFAULT_DEVICE_CALLS = frozenset({"torch.set_default_device"})
+SCRIPT_DEFAULT_KEYWORDS = frozenset({"device_map"})  # Hugging Face's from_pretrained
 
 
 @functools.lru_cache(maxsize=16)
@@ -128,19 +131,33 @@ def ports_in_place(ctx) -> bool:
         return False
     plain = any(_plain(n) for n in ast.walk(ctx.tree))
     for n in ast.walk(ctx.tree):
+        if isinstance(n, ast.With) and any(_cuda(i.context_expr, True) for i in n.items):
+            return True  # with torch.device("cuda"): a script default
         if not isinstance(n, ast.Call):
             continue
         places = [(k.arg, k.value) for k in n.keywords if k.arg in IN_PLACE_KEYWORDS]
-        if isinstance(n.func, ast.Attribute) and n.func.attr == "to" and n.args:
-            places.append((None, n.args[0]))
+        places += [("pick", k.value) for k in n.keywords if k.arg in SCRIPT_DEFAULT_KEYWORDS]
+        func = ast.unparse(n.func)
+        if n.args and (func.endswith(".to") or func in DEFAULT_DEVICE_CALLS):
+            places.append(("pick" if func in DEFAULT_DEVICE_CALLS else None, n.args[0]))
         for key, value in places:
-            if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+            if not _cuda(value, key == "pick"):
                 continue
-            if CUDA_DEVICE_STR.fullmatch(value.value) is None:
-                continue
-            if key == "map_location" or not (plain or _binds_device(ctx.tree)):
+            if key in ("map_location", "pick") or not (plain or _binds_device(ctx.tree)):
                 return True
     return False
+
+
+def _cuda(node: ast.AST, device_call: bool = False) -> bool:
+    """``"cuda"`` / ``"cuda:N"``, or with ``device_call`` also ``torch.device("cuda")`` (the
+    value the script-default places get whole)."""
+    if device_call and isinstance(node, ast.Call) and ast.unparse(node.func) == "torch.device":
+        node = node.args[0] if len(node.args) == 1 and not node.keywords else None
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and CUDA_DEVICE_STR.fullmatch(node.value) is not None
+    )
 
 
 def _plain(call: ast.AST) -> bool:
