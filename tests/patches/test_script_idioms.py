@@ -708,6 +708,50 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_stream_waits_in_a_script_with_a_cpu_path(self):
+        """The prefetcher's bare ``wait_stream`` / ``record_stream`` statements: checked first
+        where the script runs on the CPU (its ``.cuda()`` calls get the device line)."""
+        self.assertExpectedInline(
+            _fixed("stream_prefetch.py"),
+            """\
+@@ -6,0 +7,3 @@
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
++
++
+@@ -10 +13 @@
+-        self.stream = torch.cuda.Stream()
++        self.stream = torch.Stream()
+@@ -16,2 +19,2 @@
+-            with torch.cuda.stream(self.stream):
+-                self.batch = self.batch.cuda(non_blocking=True)
++            with self.stream:
++                self.batch = self.batch.to(device, non_blocking=True)
+@@ -20 +23,2 @@
+-        torch.cuda.current_stream().wait_stream(self.stream)
++        if torch.accelerator.is_available():
++            torch.accelerator.current_stream().wait_stream(self.stream)
+@@ -23 +27,2 @@
+-            batch.record_stream(torch.cuda.current_stream())
++            if torch.accelerator.is_available():
++                batch.record_stream(torch.accelerator.current_stream())
+@@ -31 +36 @@
+-    current = torch.cuda.current_stream()  # a value, not a bare statement: the plain rename
++    current = torch.accelerator.current_stream()  # a value, not a bare statement: the plain rename
+""",
+        )
+
+    def test_stream_waits_in_a_library(self):
+        self.assertExpectedInline(
+            _fixed("stream_library.py"),
+            """\
+@@ -7,2 +7,2 @@
+-    torch.cuda.current_stream().wait_stream(stream)
+-    batch.record_stream(torch.cuda.current_stream())
++    torch.accelerator.current_stream().wait_stream(stream)
++    batch.record_stream(torch.accelerator.current_stream())
+""",
+        )
+
     def test_amp_alias(self):
         """timm's ``amp_autocast = torch.cuda.amp.autocast``, called later with no device."""
         self.assertExpectedInline(

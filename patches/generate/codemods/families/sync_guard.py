@@ -11,6 +11,9 @@ sync that no test guards becomes::
         torch.accelerator.synchronize()
 
 the same call on CUDA, nothing on a CPU-only machine (where there is no queued work to wait for).
+So does a bare statement using the current stream there (``torch.accelerator.current_stream()``
+raises without an accelerator too): the data prefetchers'
+``torch.cuda.current_stream().wait_stream(s)`` and ``x.record_stream(torch.cuda.current_stream())``.
 Syncs under a test (``if device_type == "cuda":``), with arguments, or in a file with no CPU path
 are the plain rename; so is the ``accelerator_api`` target, whose ``synchronize`` is a no-op on CPU.
 """
@@ -30,6 +33,8 @@ from patches.generate.codemods.families.script_device import gets_device, is_scr
 
 SYNC = "torch.cuda.synchronize"
 NEW = "torch.accelerator.synchronize"
+STREAM = "torch.cuda.current_stream"
+NEW_STREAM = "torch.accelerator.current_stream"
 
 
 _DEVICE_WORDS = ("cuda", "gpu", "device", "accel")
@@ -65,6 +70,22 @@ def _facts(tree: ast.Module) -> tuple[bool, frozenset[int]]:
     return cpu, frozenset(tested)
 
 
+def _stream_use(eng, original, call: cst.Call) -> bool:
+    """A bare statement that uses the current stream this step renamed (HN204, the ``call``
+    family): ``torch.accelerator.current_stream().wait_stream(s)``,
+    ``x.record_stream(torch.accelerator.current_stream())`` (the data prefetchers). It raises
+    without an accelerator; on the CPU there is no stream to wait on or record."""
+    if not any(STREAM in s.names for s in eng.specs_for("call", original)):
+        return False
+    return any(isinstance(n, cst.Call) and dotted_name(n.func) == NEW_STREAM for n in _calls(call))
+
+
+def _calls(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _calls(child)
+
+
 class GuardedSync(CallRename):
     name = "sync"
     claims = (SYNC,)
@@ -97,11 +118,12 @@ class GuardedSync(CallRename):
         if not isinstance(expr, cst.Expr) or not isinstance(expr.value, cst.Call):
             return None
         call = expr.value
-        if dotted_name(call.func) != NEW or call.args:
+        if dotted_name(call.func) == NEW and not call.args:
+            if not eng.specs_for(self.name, original):
+                return None
+        elif not _stream_use(eng, original, call):
             return None  # not rewritten here (kept, failed), or the accelerator_api target
         line = eng.line(original)
-        if not eng.specs_for(self.name, original):
-            return None
         cpu, tested = _facts(eng.ctx.tree)
         cpu = cpu or gets_device(eng.ctx) or ports_in_place(eng.ctx)
         if not cpu or line in tested or not is_script(eng.ctx):
