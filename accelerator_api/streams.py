@@ -2,7 +2,10 @@
 
 Gap filled: the CPU backend has streams but no events ("cpu backend doesn't support events"), so
 on CPU `Event` is a host timer with the same methods; work on CPU is synchronous, so recording the
-wall clock when `record()` is called is exactly when the preceding work finished.
+wall clock when `record()` is called is exactly when the preceding work finished. For the same
+reason a CPU stream (`HostStream`) has nothing to wait for: `wait_stream` / `wait_event` return
+at once, and `record_event` records a host event (torch's CPU stream raises on all three, which a
+data prefetcher's `current_stream().wait_stream(side)` meets first).
 """
 
 from __future__ import annotations
@@ -15,15 +18,34 @@ import torch
 from . import runtime as _dev
 
 
+class HostStream(torch.Stream):
+    """A CPU `torch.Stream` (a context manager, `query()` and `synchronize()` as torch's) whose
+    cross-stream calls are no-ops: CPU work is synchronous, so it is always done."""
+
+    def wait_stream(self, stream) -> None:
+        pass
+
+    def wait_event(self, event) -> None:
+        pass
+
+    def record_event(self, event=None):
+        event = event if event is not None else HostEvent()
+        event.record(self)
+        return event
+
+
 def Stream(dev=None, priority: int = 0) -> torch.Stream:
     """A new stream on `dev` (default: current device). `priority` is keyword-only in torch."""
-    return torch.Stream(dev if dev is not None else _dev.device(), priority=priority)
+    dev = dev if dev is not None else _dev.device()
+    if isinstance(dev, (str, torch.device)) and torch.device(dev).type == "cpu":
+        return HostStream("cpu", priority=priority)
+    return torch.Stream(dev, priority=priority)
 
 
 def current_stream(dev=None) -> torch.Stream:
     """The current stream of `dev`; delegates to `torch.accelerator.current_stream`."""
     if not _dev.is_available():
-        return torch.Stream("cpu")
+        return HostStream("cpu")
     acc = getattr(torch, "accelerator", None)
     if acc is not None and hasattr(acc, "current_stream"):
         return acc.current_stream(dev)

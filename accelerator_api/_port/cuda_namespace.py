@@ -125,7 +125,7 @@ def _stream_ctor(device=None, priority=0, **kwargs):
             Target.type,
             "external CUDA stream handles have no equivalent",
         )
-    return torch.Stream(Target.device(_idx(device)), priority=priority)
+    return streams.Stream(Target.device(_idx(device)), priority=priority)
 
 
 def _event_ctor(enable_timing=False, blocking=False, interprocess=False, external=False):
@@ -144,7 +144,7 @@ def _current_stream(device=None):
 
 def _default_stream(device=None):
     if Target.is_cpu:
-        return torch.Stream("cpu")
+        return streams.HostStream("cpu")
     fn = getattr(runtime.device_module(), "default_stream", None)
     if fn is None:
         raise Unsupported(

@@ -182,7 +182,8 @@ _REAL: dict[str, object] = {}
 
 def _install_pin_noop(p: Patcher) -> None:
     """No accelerator: ``x.pin_memory()`` (nanoGPT's ``get_batch``) raises in torch; pinned
-    memory only speeds a copy to a device, so the tensor itself is the answer."""
+    memory only speeds a copy to a device, so the tensor itself is the answer. So does
+    ``x.record_stream(s)`` for a CPU tensor, which orders nothing there."""
     real_pin = torch.Tensor.pin_memory
 
     @functools.wraps(real_pin)
@@ -193,6 +194,17 @@ def _install_pin_noop(p: Patcher) -> None:
         return self
 
     p.set(torch.Tensor, "pin_memory", pin_memory)
+    real_record = torch.Tensor.record_stream
+
+    @functools.wraps(real_record)
+    def record_stream(self, stream):
+        """The prefetchers' ``x.record_stream(torch.cuda.current_stream())``: a CPU tensor's
+        memory is not ordered by any stream (torch has no CPU kernel for it), so nothing to do."""
+        if self.device.type != "cpu" or is_internal(sys._getframe(1).f_code.co_filename):
+            return real_record(self, stream)
+        RECORDER.hit("Tensor.record_stream()", "nothing (a CPU tensor: no stream to order)")
+
+    p.set(torch.Tensor, "record_stream", record_stream)
 
 
 def _port_positional(fn, api):

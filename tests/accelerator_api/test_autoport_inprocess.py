@@ -245,6 +245,21 @@ def test_ddp_device_ids_follow_the_target(ported):
     ] == ("device_ids=None, output_device=None")
 
 
+def test_the_prefetchers_stream_calls_run_without_an_accelerator(ported):
+    # the ImageNet examples' prefetcher: a side stream, the wait, the batch recorded on the main
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        batch = torch.ones(2).cuda(non_blocking=True)
+    torch.cuda.current_stream().wait_stream(side)
+    batch.record_stream(torch.cuda.current_stream())
+    line = _line_above()
+    assert _sites(ported)[(line, "Tensor.record_stream()")]["count"] == 1
+    uninstall()
+    with pytest.raises(NotImplementedError):
+        batch.record_stream(torch.Stream("cpu"))  # torch's own answer for a CPU tensor
+    install()
+
+
 def test_pin_memory_is_the_tensor_without_an_accelerator(ported):
     # nanoGPT's get_batch: x.pin_memory().to(device, non_blocking=True) on the CUDA path.
     x = torch.arange(4)

@@ -88,6 +88,21 @@ def test_host_event_times_real_work():
         assert s is None
 
 
+def test_host_stream_waits_for_nothing():
+    """A data prefetcher's calls on CPU streams: torch's CPU stream raises on each (the gap)."""
+    side, main = torch.Stream("cpu"), torch.Stream("cpu")
+    with pytest.raises(RuntimeError, match="events"):
+        main.wait_stream(side)
+    side, main = A.Stream(), A.current_stream()
+    assert isinstance(main, torch.Stream) and main.device.type == "cpu"
+    with side:  # still a torch.Stream: a context manager
+        batch = torch.ones(2)
+    batch.add_(1)
+    main.wait_stream(side)
+    main.wait_event(side.record_event())
+    assert main.query() and side.record_event().query()
+
+
 @cpu_only_process
 def test_rng_state_round_trip_and_fork():
     A.manual_seed_all(123)

@@ -9,7 +9,8 @@ utils.py, the VAE example with its namespace flag ``args.cuda``, a PyTorch-GAN-s
 ``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``, the DCGAN example with
 ``--cuda`` and ``"cuda:0" if opt.cuda else "cpu"``, a torchvision-reference-style trainer whose
 ``--device`` defaults to cuda, with its utils.py of meters, distributed setup and a cross-process
-reduce, an attention micro-benchmark whose inputs are made with ``device="cuda"``) ->
+reduce, an attention micro-benchmark whose inputs are made with ``device="cuda"``, a trainer
+with the ImageNet examples' side-stream data prefetcher) ->
 ``patches.generate --unsafe-fixes`` -> ``git am``. Each ported script loses >= 70 % of its CUDA
 code tokens (a project of several files, counted together), the summary's counts match a rescan of the ported tree, a rerun gives no patch, and
 every ported script runs on a CPU-only machine with the losses of the original run on CPU
@@ -112,6 +113,8 @@ SCRIPTS = {
     "tv_reference/train.py": Script(("--epochs", "2"), ref_args=("--device", "cpu"), trn=True),
     # factories with device="cuda", no device variable: the original runs on CPU under autoport
     "sdpa_bench.py": Script(("--iters", "2"), autoport_ref=True, trn=True),
+    # a side stream, wait_stream and record_stream: the original runs on CPU under autoport
+    "prefetch_train.py": Script(("--steps", "2"), autoport_ref=True, trn=True),
 }
 # Modules the scripts import (counted with their project, not run by themselves).
 MODULES = ("cls_project/utils.py", "tv_reference/utils.py")
