@@ -127,10 +127,13 @@ def ports_in_place(ctx) -> bool:
     """The script gets a CUDA device string in place (``on_literal``): a CPU path, as the
     ``device`` line of ``gets_device`` is. Read from the file, not from what the gate lets
     through: a sync guarded for a site the gate then keeps is still the same call on CUDA."""
-    if not is_script(ctx):
-        return False
-    plain = any(_plain(n) for n in ast.walk(ctx.tree))
-    for n in ast.walk(ctx.tree):
+    return is_script(ctx) and _ports_in_place(ctx.tree)
+
+
+@functools.lru_cache(maxsize=16)
+def _ports_in_place(tree: ast.Module) -> bool:
+    plain = any(_plain(n) for n in ast.walk(tree))
+    for n in ast.walk(tree):
         if isinstance(n, ast.With) and any(_cuda(i.context_expr, True) for i in n.items):
             return True  # with torch.device("cuda"): a script default
         if not isinstance(n, ast.Call):
@@ -143,7 +146,7 @@ def ports_in_place(ctx) -> bool:
         for key, value in places:
             if not _cuda(value, key == "pick"):
                 continue
-            if key in ("map_location", "pick") or not (plain or _binds_device(ctx.tree)):
+            if key in ("map_location", "pick") or not (plain or _binds_device(tree)):
                 return True
     return False
 
