@@ -191,3 +191,12 @@ def test_a_library_module_with_an_entry_point_is_not_a_script(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "+++ b/bench.py" in out and "+++ b/pkg/_tune.py" not in out
     assert "device=torch.accelerator.current_accelerator().type" in out
+
+
+def test_a_script_named_main_is_not_imported_by_every_entry_point(tmp_path):
+    """``__main__`` holds the word ``main`` only inside a longer name: no import of ``main.py``."""
+    entry = 'if __name__ == "__main__":\n    print("__main__")\n'
+    index = _tree(tmp_path, {"main.py": entry, "tool.py": entry})
+    assert not index.imported("main.py")
+    (tmp_path / "run.py").write_text("import main\n")
+    assert TreeIndex(tmp_path, "").imported("main.py")

@@ -12,6 +12,7 @@ Nothing is imported. Per-tree results a family computes are kept in ``memo``.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,10 +119,12 @@ class TreeIndex:
         script's folder is on its path): a library module, even with an entry point."""
         key = ("imported", rel)
         if key not in self.memo:
+            stem = Path(rel).stem.encode()
+            word = re.compile(rb"\b" + re.escape(stem) + rb"\b")  # not main in "__main__"
             self.memo[key] = any(
                 _imports(self.tree(other), other, rel, self.prefix)
-                for other in self.holding(Path(rel).stem.encode())
-                if other != rel
+                for other in self.holding(stem)
+                if other != rel and word.search(self.files()[other])
             )
         return self.memo[key]
 
