@@ -138,6 +138,8 @@ def _tree(root: Path, files: dict[str, str]) -> TreeIndex:
         ("other/use.py", "from pkg._tune import best\n"),
         ("other/use.py", "from pkg import _tune\n"),
         ("pkg/run.py", "import _tune\n"),  # beside it: a script's folder is on its path
+        ("other/use.py", "from pkg import (\n    other,\n    _tune,\n)\n"),
+        ("other/use.py", "try:\n    import pkg._tune\nexcept ImportError:\n    pass\n"),
     ],
 )
 def test_a_module_imported_by_another_file_is_imported(tmp_path, importer, text):
@@ -153,6 +155,7 @@ def test_a_module_imported_by_another_file_is_imported(tmp_path, importer, text)
         ("other/use.py", "from other import _tune\n"),
         ("pkg/ops.py", "from .._tune import best\n"),  # above the package: not this file
         ("pkg/ops.py", "# _tune is mentioned, not imported\nx = '_tune'\n"),
+        ("pkg/ops.py", '"""\nfrom pkg import _tune: a docstring, not an import\n"""\n'),
         ("pkg/ops.py", "from ._tuner import best\n"),
     ],
 )

@@ -120,11 +120,11 @@ class TreeIndex:
         key = ("imported", rel)
         if key not in self.memo:
             stem = Path(rel).stem.encode()
-            word = re.compile(rb"\b" + re.escape(stem) + rb"\b")  # not main in "__main__"
+            mention = _import_mention(stem)
             self.memo[key] = any(
                 _imports(self.tree(other), other, rel, self.prefix)
                 for other in self.holding(stem)
-                if other != rel and word.search(self.files()[other])
+                if other != rel and mention.search(self.files()[other])
             )
         return self.memo[key]
 
@@ -217,6 +217,23 @@ def _dotted(node: ast.AST) -> str | None:
 def dotted(node: ast.AST) -> str | None:
     """``"a.b.c"`` for a Name/Attribute chain, else None."""
     return _dotted(node)
+
+
+def _import_mention(stem: bytes) -> re.Pattern:
+    """An import statement naming ``stem`` as a word (``from ._tune import``, ``import
+    pkg._tune``, ``from pkg import (a, _tune)``): the prefilter before a file is parsed. Not
+    ``main`` in ``"__main__"``; a docstring line that reads like an import passes, and the parse
+    then says no."""
+    w = rb"\b" + re.escape(stem) + rb"\b"
+    return re.compile(
+        rb"(?m)^[ \t]*(?:from[ \t]+[.\w]*"
+        + w
+        + rb"|import[ \t][^\n]*"
+        + w
+        + rb"|from[ \t]+[.\w]+[ \t]+import[ \t]*(?:\([^)]*|[^\n]*)"
+        + w
+        + rb")"
+    )
 
 
 def _imports(tree: ast.Module | None, importer: str, rel: str, prefix: str) -> bool:
