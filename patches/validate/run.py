@@ -137,7 +137,7 @@ def _with_coverage(v: Validation, phase: str) -> bool:
     return v.opts.coverage and phase == "after" and bool(v.measured)
 
 
-def _job(v: Validation, dev: str, ph: str, present: list[str], xdist: int):
+def _job(v: Validation, dev: str, ph: str, present: list[str]):
     """The runpool job of one (device, phase): its pytest run, rerun in one process when
     pytest-xdist itself fails."""
     opts = v.opts
@@ -154,8 +154,8 @@ def _job(v: Validation, dev: str, ph: str, present: list[str], xdist: int):
 
     def go(boot_info: Path):
         lines = []
-        r = run(xdist=xdist, boot_info=boot_info)
-        if xdist > 1 and r.rc not in (0, 1, 5, None):
+        r = run(xdist=v.xdist, boot_info=boot_info)
+        if v.xdist > 1 and r.rc not in (0, 1, 5, None):
             # pytest-xdist itself failed (a worker that could not start, INTERNALERROR):
             # that says nothing about the series; run once more in one process
             lines.append(f"  {dev} {ph}: xdist run failed (rc {r.rc}); rerunning in one process")
@@ -191,11 +191,10 @@ def _run(v: Validation, log) -> None:
                 plan.append((dev, ph, present))
     for dev, info in known.items():
         log(f"  {dev}: absent ({info.detail})")
-    xdist, slots = _workers(opts, len(plan))
-    v.xdist = xdist
+    v.xdist, slots = _workers(opts, len(plan))
     infos, results = runpool.run_all(
         devices,
-        [(dev, f"{ph}-{dev}", _job(v, dev, ph, present, xdist)) for dev, ph, present in plan],
+        [(dev, f"{ph}-{dev}", _job(v, dev, ph, present)) for dev, ph, present in plan],
         slots=slots,
         probe=lambda d: probe(
             d, cwd=v.work, plugin=opts.plugins.get(d), log=v.work / f"probe-{d}.log"

@@ -140,8 +140,8 @@ def _ports_in_place(tree: ast.Module) -> bool:
             continue
         places = [(k.arg, k.value) for k in n.keywords if k.arg in IN_PLACE_KEYWORDS]
         places += [("pick", k.value) for k in n.keywords if k.arg in SCRIPT_DEFAULT_KEYWORDS]
-        func = ast.unparse(n.func)
-        if n.args and (func.endswith(".to") or func in DEFAULT_DEVICE_CALLS):
+        func = ast.unparse(n.func) if n.args else ""
+        if func.endswith(".to") or func in DEFAULT_DEVICE_CALLS:
             places.append(("pick" if func in DEFAULT_DEVICE_CALLS else None, n.args[0]))
         for key, value in places:
             if not _cuda(value, key == "pick"):

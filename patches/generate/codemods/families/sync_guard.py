@@ -24,6 +24,7 @@ import ast
 import functools
 
 import libcst as cst
+import libcst.matchers as m
 
 from patches.generate.codemods.engine import dotted_name
 from patches.generate.codemods.families import sync_dispatch
@@ -77,13 +78,7 @@ def _stream_use(eng, original, call: cst.Call) -> bool:
     without an accelerator; on the CPU there is no stream to wait on or record."""
     if not any(STREAM in s.names for s in eng.specs_for("call", original)):
         return False
-    return any(isinstance(n, cst.Call) and dotted_name(n.func) == NEW_STREAM for n in _calls(call))
-
-
-def _calls(node: cst.CSTNode):
-    yield node
-    for child in node.children:
-        yield from _calls(child)
+    return any(dotted_name(n.func) == NEW_STREAM for n in m.findall(call, m.Call()))
 
 
 class GuardedSync(CallRename):
