@@ -620,25 +620,35 @@ class TestScriptIdioms(expecttest.TestCase):
             _fixed("to_cuda_script.py"),
             """\
 # left HN505:16: a device string compared with 'cuda' exactly, kept
-@@ -5 +5 @@
+@@ -5 +5,2 @@
 -model = torch.nn.Linear(4, 4).to("cuda" if torch.cuda.is_available() else "cpu")
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
 +model = torch.nn.Linear(4, 4).to(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")
-@@ -9,3 +9,3 @@
+@@ -9,3 +10,3 @@
 -    x = torch.tensor(ids, dtype=torch.float32).to("cuda")
 -    y = torch.zeros(4).to("cuda:1")
 -    return model(x) + y.to("cuda", non_blocking=True)
-+    x = torch.tensor(ids, dtype=torch.float32).to(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")
++    x = torch.tensor(ids, dtype=torch.float32).to(device)
 +    y = torch.zeros(4).to(f"{torch.accelerator.current_accelerator().type}:1" if torch.accelerator.is_available() else "cpu")
-+    return model(x) + y.to(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu", non_blocking=True)
++    return model(x) + y.to(device, non_blocking=True)
 """,
         )
 
-    def test_to_cuda_kept(self):
+    def test_to_cuda_beside_a_plain_cuda(self):
+        """``.to("cuda")`` and ``net.cuda()`` in one script: one device line, both use it."""
         self.assertExpectedInline(
-            _fixed("to_cuda_kept.py"),
+            _fixed("to_cuda_mixed.py"),
             """\
-# left HN502:9: no `device` variable bound before it in scope
-# left HN501:14: no `device` in scope
+@@ -6,0 +7,3 @@
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
++
++
+@@ -8 +11 @@
+-    return x.to("cuda")
++    return x.to(device)
+@@ -13 +16 @@
+-    net.cuda()
++    net.to(device)
 """,
         )
 
@@ -648,24 +658,132 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("factory_script.py"),
             """\
-@@ -10,2 +10,2 @@
+@@ -8,0 +9,3 @@
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
++
++
+@@ -10,2 +13,2 @@
 -    q = torch.randn(n, 8, device="cuda")
 -    mask = torch.ones(n, n, dtype=torch.bool, device="cuda:0")
-+    q = torch.randn(n, 8, device=torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")
++    q = torch.randn(n, 8, device=device)
 +    mask = torch.ones(n, n, dtype=torch.bool, device=f"{torch.accelerator.current_accelerator().type}:0" if torch.accelerator.is_available() else "cpu")
-@@ -19 +19,2 @@
+@@ -19 +22,2 @@
 -    torch.cuda.synchronize()
 +    if torch.accelerator.is_available():
 +        torch.accelerator.synchronize()
 """,
         )
 
-    def test_factory_device_kept(self):
+    def test_factory_device_beside_a_plain_cuda(self):
         self.assertExpectedInline(
-            _fixed("factory_kept.py"),
+            _fixed("factory_mixed.py"),
             """\
-# left HN502:9: no `device` variable bound before it in scope
-# left HN501:14: no `device` in scope
+@@ -6,0 +7,3 @@
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
++
++
+@@ -8 +11 @@
+-    return torch.zeros(n, 2, device="cuda")
++    return torch.zeros(n, 2, device=device)
+@@ -13 +16 @@
+-    net.cuda()
++    net.to(device)
+""",
+        )
+
+    def test_every_place_of_a_script_uses_its_device_line(self):
+        """Factories, ``.to``, ``torch.device("cuda")``, ``map_location``, autocast and
+        GradScaler given "cuda", CUDA's AMP entry points and the model-card defaults: one
+        ``device`` line; indexed devices keep their index in place."""
+        self.assertExpectedInline(
+            _fixed("places_all.py"),
+            """\
+@@ -8,0 +9,3 @@
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
++
++
+@@ -10,4 +13,4 @@
+-    with torch.autocast("cuda", dtype=torch.bfloat16):
+-        loss = model(x.to(torch.device("cuda"))).sum()
+-    with torch.cuda.amp.autocast():
+-        loss = loss + model(x.to("cuda", non_blocking=True)).sum()
++    with torch.autocast(device, dtype=torch.bfloat16):
++        loss = model(x.to(device)).sum()
++    with torch.amp.autocast(device):
++        loss = loss + model(x.to(device, non_blocking=True)).sum()
+@@ -19,2 +22,2 @@
+-    torch.set_default_device("cuda")
+-    model = torch.nn.Linear(4, 4).cuda()
++    torch.set_default_device(device)
++    model = torch.nn.Linear(4, 4).to(device)
+@@ -22,7 +25,7 @@
+-    model.load_state_dict(torch.load("places_all.pth", map_location="cuda"))
+-    first = torch.load("places_all.pth", map_location="cuda:0")
+-    scaler = torch.amp.GradScaler("cuda")
+-    legacy = torch.cuda.amp.GradScaler()
+-    x = torch.randn(2, 4, device="cuda")
+-    with torch.device("cuda"):
+-        extra = torch.zeros(2, device="cuda:0")
++    model.load_state_dict(torch.load("places_all.pth", map_location=device))
++    first = torch.load("places_all.pth", map_location=f"{torch.accelerator.current_accelerator().type}:0" if torch.accelerator.is_available() else "cpu")
++    scaler = torch.amp.GradScaler(device)
++    legacy = torch.amp.GradScaler(device)
++    x = torch.randn(2, 4, device=device)
++    with torch.device(device):
++        extra = torch.zeros(2, device=f"{torch.accelerator.current_accelerator().type}:0" if torch.accelerator.is_available() else "cpu")
+""",
+        )
+
+    def test_places_use_the_device_line_on_the_accelerator_api_target(self):
+        self.assertExpectedInline(
+            _fixed("places_all.py", "accelerator_api"),
+            """\
+@@ -6,0 +7,4 @@
++import accelerator_api
++
++
++device = accelerator_api.device_type()
+@@ -10,4 +14,4 @@
+-    with torch.autocast("cuda", dtype=torch.bfloat16):
+-        loss = model(x.to(torch.device("cuda"))).sum()
+-    with torch.cuda.amp.autocast():
+-        loss = loss + model(x.to("cuda", non_blocking=True)).sum()
++    with torch.autocast(device, dtype=torch.bfloat16):
++        loss = model(x.to(device)).sum()
++    with accelerator_api.autocast():
++        loss = loss + model(x.to(device, non_blocking=True)).sum()
+@@ -19,2 +23,2 @@
+-    torch.set_default_device("cuda")
+-    model = torch.nn.Linear(4, 4).cuda()
++    torch.set_default_device(device)
++    model = torch.nn.Linear(4, 4).to(device)
+@@ -22,7 +26,7 @@
+-    model.load_state_dict(torch.load("places_all.pth", map_location="cuda"))
+-    first = torch.load("places_all.pth", map_location="cuda:0")
+-    scaler = torch.amp.GradScaler("cuda")
+-    legacy = torch.cuda.amp.GradScaler()
+-    x = torch.randn(2, 4, device="cuda")
+-    with torch.device("cuda"):
+-        extra = torch.zeros(2, device="cuda:0")
++    model.load_state_dict(torch.load("places_all.pth", map_location=device))
++    first = torch.load("places_all.pth", map_location=f"{accelerator_api.device_type()}:0" if accelerator_api.device_type() != "cpu" else "cpu")
++    scaler = torch.amp.GradScaler(device)
++    legacy = accelerator_api.GradScaler()
++    x = torch.randn(2, 4, device=device)
++    with torch.device(device):
++        extra = torch.zeros(2, device=f"{accelerator_api.device_type()}:0" if accelerator_api.device_type() != "cpu" else "cpu")
+""",
+        )
+
+    def test_a_stray_cuda_gives_no_device_line(self):
+        """A "cuda" handed to a call with no place of the line: no line (a rerun would meet
+        that site beside a bound ``device``); ``.cuda()`` stays for a person."""
+        self.assertExpectedInline(
+            _fixed("stray_cuda.py"),
+            """\
+# left HN502:10: not a device argument
+# left HN501:15: no `device` in scope
+# left HN501:16: no `device` in scope
 """,
         )
 
@@ -683,15 +801,19 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("default_device.py"),
             """\
-@@ -12 +12 @@
+@@ -4,0 +5,3 @@
++
++
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -12 +15 @@
 -    model = load("m", device_map="cuda")
-+    model = load("m", device_map=torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")
-@@ -14,2 +14,2 @@
++    model = load("m", device_map=device)
+@@ -14,2 +17,2 @@
 -    torch.set_default_device("cuda:0")
 -    with torch.device("cuda"):
 +    torch.set_default_device(f"{torch.accelerator.current_accelerator().type}:0" if torch.accelerator.is_available() else "cpu")
-+    with torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu"):
-@@ -17 +17,2 @@
++    with torch.device(device):
+@@ -17 +20,2 @@
 -    torch.cuda.synchronize()  # the script runs on the CPU now: checked first
 +    if torch.accelerator.is_available():
 +        torch.accelerator.synchronize()  # the script runs on the CPU now: checked first
@@ -757,11 +879,14 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("amp_alias.py"),
             """\
-@@ -5,0 +6 @@
+@@ -5,0 +6,4 @@
 +import functools
-@@ -16 +17 @@
++
++
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -16 +20 @@
 -        amp_autocast = torch.cuda.amp.autocast
-+        amp_autocast = functools.partial(torch.amp.autocast, device_type=torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")
++        amp_autocast = functools.partial(torch.amp.autocast, device_type=device)
 """,
         )
 

@@ -33,10 +33,11 @@ from patches.generate.codemods.families.idioms_common import (
     type_or_cpu,
     with_value,
 )
-from patches.generate.codemods.families.script_device import (
+from patches.generate.codemods.families.script_device import is_script
+from patches.generate.codemods.families.script_plan import (
     DEFAULT_DEVICE_CALLS,
+    DEVICE_TYPE_CALLS,
     SCRIPT_DEFAULT_KEYWORDS,
-    is_script,
 )
 
 LITERAL_FAMILY = "device-literal"  # HN502/HN503's specs (catalogue style `literal`)
@@ -46,15 +47,6 @@ _MAP_WHY = (
     "and a value alone would no longer match its key"
 )
 DEFAULT_KEYWORDS = frozenset({"default"})
-# Calls whose first argument is a device type (HN502's `calls`).
-DEVICE_TYPE_CALLS = frozenset(
-    {
-        "torch.amp.autocast",
-        "torch.autocast",
-        "torch.amp.GradScaler",
-        "torch.amp.is_autocast_available",
-    }
-)
 
 
 # "Default: cuda" in an option's help (torchvision's `device (Use cuda or cpu Default: cuda)`)

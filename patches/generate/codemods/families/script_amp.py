@@ -5,11 +5,14 @@ fine-tuning loops that call ``model.cuda()`` and never name a device)::
     with torch.cuda.amp.autocast(enabled=args.fp16):
 ->  with torch.amp.autocast(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu", enabled=args.fp16):
 
-The device type is written out where it is used (``accelerator_api.device_type()`` for the
-``accelerator_api`` target): the ``device`` that ``script_device`` gives such a script lands in
-another patch of the series, so naming it here would leave this patch's script unrunnable on
-its own. On CUDA the expression is "cuda", as before. Everywhere else (a library module, a
-``device`` in scope) the plain ``call`` rewrite (``call_rename.CallRename``).
+The device type is the script's own ``device`` where ``script_plan`` gives the script one (its
+line lands in the same patch as the first place that uses it)::
+
+    with torch.cuda.amp.autocast(enabled=args.fp16):   ->   with torch.amp.autocast(device, enabled=args.fp16):
+
+else it is written out where it is used (``accelerator_api.device_type()`` for the
+``accelerator_api`` target). On CUDA either is "cuda", as before. Everywhere else (a library
+module, a ``device`` in scope) the plain ``call`` rewrite (``call_rename.CallRename``).
 
 The autocast *alias* of timm's train.py, called later with no device (``with amp_autocast():``,
 often handed on as a parameter), in a script::
@@ -30,10 +33,8 @@ from patches.generate.codemods.families.base import device_type_expr
 from patches.generate.codemods.families.call_rename import CallRename, _device_type_param
 from patches.generate.codemods.families.idioms_common import type_or_cpu
 from patches.generate.codemods.families.script_device import is_script
+from patches.generate.codemods.families.script_plan import AUTOCAST, NAME, SCALER, holds
 from patches.generate.codemods.signatures import Unsupported, remap, signature_of
-
-AUTOCAST = ("torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast")
-SCALER = ("torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler")
 
 
 class ScriptAmp(CallRename):
@@ -57,7 +58,7 @@ class ScriptAmp(CallRename):
         if _device_type_param(signature_of(old), signature_of(new)) is None:
             eng.done(specs[0], value)
             return updated.with_changes(value=eng.reference(value, old, new))
-        kind = type_or_cpu(eng, specs[0], value)
+        kind = _device_type(eng, specs[0], value)
         eng.add_needed_import("functools")
         eng.remove_unused_import_by_node(value)
         eng.add_needed_import("torch", node=value)
@@ -87,7 +88,7 @@ def _inline(family: str, eng, original: cst.Call, updated: cst.Call) -> cst.Call
         need = _device_type_param(old_sig, new_sig)
         if need is None:
             return None  # the accelerator_api target's autocast takes no device type
-        expr = type_or_cpu(eng, spec, original)
+        expr = _device_type(eng, spec, original)
         keyword = need.kind == need.KEYWORD_ONLY
         try:
             args = remap(
@@ -104,3 +105,11 @@ def _inline(family: str, eng, original: cst.Call, updated: cst.Call) -> cst.Call
         eng.done(spec, original)
         return updated.with_changes(func=eng.reference(original.func, old, new), args=args)
     return None
+
+
+def _device_type(eng, spec, node) -> cst.BaseExpression:
+    """The script's ``device`` where its plan holds ``node`` (``script_plan``: a device type
+    string), else the accelerator's type or "cpu", written out."""
+    if holds(eng.ctx, eng.line(node)):
+        return cst.Name(NAME)
+    return type_or_cpu(eng, spec, node)

@@ -1,15 +1,18 @@
-"""``x.cuda()`` (HN501) in a script that has no device variable at all, the shape of the
-classic tutorials (``net.cuda()``, ``inputs, labels = inputs.cuda(), labels.cuda()``)::
+"""A script's own ``device`` (``script_plan``): a program with no device variable names its GPU
+in several places (the classic tutorials' ``net.cuda()``, a benchmark's ``device="cuda"``, the
+inference posts' ``x.to("cuda")``, ``torch.autocast("cuda")``)::
 
     net.cuda()                          device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
-                                 ->     net.to(device)
+    q = torch.randn(n, device="cuda")   ->     net.to(device)
+                                                q = torch.randn(n, device=device)
 
-The script gets one module-level ``device``, written after its imports (before the first
-``.cuda()``, so it is bound before any of them runs), and every ``x.cuda()`` /
-``x.cuda(non_blocking=True)`` becomes ``x.to(device[, ...])``. On CUDA that is the current CUDA
-device as before; without an accelerator the CPU, so the script runs everywhere. Only where the
-file binds no ``device`` anywhere (else ``MethodToDevice`` uses the one in scope, or leaves the
-call) and is not a test module or a library package ``__init__``.
+The script gets one module-level ``device``, written after its imports (before the first place,
+so it is bound before any of them runs), in the first step of the series that writes ``device``
+in one of them: every step that uses it holds the line's statement (``prepare``). On CUDA that is
+the current CUDA device as before; without an accelerator the CPU, so the script runs everywhere.
+Where the file has no plan (it binds a ``device``, is a test module or a library, or hands a
+plain ``"cuda"`` elsewhere), a device string in a device argument gets the same value in place
+(``on_literal``), and ``.cuda()`` is ``MethodToDevice``'s.
 """
 
 from __future__ import annotations
@@ -34,19 +37,36 @@ from patches.generate.codemods.families.idioms_common import (
     type_or_cpu,
 )
 from patches.generate.codemods.families.method_to_device import MethodToDevice
+from patches.generate.codemods.families.script_plan import (
+    DEFAULT_DEVICE_CALLS,
+    NAME,
+    SCRIPT_DEFAULT_KEYWORDS,
+    holds,
+    plan,
+)
+from patches.generate.codemods.families.script_plan import is_plain_cuda as _plain
 
-NAME = "device"
 _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
 # keyword arguments whose CUDA device string a script gets in place (accelerator, else "cpu")
 IN_PLACE_KEYWORDS = frozenset({"map_location", "device"})
-# where a script picks its device with no name for it (idioms_device's script defaults)
-DEFAULT_DEVICE_CALLS = frozenset({"torch.set_default_device"})
-SCRIPT_DEFAULT_KEYWORDS = frozenset({"device_map"})  # Hugging Face's from_pretrained
+_SERVED = ("device-literal", "device-defaults", "script-amp")
+_CTOR = "torch.device"
 
 
 @functools.lru_cache(maxsize=16)
 def _binds_device(tree: ast.Module) -> bool:
+    """The file binds ``device`` (a method of that name, Hugging Face's ``model.device``
+    property, binds a class attribute that no function sees: not counted)."""
+    methods = {
+        id(f)
+        for c in ast.walk(tree)
+        if isinstance(c, ast.ClassDef)
+        for f in c.body
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
     for n in ast.walk(tree):
+        if id(n) in methods and n.name == NAME:
+            continue
         if isinstance(n, ast.Name) and n.id == NAME and isinstance(n.ctx, ast.Store):
             return True
         if isinstance(n, ast.arg) and n.arg == NAME:
@@ -100,27 +120,9 @@ def _runs_code(tree: ast.Module) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=16)
-def _passes_cuda_device(tree: ast.Module) -> bool:
-    """A call is handed a plain ``"cuda"`` (``x.to("cuda")``, ``torch.device("cuda")``): the
-    device-literal family would rewrite it to a ``device`` bound before it, so a ``device`` this
-    family introduced would change that site on a second run (not idempotent). Such a script
-    keeps its ``.cuda()`` calls for a ``device`` of its own."""
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Call):
-            for a in [*n.args, *(k.value for k in n.keywords)]:
-                if isinstance(a, ast.Constant) and a.value == "cuda":
-                    return True
-    return False
-
-
-def _eligible(ctx) -> bool:
-    return is_script(ctx) and not _binds_device(ctx.tree) and not _passes_cuda_device(ctx.tree)
-
-
 def gets_device(ctx) -> bool:
-    """The script is one this family gives a ``device`` (accelerator or "cpu"): a CPU path."""
-    return _eligible(ctx) and any(_plain(n) for n in ctx.nodes)
+    """The script gets its own ``device`` line (accelerator or "cpu"): a CPU path."""
+    return plan(ctx) is not None
 
 
 def ports_in_place(ctx) -> bool:
@@ -163,98 +165,55 @@ def _cuda(node: ast.AST, device_call: bool = False) -> bool:
     )
 
 
-def _plain(call: ast.AST) -> bool:
-    """``x.cuda()`` / ``x.cuda(non_blocking=...)``: no device argument."""
-    return (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Attribute)
-        and call.func.attr == "cuda"
-        and not call.args
-        and all(k.arg == "non_blocking" for k in call.keywords)
-    )
-
-
-def _after_imports(ctx) -> ast.stmt | None:
-    """The first top-level statement after the docstring and the imports."""
-    for i, stmt in enumerate(ctx.tree.body):
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            continue
-        if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            continue
-        return stmt
-    return None
-
-
-def _top_statement(ctx, line: int) -> ast.stmt | None:
-    for stmt in ctx.tree.body:
-        if stmt.lineno <= line <= stmt.end_lineno:
-            return stmt
-    return None
-
-
 class ScriptDevice(MethodToDevice):
     """``MethodToDevice`` plus the script's own ``device`` where it has none (module docstring)."""
 
-    def __init__(self) -> None:
-        self.anchor: int | None | bool = False  # False: not computed; None: not this shape
+    serves = _SERVED
 
-    def _anchor(self, ctx, lines: frozenset[int]) -> int | None:
-        """The first line of the top-level statement holding the first plain ``.cuda()`` site."""
-        if self.anchor is False:
-            self.anchor = None
-            if _eligible(ctx):
-                sites = sorted(n.lineno for n in ctx.nodes if _plain(n) and n.lineno in lines)
-                top = _after_imports(ctx) if sites else None
-                if top is not None and top.lineno <= sites[0]:
-                    decorators = [d.lineno for d in getattr(top, "decorator_list", [])]
-                    self.anchor = min([top.lineno, *decorators])
-        return self.anchor
+    def __init__(self) -> None:
+        self.users: dict[str, set[int]] = {}  # rule -> its lines among the plan's places
 
     def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
-        """The anchor statement joins the step (and is one region: the ``device`` line is
-        written before it)."""
-        start = self._anchor(ctx, lines)
-        top = _top_statement(ctx, start) if start is not None else None
-        if top is None:
+        """A spec with a place of the plan takes the anchor statement into its step (one region:
+        the ``device`` line is written before it), so every step that uses ``device`` has it."""
+        p = plan(ctx)
+        mine = lines & p.uses if p is not None else frozenset()
+        if not mine or (spec.family == "script-amp" and api_target(spec)):
+            # accelerator_api's autocast and GradScaler take no device type
             return lines
-        ctx.blocks.add((start, top.end_lineno))
-        return lines | {start}
+        ctx.blocks.add((p.anchor, p.anchor_end))
+        self.users.setdefault(spec.rule, set()).update(mine)
+        return lines | {p.anchor}
 
     def on_call(self, eng, original, updated):
-        if m.matches(original, _CUDA_METHOD) and is_script(eng.ctx):
+        cuda = m.matches(original, _CUDA_METHOD)
+        if cuda and is_script(eng.ctx):
             new = _indexed(eng, original, updated)
             if new is not None:
                 return new
-        if self.anchor in (None, False) or not m.matches(original, _CUDA_METHOD):
-            return super().on_call(eng, original, updated)
-        specs = eng.specs_for(self.name, original)
-        new = cuda_call_to(updated, NAME) if specs else None
-        if new is None:
-            return super().on_call(eng, original, updated)
-        eng.done(specs[0], original)
-        return new
+        if holds(eng.ctx, eng.line(original)):
+            specs = eng.specs_for(self.name, original) if cuda else []
+            new = cuda_call_to(updated, NAME) if specs else None
+            if new is not None:
+                eng.done(specs[0], original)
+                return new
+            if not cuda and eng.qualnames(original.func) == {_CTOR}:
+                new = _device_ctor(eng, original, updated)
+                if new is not None:
+                    return new
+        return super().on_call(eng, original, updated)
 
     def on_literal(self, eng, original, updated):
-        """``torch.load(..., map_location="cuda:0")`` in a script: the accelerator's device of
+        """A plain ``"cuda"`` at a place of the plan: ``device``. Without a plan,
+        ``torch.load(..., map_location="cuda:0")`` in a script gets the accelerator's device of
         that index, the CPU without one (the script's tensors go there too), so a ported
-        script loads its checkpoint on a CPU-only machine. Also ``x.to("cuda")`` (the
+        script loads its checkpoint on a CPU-only machine; so do ``x.to("cuda")`` (the
         inference posts' ``inputs.to("cuda")``) and ``device="cuda"`` (a benchmark's
-        ``q = torch.randn(..., device="cuda")``) in a script with no ``device`` bound before it
-        and no plain ``.cuda()`` (which would get this family's ``device`` line): the same
-        value in place."""
+        ``q = torch.randn(..., device="cuda")``) where no ``device`` is bound before them: the
+        same value in place. An index (``"cuda:0"``) keeps it, in place, also beside a plan."""
         parent = eng.parent(original)
-        keyword = parent.keyword.value if isinstance(parent, cst.Arg) and parent.keyword else None
-        if not (
-            isinstance(parent, cst.Arg)
-            and (keyword in IN_PLACE_KEYWORDS or _to_arg(eng, original))
-            and is_script(eng.ctx)
-        ):
+        if not isinstance(parent, cst.Arg) or not is_script(eng.ctx):
             return None
-        if keyword != "map_location" and (
-            eng.ctx.bound_before(eng.line(original), NAME)
-            or any(_plain(n) for n in ast.walk(eng.ctx.tree))
-        ):
-            return None  # the device-literal family's `device`, or this family's device line
         value = string_value(original)
         found = CUDA_DEVICE_STR.fullmatch(value) if value is not None else None
         specs = [
@@ -262,6 +221,17 @@ class ScriptDevice(MethodToDevice):
         ]
         if found is None or not specs:
             return None
+        line = eng.line(original)
+        if found.group(1) is None and holds(eng.ctx, line) and not _ctor_arg(eng, parent):
+            eng.done(specs[0], original)
+            return cst.Name(NAME)
+        keyword = parent.keyword.value if parent.keyword else None
+        if not (keyword in IN_PLACE_KEYWORDS or _to_arg(eng, original)):
+            return None
+        if keyword != "map_location" and (
+            eng.ctx.bound_before(line, NAME) or (found.group(1) is None and plan(eng.ctx))
+        ):
+            return None  # the device-literal family's `device`
         eng.done(specs[0], original)
         if found.group(1) is None:
             return type_or_cpu(eng, specs[0], original)
@@ -276,18 +246,48 @@ class ScriptDevice(MethodToDevice):
 
     def on_node(self, eng, original, updated):
         """The ``device`` statement, before the anchor statement (its region is parsed alone, at
-        module level: the anchor is the region's first statement)."""
-        if not isinstance(original, cst.Module) or self.anchor in (None, False):
+        module level: the anchor is the region's first statement), once a spec of the step
+        writes ``device`` at a place the gate lets through."""
+        p = plan(eng.ctx)
+        if p is None or not isinstance(original, cst.Module) or not original.body:
             return None
-        if not original.body or eng.line(original.body[0]) != self.anchor:
+        if eng.line(original.body[0]) != p.anchor:
             return None
-        specs = [s for s, _ in eng.gated if s.family == self.name]
+        specs = [
+            s
+            for s, _ in eng.gated
+            if any(eng.fixes(s.rule, ln) for ln in self.users.get(s.rule, ()))
+        ]
         if not specs:
-            return None
-        sites = {n.lineno for n in ast.walk(eng.ctx.tree) if _plain(n)}
-        if not any(eng.fixes(s.rule, ln) for s in specs for ln in sites):
-            return None  # the gate keeps every plain .cuda(): a device line nothing would use
+            return None  # the gate keeps every place: a device line nothing would use
         return insert_device_line(eng, specs[0], original, updated, NAME)
+
+
+def _ctor_arg(eng, arg: cst.Arg) -> bool:
+    """``arg`` is an argument of ``torch.device(...)`` (that call is the place, ``on_call``)."""
+    call = eng.parent(arg)
+    return isinstance(call, cst.Call) and eng.qualnames(call.func) == {_CTOR}
+
+
+def _device_ctor(eng, original: cst.Call, updated: cst.Call):
+    """``torch.device("cuda")`` at a place of the plan: ``device`` as a device argument,
+    ``torch.device(device)`` as a ``with`` item (a device context needs the object)."""
+    args = original.args
+    if len(args) != 1 or args[0].keyword is not None or string_value(args[0].value) != "cuda":
+        return None
+    specs = [
+        s
+        for fam in ("device-literal", "device-defaults")
+        for s in specs_at(eng, original, fam, (_CTOR,))
+    ]
+    parent = eng.parent(original)
+    if not specs or not isinstance(parent, (cst.Arg, cst.WithItem)):
+        return None
+    eng.done(specs[0], original)
+    if isinstance(parent, cst.WithItem):
+        return updated.with_changes(args=[cst.Arg(cst.Name(NAME))])
+    eng.remove_unused_import_by_node(original.func)
+    return cst.Name(NAME)
 
 
 def _to_arg(eng, node) -> bool:

@@ -54,10 +54,10 @@ from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.idioms_common import expr
 from patches.generate.codemods.families.script_device import (
     _binds_device,
-    _plain,
     gets_device,
     is_script,
 )
+from patches.generate.codemods.families.script_plan import plan
 from patches.generate.codemods.families.script_units import bindings_of
 from patches.generate.intent import is_call
 
@@ -250,16 +250,10 @@ class LegacyTypes(Family):
         script's ``device``, which ``script_device`` writes (the accelerator's type, or "cpu"),
         is the same value: the flag is the availability check alone, made neutral this run."""
         gate = eng.gate
-        sd = eng.families.get("to-device")
-        plain = {n.lineno for n in ast.walk(eng.ctx.tree) if _plain(n)}
-        writes = (
-            sd is not None
-            and getattr(sd, "anchor", None) not in (None, False)
-            and gets_device(eng.ctx)
-            and (
-                gate is None
-                or any(gate.fixes(f.rule, f.line) for f in gate.findings if f.line in plain)
-            )
+        p = plan(eng.ctx)
+        writes = p is not None and (
+            gate is None
+            or any(gate.fixes(f.rule, f.line) for f in gate.findings if f.line in p.uses)
         )
         if not writes:
             if _binds_device(eng.ctx.tree):

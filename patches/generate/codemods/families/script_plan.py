@@ -1,0 +1,160 @@
+"""Which places of a script get the script's one ``device`` line (``script_device``).
+
+A program with no ``device`` of its own names its GPU in several places: ``x.cuda()``,
+``torch.randn(..., device="cuda")``, ``x.to("cuda")``, ``torch.load(..., map_location="cuda")``,
+``torch.autocast("cuda")``, ``torch.cuda.amp.GradScaler()``, ``device_map="cuda"``,
+``with torch.device("cuda"):``. A person porting it writes one line after the imports::
+
+    device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+
+and ``device`` in each place (a device type string, so it also fits where a device *type* is
+asked for). ``plan(ctx)`` finds those places with ``ast``; the families write ``device`` there,
+and ``script_device`` writes the line in the first step of the series that uses it.
+
+No plan where the file binds ``device`` itself, is no script (``is_script``), or hands a plain
+``"cuda"`` to a call anywhere else (an argparse ``default="cuda"``, ``torch.Generator("cuda")``):
+a rerun would find that site beside a bound ``device`` and rewrite it, so the line could not be
+written idempotently. Indexed devices (``"cuda:0"``, ``.cuda(i)``) are not places of the line:
+they keep their index in place.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from patches.generate.codemods.families.literals import DEVICE_KEYWORDS
+
+NAME = "device"
+# where a script picks its device with no name for it (idioms_device's script defaults)
+DEFAULT_DEVICE_CALLS = frozenset({"torch.set_default_device"})
+SCRIPT_DEFAULT_KEYWORDS = frozenset({"device_map"})  # Hugging Face's from_pretrained
+# calls whose first argument is a device type (HN502's `calls`; idioms_device's too), and the
+# keyword that is one
+DEVICE_TYPE_CALLS = frozenset(
+    {
+        "torch.amp.autocast",
+        "torch.autocast",
+        "torch.amp.GradScaler",
+        "torch.amp.is_autocast_available",
+    }
+)
+DEVICE_TYPE_KEYWORD = "device_type"
+# CUDA's AMP entry points, which the neutral API asks a device type of (``script_amp``)
+AUTOCAST = ("torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast")
+SCALER = ("torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler")
+
+
+@dataclass(frozen=True)
+class Plan:
+    anchor: int  # first line of the top-level statement the line is written before
+    anchor_end: int
+    uses: frozenset[int]  # lines of the places that get ``device``
+
+
+def plan(ctx) -> Plan | None:
+    """The script's device line and its places, or None (module docstring); once per file."""
+    if "_script_plan" not in ctx.__dict__:
+        ctx._script_plan = _plan(ctx)
+    return ctx._script_plan
+
+
+def holds(ctx, line: int) -> bool:
+    """``device`` is the script's own line's at ``line``."""
+    p = plan(ctx)
+    return p is not None and line in p.uses
+
+
+def is_plain_cuda(node: ast.AST) -> bool:
+    """``x.cuda()`` / ``x.cuda(non_blocking=...)``: no device argument."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "cuda"
+        and not node.args
+        and all(k.arg == "non_blocking" for k in node.keywords)
+    )
+
+
+def _cuda(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value == "cuda"
+
+
+def _cuda_device(node: ast.AST) -> bool:
+    """``torch.device("cuda")`` (one plain argument)."""
+    return (
+        isinstance(node, ast.Call)
+        and ast.unparse(node.func) == "torch.device"
+        and len(node.args) == 1
+        and not node.keywords
+        and _cuda(node.args[0])
+    )
+
+
+def _plan(ctx) -> Plan | None:
+    from patches.generate.codemods.families.module_device import _after_imports
+    from patches.generate.codemods.families.script_device import _binds_device, is_script
+
+    if not is_script(ctx) or _binds_device(ctx.tree):
+        return None
+    uses, taken = _uses(ctx)
+    if not uses or _stray(ctx, taken):
+        return None
+    top = _after_imports(ctx)
+    if top is None or top.lineno > min(uses):
+        return None
+    start = min([top.lineno, *(d.lineno for d in getattr(top, "decorator_list", []))])
+    return Plan(start, top.end_lineno, frozenset(uses))
+
+
+def _uses(ctx) -> tuple[set[int], set[int]]:
+    """The places' lines, and the ``id()`` of the ``"cuda"`` constants they hold."""
+    uses: set[int] = set()
+    taken: set[int] = set()  # id() of the "cuda" constants the places hold
+    for node in ctx.nodes:
+        if isinstance(node, ast.With):
+            for item in node.items:
+                if _cuda_device(item.context_expr):
+                    uses.add(item.context_expr.lineno)
+                    taken.add(id(item.context_expr.args[0]))
+        if not isinstance(node, ast.Call):
+            continue
+        if is_plain_cuda(node):
+            uses.update({node.lineno, node.func.end_lineno})
+            continue
+        name = ctx.qualify(node.lineno, ast.unparse(node.func)) or ""
+        if name in AUTOCAST + SCALER:
+            uses.add(node.lineno)
+        for value in _places(node, name):
+            inner = value.args[0] if _cuda_device(value) else value
+            if _cuda(inner):
+                uses.add(value.lineno)
+                taken.add(id(inner))
+    for node in ctx.nodes:
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Attribute, ast.Name)):
+            if ctx.qualify(node.lineno, ast.unparse(node.value)) in AUTOCAST:
+                uses.add(node.value.lineno)  # timm's `amp_autocast = torch.cuda.amp.autocast`
+    return uses, taken
+
+
+def _places(call: ast.Call, name: str) -> list[ast.expr]:
+    """The arguments of ``call`` that are device places of a script."""
+    out = [k.value for k in call.keywords if k.arg in DEVICE_KEYWORDS | SCRIPT_DEFAULT_KEYWORDS]
+    out += [k.value for k in call.keywords if k.arg == DEVICE_TYPE_KEYWORD]
+    first = call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None
+    method = call.func.attr if isinstance(call.func, ast.Attribute) else None
+    if first is not None and (
+        method == "to" or name in DEVICE_TYPE_CALLS or name in DEFAULT_DEVICE_CALLS
+    ):
+        out.append(first)
+    return out
+
+
+def _stray(ctx, taken: set[int]) -> bool:
+    """A plain ``"cuda"`` handed to a call outside the places (module docstring)."""
+    for node in ctx.nodes:
+        if isinstance(node, ast.Call):
+            for a in [*node.args, *(k.value for k in node.keywords)]:
+                if _cuda(a) and id(a) not in taken:
+                    return True
+    return False
