@@ -10,6 +10,16 @@ an internal helper or the device interface (the sparse Triton tuning tables, ind
 warning). Property objects differ per backend: a ``get_device_properties`` whose result is read
 for anything but the fields every backend's properties have (``COMMON_FIELDS``) is left, as is
 one whose result goes anywhere else (handed on, returned, kept in a container).
+
+A script that runs on the CPU once ported (``sync_guard.runs_on_cpu``: its device line, a
+``"cpu"`` value) reads a name the CPU's module cannot give; there the name is checked first,
+as a memory counter is (``idioms_memory``)::
+
+    print(f"GPU: {torch.cuda.get_device_name(0)}")
+->  print(f"GPU: {(torch.get_device_module().get_device_name(0) if torch.accelerator.is_available() else 'cpu')}")
+
+On CUDA the same call; the original raised without CUDA. Properties stay unchecked: no value
+stands in for them on the CPU.
 """
 
 from __future__ import annotations
@@ -19,6 +29,12 @@ import ast
 import libcst as cst
 
 from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.idioms_memory import (
+    _checked_lines,
+    _guarded_here,
+    _whole_value,
+)
+from patches.generate.codemods.families.sync_guard import runs_on_cpu
 
 PROPERTIES = "torch.cuda.get_device_properties"
 NAME = "torch.cuda.get_device_name"
@@ -73,7 +89,38 @@ class DeviceModule(Family):
             eng.fail(spec, original, "reads fields only CUDA's device properties have")
             return None
         query = next(iter(matched)).rsplit(".", 1)[1]
-        return device_module_call(eng, spec, original, updated, query)
+        new = device_module_call(eng, spec, original, updated, query)
+        if NAME not in matched or not _named_on_cpu(eng, original):
+            return new
+        bare = _whole_value(eng, original)
+        return cst.IfExp(
+            test=cst.parse_expression("torch.accelerator.is_available()"),
+            body=new,
+            orelse=cst.SimpleString(_quoted(eng, original, "cpu")),
+            lpar=[] if bare else [cst.LeftParen()],
+            rpar=[] if bare else [cst.RightParen()],
+        )
+
+
+def _quoted(eng, node, text: str) -> str:
+    """``text`` as a string literal that may stand inside ``node``'s f-strings (before Python
+    3.12 an f-string's expression cannot hold its own quote)."""
+    quotes = ""
+    parent = eng.parent(node)
+    while parent is not None and not isinstance(parent, cst.BaseStatement):
+        if isinstance(parent, cst.FormattedString):
+            quotes += parent.start
+        parent = eng.parent(parent)
+    return f"'{text}'" if '"' in quotes else f'"{text}"'
+
+
+def _named_on_cpu(eng, call: cst.Call) -> bool:
+    """``get_device_name`` whose value a ported script reads on a CPU-only machine (``sync_guard.
+    runs_on_cpu``), under no availability check: the CPU's module has no such query."""
+    line = eng.line(call)
+    if isinstance(eng.parent(call), cst.Expr) or not runs_on_cpu(eng.ctx, line):
+        return False
+    return line not in _checked_lines(eng.ctx.tree) and not _guarded_here(eng, call)
 
 
 def device_module_call(eng, spec, original: cst.Call, updated: cst.Call, query: str) -> cst.Call:

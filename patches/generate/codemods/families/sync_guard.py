@@ -71,6 +71,14 @@ def _facts(tree: ast.Module) -> tuple[bool, frozenset[int]]:
     return cpu, frozenset(tested)
 
 
+def runs_on_cpu(ctx, line: int) -> bool:
+    """A script with a CPU path (module docstring) reaches ``line`` under no device test: once
+    ported, the line runs on a CPU-only machine."""
+    cpu, tested = _facts(ctx.tree)
+    cpu = cpu or gets_device(ctx) or ports_in_place(ctx)
+    return cpu and line not in tested and is_script(ctx)
+
+
 def _stream_use(eng, original, call: cst.Call) -> bool:
     """A bare statement that uses the current stream this step renamed (HN204, the ``call``
     family): ``torch.accelerator.current_stream().wait_stream(s)``,
@@ -118,10 +126,7 @@ class GuardedSync(CallRename):
                 return None
         elif not _stream_use(eng, original, call):
             return None  # not rewritten here (kept, failed), or the accelerator_api target
-        line = eng.line(original)
-        cpu, tested = _facts(eng.ctx.tree)
-        cpu = cpu or gets_device(eng.ctx) or ports_in_place(eng.ctx)
-        if not cpu or line in tested or not is_script(eng.ctx):
+        if not runs_on_cpu(eng.ctx, eng.line(original)):
             return None
         return under_availability_check(eng, original, updated)
 
