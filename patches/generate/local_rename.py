@@ -82,7 +82,7 @@ def new_name(name: str) -> str | None:
 def rename(original: str, text: str, path: str = "module.py") -> tuple[str, list[Renamed]]:
     """``text`` (a step's result for the file ``path`` whose source is ``original``) with its
     qualifying locals renamed, and what was renamed. Text that does not parse is returned as is;
-    so is a script's (``script_device.is_script``): the script family renames its names, in
+    so is a script's (``script_plan.is_script``): the script family renames its names, in
     pytorch/examples' spelling (``use_accel``)."""
     lines = [text.count("\n", 0, m.start()) + 1 for m in _ASSIGNS_NAMED.finditer(text)]
     if not lines:

@@ -71,24 +71,16 @@ def test_every_prefix_binds_the_device_it_reads(series):
     assert not [n for n in nodes if isinstance(n, ast.Attribute) and n.attr == "cuda"]
 
 
+def _run(script: Path, cwd: Path) -> subprocess.CompletedProcess:
+    env = {"CUDA_VISIBLE_DEVICES": "", "PATH": "/usr/bin:/bin"}
+    return subprocess.run(
+        [sys.executable, str(script)], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
 def test_the_port_runs_where_the_original_cannot(series, tmp_path):
     repo, _ = series
-    env = {"CUDA_VISIBLE_DEVICES": "", "PATH": "/usr/bin:/bin"}
-    original = subprocess.run(
-        [sys.executable, str(FIXTURES / "places_all.py")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert original.returncode != 0  # CUDA's own device on a machine without one
-    ported = subprocess.run(
-        [sys.executable, str(repo / "places_all.py")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    # CUDA's own device on a machine without one
+    assert _run(FIXTURES / "places_all.py", tmp_path).returncode != 0
+    ported = _run(repo / "places_all.py", tmp_path)
     assert ported.returncode == 0, ported.stderr[-2000:]

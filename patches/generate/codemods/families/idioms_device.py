@@ -93,7 +93,7 @@ def _is_default(eng, node) -> bool:
 
 
 def _script_default(eng, node, parent) -> bool:
-    """In a script (``script_device.is_script``): ``with torch.device("cuda"):``,
+    """In a script (``script_plan.is_script``): ``with torch.device("cuda"):``,
     ``torch.set_default_device("cuda")``, ``from_pretrained(..., device_map="cuda")``: the
     device the program picks, with no name to bind it to. A library module's stay."""
     if isinstance(parent, cst.WithItem):

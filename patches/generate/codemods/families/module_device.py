@@ -33,22 +33,13 @@ from patches.generate.codemods.families.idioms_common import (
     insert_device_line,
 )
 from patches.generate.codemods.families.own_device import TO_DEVICE, class_device
+from patches.generate.codemods.families.script_plan import after_imports as _after_imports
+from patches.generate.codemods.families.script_plan import is_plain_cuda as _plain
 
 NAME = "DEVICE_TYPE"
 MIN_SITES = 2  # one call is a local decision; several are the module's device
 _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
 _HELD = ("device", "device_type")
-
-
-def _plain(call: ast.AST) -> bool:
-    """``x.cuda()`` / ``x.cuda(non_blocking=...)``: no device argument."""
-    return (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Attribute)
-        and call.func.attr == "cuda"
-        and not call.args
-        and all(k.arg == "non_blocking" for k in call.keywords)
-    )
 
 
 @functools.lru_cache(maxsize=16)
@@ -88,17 +79,6 @@ def _indexed(call: ast.AST) -> bool:
 def _unheld(ctx, line: int) -> bool:
     """No family has a device for a ``.cuda()`` on ``line``: none in scope, no ``self.device``."""
     return not any(ctx.in_scope(line, n) for n in _HELD) and not class_device(ctx, line)
-
-
-def _after_imports(ctx) -> ast.stmt | None:
-    """The first top-level statement after the docstring, the imports and ``__future__``."""
-    for i, stmt in enumerate(ctx.tree.body):
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            continue
-        if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            continue
-        return stmt
-    return None
 
 
 class ModuleLineFamily(Family):

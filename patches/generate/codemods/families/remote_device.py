@@ -31,11 +31,8 @@ import libcst as cst
 from audits.python.strings import full_text, remote_device
 from patches.generate.codemods.families.base import is_test_file
 from patches.generate.codemods.families.idioms_common import insert_device_line, string_value
-from patches.generate.codemods.families.module_device import (
-    ModuleLineFamily,
-    _after_imports,
-    _binds,
-)
+from patches.generate.codemods.families.module_device import ModuleLineFamily, _binds
+from patches.generate.codemods.families.script_plan import after_imports as _after_imports
 
 NAME = "device_type"
 FAMILY = "device-defaults"  # HN509's family: a "cuda" string anywhere else

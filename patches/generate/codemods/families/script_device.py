@@ -23,7 +23,6 @@ import functools
 import libcst as cst
 import libcst.matchers as m
 
-from patches.generate.codemods.families.base import is_test_file
 from patches.generate.codemods.families.idioms_common import (
     API_TYPE,
     CUDA_DEVICE_STR,
@@ -41,7 +40,9 @@ from patches.generate.codemods.families.script_plan import (
     DEFAULT_DEVICE_CALLS,
     NAME,
     SCRIPT_DEFAULT_KEYWORDS,
+    binds_device,
     holds,
+    is_script,
     plan,
 )
 from patches.generate.codemods.families.script_plan import is_plain_cuda as _plain
@@ -51,73 +52,6 @@ _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
 IN_PLACE_KEYWORDS = frozenset({"map_location", "device"})
 _SERVED = ("device-literal", "device-defaults", "script-amp")
 _CTOR = "torch.device"
-
-
-@functools.lru_cache(maxsize=16)
-def _binds_device(tree: ast.Module) -> bool:
-    """The file binds ``device`` (a method of that name, Hugging Face's ``model.device``
-    property, binds a class attribute that no function sees: not counted)."""
-    methods = {
-        id(f)
-        for c in ast.walk(tree)
-        if isinstance(c, ast.ClassDef)
-        for f in c.body
-        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-    }
-    for n in ast.walk(tree):
-        if id(n) in methods and n.name == NAME:
-            continue
-        if isinstance(n, ast.Name) and n.id == NAME and isinstance(n.ctx, ast.Store):
-            return True
-        if isinstance(n, ast.arg) and n.arg == NAME:
-            return True
-        if isinstance(n, (ast.Import, ast.ImportFrom)):
-            if any((a.asname or a.name.split(".")[0]) == NAME for a in n.names):
-                return True
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == NAME:
-            return True
-    return False
-
-
-def _sets_torch_state(stmt: ast.stmt) -> bool:
-    """``torch.set_float32_matmul_precision("high")``, ``torch.backends.x.y(...)``,
-    ``torch.use_deterministic_algorithms(True)``: a call that stands for a setting. Other families
-    write such a call for a module-level assignment (``torch.backends.cuda.matmul.allow_tf32 =
-    True``), which is no top-level code; counting the call would make a library module a script
-    on the second run (not idempotent)."""
-    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
-        return False
-    name = ast.unparse(stmt.value.func)
-    last = name.rsplit(".", 1)[-1]
-    return name.startswith("torch.backends.") or (
-        name.count(".") == 1 and name.startswith("torch.") and last.startswith(("set_", "use_"))
-    )
-
-
-def is_script(ctx) -> bool:
-    """A program, not a library module: not a test or a package ``__init__``, it runs code at
-    the top level (``if __name__ == "__main__":``, or calls outside any function other than
-    torch settings, see ``_sets_torch_state``), and no other file of the tree imports it
-    (``torch/sparse/_triton_ops_meta.py`` has a ``__main__`` block and is a library module)."""
-    if is_test_file(ctx.path) or ctx.path.endswith("__init__.py"):
-        return False
-    if not _runs_code(ctx.tree):
-        return False
-    index = getattr(ctx, "tree_index", None)
-    return index is None or not index.imported(ctx.path)
-
-
-def _runs_code(tree: ast.Module) -> bool:
-    for stmt in tree.body:
-        if isinstance(stmt, ast.If) and "__main__" in ast.unparse(stmt.test):
-            return True
-        if _sets_torch_state(stmt):
-            continue
-        if isinstance(stmt, (ast.Expr, ast.For, ast.While, ast.With)) and any(
-            isinstance(n, ast.Call) for n in ast.walk(stmt)
-        ):
-            return True
-    return False
 
 
 def gets_device(ctx) -> bool:
@@ -148,7 +82,7 @@ def _ports_in_place(tree: ast.Module) -> bool:
         for key, value in places:
             if not _cuda(value, key == "pick"):
                 continue
-            if key in ("map_location", "pick") or not (plain or _binds_device(tree)):
+            if key in ("map_location", "pick") or not (plain or binds_device(tree)):
                 return True
     return False
 

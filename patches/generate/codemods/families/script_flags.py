@@ -32,7 +32,7 @@ Only where the name's uses are all neutral after the series: every finding in a 
 reads it (the whole ``if`` when it is the test) is one this run rewrites; so a flag that still
 selects cuDNN or a CUDA query keeps its name. The option is renamed only where the namespace
 stays in the file (no ``vars(args)``, ``getattr``, or ``args`` handed to code defined elsewhere)
-and no other file could read the attribute (a script: ``script_device.is_script``); a
+and no other file could read the attribute (a script: ``script_plan.is_script``); a
 namespace attribute, where besides every function given the namespace receives it from this
 file only.
 """

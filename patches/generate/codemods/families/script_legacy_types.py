@@ -34,7 +34,7 @@ check the gate makes neutral, that ``device`` is the same value and is used; els
 written once, at the first alias, from the flag.
 
 The unit (every alias of the file) is left whole, with the reason, where: the file is not a script
-(another module could import the alias, ``script_device.is_script``); an alias is used other than
+(another module could import the alias, ``script_plan.is_script``); an alias is used other than
 as ``Alias(...)`` (positional arguments) or ``x.type(Alias)`` (``isinstance(x, Tensor)``, the
 alias handed elsewhere, a keyword such as ``device=``); an alias or the flag is bound more than
 once; the flag is not a name that is true only with an accelerator (``... and
@@ -52,12 +52,8 @@ import libcst as cst
 
 from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.idioms_common import expr
-from patches.generate.codemods.families.script_device import (
-    _binds_device,
-    gets_device,
-    is_script,
-)
-from patches.generate.codemods.families.script_plan import plan
+from patches.generate.codemods.families.script_device import gets_device
+from patches.generate.codemods.families.script_plan import binds_device, is_script, plan
 from patches.generate.codemods.families.script_units import bindings_of
 from patches.generate.intent import is_call
 
@@ -202,7 +198,7 @@ def unit(ctx) -> LegacyUnit | None:
     ok, exact = _flag_value(ctx, fassign.value)
     if not ok:
         return left(f"{flag} is not true only with an accelerator (no availability check in it)")
-    if _binds_device(ctx.tree) and not gets_device(ctx):
+    if binds_device(ctx.tree) and not gets_device(ctx):
         return left(f"the file binds its own {NAME}: which device the alias means is its choice")
     if len({id(ctx.scope_at(node.lineno)) for node, _, _ in found}) > 1:
         return left("the aliases are bound in different scopes")
@@ -256,7 +252,7 @@ class LegacyTypes(Family):
             or any(gate.fixes(f.rule, f.line) for f in gate.findings if f.line in p.uses)
         )
         if not writes:
-            if _binds_device(eng.ctx.tree):
+            if binds_device(eng.ctx.tree):
                 return False, f"the file binds its own {NAME}"
             return True, ""
         flag_neutral = gate is None or all(

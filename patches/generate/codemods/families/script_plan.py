@@ -21,8 +21,10 @@ they keep their index in place.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 
+from patches.generate.codemods.families.base import is_test_file
 from patches.generate.codemods.families.literals import DEVICE_KEYWORDS
 
 NAME = "device"
@@ -92,15 +94,12 @@ def _cuda_device(node: ast.AST) -> bool:
 
 
 def _plan(ctx) -> Plan | None:
-    from patches.generate.codemods.families.module_device import _after_imports
-    from patches.generate.codemods.families.script_device import _binds_device, is_script
-
-    if not is_script(ctx) or _binds_device(ctx.tree):
+    if not is_script(ctx) or binds_device(ctx.tree):
         return None
     uses, taken = _uses(ctx)
     if not uses or _stray(ctx, taken):
         return None
-    top = _after_imports(ctx)
+    top = after_imports(ctx)
     if top is None or top.lineno > min(uses):
         return None
     start = min([top.lineno, *(d.lineno for d in getattr(top, "decorator_list", []))])
@@ -158,3 +157,81 @@ def _stray(ctx, taken: set[int]) -> bool:
                 if _cuda(a) and id(a) not in taken:
                     return True
     return False
+
+
+@functools.lru_cache(maxsize=16)
+def binds_device(tree: ast.Module) -> bool:
+    """The file binds ``device`` (a method of that name, Hugging Face's ``model.device``
+    property, binds a class attribute that no function sees: not counted)."""
+    methods = {
+        id(f)
+        for c in ast.walk(tree)
+        if isinstance(c, ast.ClassDef)
+        for f in c.body
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    for n in ast.walk(tree):
+        if id(n) in methods and n.name == NAME:
+            continue
+        if isinstance(n, ast.Name) and n.id == NAME and isinstance(n.ctx, ast.Store):
+            return True
+        if isinstance(n, ast.arg) and n.arg == NAME:
+            return True
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            if any((a.asname or a.name.split(".")[0]) == NAME for a in n.names):
+                return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == NAME:
+            return True
+    return False
+
+
+def _sets_torch_state(stmt: ast.stmt) -> bool:
+    """``torch.set_float32_matmul_precision("high")``, ``torch.backends.x.y(...)``,
+    ``torch.use_deterministic_algorithms(True)``: a call that stands for a setting. Other families
+    write such a call for a module-level assignment (``torch.backends.cuda.matmul.allow_tf32 =
+    True``), which is no top-level code; counting the call would make a library module a script
+    on the second run (not idempotent)."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    name = ast.unparse(stmt.value.func)
+    last = name.rsplit(".", 1)[-1]
+    return name.startswith("torch.backends.") or (
+        name.count(".") == 1 and name.startswith("torch.") and last.startswith(("set_", "use_"))
+    )
+
+
+def is_script(ctx) -> bool:
+    """A program, not a library module: not a test or a package ``__init__``, it runs code at
+    the top level (``if __name__ == "__main__":``, or calls outside any function other than
+    torch settings, see ``_sets_torch_state``), and no other file of the tree imports it
+    (``torch/sparse/_triton_ops_meta.py`` has a ``__main__`` block and is a library module)."""
+    if is_test_file(ctx.path) or ctx.path.endswith("__init__.py"):
+        return False
+    if not _runs_code(ctx.tree):
+        return False
+    index = getattr(ctx, "tree_index", None)
+    return index is None or not index.imported(ctx.path)
+
+
+def _runs_code(tree: ast.Module) -> bool:
+    for stmt in tree.body:
+        if isinstance(stmt, ast.If) and "__main__" in ast.unparse(stmt.test):
+            return True
+        if _sets_torch_state(stmt):
+            continue
+        if isinstance(stmt, (ast.Expr, ast.For, ast.While, ast.With)) and any(
+            isinstance(n, ast.Call) for n in ast.walk(stmt)
+        ):
+            return True
+    return False
+
+
+def after_imports(ctx) -> ast.stmt | None:
+    """The first top-level statement after the docstring, the imports and ``__future__``."""
+    for i, stmt in enumerate(ctx.tree.body):
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            continue
+        if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        return stmt
+    return None

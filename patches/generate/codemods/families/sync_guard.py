@@ -1,5 +1,5 @@
 """A bare ``torch.cuda.synchronize()`` statement (HN105) in a script that can run on the CPU
-(a program: ``script_device.is_script``; a library's sync keeps upstream's plain rename).
+(a program: ``script_plan.is_script``; a library's sync keeps upstream's plain rename).
 
 ``torch.accelerator.synchronize()`` raises without an accelerator. Where the file falls back to
 the CPU (a ``"cpu"`` device value anywhere in it: ``else "cpu"``, ``device = "cpu"``; the
