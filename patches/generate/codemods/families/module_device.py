@@ -22,7 +22,6 @@ stay CUDA would be half a migration.
 from __future__ import annotations
 
 import ast
-import functools
 
 import libcst as cst
 import libcst.matchers as m
@@ -34,28 +33,13 @@ from patches.generate.codemods.families.idioms_common import (
 )
 from patches.generate.codemods.families.own_device import TO_DEVICE, class_device
 from patches.generate.codemods.families.script_plan import after_imports as _after_imports
+from patches.generate.codemods.families.script_plan import binds as _binds
 from patches.generate.codemods.families.script_plan import is_plain_cuda as _plain
 
 NAME = "DEVICE_TYPE"
 MIN_SITES = 2  # one call is a local decision; several are the module's device
 _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
 _HELD = ("device", "device_type")
-
-
-@functools.lru_cache(maxsize=16)
-def _binds(tree: ast.Module, name: str) -> bool:
-    """``name`` is bound anywhere in the module (assigned, a parameter, imported, defined)."""
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load):
-            return True
-        if isinstance(n, ast.arg) and n.arg == name:
-            return True
-        if isinstance(n, (ast.Import, ast.ImportFrom)):
-            if any((a.asname or a.name.split(".")[0]) == name for a in n.names):
-                return True
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name:
-            return True
-    return False
 
 
 def _indexed(call: ast.AST) -> bool:

@@ -159,28 +159,36 @@ def _stray(ctx, taken: set[int]) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=16)
 def binds_device(tree: ast.Module) -> bool:
     """The file binds ``device`` (a method of that name, Hugging Face's ``model.device``
     property, binds a class attribute that no function sees: not counted)."""
-    methods = {
-        id(f)
-        for c in ast.walk(tree)
-        if isinstance(c, ast.ClassDef)
-        for f in c.body
-        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-    }
+    return binds(tree, NAME, methods=False)
+
+
+@functools.lru_cache(maxsize=64)
+def binds(tree: ast.Module, name: str, methods: bool = True) -> bool:
+    """``name`` is bound anywhere in the module (assigned, a parameter, imported, defined; a
+    method of a class only with ``methods``)."""
+    skip = set()
+    if not methods:
+        skip = {
+            id(f)
+            for c in ast.walk(tree)
+            if isinstance(c, ast.ClassDef)
+            for f in c.body
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
     for n in ast.walk(tree):
-        if id(n) in methods and n.name == NAME:
+        if id(n) in skip:
             continue
-        if isinstance(n, ast.Name) and n.id == NAME and isinstance(n.ctx, ast.Store):
+        if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load):
             return True
-        if isinstance(n, ast.arg) and n.arg == NAME:
+        if isinstance(n, ast.arg) and n.arg == name:
             return True
         if isinstance(n, (ast.Import, ast.ImportFrom)):
-            if any((a.asname or a.name.split(".")[0]) == NAME for a in n.names):
+            if any((a.asname or a.name.split(".")[0]) == name for a in n.names):
                 return True
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == NAME:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name:
             return True
     return False
 
