@@ -162,9 +162,7 @@ class ScriptDevice(MethodToDevice):
         keyword = parent.keyword.value if parent.keyword else None
         if not (keyword in IN_PLACE_KEYWORDS or _to_arg(eng, original)):
             return None
-        if keyword != "map_location" and (
-            eng.ctx.bound_before(line, NAME) or (found.group(1) is None and plan(eng.ctx))
-        ):
+        if keyword != "map_location" and eng.ctx.bound_before(line, NAME):
             return None  # the device-literal family's `device`
         eng.done(specs[0], original)
         if found.group(1) is None:

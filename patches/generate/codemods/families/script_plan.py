@@ -111,6 +111,9 @@ def _uses(ctx) -> tuple[set[int], set[int]]:
     uses: set[int] = set()
     taken: set[int] = set()  # id() of the "cuda" constants the places hold
     for node in ctx.nodes:
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Attribute, ast.Name)):
+            if ctx.qualify(node.lineno, ast.unparse(node.value)) in AUTOCAST:
+                uses.add(node.value.lineno)  # timm's `amp_autocast = torch.cuda.amp.autocast`
         if isinstance(node, ast.With):
             for item in node.items:
                 if _cuda_device(item.context_expr):
@@ -129,10 +132,6 @@ def _uses(ctx) -> tuple[set[int], set[int]]:
             if _cuda(inner):
                 uses.add(value.lineno)
                 taken.add(id(inner))
-    for node in ctx.nodes:
-        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Attribute, ast.Name)):
-            if ctx.qualify(node.lineno, ast.unparse(node.value)) in AUTOCAST:
-                uses.add(node.value.lineno)  # timm's `amp_autocast = torch.cuda.amp.autocast`
     return uses, taken
 
 
