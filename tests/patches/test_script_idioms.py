@@ -165,6 +165,37 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_set_device_in_a_script_with_a_cpu_path(self):
+        self.assertExpectedInline(
+            _fixed("set_device_script.py"),
+            """\
+@@ -4,0 +5 @@
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -6,4 +7,5 @@
+-torch.cuda.set_device(local_rank)  # a bare pick: checked, no device to pick on the CPU
+-if torch.cuda.is_available():
+-    torch.cuda.set_device(local_rank)  # already checked: plain
+-model = torch.nn.Linear(2, 2).cuda()
++if torch.accelerator.is_available():
++    torch.accelerator.set_device_index(local_rank)  # a bare pick: checked, no device to pick on the CPU
++if torch.accelerator.is_available():
++    torch.accelerator.set_device_index(local_rank)  # already checked: plain
++model = torch.nn.Linear(2, 2).to(device)
+""",
+        )
+
+    def test_set_device_in_a_library(self):
+        self.assertExpectedInline(
+            _fixed("set_device_library.py"),
+            """\
+@@ -5,2 +5,2 @@
+-    torch.cuda.set_device(rank)  # a library's: plain (upstream's rename)
+-    return torch.nn.Linear(2, 2).cuda(rank)
++    torch.accelerator.set_device_index(rank)  # a library's: plain (upstream's rename)
++    return torch.nn.Linear(2, 2).to(torch.device(rank))
+""",
+        )
+
     def test_sync_without_a_cpu_path(self):
         self.assertExpectedInline(
             _fixed("sync_no_cpu.py"),

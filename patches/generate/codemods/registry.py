@@ -24,6 +24,7 @@ from patches.generate.codemods.families.device_pool import DevicePool
 from patches.generate.codemods.families.device_sleep import DeviceSleep
 from patches.generate.codemods.families.dispatch_collapse import DispatchCollapse
 from patches.generate.codemods.families.echo_device import EchoDevice
+from patches.generate.codemods.families.fact_guard import GuardedFacts
 from patches.generate.codemods.families.guard import AvailabilityGuard
 from patches.generate.codemods.families.guarded_cache import GuardedCache
 from patches.generate.codemods.families.guarded_init import GuardedInit
@@ -68,6 +69,7 @@ FAMILY_TYPES = (
     ModuleDevice,  # a test module's own DEVICE_TYPE for its plain .cuda() calls
     ParamDefaults,
     DeviceContext,
+    GuardedFacts,  # a device fact a script reports, with its readers, under one check
     DeviceModule,  # device queries of torch.cuda -> the current accelerator's module
     DeviceSleep,  # torch.cuda._sleep -> the module of a device the code holds, not the CPU
     DevicePool,  # torch.cuda.MemPool / use_mem_pool -> the module of the `device` in scope

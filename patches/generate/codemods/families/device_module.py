@@ -18,8 +18,8 @@ as a memory counter is (``idioms_memory``)::
     print(f"GPU: {torch.cuda.get_device_name(0)}")
 ->  print(f"GPU: {(torch.get_device_module().get_device_name(0) if torch.accelerator.is_available() else 'cpu')}")
 
-On CUDA the same call; the original raised without CUDA. Properties stay unchecked: no value
-stands in for them on the CPU.
+On CUDA the same call; the original raised without CUDA. No value stands in for properties on
+the CPU: where a script only reports them, ``fact_guard`` checks them with their readers.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import ast
 import libcst as cst
 
 from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.fact_units import COMMON_FIELDS, PROPERTIES, checked_by_unit
 from patches.generate.codemods.families.idioms_memory import (
     _checked_lines,
     _guarded_here,
@@ -36,10 +37,7 @@ from patches.generate.codemods.families.idioms_memory import (
 )
 from patches.generate.codemods.families.sync_guard import runs_on_cpu
 
-PROPERTIES = "torch.cuda.get_device_properties"
 NAME = "torch.cuda.get_device_name"
-# fields of every backend's device properties (CUDA's and XPU's both have them)
-COMMON_FIELDS = frozenset({"name", "total_memory"})
 
 
 def _assigned_name(eng, call: cst.Call) -> str | None:
@@ -120,7 +118,9 @@ def _named_on_cpu(eng, call: cst.Call) -> bool:
     line = eng.line(call)
     if isinstance(eng.parent(call), cst.Expr) or not runs_on_cpu(eng.ctx, line):
         return False
-    return line not in _checked_lines(eng.ctx.tree) and not _guarded_here(eng, call)
+    if line in _checked_lines(eng.ctx.tree) or checked_by_unit(eng, line):
+        return False
+    return not _guarded_here(eng, call)
 
 
 def device_module_call(eng, spec, original: cst.Call, updated: cst.Call, query: str) -> cst.Call:

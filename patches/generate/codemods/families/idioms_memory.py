@@ -23,6 +23,7 @@ import libcst as cst
 
 from patches.generate.codemods.engine import dotted_name
 from patches.generate.codemods.families.call_rename import CallRename
+from patches.generate.codemods.families.fact_units import checked_by_unit
 from patches.generate.codemods.families.idioms_common import (
     block_lines,
     known_blocks,
@@ -57,8 +58,11 @@ class GuardedMemory(CallRename):
             return new  # a reset is a statement: on_node checks it
         if isinstance(eng.parent(original), cst.Expr):
             return new  # a statement: its value is not read
-        if eng.line(original) in _checked_lines(eng.ctx.tree) or _guarded_here(eng, original):
+        line = eng.line(original)
+        if line in _checked_lines(eng.ctx.tree) or _guarded_here(eng, original):
             return new  # already under an `if ...is_available():`: no second guard
+        if checked_by_unit(eng, line):
+            return new  # a fact unit's check (``fact_guard``) holds it
         bare = _whole_value(eng, original)
         return cst.IfExp(
             test=cst.parse_expression("torch.accelerator.is_available()"),

@@ -13,7 +13,9 @@ sync that no test guards becomes::
 the same call on CUDA, nothing on a CPU-only machine (where there is no queued work to wait for).
 So does a bare statement using the current stream there (``torch.accelerator.current_stream()``
 raises without an accelerator too): the data prefetchers'
-``torch.cuda.current_stream().wait_stream(s)`` and ``x.record_stream(torch.cuda.current_stream())``.
+``torch.cuda.current_stream().wait_stream(s)`` and ``x.record_stream(torch.cuda.current_stream())``;
+and a bare ``torch.cuda.set_device(local_rank)`` (HN104), whose neutral form raises on a CPU-only
+machine where the script has no device to pick.
 Syncs under a test (``if device_type == "cuda":``), with arguments, or in a file with no CPU path
 are the plain rename; so is the ``accelerator_api`` target, whose ``synchronize`` is a no-op on CPU.
 """
@@ -36,6 +38,8 @@ SYNC = "torch.cuda.synchronize"
 NEW = "torch.accelerator.synchronize"
 STREAM = "torch.cuda.current_stream"
 NEW_STREAM = "torch.accelerator.current_stream"
+# renames of the ``call`` family whose bare statement raises without an accelerator
+RAISING = {STREAM: NEW_STREAM, "torch.cuda.set_device": "torch.accelerator.set_device_index"}
 
 
 _DEVICE_WORDS = ("cuda", "gpu", "device", "accel")
@@ -79,14 +83,15 @@ def runs_on_cpu(ctx, line: int) -> bool:
     return cpu and line not in tested and is_script(ctx)
 
 
-def _stream_use(eng, original, call: cst.Call) -> bool:
-    """A bare statement that uses the current stream this step renamed (HN204, the ``call``
-    family): ``torch.accelerator.current_stream().wait_stream(s)``,
-    ``x.record_stream(torch.accelerator.current_stream())`` (the data prefetchers). It raises
-    without an accelerator; on the CPU there is no stream to wait on or record."""
-    if not any(STREAM in s.names for s in eng.specs_for("call", original)):
-        return False
-    return any(dotted_name(n.func) == NEW_STREAM for n in m.findall(call, m.Call()))
+def _raising_use(eng, original, call: cst.Call) -> bool:
+    """A bare statement that calls what this step renamed in ``RAISING`` (the ``call`` family):
+    ``torch.accelerator.current_stream().wait_stream(s)``,
+    ``x.record_stream(torch.accelerator.current_stream())`` (the data prefetchers, HN204),
+    ``torch.accelerator.set_device_index(rank)`` (HN104). Each raises without an accelerator; on
+    the CPU there is no stream to wait on or record, and no device to pick."""
+    names = {n for s in eng.specs_for("call", original) for n in s.names}
+    new = {RAISING[n] for n in names if n in RAISING}
+    return bool(new) and any(dotted_name(n.func) in new for n in m.findall(call, m.Call()))
 
 
 class GuardedSync(CallRename):
@@ -124,7 +129,7 @@ class GuardedSync(CallRename):
         if dotted_name(call.func) == NEW and not call.args:
             if not eng.specs_for(self.name, original):
                 return None
-        elif not _stream_use(eng, original, call):
+        elif not _raising_use(eng, original, call):
             return None  # not rewritten here (kept, failed), or the accelerator_api target
         if not runs_on_cpu(eng.ctx, eng.line(original)):
             return None
