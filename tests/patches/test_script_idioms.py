@@ -153,12 +153,13 @@ class TestScriptIdioms(expecttest.TestCase):
 -torch.cuda.synchronize()  # wait for the GPU
 +if torch.accelerator.is_available():
 +    torch.accelerator.synchronize()  # wait for the GPU
-@@ -9,2 +10,2 @@
+@@ -9,2 +10,3 @@
 -    torch.cuda.synchronize()  # under a device test: plain
--torch.cuda.synchronize(device)  # names its device: plain
+-torch.cuda.synchronize(device)  # names its device: skipped where that is the CPU
 +    torch.accelerator.synchronize()  # under a device test: plain
-+torch.accelerator.synchronize(device)  # names its device: plain
-@@ -17 +18,2 @@
++if torch.device(device).type != "cpu":
++    torch.accelerator.synchronize(device)  # names its device: skipped where that is the CPU
+@@ -17 +19,2 @@
 -        torch.cuda.synchronize()  # nested: the guard's body one step in, not two
 +        if torch.accelerator.is_available():
 +            torch.accelerator.synchronize()  # nested: the guard's body one step in, not two
@@ -180,6 +181,32 @@ class TestScriptIdioms(expecttest.TestCase):
 +    torch.accelerator.set_device_index(local_rank)  # a bare pick: checked, no device to pick on the CPU
 +if torch.accelerator.is_available():
 +    torch.accelerator.set_device_index(local_rank)  # already checked: plain
++model = torch.nn.Linear(2, 2).to(device)
+""",
+        )
+
+    def test_backend_in_a_script_with_a_cpu_path(self):
+        self.assertExpectedInline(
+            _fixed("backend_script.py"),
+            """\
+@@ -5,0 +6 @@
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -8 +9 @@
+-    dist.init_process_group("nccl")  # a script that runs on the CPU: gloo there
++    dist.init_process_group(torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator() or "cpu"))  # a script that runs on the CPU: gloo there
+@@ -10 +11,2 @@
+-    torch.cuda.set_device(local_rank)
++    if torch.accelerator.is_available():
++        torch.accelerator.set_device_index(local_rank)
+@@ -14,3 +16,3 @@
+-    assert torch.cuda.is_available(), "DDP needs a GPU"
+-    dist.init_process_group(backend="nccl")  # after the author's assert: the accelerator's
+-    torch.cuda.set_device(0)  # after the assert: plain
++    assert torch.accelerator.is_available(), "DDP needs a GPU"
++    dist.init_process_group(backend=torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator()))  # after the author's assert: the accelerator's
++    torch.accelerator.set_device_index(0)  # after the assert: plain
+@@ -19 +21 @@
+-model = torch.nn.Linear(2, 2).cuda()
 +model = torch.nn.Linear(2, 2).to(device)
 """,
         )

@@ -2,7 +2,9 @@
 
 * where the process group is created (``init_process_group(backend="nccl")``, first argument
   of ``init_process_group``/``new_group``): ``torch.distributed.get_default_backend_for_device``
-  of the ``device`` bound before the call, else of the current accelerator;
+  of the ``device`` bound before the call, else of the current accelerator (``or "cpu"`` in a
+  script that runs on the CPU once ported, ``sync_guard.runs_on_cpu``: a CPU-only machine has
+  no current accelerator, and its backend is gloo);
 * a configured default (``backend = "nccl"``, ``add_argument("--dist-backend",
   default="nccl")``), evaluated on every run, distributed or not, before any device is known:
   ``torch.distributed.Backend.default_device_backend_map.get(<accelerator type or "cpu">)``,
@@ -18,7 +20,13 @@ from __future__ import annotations
 import libcst as cst
 
 from patches.generate.codemods.families.base import Family
-from patches.generate.codemods.families.idioms_common import TYPE_OR_CPU, specs_at, string_value
+from patches.generate.codemods.families.idioms_common import (
+    CURRENT,
+    TYPE_OR_CPU,
+    specs_at,
+    string_value,
+)
+from patches.generate.codemods.families.sync_guard import runs_on_cpu
 
 _DEFAULT_KEYWORDS = frozenset({"default"})
 _GROUP_CALLS = frozenset(
@@ -60,10 +68,10 @@ class Backend(Family):
         if not isinstance(call, cst.Call) or not eng.qualnames(call.func) & _GROUP_CALLS:
             eng.fail(spec, original, "not a process-group backend argument or default")
             return None
-        device = (
-            "device"
-            if eng.ctx.bound_before(eng.line(original), "device")
-            else "torch.accelerator.current_accelerator()"
-        )
+        line = eng.line(original)
+        if eng.ctx.bound_before(line, "device"):
+            device = "device"
+        else:
+            device = f'{CURRENT} or "cpu"' if runs_on_cpu(eng.ctx, line) else CURRENT
         eng.done(spec, original)
         return cst.parse_expression(f"torch.distributed.get_default_backend_for_device({device})")

@@ -16,8 +16,12 @@ raises without an accelerator too): the data prefetchers'
 ``torch.cuda.current_stream().wait_stream(s)`` and ``x.record_stream(torch.cuda.current_stream())``;
 and a bare ``torch.cuda.set_device(local_rank)`` (HN104), whose neutral form raises on a CPU-only
 machine where the script has no device to pick.
-Syncs under a test (``if device_type == "cuda":``), with arguments, or in a file with no CPU path
-are the plain rename; so is the ``accelerator_api`` target, whose ``synchronize`` is a no-op on CPU.
+A sync naming the script's device variable (``torch.cuda.synchronize(device)``, the benchmarks'
+form) gets ``if torch.device(device).type != "cpu":`` instead: that device is the CPU on a
+CPU-only machine, where ``torch.accelerator.synchronize("cpu")`` raises.
+Syncs under a test (``if device_type == "cuda":``), with other arguments, or in a file with no CPU
+path are the plain rename; so is the ``accelerator_api`` target, whose ``synchronize`` is a no-op
+on CPU.
 """
 
 from __future__ import annotations
@@ -62,7 +66,8 @@ def _device_test(test: ast.AST) -> bool:
 @functools.lru_cache(maxsize=64)
 def _facts(tree: ast.Module) -> tuple[bool, frozenset[int]]:
     """(the file has a CPU device value, lines of the statements a device test guards: the body
-    of an ``if``/``while`` whose test is about the device, or a ``try``)."""
+    of an ``if``/``while`` whose test is about the device, or a ``try``, and the rest of a block
+    after an ``assert`` about the device)."""
     cpu = any(isinstance(n, ast.Constant) and n.value == "cpu" for n in ast.walk(tree))
     tested: set[int] = set()
     for node in ast.walk(tree):
@@ -72,6 +77,14 @@ def _facts(tree: ast.Module) -> tuple[bool, frozenset[int]]:
             for child in ast.walk(node):
                 if isinstance(child, ast.stmt) and child is not node:
                     tested.add(child.lineno)
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            for i, stmt in enumerate(block if isinstance(block, list) else ()):
+                if isinstance(stmt, ast.Assert) and _device_test(stmt.test):
+                    # `assert torch.cuda.is_available(), "DDP needs CUDA"`: the rest of the
+                    # block runs only where the author's device is
+                    for rest in block[i + 1 :]:
+                        tested |= {c.lineno for c in ast.walk(rest) if isinstance(c, ast.stmt)}
     return cpu, frozenset(tested)
 
 
@@ -92,6 +105,32 @@ def _raising_use(eng, original, call: cst.Call) -> bool:
     names = {n for s in eng.specs_for("call", original) for n in s.names}
     new = {RAISING[n] for n in names if n in RAISING}
     return bool(new) and any(dotted_name(n.func) in new for n in m.findall(call, m.Call()))
+
+
+def _device_arg(call: cst.Call) -> cst.BaseExpression | None:
+    """The one argument of ``synchronize(device)`` when it names a device variable (``device``,
+    ``args.device``, ``self.device``, ``*_device``): a script's pick, "cpu" on a CPU-only
+    machine."""
+    if len(call.args) != 1:
+        return None
+    arg = call.args[0]
+    if arg.star or arg.keyword is not None and arg.keyword.value != "device":
+        return None
+    value = arg.value
+    name = dotted_name(value) or ""
+    last = name.rsplit(".", 1)[-1]
+    return value if last == "device" or last.endswith("_device") else None
+
+
+def _off_the_cpu(eng, original, updated, device: cst.BaseExpression) -> cst.BaseStatement:
+    """``updated`` (``torch.accelerator.synchronize(device)``) under ``if torch.device(device)
+    .type != "cpu":``: the script's device is the CPU on a CPU-only machine (or when its user asks
+    for it), where there is nothing to wait for and the neutral call raises."""
+    eng.add_needed_import("torch", node=original)
+    code = cst.Module([]).code_for_node(device)
+    guard = statement(eng, f'if torch.device({code}).type != "cpu":\n    pass\n')
+    body = guard.body.with_changes(body=[updated.with_changes(leading_lines=[])])
+    return guard.with_changes(body=body, leading_lines=updated.leading_lines)
 
 
 class GuardedSync(CallRename):
@@ -126,13 +165,16 @@ class GuardedSync(CallRename):
         if not isinstance(expr, cst.Expr) or not isinstance(expr.value, cst.Call):
             return None
         call = expr.value
-        if dotted_name(call.func) == NEW and not call.args:
+        device = _device_arg(call) if dotted_name(call.func) == NEW else None
+        if dotted_name(call.func) == NEW and (not call.args or device is not None):
             if not eng.specs_for(self.name, original):
                 return None
         elif not _raising_use(eng, original, call):
             return None  # not rewritten here (kept, failed), or the accelerator_api target
         if not runs_on_cpu(eng.ctx, eng.line(original)):
             return None
+        if device is not None:
+            return _off_the_cpu(eng, original, updated, device)
         return under_availability_check(eng, original, updated)
 
     def _dispatch(self, eng, original: cst.If):
