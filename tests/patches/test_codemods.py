@@ -315,7 +315,7 @@ class TestRuleFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn303_cuda_mem_get_info.py"),
             """\
-# left HN303:3: unguarded: no is_available() check around it
+# left HN303:3: no is_available() check around it
 """,
         )
 

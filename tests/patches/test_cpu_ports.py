@@ -1,0 +1,80 @@
+"""Scripts whose original stops on a CPU-only machine at lines the port must make safe there
+(round 17's probe: a device fact reported, ``set_device``, the process group's backend, a sync
+of the script's device, a bare sync). Generate's series is applied patch by patch with
+``git am``: every prefix compiles, and no availability check ends up inside another (the
+counters a fact unit reads fall to other rules and patches). Then each port runs here, where
+each original fails."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from patches.common import gitutil
+from patches.generate.cli import main
+
+FIXTURES = Path(__file__).with_name("fixtures")
+SCRIPTS = {  # path in the tree -> fixture
+    "examples/gpu_info.py": FIXTURES / "fact_guard" / "script_properties.py",
+    "examples/mem_info.py": FIXTURES / "fact_guard" / "script_memory_info.py",
+    "examples/set_device.py": FIXTURES / "script_idioms" / "set_device_script.py",
+    "examples/ddp_setup.py": FIXTURES / "script_idioms" / "backend_script.py",
+    "examples/timed.py": FIXTURES / "script_idioms" / "sync_script.py",
+}
+
+
+def _nested_checks(source: str) -> list[int]:
+    """Lines of an ``is_available()`` inside the body of an ``if ...is_available():``."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.If) and "is_available" in ast.unparse(node.test):
+            for stmt in node.body:
+                out += [
+                    n.lineno
+                    for n in ast.walk(stmt)
+                    if isinstance(n, ast.Attribute) and n.attr == "is_available"
+                ]
+    return out
+
+
+def _run(script: Path, cwd: Path) -> subprocess.CompletedProcess:
+    env = {"CUDA_VISIBLE_DEVICES": "", "PATH": "/usr/bin:/bin"}
+    return subprocess.run(
+        [sys.executable, str(script)], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.fixture(scope="module")
+def series(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("facts")
+    src = tmp / "src"
+    for rel, fixture in SCRIPTS.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(fixture, src / rel)
+    repo = gitutil.init_copy(src, tmp / "repo")
+    assert main([str(repo), "--out", str(tmp / "series"), "--unsafe-fixes"]) == 0
+    return repo, sorted((tmp / "series").glob("*.patch"))
+
+
+def test_series_prefixes_compile_and_check_once(series):
+    repo, patches = series
+    assert len(patches) >= 3
+    for patch in patches:
+        gitutil.am(repo, [patch])
+        for rel in SCRIPTS:
+            compile((repo / rel).read_text(), rel, "exec")
+    for rel in SCRIPTS:
+        assert _nested_checks((repo / rel).read_text()) == [], rel
+
+
+def test_the_ports_run_where_the_originals_cannot(series, tmp_path):
+    repo, _ = series
+    for rel, fixture in SCRIPTS.items():
+        assert _run(fixture, tmp_path).returncode != 0, rel
+        ported = _run(repo / rel, tmp_path)
+        assert ported.returncode == 0, f"{rel}: {ported.stderr[-2000:]}"
