@@ -5,7 +5,8 @@
 #     bash tests/benchmarks/cuda_column.sh OUT [TEST_ROOT]
 #
 # 1. the scripts people run (tests/patches/fixtures/corpus), ported by patches.generate: on CUDA
-#    each gives its original's losses on the same device, and autoport changes nothing (bit 1);
+#    each gives its original's losses on the same device, and autoport changes nothing; and the
+#    CPU ports' scripts (tests/patches/test_cpu_ports.py) print what their originals print (bit 1);
 # 2. the conformance matrix's smoke subset, devices cpu and cuda (bit 4);
 # 3. `patches.prove` on the installed torch, devices cpu and cuda (bit 2; TEST_ROOT: upstream's
 #    test files, default ../shared/upstream/pytorch-tests; XDIST: its -n, default 0: its runs hold
@@ -38,9 +39,10 @@ step() {  # step BIT SECONDS NAME COMMAND...
 }
 status=0
 step 1 "${T_SCRIPTS:-600}" scripts "$PY" -m pytest -q -s -p no:cacheprovider \
-  tests/patches/test_scripts_e2e.py::test_on_cuda_the_ported_scripts_and_autoport_change_nothing
-# a skip (or nothing collected) exits 0 too: the step passes only when the test passed
-if ! grep -q "1 passed" "$OUT/scripts.log"; then
+  tests/patches/test_scripts_e2e.py::test_on_cuda_the_ported_scripts_and_autoport_change_nothing \
+  tests/patches/test_cpu_ports.py::test_on_cuda_each_port_prints_what_its_original_prints
+# a skip (or nothing collected) exits 0 too: the step passes only when both tests passed
+if ! grep -q "2 passed" "$OUT/scripts.log"; then
   echo "scripts: the test did not pass (skipped or not collected)" | tee -a "$OUT/steps.txt"
   status=$((status | 1))
 fi

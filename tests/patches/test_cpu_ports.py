@@ -8,17 +8,21 @@ each original fails."""
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from patches.common import gitutil
 from patches.generate.cli import main
 
 FIXTURES = Path(__file__).with_name("fixtures")
+# outputs that differ between two runs of the same script: their numbers are not compared
+VOLATILE = {"examples/mem_info.py": "free memory", "examples/timed.py": "a wall time"}
 SCRIPTS = {  # path in the tree -> fixture
     "examples/gpu_info.py": FIXTURES / "fact_guard" / "script_properties.py",
     "examples/mem_info.py": FIXTURES / "fact_guard" / "script_memory_info.py",
@@ -42,8 +46,10 @@ def _nested_checks(source: str) -> list[int]:
     return out
 
 
-def _run(script: Path, cwd: Path) -> subprocess.CompletedProcess:
-    env = {"CUDA_VISIBLE_DEVICES": "", "PATH": "/usr/bin:/bin"}
+def _run(script: Path, cwd: Path, gpu: bool = False) -> subprocess.CompletedProcess:
+    env = {"PATH": "/usr/bin:/bin"}
+    if not gpu:
+        env["CUDA_VISIBLE_DEVICES"] = ""
     return subprocess.run(
         [sys.executable, str(script)], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
     )
@@ -78,3 +84,17 @@ def test_the_ports_run_where_the_originals_cannot(series, tmp_path):
         assert _run(fixture, tmp_path).returncode != 0, rel
         ported = _run(repo / rel, tmp_path)
         assert ported.returncode == 0, f"{rel}: {ported.stderr[-2000:]}"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the cuda column needs a CUDA device")
+def test_on_cuda_each_port_prints_what_its_original_prints(series, tmp_path):
+    """On CUDA, where the checks are true, each port does what its original does (the cuda column,
+    tests/benchmarks/cuda_column.sh)."""
+    repo, _ = series
+    for rel, fixture in SCRIPTS.items():
+        orig, port = _run(fixture, tmp_path, gpu=True), _run(repo / rel, tmp_path, gpu=True)
+        assert orig.returncode == port.returncode == 0, f"{rel}: {orig.stderr}{port.stderr}"
+        out = [orig.stdout, port.stdout]
+        if rel in VOLATILE:
+            out = [re.sub(r"\d+(\.\d+)?", "N", o) for o in out]
+        assert out[0] == out[1], rel
