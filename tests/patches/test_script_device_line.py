@@ -24,7 +24,13 @@ CORPUS = Path(__file__).with_name("fixtures") / "corpus"
 PATHS = [
     *(
         FIXTURES / n
-        for n in ("places_all.py", "to_cuda_mixed.py", "factory_mixed.py", "amp_alias.py")
+        for n in (
+            "places_all.py",
+            "to_cuda_mixed.py",
+            "factory_mixed.py",
+            "amp_alias.py",
+            "indexed_places.py",
+        )
     ),
     CORPUS / "gan_style.py",
     CORPUS / "finetune_cls.py",

@@ -211,6 +211,25 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_indexed_places_use_the_device_line(self):
+        self.assertExpectedInline(
+            _fixed("indexed_places.py"),
+            """\
+@@ -4,5 +4,6 @@
+-model = torch.nn.Linear(2, 2).cuda()
+-a = torch.zeros(2, device=torch.device("cuda", 0))
+-b = torch.ones(2).cuda(0, non_blocking=True)
+-c = torch.ones(2, device=torch.device("cuda:0"))
+-d = torch.ones(2, device="cuda:0")  # a string keeps its own value, in place
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
++model = torch.nn.Linear(2, 2).to(device)
++a = torch.zeros(2, device=torch.device(device, 0))
++b = torch.ones(2).to(torch.device(device, 0), non_blocking=True)
++c = torch.ones(2, device=torch.device(device, 0))
++d = torch.ones(2, device=f"{torch.accelerator.current_accelerator().type}:0" if torch.accelerator.is_available() else "cpu")  # a string keeps its own value, in place
+""",
+        )
+
     def test_set_device_in_a_library(self):
         self.assertExpectedInline(
             _fixed("set_device_library.py"),
@@ -227,10 +246,11 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("sync_no_cpu.py"),
             """\
-@@ -4,2 +4,2 @@
--x = torch.ones(2).cuda(1)
+@@ -4 +4 @@
+-device = torch.device("cuda", 1)
++device = torch.device(torch.accelerator.current_accelerator().type, 1)
+@@ -6 +6 @@
 -torch.cuda.synchronize()
-+x = torch.ones(2).to(torch.device(torch.accelerator.current_accelerator().type, 1))
 +torch.accelerator.synchronize()
 """,
         )
@@ -305,13 +325,15 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("indexed_script.py"),
             """\
-@@ -10,3 +10,3 @@
+@@ -4,0 +5 @@
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -10,3 +11,3 @@
 -    torch.cuda.set_device(args.gpu)
 -    model = model.cuda(args.gpu)
 -    x = torch.ones(2).cuda(args.gpu, non_blocking=True)
 +    torch.accelerator.set_device_index(args.gpu)
-+    model = model.to(torch.device(torch.accelerator.current_accelerator().type, args.gpu))
-+    x = torch.ones(2).to(torch.device(torch.accelerator.current_accelerator().type, args.gpu), non_blocking=True)
++    model = model.to(torch.device(device, args.gpu))
++    x = torch.ones(2).to(torch.device(device, args.gpu), non_blocking=True)
 """,
         )
 

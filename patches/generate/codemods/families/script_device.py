@@ -203,17 +203,28 @@ def _ctor_arg(eng, arg: cst.Arg) -> bool:
 
 def _device_ctor(eng, original: cst.Call, updated: cst.Call):
     """``torch.device("cuda")`` at a place of the plan: ``device`` as a device argument,
-    ``torch.device(device)`` as a ``with`` item (a device context needs the object)."""
+    ``torch.device(device)`` as a ``with`` item (a device context needs the object);
+    ``torch.device("cuda", i)`` / ``torch.device("cuda:N")`` anywhere: ``torch.device(device, i)``."""
     args = original.args
-    if len(args) != 1 or args[0].keyword is not None or string_value(args[0].value) != "cuda":
+    if any(a.keyword is not None or a.star for a in args) or not args:
         return None
+    value = string_value(args[0].value)
+    found = CUDA_DEVICE_STR.fullmatch(value) if value is not None else None
     specs = [
         s
         for fam in ("device-literal", "device-defaults")
         for s in specs_at(eng, original, fam, (_CTOR,))
     ]
+    if found is None or not specs or len(args) > 2:
+        return None
+    index = updated.args[1].value if len(args) == 2 else None
+    if found.group(1) is not None:
+        index = None if len(args) == 2 else cst.Integer(found.group(1))
+    if index is not None:
+        eng.done(specs[0], original)
+        return updated.with_changes(args=[cst.Arg(cst.Name(NAME)), cst.Arg(index)])
     parent = eng.parent(original)
-    if not specs or not isinstance(parent, (cst.Arg, cst.WithItem)):
+    if len(args) != 1 or value != "cuda" or not isinstance(parent, (cst.Arg, cst.WithItem)):
         return None
     eng.done(specs[0], original)
     if isinstance(parent, cst.WithItem):
@@ -239,7 +250,8 @@ def _to_arg(eng, node) -> bool:
 def _indexed(eng, original, updated):
     """``x.cuda(i[, non_blocking=b])`` in a script (``model.cuda(args.gpu)``) ->
     ``x.to(torch.device(<accelerator type>, i)[, non_blocking=b])``: device ``i`` of the current
-    accelerator (``.cuda(i)`` needed CUDA; this needs an accelerator, no more)."""
+    accelerator (``.cuda(i)`` needed CUDA; this needs an accelerator, no more); with the script's
+    device line ``torch.device(device, i)``, which is the CPU on a CPU-only machine."""
     specs = eng.specs_for(ScriptDevice.name, original)
     args = updated.args
     if not specs or not args or args[0].keyword is not None or args[0].star:
@@ -248,11 +260,12 @@ def _indexed(eng, original, updated):
         return None
     if eng.in_scope(original, "device_type"):
         return None  # MethodToDevice's own form: torch.device(device_type, i)
-    acc = (
-        "accelerator_api.device_type()"
-        if api_target(specs[0])
-        else "torch.accelerator.current_accelerator().type"
-    )
+    if holds(eng.ctx, eng.line(original)):
+        acc = NAME  # the script's device line: the CPU's device i on a CPU-only machine
+    elif api_target(specs[0]):
+        acc = "accelerator_api.device_type()"
+    else:
+        acc = "torch.accelerator.current_accelerator().type"
     eng.add_needed_import("accelerator_api" if api_target(specs[0]) else "torch", node=original)
     eng.add_needed_import("torch", node=original)
     dev = cst.parse_expression(f"torch.device({acc}, 0)")

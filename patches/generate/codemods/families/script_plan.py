@@ -14,14 +14,17 @@ and ``script_device`` writes the line in the first step of the series that uses 
 No plan where the file binds ``device`` itself, is no script (``is_script``), or hands a plain
 ``"cuda"`` to a call anywhere else (an argparse ``default="cuda"``, ``torch.Generator("cuda")``):
 a rerun would find that site beside a bound ``device`` and rewrite it, so the line could not be
-written idempotently. Indexed devices (``"cuda:0"``, ``.cuda(i)``) are not places of the line:
-they keep their index in place.
+written idempotently. An indexed device object (``.cuda(i)``, ``torch.device("cuda", i)``,
+``torch.device("cuda:N")``) is a place that keeps its index: ``torch.device(device, i)``. An
+indexed string (``"cuda:0"``) keeps its own value in place (a checkpoint's ``map_location`` must
+be ``"cpu"`` on the CPU, not ``"cpu:0"``).
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import re
 from dataclasses import dataclass
 
 from patches.generate.codemods.families.base import is_test_file
@@ -93,6 +96,28 @@ def _cuda_device(node: ast.AST) -> bool:
     )
 
 
+def indexed_cuda(node: ast.AST) -> bool:
+    """A device of an index the script names: ``x.cuda(i[, non_blocking=b])``,
+    ``torch.device("cuda", i)``, ``torch.device("cuda:N")``. A place of the line anywhere:
+    ``torch.device(device, i)`` keeps the index and is the CPU's (any index) on a CPU-only
+    machine."""
+    if not isinstance(node, ast.Call) or any(isinstance(a, ast.Starred) for a in node.args):
+        return False
+    args = node.args
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "cuda":
+        return len(args) == 1 and all(k.arg == "non_blocking" for k in node.keywords)
+    if node.keywords or ast.unparse(node.func) != "torch.device":
+        return False
+    if len(args) == 2:
+        return _cuda(args[0])
+    return (
+        len(args) == 1
+        and isinstance(args[0], ast.Constant)
+        and isinstance(args[0].value, str)
+        and re.fullmatch(r"cuda:\d+", args[0].value) is not None
+    )
+
+
 def _plan(ctx) -> Plan | None:
     if not is_script(ctx) or binds_device(ctx.tree):
         return None
@@ -121,8 +146,10 @@ def _uses(ctx) -> tuple[set[int], set[int]]:
                     taken.add(id(item.context_expr.args[0]))
         if not isinstance(node, ast.Call):
             continue
-        if is_plain_cuda(node):
+        if is_plain_cuda(node) or indexed_cuda(node):
             uses.update({node.lineno, node.func.end_lineno})
+            if node.args and _cuda(node.args[0]):
+                taken.add(id(node.args[0]))  # torch.device("cuda", i)
             continue
         name = ctx.qualify(node.lineno, ast.unparse(node.func)) or ""
         if name in AUTOCAST + SCALER:
