@@ -95,6 +95,12 @@ def units(ctx) -> dict[int, Unit]:
                 unit = _unit(ctx, block, i)
                 if unit is not None:
                     found[unit.head] = unit
+    # a query that reads another's facts is a reader of that unit, not a unit of its own
+    found = {
+        h: u
+        for h, u in found.items()
+        if not any(o.head < h <= o.end for o in found.values() if o is not u)
+    }
     ctx._fact_units = found
     return found
 
