@@ -60,6 +60,17 @@ class GuardedFacts(CallRename):
             return updated
         return super().on_call(eng, original, updated)
 
+    def _after(self, eng, original, updated):
+        """``updated`` as the families after this one rewrite the statement (those before it
+        have declined it: the engine asked them first)."""
+        families = list(eng.families.values())
+        for fam in families[families.index(self) + 1 :]:
+            hook = getattr(fam, "on_node", None)
+            new = hook(eng, original, updated) if hook is not None else None
+            if new is not None:
+                return new
+        return updated
+
     @staticmethod
     def _is_query(eng, call: cst.Call) -> bool:
         """``call`` is the whole value of its unit's assignment."""
@@ -79,10 +90,16 @@ class GuardedFacts(CallRename):
                 return None  # answers on the CPU
         elif not self.held or not (unit := unit_at(eng.ctx, line)) or unit.head == line:
             return None
-        self.held.append(updated)
+        new = self._after(eng, original, updated)
+        if isinstance(new, cst.FlattenSentinel):
+            self.held.extend(new.nodes)
+        elif isinstance(new, cst.BaseStatement):
+            self.held.append(new)
         if eng.end_line(original) < unit.end:
             return cst.RemovalSentinel.REMOVE
         body, self.held = self.held, []
+        if not body:
+            return cst.RemovalSentinel.REMOVE  # a later family removed every statement
         eng.add_needed_import("torch", node=original)
         guard = statement(eng, "if torch.accelerator.is_available():\n    pass\n")
         first = body[0]
