@@ -311,6 +311,16 @@ class TestRuleFixtures(expecttest.TestCase):
 """,
         )
 
+    def test_hn420(self):
+        self.assertExpectedInline(
+            _fixed("hn420_cuda_sdp_kernel.py"),
+            """\
+@@ -5 +5 @@
+-with torch.backends.cuda.sdp_kernel(enable_math=True, enable_flash=False, enable_mem_efficient=False):
++with torch.nn.attention.sdpa_kernel([torch.nn.attention.SDPBackend.MATH, torch.nn.attention.SDPBackend.CUDNN_ATTENTION]):
+""",
+        )
+
     def test_hn303(self):
         self.assertExpectedInline(
             _fixed("hn303_cuda_mem_get_info.py"),

@@ -49,6 +49,7 @@ from patches.generate.codemods.families.script_device import ScriptDevice
 from patches.generate.codemods.families.script_flags import ScriptFlags
 from patches.generate.codemods.families.script_legacy_types import LegacyTypes
 from patches.generate.codemods.families.script_seed import SeedAfterSeed
+from patches.generate.codemods.families.sdpa_kernel import SdpaKernel
 from patches.generate.codemods.families.sync_guard import GuardedSync
 from patches.generate.codemods.families.timing import Timing
 
@@ -74,6 +75,7 @@ FAMILY_TYPES = (
     DeviceSleep,  # torch.cuda._sleep -> the module of a device the code holds, not the CPU
     DevicePool,  # torch.cuda.MemPool / use_mem_pool -> the module of the `device` in scope
     GuardedRng,  # device RNG state behind an availability check -> the accelerator's module
+    SdpaKernel,  # the deprecated sdp_kernel(enable_*=...) -> sdpa_kernel([backends]), exact
     GuardedInit,  # torch.cuda.init() behind an availability check -> the accelerator's module
     CaptureState,  # is_current_stream_capturing() -> the accelerator stream's is_capturing()
     GuardedCache,  # empty_cache(): a bare statement gets the availability check it needs
