@@ -230,6 +230,22 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_device_context_in_a_script_with_a_cpu_path(self):
+        self.assertExpectedInline(
+            _fixed("device_context_script.py"),
+            """\
+@@ -2,0 +3 @@
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -4,3 +5,3 @@
+-model = torch.nn.Linear(2, 2).cuda()
+-with torch.cuda.device(gpu):  # a script that runs on the CPU: no switch there
+-    x = torch.ones(1, 2).cuda()
++model = torch.nn.Linear(2, 2).to(device)
++with torch.accelerator.device_index(gpu if torch.accelerator.is_available() else None):  # a script that runs on the CPU: no switch there
++    x = torch.ones(1, 2).to(device)
+""",
+        )
+
     def test_set_device_in_a_library(self):
         self.assertExpectedInline(
             _fixed("set_device_library.py"),

@@ -8,6 +8,10 @@ the file always computes as one (``values.is_index``: ``t.get_device()``, ``d.in
 parameter by its callers' arguments, as ``parallel_apply``'s ``_worker(..., device)``), or a
 ``"cuda:N"`` literal, which becomes ``N``. Anything else (a producer that may be a
 ``torch.device`` or a string), and ``torch.cuda.device_of(t)``, is left with the reason.
+
+In a script that runs on the CPU once ported (``sync_guard.runs_on_cpu``) the index is
+``i if torch.accelerator.is_available() else None``: ``device_index(i)`` raises without an
+accelerator, ``device_index(None)`` switches nothing (on CUDA the same switch).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import libcst as cst
 
 from patches.generate.codemods.families import Family
 from patches.generate.codemods.families.idioms_common import CUDA_DEVICE_STR, string_value
+from patches.generate.codemods.families.sync_guard import runs_on_cpu
 from patches.generate.codemods.families.values import is_index
 
 DEVICE_CONTEXT = "torch.cuda.device"
@@ -59,6 +64,14 @@ class DeviceContext(Family):
                 spec, original, "the argument may be a torch.device: device_index takes an int"
             )
             return updated
+        if runs_on_cpu(eng.ctx, eng.line(original)):
+            # a script that runs on the CPU once ported: no device to switch to there
+            eng.add_needed_import("torch", node=original)
+            value = cst.IfExp(
+                test=cst.parse_expression("torch.accelerator.is_available()"),
+                body=value,
+                orelse=cst.Name("None"),
+            )
         eng.done(spec, original)
         return updated.with_changes(
             func=eng.reference(original.func, DEVICE_CONTEXT, NEW), args=[cst.Arg(value)]
