@@ -208,6 +208,10 @@ class TestScriptIdioms(expecttest.TestCase):
 @@ -19 +21 @@
 -model = torch.nn.Linear(2, 2).cuda()
 +model = torch.nn.Linear(2, 2).to(device)
+@@ -25 +27,2 @@
+-    torch.cuda.set_device(0)
++    if torch.accelerator.is_available():
++        torch.accelerator.set_device_index(0)
 """,
         )
 

@@ -63,6 +63,25 @@ def _device_test(test: ast.AST) -> bool:
     return False
 
 
+def _requires_device(test: ast.AST) -> bool:
+    """An assert's test that holds only with an accelerator: ``torch.cuda.is_available()`` (alone
+    or one term of an ``and``), ``x.is_cuda``, ``<device> == "cuda"`` (not ``device in ("cpu",
+    "cuda")``, which the CPU passes)."""
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for t in terms:
+        if isinstance(t, ast.Call) and isinstance(t.func, ast.Attribute):
+            if t.func.attr == "is_available" and "cuda" in ast.unparse(t.func):
+                return True
+        if isinstance(t, ast.Attribute) and t.attr == "is_cuda":
+            return True
+        if isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq):
+            if any(
+                isinstance(c, ast.Constant) and c.value == "cuda" for c in (t.left, *t.comparators)
+            ):
+                return True
+    return False
+
+
 @functools.lru_cache(maxsize=64)
 def _facts(tree: ast.Module) -> tuple[bool, frozenset[int]]:
     """(the file has a CPU device value, lines of the statements a device test guards: the body
@@ -80,7 +99,7 @@ def _facts(tree: ast.Module) -> tuple[bool, frozenset[int]]:
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
             for i, stmt in enumerate(block if isinstance(block, list) else ()):
-                if isinstance(stmt, ast.Assert) and _device_test(stmt.test):
+                if isinstance(stmt, ast.Assert) and _requires_device(stmt.test):
                     # `assert torch.cuda.is_available(), "DDP needs CUDA"`: the rest of the
                     # block runs only where the author's device is
                     for rest in block[i + 1 :]:
