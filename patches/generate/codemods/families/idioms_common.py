@@ -131,12 +131,14 @@ def statement(eng, text: str) -> cst.BaseStatement:
     return cst.parse_statement(text).visit(_Indent())
 
 
-def under_availability_check(eng, original, updated) -> cst.BaseStatement:
+def under_availability_check(
+    eng, original, updated, test: str = "torch.accelerator.is_available()"
+) -> cst.BaseStatement:
     """``updated`` (the rewrite of the statement ``original``) inside ``if
-    torch.accelerator.is_available():``, keeping the statement's leading lines on the ``if``: a
-    bare call that raises without an accelerator where CUDA's was a no-op."""
+    torch.accelerator.is_available():`` (or ``if <test>:``), keeping the statement's leading lines
+    on the ``if``: a bare call that raises without an accelerator where CUDA's was a no-op."""
     eng.add_needed_import("torch", node=original)
-    guard = statement(eng, "if torch.accelerator.is_available():\n    pass\n")
+    guard = statement(eng, f"if {test}:\n    pass\n")
     body = guard.body.with_changes(body=[updated.with_changes(leading_lines=[])])
     return guard.with_changes(body=body, leading_lines=updated.leading_lines)
 

@@ -86,7 +86,7 @@ def _requires_device(test: ast.AST) -> bool:
 def _facts(tree: ast.Module) -> tuple[bool, frozenset[int]]:
     """(the file has a CPU device value, lines of the statements a device test guards: the body
     of an ``if``/``while`` whose test is about the device, or a ``try``, and the rest of a block
-    after an ``assert`` about the device)."""
+    after an ``assert`` the CPU fails, ``_requires_device``)."""
     cpu = any(isinstance(n, ast.Constant) and n.value == "cpu" for n in ast.walk(tree))
     tested: set[int] = set()
     for node in ast.walk(tree):
@@ -101,7 +101,7 @@ def _facts(tree: ast.Module) -> tuple[bool, frozenset[int]]:
             for i, stmt in enumerate(block if isinstance(block, list) else ()):
                 if isinstance(stmt, ast.Assert) and _requires_device(stmt.test):
                     # `assert torch.cuda.is_available(), "DDP needs CUDA"`: the rest of the
-                    # block runs only where the author's device is
+                    # block runs only with the author's device
                     for rest in block[i + 1 :]:
                         tested |= {c.lineno for c in ast.walk(rest) if isinstance(c, ast.stmt)}
     return cpu, frozenset(tested)
@@ -145,11 +145,8 @@ def _off_the_cpu(eng, original, updated, device: cst.BaseExpression) -> cst.Base
     """``updated`` (``torch.accelerator.synchronize(device)``) under ``if torch.device(device)
     .type != "cpu":``: the script's device is the CPU on a CPU-only machine (or when its user asks
     for it), where there is nothing to wait for and the neutral call raises."""
-    eng.add_needed_import("torch", node=original)
     code = cst.Module([]).code_for_node(device)
-    guard = statement(eng, f'if torch.device({code}).type != "cpu":\n    pass\n')
-    body = guard.body.with_changes(body=[updated.with_changes(leading_lines=[])])
-    return guard.with_changes(body=body, leading_lines=updated.leading_lines)
+    return under_availability_check(eng, original, updated, f'torch.device({code}).type != "cpu"')
 
 
 class GuardedSync(CallRename):
