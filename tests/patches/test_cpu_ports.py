@@ -1,6 +1,6 @@
 """Scripts whose original stops on a CPU-only machine at lines the port must make safe there
 (round 17's probe: a device fact reported, ``set_device``, the process group's backend, a sync
-of the script's device, a bare sync, devices of an index, a device context). Generate's series is applied patch by patch with
+of the script's device, a bare sync, devices of an index, a device context, the current index as a device). Generate's series is applied patch by patch with
 ``git am``: every prefix compiles, and no availability check ends up inside another (the
 counters a fact unit reads fall to other rules and patches). Then each port runs here, where
 each original fails."""
@@ -31,6 +31,7 @@ SCRIPTS = {  # path in the tree -> fixture
     "examples/timed.py": FIXTURES / "script_idioms" / "sync_script.py",
     "examples/indexed.py": FIXTURES / "script_idioms" / "indexed_places.py",
     "examples/device_context.py": FIXTURES / "script_idioms" / "device_context_script.py",
+    "examples/current_index.py": FIXTURES / "script_idioms" / "current_index_script.py",
 }
 
 

@@ -250,6 +250,32 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_current_index_as_a_device_in_a_script(self):
+        self.assertExpectedInline(
+            _fixed("current_index_script.py"),
+            """\
+@@ -4,2 +4 @@
+-def log_rank():
+-    print(torch.cuda.current_device())  # an index, not a device: the plain rename
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -8,5 +7,9 @@
+-model = torch.nn.Linear(2, 2).cuda()
+-x = torch.randn(3, 2, device=torch.cuda.current_device())  # handed on as a device: else "cpu"
+-y = torch.randn(3, 2).to(torch.cuda.current_device())
+-if torch.cuda.is_available():
+-    z = torch.zeros(2, device=torch.cuda.current_device())  # under a check: plain
++def log_rank():
++    print(torch.accelerator.current_device_index())  # an index, not a device: the plain rename
++
++
++model = torch.nn.Linear(2, 2).to(device)
++x = torch.randn(3, 2, device=torch.accelerator.current_device_index() if torch.accelerator.is_available() else "cpu")  # handed on as a device: else "cpu"
++y = torch.randn(3, 2).to(torch.accelerator.current_device_index() if torch.accelerator.is_available() else "cpu")
++if torch.accelerator.is_available():
++    z = torch.zeros(2, device=torch.accelerator.current_device_index())  # under a check: plain
+""",
+        )
+
     def test_set_device_in_a_library(self):
         self.assertExpectedInline(
             _fixed("set_device_library.py"),

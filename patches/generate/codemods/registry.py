@@ -47,6 +47,7 @@ from patches.generate.codemods.families.rename import Rename
 from patches.generate.codemods.families.script_amp import ScriptAmp
 from patches.generate.codemods.families.script_device import ScriptDevice
 from patches.generate.codemods.families.script_flags import ScriptFlags
+from patches.generate.codemods.families.script_index import ScriptIndex
 from patches.generate.codemods.families.script_legacy_types import LegacyTypes
 from patches.generate.codemods.families.script_seed import SeedAfterSeed
 from patches.generate.codemods.families.sdpa_kernel import SdpaKernel
@@ -84,6 +85,7 @@ FAMILY_TYPES = (
     AvailabilityGuard,
     ScriptAmp,  # CallRename, with the device type written in where a script names none
     SeedAfterSeed,  # CallRename; a CUDA seed right after torch.manual_seed(s) is deleted
+    ScriptIndex,  # torch.cuda.current_device() handed on as a device in a script: else "cpu"
     CallRename,
     Rename,
     AttributeRename,

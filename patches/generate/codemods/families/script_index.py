@@ -1,0 +1,60 @@
+"""The current CUDA device handed on as a device (HN103 ``torch.cuda.current_device()`` as a
+``device=`` / ``map_location=`` / ``output_device=`` argument or ``.to(...)``'s first) in a script
+that runs on the CPU once ported (``sync_guard.runs_on_cpu``)::
+
+    x = torch.randn(3, device=torch.cuda.current_device())
+->  x = torch.randn(3, device=torch.accelerator.current_device_index() if torch.accelerator.is_available() else "cpu")
+
+``torch.accelerator.current_device_index()`` raises without an accelerator; where the index is
+only handed on as a device, the CPU stands in for it there (the script's tensors are on the CPU
+then). On CUDA the same index. Anywhere else (a printed index, a library, a call under a check)
+the ``call`` family's plain rename.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.idioms_memory import _checked_lines, _guarded_here
+from patches.generate.codemods.families.literals import DEVICE_KEYWORDS, DEVICE_METHODS
+from patches.generate.codemods.families.sync_guard import runs_on_cpu
+
+INDEX = "torch.cuda.current_device"
+NEW = "torch.accelerator.current_device_index()"
+
+
+def _device_place(eng, call: cst.Call) -> bool:
+    """``call`` is a device argument: a device keyword's value or ``.to(...)``'s first."""
+    arg = eng.parent(call)
+    if not isinstance(arg, cst.Arg) or arg.value is not call or arg.star:
+        return False
+    if arg.keyword is not None:
+        return arg.keyword.value in DEVICE_KEYWORDS
+    outer = eng.parent(arg)
+    return (
+        isinstance(outer, cst.Call)
+        and isinstance(outer.func, cst.Attribute)
+        and outer.func.attr.value in DEVICE_METHODS
+        and outer.args[0] is arg
+    )
+
+
+class ScriptIndex(Family):
+    name = "script-index"
+
+    def on_call(self, eng, original, updated):
+        if original.args or INDEX not in eng.qualnames(original.func):
+            return None
+        spec = next((s for s in eng.specs_for("call", original) if INDEX in s.names), None)
+        if spec is None or not _device_place(eng, original):
+            return None
+        line = eng.line(original)
+        if not runs_on_cpu(eng.ctx, line) or line in _checked_lines(eng.ctx.tree):
+            return None
+        if _guarded_here(eng, original):
+            return None
+        eng.remove_unused_import_by_node(original.func)
+        eng.add_needed_import("torch", node=original)
+        eng.done(spec, original)
+        return cst.parse_expression(f'{NEW} if torch.accelerator.is_available() else "cpu"')
