@@ -50,7 +50,7 @@ class ScriptIndex(Family):
         if spec is None or not _device_place(eng, original):
             return None
         if spec.new_for(INDEX).startswith("accelerator_api."):
-            return None  # our layer's answers on the CPU: the plain rename
+            return None  # the accelerator_api target: its own rename, as elsewhere
         line = eng.line(original)
         if not runs_on_cpu(eng.ctx, line) or line in _checked_lines(eng.ctx.tree):
             return None
