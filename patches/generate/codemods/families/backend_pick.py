@@ -19,7 +19,7 @@ import ast
 import libcst as cst
 
 from patches.generate.codemods.families.idioms_backend import Backend
-from patches.generate.codemods.families.idioms_common import CURRENT, node_span, string_value
+from patches.generate.codemods.families.idioms_common import CURRENT_OR_CPU, node_span, string_value
 
 IS_AVAILABLE = "torch.cuda.is_available"
 NEW = "get_default_backend_for_device"
@@ -83,7 +83,7 @@ class BackendPick(Backend):
         ):
             eng.add_needed_import("torch", node=node)
             # get_default_backend_for_device takes a device or a string: no accelerator -> gloo
-            return cst.parse_expression(f'{CURRENT} or "cpu"')
+            return cst.parse_expression(CURRENT_OR_CPU)
         return None
 
     def _inside(self, eng, node) -> bool:

@@ -30,11 +30,7 @@ import libcst as cst
 
 from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.fact_units import COMMON_FIELDS, PROPERTIES, checked_by_unit
-from patches.generate.codemods.families.idioms_memory import (
-    _checked_lines,
-    _guarded_here,
-    _whole_value,
-)
+from patches.generate.codemods.families.idioms_memory import _whole_value, checked_here
 from patches.generate.codemods.families.sync_guard import runs_on_cpu
 
 NAME = "torch.cuda.get_device_name"
@@ -118,9 +114,7 @@ def _named_on_cpu(eng, call: cst.Call) -> bool:
     line = eng.line(call)
     if isinstance(eng.parent(call), cst.Expr) or not runs_on_cpu(eng.ctx, line):
         return False
-    if line in _checked_lines(eng.ctx.tree) or checked_by_unit(eng, line):
-        return False
-    return not _guarded_here(eng, call)
+    return not (checked_here(eng, call) or checked_by_unit(eng, line))
 
 
 def device_module_call(eng, spec, original: cst.Call, updated: cst.Call, query: str) -> cst.Call:

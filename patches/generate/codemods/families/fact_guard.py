@@ -29,8 +29,8 @@ from patches.generate.codemods.families.fact_units import (
     unit_at,
     units,
 )
-from patches.generate.codemods.families.idioms_common import statement
-from patches.generate.codemods.families.idioms_memory import _checked_lines, _guarded_here
+from patches.generate.codemods.families.idioms_common import under_availability_check
+from patches.generate.codemods.families.idioms_memory import checked_here
 
 
 class GuardedFacts(CallRename):
@@ -53,7 +53,7 @@ class GuardedFacts(CallRename):
         spec = claimed[0]
         line = eng.line(original)
         unit = units(eng.ctx).get(line)
-        checked = line in _checked_lines(eng.ctx.tree) or _guarded_here(eng, original)
+        checked = checked_here(eng, original)
         ours = spec.new_for(next(iter(claimed[1]))).startswith("accelerator_api.")
         if not (checked or ours or (unit is not None and self._is_query(eng, original))):
             eng.fail(spec, original, "no is_available() check around it")
@@ -100,10 +100,4 @@ class GuardedFacts(CallRename):
         body, self.held = self.held, []
         if not body:
             return cst.RemovalSentinel.REMOVE  # a later family removed every statement
-        eng.add_needed_import("torch", node=original)
-        guard = statement(eng, "if torch.accelerator.is_available():\n    pass\n")
-        first = body[0]
-        body[0] = first.with_changes(leading_lines=[])
-        return guard.with_changes(
-            body=guard.body.with_changes(body=body), leading_lines=first.leading_lines
-        )
+        return under_availability_check(eng, original, body)

@@ -18,7 +18,7 @@ import libcst as cst
 
 from patches.generate.codemods.families.call_rename import CallRename
 from patches.generate.codemods.families.idioms_common import under_availability_check
-from patches.generate.codemods.families.idioms_memory import _checked_lines, _guarded_here
+from patches.generate.codemods.families.idioms_memory import checked_here
 
 NAMES = ("torch.cuda.empty_cache", "torch.cuda.memory.empty_cache")
 
@@ -29,7 +29,7 @@ class GuardedCache(CallRename):
 
     @staticmethod
     def _checked(eng, node) -> bool:
-        return eng.line(node) in _checked_lines(eng.ctx.tree) or _guarded_here(eng, node)
+        return checked_here(eng, node)
 
     def on_call(self, eng, original, updated):
         specs = eng.specs_for(self.name, original)

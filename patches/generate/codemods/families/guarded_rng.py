@@ -20,7 +20,7 @@ import libcst as cst
 
 from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.device_module import device_module_call
-from patches.generate.codemods.families.idioms_memory import _checked_lines, _guarded_here
+from patches.generate.codemods.families.idioms_memory import checked_here
 
 _ONE = ("get_rng_state", "set_rng_state")
 _ALL = ("get_rng_state_all", "set_rng_state_all")
@@ -58,9 +58,7 @@ class GuardedRng(Family):
         if any(_names_cuda(a.value) for a in original.args):
             eng.fail(spec, original, "an argument names CUDA itself")
             return None
-        if eng.line(original) not in _checked_lines(eng.ctx.tree) and not _guarded_here(
-            eng, original
-        ):
+        if not checked_here(eng, original):
             eng.fail(spec, original, "no is_available() check around it")
             return None
         return device_module_call(eng, spec, original, updated, query)

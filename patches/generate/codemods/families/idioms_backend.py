@@ -22,6 +22,7 @@ import libcst as cst
 from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.idioms_common import (
     CURRENT,
+    CURRENT_OR_CPU,
     TYPE_OR_CPU,
     specs_at,
     string_value,
@@ -72,6 +73,6 @@ class Backend(Family):
         if eng.ctx.bound_before(line, "device"):
             device = "device"
         else:
-            device = f'{CURRENT} or "cpu"' if runs_on_cpu(eng.ctx, line) else CURRENT
+            device = CURRENT_OR_CPU if runs_on_cpu(eng.ctx, line) else CURRENT
         eng.done(spec, original)
         return cst.parse_expression(f"torch.distributed.get_default_backend_for_device({device})")

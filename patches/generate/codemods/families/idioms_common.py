@@ -16,6 +16,9 @@ import libcst as cst
 CUDA_DEVICE_STR = re.compile(r"cuda(?::(\d+))?")  # "cuda" / "cuda:N"
 
 CURRENT = "torch.accelerator.current_accelerator()"
+CURRENT_OR_CPU = (
+    f'{CURRENT} or "cpu"'  # a device or a string: what get_default_backend_for_device takes
+)
 # A device type to run on: the accelerator's, CPU when there is none (pytorch/tutorials#3167).
 TYPE_OR_CPU = f'{CURRENT}.type if torch.accelerator.is_available() else "cpu"'
 API_TYPE = "accelerator_api.device_type()"
@@ -134,13 +137,17 @@ def statement(eng, text: str) -> cst.BaseStatement:
 def under_availability_check(
     eng, original, updated, test: str = "torch.accelerator.is_available()"
 ) -> cst.BaseStatement:
-    """``updated`` (the rewrite of the statement ``original``) inside ``if
-    torch.accelerator.is_available():`` (or ``if <test>:``), keeping the statement's leading lines
-    on the ``if``: a bare call that raises without an accelerator where CUDA's was a no-op."""
+    """``updated`` (the rewrite of the statement ``original``, or a list of statements) inside ``if
+    torch.accelerator.is_available():`` (or ``if <test>:``), keeping the first statement's leading
+    lines on the ``if``: a bare call that raises without an accelerator where CUDA's was a no-op."""
     eng.add_needed_import("torch", node=original)
+    if isinstance(updated, list):
+        first, rest = updated[0], updated[1:]
+    else:
+        first, rest = updated, []
     guard = statement(eng, f"if {test}:\n    pass\n")
-    body = guard.body.with_changes(body=[updated.with_changes(leading_lines=[])])
-    return guard.with_changes(body=body, leading_lines=updated.leading_lines)
+    body = guard.body.with_changes(body=[first.with_changes(leading_lines=[]), *rest])
+    return guard.with_changes(body=body, leading_lines=first.leading_lines)
 
 
 def node_span(node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:

@@ -58,10 +58,9 @@ class GuardedMemory(CallRename):
             return new  # a reset is a statement: on_node checks it
         if isinstance(eng.parent(original), cst.Expr):
             return new  # a statement: its value is not read
-        line = eng.line(original)
-        if line in _checked_lines(eng.ctx.tree) or _guarded_here(eng, original):
+        if checked_here(eng, original):
             return new  # already under an `if ...is_available():`: no second guard
-        if checked_by_unit(eng, line):
+        if checked_by_unit(eng, eng.line(original)):
             return new  # a fact unit's check (``fact_guard``) holds it
         bare = _whole_value(eng, original)
         return cst.IfExp(
@@ -145,6 +144,12 @@ def _checked_lines(tree: ast.Module) -> frozenset[int]:
     ``else`` of ``if not ...is_available():``, and the rest of a block after
     ``if not ...is_available(): return`` (or raise, continue, break)."""
     return block_lines(known_blocks(tree, _checks))
+
+
+def checked_here(eng, node) -> bool:
+    """``node`` is reached only with an accelerator: under an ``is_available()`` check of its
+    file (``_checked_lines``) or of its own expression (``_guarded_here``)."""
+    return eng.line(node) in _checked_lines(eng.ctx.tree) or _guarded_here(eng, node)
 
 
 def _guarded_here(eng, node) -> bool:

@@ -160,7 +160,7 @@ class ScriptDevice(MethodToDevice):
             eng.done(specs[0], original)
             return cst.Name(NAME)
         keyword = parent.keyword.value if parent.keyword else None
-        if not (keyword in IN_PLACE_KEYWORDS or _to_arg(eng, original)):
+        if not (keyword in IN_PLACE_KEYWORDS or to_arg(eng, original)):
             return None
         if keyword != "map_location" and eng.ctx.bound_before(line, NAME):
             return None  # the device-literal family's `device`
@@ -217,9 +217,11 @@ def _device_ctor(eng, original: cst.Call, updated: cst.Call):
     ]
     if found is None or not specs or len(args) > 2:
         return None
-    index = updated.args[1].value if len(args) == 2 else None
-    if found.group(1) is not None:
-        index = None if len(args) == 2 else cst.Integer(found.group(1))
+    index = None
+    if len(args) == 2 and found.group(1) is None:
+        index = updated.args[1].value  # torch.device("cuda", i)
+    elif len(args) == 1 and found.group(1) is not None:
+        index = cst.Integer(found.group(1))  # torch.device("cuda:N")
     if index is not None:
         eng.done(specs[0], original)
         return updated.with_changes(args=[cst.Arg(cst.Name(NAME)), cst.Arg(index)])
@@ -233,7 +235,7 @@ def _device_ctor(eng, original: cst.Call, updated: cst.Call):
     return cst.Name(NAME)
 
 
-def _to_arg(eng, node) -> bool:
+def to_arg(eng, node) -> bool:
     """``node`` is the first positional argument of a ``.to(...)`` call."""
     arg = eng.parent(node)
     call = eng.parent(arg) if isinstance(arg, cst.Arg) else None

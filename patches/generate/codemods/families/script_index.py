@@ -16,8 +16,9 @@ from __future__ import annotations
 import libcst as cst
 
 from patches.generate.codemods.families.base import Family
-from patches.generate.codemods.families.idioms_memory import _checked_lines, _guarded_here
-from patches.generate.codemods.families.literals import DEVICE_KEYWORDS, DEVICE_METHODS
+from patches.generate.codemods.families.idioms_memory import checked_here
+from patches.generate.codemods.families.literals import DEVICE_KEYWORDS
+from patches.generate.codemods.families.script_device import to_arg
 from patches.generate.codemods.families.sync_guard import runs_on_cpu
 
 INDEX = "torch.cuda.current_device"
@@ -29,15 +30,7 @@ def _device_place(eng, call: cst.Call) -> bool:
     arg = eng.parent(call)
     if not isinstance(arg, cst.Arg) or arg.value is not call or arg.star:
         return False
-    if arg.keyword is not None:
-        return arg.keyword.value in DEVICE_KEYWORDS
-    outer = eng.parent(arg)
-    return (
-        isinstance(outer, cst.Call)
-        and isinstance(outer.func, cst.Attribute)
-        and outer.func.attr.value in DEVICE_METHODS
-        and outer.args[0] is arg
-    )
+    return arg.keyword.value in DEVICE_KEYWORDS if arg.keyword is not None else to_arg(eng, call)
 
 
 class ScriptIndex(Family):
@@ -51,10 +44,7 @@ class ScriptIndex(Family):
             return None
         if spec.new_for(INDEX).startswith("accelerator_api."):
             return None  # the accelerator_api target: its own rename, as elsewhere
-        line = eng.line(original)
-        if not runs_on_cpu(eng.ctx, line) or line in _checked_lines(eng.ctx.tree):
-            return None
-        if _guarded_here(eng, original):
+        if not runs_on_cpu(eng.ctx, eng.line(original)) or checked_here(eng, original):
             return None
         eng.remove_unused_import_by_node(original.func)
         eng.add_needed_import("torch", node=original)
