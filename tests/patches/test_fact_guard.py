@@ -47,3 +47,18 @@ def test_units_need_a_script_that_runs_on_the_cpu():
     assert _units(library, "torch/utils/lib.py") == {}  # no code runs at the top: no script
     script = library + "print(report())\n"
     assert [(u.head, u.end) for u in _units(script).values()] == []  # read by `return`
+
+
+def test_units_check_only_the_query_s_own_names_for_cuda_fields():
+    """A reader's own name (``label = props.name``, then ``label.upper()``) is no properties
+    object: its attributes are not fields only CUDA's properties have."""
+    src = (
+        "import torch\n"
+        "props = torch.cuda.get_device_properties(0)\n"
+        "label = props.name\n"
+        "print(label.upper())\n"
+        "x = torch.ones(2, device='cpu')\n"
+        "print(x)\n"
+    )
+    assert [(u.head, u.end) for u in _units(src).values()] == [(2, 4)]
+    assert _units(src.replace("label.upper()", "props.multi_processor_count")) == {}

@@ -56,7 +56,8 @@ def _unit(ctx, block: list[ast.stmt], i: int) -> Unit | None:
     head = _head(ctx, block[i])
     if head is None or not runs_on_cpu(ctx, block[i].lineno):
         return None
-    query, names = head
+    query, own = head
+    names = set(own)  # own, and what the readers bind from it
     last = block[i]
     for stmt in block[i + 1 :]:
         if not isinstance(stmt, _SIMPLE) or not _reads(stmt, names):
@@ -72,7 +73,7 @@ def _unit(ctx, block: list[ast.stmt], i: int) -> Unit | None:
         if isinstance(node, (ast.Global, ast.Nonlocal)) and names & set(node.names):
             return None
         if query == PROPERTIES and isinstance(node, ast.Attribute):
-            if isinstance(node.value, ast.Name) and node.value.id in head[1]:
+            if isinstance(node.value, ast.Name) and node.value.id in own:
                 if node.attr not in COMMON_FIELDS:
                     return None  # device_module leaves it
     return Unit(block[i].lineno, last.end_lineno, query)
