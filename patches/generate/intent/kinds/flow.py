@@ -13,7 +13,7 @@ import ast
 
 from patches.generate.intent.data import calls
 from patches.generate.intent.index import Hits
-from patches.generate.intent.nodes import called, span_of
+from patches.generate.intent.nodes import called, inside, span_of
 from patches.generate.intent.probe import Evidence, Probe, first_hit
 
 KIND = "cuda-flow"
@@ -112,6 +112,8 @@ def _use(p: Probe, sub: ast.Name | ast.Attribute, own=None) -> Hits:
     user = p.index.top(sub)[1]  # a compound statement: all of it (the body uses it)
     # an assignment: its value (the name it binds is a word, not CUDA code: `cuda_time = ...`)
     value = getattr(user, "value", None) if isinstance(user, (ast.Assign, ast.AnnAssign)) else None
+    if value is not None:
+        value = _entry(value, sub)
     hits = p.remaining(span_of(value if value is not None else user), own)
     if hits:
         return hits
@@ -129,6 +131,20 @@ def _use(p: Probe, sub: ast.Name | ast.Attribute, own=None) -> Hits:
             return hits
         n = parent
     return []
+
+
+def _entry(value: ast.expr, sub: ast.AST) -> ast.expr:
+    """The element of a container display ``value`` that holds ``sub`` (nested displays too):
+    ``{"model": model.state_dict(), "cuda_rng": ...}`` hands ``model`` to its own entry, not to
+    its siblings. Any other value: itself."""
+    inner = span_of(sub)
+    while isinstance(value, (ast.Dict, ast.List, ast.Tuple, ast.Set)):
+        elts = value.values if isinstance(value, ast.Dict) else value.elts
+        held = [e for e in elts if e is not None and inside(inner, span_of(e))]
+        if not held:
+            return value  # in a key, or a ``**spread``: the whole display
+        value = held[0]
+    return value
 
 
 def _returned_by(index, node) -> ast.Return | None:
