@@ -250,24 +250,43 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_a_table_entry_is_not_its_siblings(self):
+        self.assertExpectedInline(
+            _fixed("rng_checkpoint_script.py"),
+            """\
+# left HN313:7: cuda-name: flows into 'cuda_rng'; cuda-flow: 'cuda_rng' (line 9)
+# left HN313:9: cuda-statement: 'cuda_rng' (line 9)
+@@ -3 +3,2 @@
+-model = torch.nn.Linear(2, 2).cuda()  # its own table entry: the script's device
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
++model = torch.nn.Linear(2, 2).to(device)  # its own table entry: the script's device
+""",
+        )
+
     def test_current_index_as_a_device_in_a_script(self):
         self.assertExpectedInline(
             _fixed("current_index_script.py"),
             """\
-@@ -4,2 +4 @@
--def log_rank():
--    print(torch.cuda.current_device())  # an index, not a device: the plain rename
+@@ -3,0 +4,3 @@
 +device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
-@@ -8,5 +7,9 @@
++
++
+@@ -5,2 +8,2 @@
+-    print("device", torch.cuda.current_device())  # only shown: else "cpu"
+-    print(f"on {torch.cuda.current_device()}")  # so in an f-string ('cpu': its own quotes)
++    print("device", torch.accelerator.current_device_index() if torch.accelerator.is_available() else "cpu")  # only shown: else "cpu"
++    print(f"on {torch.accelerator.current_device_index() if torch.accelerator.is_available() else 'cpu'}")  # so in an f-string ('cpu': its own quotes)
+@@ -10,2 +13,2 @@
+-    print(f"rank {torch.cuda.current_device():d}")  # read as a number: the plain rename
+-    return torch.cuda.current_device() + 1  # so is arithmetic
++    print(f"rank {torch.accelerator.current_device_index():d}")  # read as a number: the plain rename
++    return torch.accelerator.current_device_index() + 1  # so is arithmetic
+@@ -14,5 +17,5 @@
 -model = torch.nn.Linear(2, 2).cuda()
 -x = torch.randn(3, 2, device=torch.cuda.current_device())  # handed on as a device: else "cpu"
 -y = torch.randn(3, 2).to(torch.cuda.current_device())
 -if torch.cuda.is_available():
 -    z = torch.zeros(2, device=torch.cuda.current_device())  # under a check: plain
-+def log_rank():
-+    print(torch.accelerator.current_device_index())  # an index, not a device: the plain rename
-+
-+
 +model = torch.nn.Linear(2, 2).to(device)
 +x = torch.randn(3, 2, device=torch.accelerator.current_device_index() if torch.accelerator.is_available() else "cpu")  # handed on as a device: else "cpu"
 +y = torch.randn(3, 2).to(torch.accelerator.current_device_index() if torch.accelerator.is_available() else "cpu")

@@ -1,4 +1,4 @@
-"""The current CUDA device handed on as a device (HN103 ``torch.cuda.current_device()`` as a
+"""The current CUDA device handed on as a device or shown (HN103 ``torch.cuda.current_device()`` as a
 ``device=`` / ``map_location=`` / ``output_device=`` argument or ``.to(...)``'s first) in a script
 that runs on the CPU once ported (``sync_guard.runs_on_cpu``)::
 
@@ -7,18 +7,22 @@ that runs on the CPU once ported (``sync_guard.runs_on_cpu``)::
 
 ``torch.accelerator.current_device_index()`` raises without an accelerator; where the index is
 only handed on as a device, the CPU stands in for it there (the script's tensors are on the CPU
-then). On CUDA the same index. Anywhere else (a printed index, a library, a call under a check)
-the ``call`` family's plain rename.
+then). On CUDA the same index. So where the index is only shown (a positional argument of
+``print``, or a plain value of an f-string that is one): ``current: cpu`` on a CPU-only
+machine. Anywhere else (an index read as a number: a rank, arithmetic, ``:d``; a library; a call
+under a check) the ``call`` family's plain rename.
 """
 
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers as m
 
 from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.idioms_memory import checked_here
 from patches.generate.codemods.families.literals import DEVICE_KEYWORDS
 from patches.generate.codemods.families.script_device import to_arg
+from patches.generate.codemods.families.script_plan import binds
 from patches.generate.codemods.families.sync_guard import runs_on_cpu
 
 INDEX = "torch.cuda.current_device"
@@ -33,6 +37,30 @@ def _device_place(eng, call: cst.Call) -> bool:
     return arg.keyword.value in DEVICE_KEYWORDS if arg.keyword is not None else to_arg(eng, call)
 
 
+def _printed(eng, call: cst.Call) -> bool:
+    """``call`` is only shown: a positional argument of ``print(...)``, or a value of an
+    f-string that is one (``print(f"device {torch.cuda.current_device()}")``)."""
+    node = call
+    parent = eng.parent(node)
+    if isinstance(parent, cst.FormattedStringExpression) and parent.expression is node:
+        if parent.format_spec or parent.conversion:
+            return False  # `:d` reads it as a number
+        node = eng.parent(parent)
+        parent = eng.parent(node)
+    if not isinstance(parent, cst.Arg) or parent.value is not node or parent.keyword or parent.star:
+        return False
+    user = eng.parent(parent)
+    return m.matches(user, m.Call(func=m.Name("print"))) and not binds(eng.ctx.tree, "print")
+
+
+def _quote(eng, node) -> str:
+    """The opening of the f-string ``node`` is a value of ("": none); Python 3.11 takes no
+    quote of its own kind inside it."""
+    while node is not None and not isinstance(node, cst.FormattedString):
+        node = eng.parent(node)
+    return node.start if node is not None else ""
+
+
 class ScriptIndex(Family):
     name = "script-index"
 
@@ -40,7 +68,7 @@ class ScriptIndex(Family):
         if original.args or INDEX not in eng.qualnames(original.func):
             return None
         spec = next((s for s in eng.specs_for("call", original) if INDEX in s.names), None)
-        if spec is None or not _device_place(eng, original):
+        if spec is None or not (_device_place(eng, original) or _printed(eng, original)):
             return None
         if spec.new_for(INDEX).startswith("accelerator_api."):
             return None  # the accelerator_api target: its own rename, as elsewhere
@@ -49,4 +77,5 @@ class ScriptIndex(Family):
         eng.remove_unused_import_by_node(original.func)
         eng.add_needed_import("torch", node=original)
         eng.done(spec, original)
-        return cst.parse_expression(f'{NEW} if torch.accelerator.is_available() else "cpu"')
+        cpu = "'cpu'" if '"' in _quote(eng, original) else '"cpu"'
+        return cst.parse_expression(f"{NEW} if torch.accelerator.is_available() else {cpu}")
