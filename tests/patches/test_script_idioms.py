@@ -250,6 +250,22 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_a_storage_takes_its_device_by_keyword(self):
+        self.assertExpectedInline(
+            _fixed("map_location_script.py"),
+            """\
+@@ -5,0 +6 @@
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -9,3 +10,3 @@
+-state = torch.load(path, map_location=lambda storage, loc: storage.cuda())
+-fast = torch.load(path, map_location=lambda s, loc: s.cuda(non_blocking=True))
+-model = torch.nn.Linear(2, 2).cuda()
++state = torch.load(path, map_location=lambda storage, loc: storage.to(device=device))
++fast = torch.load(path, map_location=lambda s, loc: s.to(device=device, non_blocking=True))
++model = torch.nn.Linear(2, 2).to(device)
+""",
+        )
+
     def test_a_table_entry_is_not_its_siblings(self):
         self.assertExpectedInline(
             _fixed("rng_checkpoint_script.py"),
@@ -1118,7 +1134,7 @@ class TestScriptIdioms(expecttest.TestCase):
 +    model.to(device)
 @@ -25 +25 @@
 -    model.load_state_dict(torch.load(args.resume, map_location=lambda storage, loc: storage.cuda() if args.cuda else storage))
-+    model.load_state_dict(torch.load(args.resume, map_location=lambda storage, loc: storage.to(device) if args.accel else storage))
++    model.load_state_dict(torch.load(args.resume, map_location=lambda storage, loc: storage.to(device=device) if args.accel else storage))
 """,
         )
 

@@ -13,6 +13,44 @@ from patches.generate.codemods.families.values import is_index
 _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
 
 
+def _storage(eng, call: cst.Call) -> bool:
+    """``call`` is ``s.cuda(...)`` on the first parameter of a ``map_location`` lambda
+    (``lambda storage, loc: storage.cuda()``): ``s`` is an untyped storage."""
+    recv = call.func.value if isinstance(call.func, cst.Attribute) else None
+    node = eng.parent(call)
+    while node is not None and not isinstance(node, cst.Lambda):
+        node = eng.parent(node)
+    if not isinstance(recv, cst.Name) or node is None or not node.params.params:
+        return False
+    arg = eng.parent(node)
+    return (
+        node.params.params[0].name.value == recv.value
+        and isinstance(arg, cst.Arg)
+        and arg.keyword is not None
+        and arg.keyword.value == "map_location"
+    )
+
+
+def storage_form(eng, original: cst.Call, new):
+    """A storage's ``to`` takes its device by keyword only (``UntypedStorage.to(*, device,
+    non_blocking)``): ``storage.to(device)`` raises TypeError, also on CUDA. So ``storage.cuda()``
+    in a ``map_location`` lambda becomes ``storage.to(device=<device>)``."""
+    if not (
+        isinstance(new, cst.Call)
+        and m.matches(new.func, m.Attribute(attr=m.Name("to")))
+        and new.args
+        and new.args[0].keyword is None
+        and _storage(eng, original)
+    ):
+        return new
+    tight = cst.SimpleWhitespace("")
+    first = new.args[0].with_changes(
+        keyword=cst.Name("device"),
+        equal=cst.AssignEqual(whitespace_before=tight, whitespace_after=tight),
+    )
+    return new.with_changes(args=(first, *new.args[1:]))
+
+
 class MethodToDevice(Family):
     """``x.cuda()`` -> ``x.to(device)`` where a ``device`` is in scope (device-type tests and
     training steps have one); ``x.cuda(non_blocking=True)`` keeps its keyword. An index argument
@@ -28,6 +66,9 @@ class MethodToDevice(Family):
     name = "to-device"
 
     def on_call(self, eng, original, updated):
+        return storage_form(eng, original, self._method_to(eng, original, updated))
+
+    def _method_to(self, eng, original, updated):
         if not m.matches(original, _CUDA_METHOD):
             return None
         specs = eng.specs_for(self.name, original)

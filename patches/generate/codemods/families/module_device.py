@@ -31,6 +31,7 @@ from patches.generate.codemods.families.idioms_common import (
     cuda_call_to,
     insert_device_line,
 )
+from patches.generate.codemods.families.method_to_device import storage_form
 from patches.generate.codemods.families.own_device import TO_DEVICE, class_device
 from patches.generate.codemods.families.script_plan import after_imports as _after_imports
 from patches.generate.codemods.families.script_plan import binds as _binds
@@ -120,6 +121,9 @@ class ModuleDevice(ModuleLineFamily):
         return any(eng.fixes(r, ln) for r in rules for ln in self.sites)
 
     def on_call(self, eng, original, updated):
+        return storage_form(eng, original, self._on_cuda(eng, original, updated))
+
+    def _on_cuda(self, eng, original, updated):
         if self.anchor is None or not m.matches(original, _CUDA_METHOD):
             return None
         line = eng.line(original)

@@ -22,6 +22,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from patches.generate.codemods.families import Family
+from patches.generate.codemods.families.method_to_device import storage_form
 
 TO_DEVICE = "to-device"  # HN501's family (catalogue style `method-to`)
 MODULE_TYPES = ("DEVICE_TYPE", "device_type")
@@ -104,6 +105,9 @@ class OwnDevice(Family):
     name = "own-device"
 
     def on_call(self, eng, original, updated):
+        return storage_form(eng, original, self._on_cuda(eng, original, updated))
+
+    def _on_cuda(self, eng, original, updated):
         if not m.matches(original, _CUDA_METHOD):
             return None
         specs = eng.specs_for(TO_DEVICE, original) + eng.specs_for(self.name, original)

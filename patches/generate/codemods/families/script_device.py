@@ -35,7 +35,7 @@ from patches.generate.codemods.families.idioms_common import (
     string_value,
     type_or_cpu,
 )
-from patches.generate.codemods.families.method_to_device import MethodToDevice
+from patches.generate.codemods.families.method_to_device import MethodToDevice, storage_form
 from patches.generate.codemods.families.script_plan import (
     DEFAULT_DEVICE_CALLS,
     NAME,
@@ -120,6 +120,9 @@ class ScriptDevice(MethodToDevice):
         return lines | {p.anchor}
 
     def on_call(self, eng, original, updated):
+        return storage_form(eng, original, self._script_to(eng, original, updated))
+
+    def _script_to(self, eng, original, updated):
         cuda = m.matches(original, _CUDA_METHOD)
         if cuda and is_script(eng.ctx):
             new = _indexed(eng, original, updated)
@@ -135,7 +138,7 @@ class ScriptDevice(MethodToDevice):
                 new = _device_ctor(eng, original, updated)
                 if new is not None:
                     return new
-        return super().on_call(eng, original, updated)
+        return self._method_to(eng, original, updated)
 
     def on_literal(self, eng, original, updated):
         """A plain ``"cuda"`` at a place of the plan: ``device``. Without a plan,
