@@ -112,9 +112,7 @@ def _use(p: Probe, sub: ast.Name | ast.Attribute, own=None) -> Hits:
     user = p.index.top(sub)[1]  # a compound statement: all of it (the body uses it)
     # an assignment: its value (the name it binds is a word, not CUDA code: `cuda_time = ...`)
     value = getattr(user, "value", None) if isinstance(user, (ast.Assign, ast.AnnAssign)) else None
-    if value is not None:
-        value = _entry(value, sub)
-    hits = p.remaining(span_of(value if value is not None else user), own)
+    hits = p.remaining(_entry(value, sub) if value is not None else span_of(user), own)
     if hits:
         return hits
     n = sub
@@ -133,18 +131,25 @@ def _use(p: Probe, sub: ast.Name | ast.Attribute, own=None) -> Hits:
     return []
 
 
-def _entry(value: ast.expr, sub: ast.AST) -> ast.expr:
-    """The element of a container display ``value`` that holds ``sub`` (nested displays too):
-    ``{"model": model.state_dict(), "cuda_rng": ...}`` hands ``model`` to its own entry, not to
-    its siblings. Any other value: itself."""
+def _entry(value: ast.expr, sub: ast.AST):
+    """The span of the element of a container display ``value`` that holds ``sub`` (nested
+    lists and tuples too; a dict entry with its key): ``{"model": model.state_dict(), "cuda_rng": ...}``
+    hands ``model`` to its own entry, not to its siblings, and ``{"CUDA_VISIBLE_DEVICES":
+    str(n)}`` hands ``n`` to an entry its key names. Any other value: its own span."""
     inner = span_of(sub)
     while isinstance(value, (ast.Dict, ast.List, ast.Tuple, ast.Set)):
-        elts = value.values if isinstance(value, ast.Dict) else value.elts
-        held = [e for e in elts if e is not None and inside(inner, span_of(e))]
+        if isinstance(value, ast.Dict):
+            pairs = [(k, v) for k, v in zip(value.keys, value.values) if k is not None]
+            held = [(k, v) for k, v in pairs if inside(inner, span_of(v))]
+            if held:  # the entry, key and all: the key is part of where the value goes
+                key, item = held[0]
+                return span_of(key)[0], span_of(item)[1]
+            return span_of(value)  # in a key, or a ``**spread``: the whole display
+        held = [e for e in value.elts if inside(inner, span_of(e))]
         if not held:
-            return value  # in a key, or a ``**spread``: the whole display
+            return span_of(value)
         value = held[0]
-    return value
+    return span_of(value)
 
 
 def _returned_by(index, node) -> ast.Return | None:
