@@ -321,6 +321,25 @@ class TestRuleFixtures(expecttest.TestCase):
 """,
         )
 
+    def test_hn511(self):
+        self.assertExpectedInline(
+            _fixed("hn511_cuda_default_tensor_type.py"),
+            """\
+# left HN511:23: not a statement of its own
+@@ -9 +9 @@
+-if torch.cuda.is_available():
++if torch.accelerator.is_available():
+@@ -11 +11,2 @@
+-        torch.set_default_tensor_type("torch.cuda.FloatTensor")  # SSD's train.py shape
++        torch.set_default_device(torch.accelerator.current_accelerator())  # SSD's train.py shape
++        torch.set_default_dtype(torch.float32)
+@@ -19 +20,2 @@
+-    torch.set_default_tensor_type('torch.cuda.HalfTensor')  # the dtype of the type
++    torch.set_default_device(torch.accelerator.current_accelerator())  # the dtype of the type
++    torch.set_default_dtype(torch.float16)
+""",
+        )
+
     def test_hn303(self):
         self.assertExpectedInline(
             _fixed("hn303_cuda_mem_get_info.py"),

@@ -1,10 +1,11 @@
-"""Scripts whose original stops on a CPU-only machine at lines the port must make safe there
-(round 17's probe: a device fact reported, ``set_device``, the process group's backend, a sync
-of the script's device, a bare sync, devices of an index, a device context, the current index as a device; round 18's: the current index shown, a model
-beside a checkpoint's CUDA entry, a storage moved in a ``map_location`` lambda). Generate's series is applied patch by patch with
-``git am``: every prefix compiles, and no availability check ends up inside another (the
-counters a fact unit reads fall to other rules and patches). Then each port runs here, where
-each original fails."""
+"""Scripts whose original stops on a CPU-only machine at lines the port must make safe there.
+Round 17's: a device fact reported, ``set_device``, the process group's backend, a sync of the
+script's device, a bare sync, devices of an index, a device context, the current index as a
+device. Round 18's: the current index shown, a model beside a checkpoint's CUDA entry, a storage
+moved in a ``map_location`` lambda, the deprecated default tensor type. Generate's series is
+applied patch by patch with ``git am``: every prefix compiles, and no availability check ends up
+inside another (the counters a fact unit reads fall to other rules and patches). Then each port
+runs here, where each original fails."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ SCRIPTS = {  # path in the tree -> fixture
     "examples/current_index.py": FIXTURES / "script_idioms" / "current_index_script.py",
     "examples/checkpoint.py": FIXTURES / "script_idioms" / "rng_checkpoint_script.py",
     "examples/load.py": FIXTURES / "script_idioms" / "map_location_script.py",
+    "examples/default_type.py": FIXTURES / "script_idioms" / "default_type_script.py",
 }
 
 

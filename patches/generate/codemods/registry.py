@@ -16,6 +16,7 @@ from patches.generate.codemods.families.call_rename import CallRename
 from patches.generate.codemods.families.capture_state import CaptureState
 from patches.generate.codemods.families.codegen_device import CodegenDevice
 from patches.generate.codemods.families.current_device import CurrentDevice
+from patches.generate.codemods.families.default_type import DefaultType
 from patches.generate.codemods.families.device_checks import DeviceChecks
 from patches.generate.codemods.families.device_context import DeviceContext
 from patches.generate.codemods.families.device_flag import DeviceFlag
@@ -76,6 +77,7 @@ FAMILY_TYPES = (
     DeviceSleep,  # torch.cuda._sleep -> the module of a device the code holds, not the CPU
     DevicePool,  # torch.cuda.MemPool / use_mem_pool -> the module of the `device` in scope
     GuardedRng,  # device RNG state behind an availability check -> the accelerator's module
+    DefaultType,  # the deprecated default tensor type of CUDA -> default device and dtype
     SdpaKernel,  # the deprecated sdp_kernel(enable_*=...) -> sdpa_kernel([backends]), exact
     GuardedInit,  # torch.cuda.init() behind an availability check -> the accelerator's module
     CaptureState,  # is_current_stream_capturing() -> the accelerator stream's is_capturing()

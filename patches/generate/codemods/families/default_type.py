@@ -1,0 +1,86 @@
+"""The deprecated default tensor type set to a CUDA type (HN511), the older training scripts'
+first line (SSD, YOLO ports)::
+
+    torch.set_default_tensor_type("torch.cuda.FloatTensor")
+->  torch.set_default_device(torch.accelerator.current_accelerator())
+    torch.set_default_dtype(torch.float32)
+
+``set_default_tensor_type`` (deprecated since PyTorch 2.1; its docstring names these two as the
+alternatives) made every new tensor one of that type: the type's dtype as the default floating
+dtype, on the current CUDA device. ``set_default_device`` with the current accelerator does the
+device half (a device without an index: the current one when each tensor is made; ``None`` without
+an accelerator, which is the CPU), ``set_default_dtype`` the dtype half. The ``accelerator_api``
+target writes ``accelerator_api.device_type()`` ("cpu" without an accelerator).
+
+Only a bare statement with the type as its one argument, a string of a floating CUDA type
+(the name form ``torch.cuda.FloatTensor`` is HN507's): anything else is left with the reason.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.idioms_common import expr, statement, string_value
+
+SETTER = "torch.set_default_tensor_type"
+# the floating CUDA types a default can be, and their dtypes
+DTYPES = {
+    "torch.cuda.FloatTensor": "float32",
+    "torch.cuda.DoubleTensor": "float64",
+    "torch.cuda.HalfTensor": "float16",
+    "torch.cuda.BFloat16Tensor": "bfloat16",
+}
+
+
+def _setter_call(eng, stmt: cst.SimpleStatementLine) -> cst.Call | None:
+    """The ``set_default_tensor_type(...)`` call the one-statement line ``stmt`` is."""
+    if len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Expr):
+        return None
+    call = stmt.body[0].value
+    if isinstance(call, cst.Call) and SETTER in eng.qualnames(call.func):
+        return call
+    return None
+
+
+class DefaultType(Family):
+    name = "default-type"
+
+    def on_call(self, eng, original, updated):
+        """A setter call that is not a bare statement: left, with the reason."""
+        specs = eng.specs_for(self.name, original)
+        if specs and SETTER in eng.qualnames(original.func):
+            stmt = eng.parent(eng.parent(original))
+            if not (isinstance(stmt, cst.SimpleStatementLine) and _setter_call(eng, stmt)):
+                eng.fail(specs[0], original, "not a statement of its own")
+        return None
+
+    def on_node(self, eng, original, updated):
+        if not isinstance(original, cst.SimpleStatementLine):
+            return None
+        call = _setter_call(eng, original)
+        specs = eng.specs_for(self.name, original) if call is not None else []
+        if not specs:
+            return None
+        spec = specs[0]
+        args = call.args
+        kind = string_value(args[0].value) if len(args) == 1 and not args[0].keyword else None
+        if kind not in DTYPES or args[0].star:
+            eng.fail(spec, original, "the type is not one string of a floating CUDA type")
+            return None
+        device = expr(
+            eng,
+            spec,
+            original,
+            "torch.accelerator.current_accelerator()",
+            "accelerator_api.device_type()",
+        )
+        code = cst.Module(body=[]).code_for_node(device)
+        eng.add_needed_import("torch", node=original)
+        eng.done(spec, original)
+        first = statement(eng, f"torch.set_default_device({code})\n")
+        second = statement(eng, f"torch.set_default_dtype(torch.{DTYPES[kind]})\n")
+        first = first.with_changes(
+            leading_lines=updated.leading_lines, trailing_whitespace=updated.trailing_whitespace
+        )
+        return cst.FlattenSentinel([first, second])
