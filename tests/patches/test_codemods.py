@@ -26,17 +26,17 @@ class TestRuleFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn507_legacy_cuda_tensor_type.py"),
             """\
-# left HN507:5: not an alias picked by a script's CUDA flag: decide by hand
-# left HN101:5: cuda-guarded: HN507 torch.cuda.FloatTensor (line 5)
-@@ -3,2 +3,6 @@
+@@ -3,3 +3,7 @@
 -cuda = torch.cuda.is_available()
 -Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+-scratch = torch.cuda.FloatTensor(4) if torch.cuda.is_available() else None
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
 +accel = torch.accelerator.is_available()
-+device = torch.accelerator.current_accelerator() if accel else torch.device("cpu")
 +
 +
 +def Tensor(*args):
 +    return torch.FloatTensor(*args).to(device)
++scratch = torch.empty(4, dtype=torch.float32, device=device) if torch.accelerator.is_available() else None
 @@ -9 +13 @@
 -    print(torch.zeros(2, 3).type(Tensor) + ones)
 +    print(torch.zeros(2, 3).to(device, torch.float32) + ones)

@@ -49,6 +49,7 @@ from patches.generate.codemods.families.script_amp import ScriptAmp
 from patches.generate.codemods.families.script_device import ScriptDevice
 from patches.generate.codemods.families.script_flags import ScriptFlags
 from patches.generate.codemods.families.script_index import ScriptIndex
+from patches.generate.codemods.families.script_legacy_calls import LegacyCalls
 from patches.generate.codemods.families.script_legacy_types import LegacyTypes
 from patches.generate.codemods.families.script_seed import SeedAfterSeed
 from patches.generate.codemods.families.sdpa_kernel import SdpaKernel
@@ -94,6 +95,7 @@ FAMILY_TYPES = (
     ScriptDevice,  # MethodToDevice, and a script's own device where it has none
     ScriptFlags,  # a script's CUDA-named flag or local whose uses all become neutral
     LegacyTypes,  # a script's `Tensor = torch.cuda.FloatTensor if cuda else ...` alias
+    LegacyCalls,  # torch.cuda.FloatTensor(n) / x.type(torch.cuda.T) at a script's device places
     # idioms_*.py (issue 14): whole training-script idioms, before the plain device literal
     DevicePredicates,
     RemoteDevices,  # "rank:0/cuda:0" -> f"rank:0/{device_type}:0" on the module's device type

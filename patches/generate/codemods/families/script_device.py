@@ -50,7 +50,7 @@ from patches.generate.codemods.families.script_plan import is_plain_cuda as _pla
 _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
 # keyword arguments whose CUDA device string a script gets in place (accelerator, else "cpu")
 IN_PLACE_KEYWORDS = frozenset({"map_location", "device"})
-_SERVED = ("device-literal", "device-defaults", "script-amp")
+_SERVED = ("device-literal", "device-defaults", "script-amp", "legacy-types")
 _CTOR = "torch.device"
 
 

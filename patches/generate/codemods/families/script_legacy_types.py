@@ -39,7 +39,8 @@ as ``Alias(...)`` (positional arguments) or ``x.type(Alias)`` (``isinstance(x, T
 alias handed elsewhere, a keyword such as ``device=``); an alias or the flag is bound more than
 once; the flag is not a name that is true only with an accelerator (``... and
 torch.cuda.is_available()``, ``True if torch.cuda.is_available() else False``); the file binds its
-own ``device``; or the gate keeps a site of the unit.
+own ``device``; or the gate keeps a site of the unit. A legacy type used directly
+(``torch.cuda.FloatTensor(3)``, ``x.type(torch.cuda.LongTensor)``) is ``script_legacy_calls``'.
 """
 
 from __future__ import annotations
@@ -53,25 +54,18 @@ import libcst as cst
 from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.idioms_common import expr
 from patches.generate.codemods.families.script_device import gets_device
-from patches.generate.codemods.families.script_plan import binds_device, is_script, plan
+from patches.generate.codemods.families.script_plan import (
+    LEGACY_DTYPES,
+    binds_device,
+    is_script,
+    plan,
+)
 from patches.generate.codemods.families.script_units import bindings_of
 from patches.generate.intent import is_call
 
 NAME = "device"
 _AVAILABLE = "torch.cuda.is_available"
-# the legacy type names and the dtype each stands for (the CPU type of the same name exists)
-_DTYPES = {
-    "FloatTensor": "float32",
-    "DoubleTensor": "float64",
-    "HalfTensor": "float16",
-    "BFloat16Tensor": "bfloat16",
-    "ByteTensor": "uint8",
-    "CharTensor": "int8",
-    "ShortTensor": "int16",
-    "IntTensor": "int32",
-    "LongTensor": "int64",
-    "BoolTensor": "bool",
-}
+_DTYPES = LEGACY_DTYPES
 
 
 @dataclass(frozen=True)
@@ -213,6 +207,12 @@ def unit(ctx) -> LegacyUnit | None:
     )
 
 
+def alias_line(ctx, line: int) -> bool:
+    """``line`` is an alias statement of the file's unit (rewritten whole, or left with it)."""
+    u = unit(ctx)
+    return u is not None and line in u.lines
+
+
 def _lines(u: LegacyUnit) -> frozenset[int]:
     return frozenset(ln for a in u.aliases for ln in (a.line, *a.types))
 
@@ -266,7 +266,7 @@ class LegacyTypes(Family):
         )
 
     def on_ref(self, eng, original, updated):
-        """HN507 sites outside a unit: say why they stay."""
+        """HN507 sites of an alias statement of a unit left: say why they stay."""
         if not isinstance(original, cst.Attribute):
             return None
         specs = eng.specs_for(self.name, original)
@@ -277,9 +277,7 @@ class LegacyTypes(Family):
             return None  # the alias statement is rewritten whole (on_node)
         if u is not None and u.why and eng.line(original) in u.lines:
             eng.fail(specs[0], original, u.why)
-            return None
-        eng.fail(specs[0], original, "not an alias picked by a script's CUDA flag: decide by hand")
-        return None
+        return None  # elsewhere: script_legacy_calls's
 
     def on_call(self, eng, original: cst.Call, updated: cst.Call):
         """``x.type(Alias)`` -> ``x.to(<device>, torch.<dtype>)``."""

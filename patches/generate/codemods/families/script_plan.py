@@ -17,7 +17,9 @@ a rerun would find that site beside a bound ``device`` and rewrite it, so the li
 written idempotently. An indexed device object (``.cuda(i)``, ``torch.device("cuda", i)``,
 ``torch.device("cuda:N")``) is a place that keeps its index: ``torch.device(device, i)``. An
 indexed string (``"cuda:0"``) keeps its own value in place (a checkpoint's ``map_location`` must
-be ``"cpu"`` on the CPU, not ``"cpu:0"``).
+be ``"cpu"`` on the CPU, not ``"cpu:0"``). A legacy CUDA tensor type called with positional
+arguments (``torch.cuda.FloatTensor(3)``) or given to ``x.type(...)`` is a place too
+(``script_legacy_calls``).
 """
 
 from __future__ import annotations
@@ -48,6 +50,19 @@ DEVICE_TYPE_KEYWORD = "device_type"
 # CUDA's AMP entry points, which the neutral API asks a device type of (``script_amp``)
 AUTOCAST = ("torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast")
 SCALER = ("torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler")
+# the legacy tensor types and the dtype each stands for (the CPU type of the same name exists)
+LEGACY_DTYPES = {
+    "FloatTensor": "float32",
+    "DoubleTensor": "float64",
+    "HalfTensor": "float16",
+    "BFloat16Tensor": "bfloat16",
+    "ByteTensor": "uint8",
+    "CharTensor": "int8",
+    "ShortTensor": "int16",
+    "IntTensor": "int32",
+    "LongTensor": "int64",
+    "BoolTensor": "bool",
+}
 
 
 @dataclass(frozen=True)
@@ -118,6 +133,28 @@ def indexed_cuda(node: ast.AST) -> bool:
     )
 
 
+def legacy_type(ctx, node: ast.AST) -> str | None:
+    """``torch.cuda.FloatTensor`` (or that name imported) -> ``FloatTensor`` (``LEGACY_DTYPES``)."""
+    if not isinstance(node, (ast.Attribute, ast.Name)):
+        return None
+    q = ctx.qualify(node.lineno, ast.unparse(node)) or ""
+    kind = q.removeprefix("torch.cuda.")
+    return kind if kind != q and kind in LEGACY_DTYPES else None
+
+
+def legacy_place(ctx, call: ast.Call) -> ast.expr | None:
+    """The legacy CUDA type of ``torch.cuda.<T>(...)`` (positional arguments, none unpacked) or
+    of ``x.type(torch.cuda.<T>)`` (its one argument): a place of the device line."""
+    if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    if legacy_type(ctx, call.func):
+        return call.func
+    func, args = call.func, call.args
+    if isinstance(func, ast.Attribute) and func.attr == "type" and len(args) == 1:
+        return args[0] if legacy_type(ctx, args[0]) else None
+    return None
+
+
 def _plan(ctx) -> Plan | None:
     if not is_script(ctx) or binds_device(ctx.tree):
         return None
@@ -145,6 +182,10 @@ def _uses(ctx) -> tuple[set[int], set[int]]:
                     uses.add(item.context_expr.lineno)
                     taken.add(id(item.context_expr.args[0]))
         if not isinstance(node, ast.Call):
+            continue
+        legacy = legacy_place(ctx, node)
+        if legacy is not None:
+            uses.add(legacy.lineno)  # the finding's line (the type's)
             continue
         if is_plain_cuda(node) or indexed_cuda(node):
             uses.update({node.lineno, node.func.end_lineno})
