@@ -62,6 +62,24 @@ def test_both_targets(target, device):
 
 
 @pytest.mark.parametrize(
+    "setter",
+    [
+        "torch.set_default_tensor_type(torch.cuda.HalfTensor)",
+        "from torch.cuda import HalfTensor\n\ntorch.set_default_tensor_type(HalfTensor)",
+    ],
+)
+def test_the_name_form_is_taken_whole(setter):
+    """The type by name is HN507's site; this family rewrites it (and drops the import)."""
+    src = f"import torch\n{setter}\nprint(torch.ones(1).dtype)\n"
+    result, _ = fix(src, "s.py")
+    assert not result.error, result.error
+    want = "torch.set_default_device(torch.accelerator.current_accelerator())\n"
+    assert want + "torch.set_default_dtype(torch.float16)\n" in result.after
+    assert "HalfTensor" not in result.after
+    assert ("HN507", setter.count("\n") + 2) in result.outcome.applied
+
+
+@pytest.mark.parametrize(
     "line, why",
     [
         ('x = torch.set_default_tensor_type("torch.cuda.FloatTensor")', "not a statement"),

@@ -12,8 +12,9 @@ device half (a device without an index: the current one when each tensor is made
 an accelerator, which is the CPU), ``set_default_dtype`` the dtype half. The ``accelerator_api``
 target writes ``accelerator_api.device_type()`` ("cpu" without an accelerator).
 
-Only a bare statement with the type as its one argument, a string of a floating CUDA type
-(the name form ``torch.cuda.FloatTensor`` is HN507's): anything else is left with the reason.
+Only a bare statement with the type as its one argument, a floating CUDA type by string or
+by name (``torch.set_default_tensor_type(torch.cuda.FloatTensor)``: HN507's site, taken here):
+anything else is left with the reason.
 """
 
 from __future__ import annotations
@@ -43,12 +44,31 @@ def _setter_call(eng, stmt: cst.SimpleStatementLine) -> cst.Call | None:
     return None
 
 
+def _kind(eng, call: cst.Call) -> str:
+    """The one type ``call`` sets: a string's value, or the name's qualified name ("": other)."""
+    args = call.args
+    if len(args) != 1 or args[0].keyword or args[0].star:
+        return ""
+    value = args[0].value
+    text = string_value(value)
+    if text is not None:
+        return text
+    return next(iter(sorted(eng.qualnames(value) & set(DTYPES))), "")
+
+
+def is_set_type(eng, node) -> bool:
+    """``node`` is the type ``torch.set_default_tensor_type(node)`` sets (this family's)."""
+    arg = eng.parent(node)
+    call = eng.parent(arg) if isinstance(arg, cst.Arg) else None
+    return isinstance(call, cst.Call) and SETTER in eng.qualnames(call.func)
+
+
 class DefaultType(Family):
     name = "default-type"
 
     def on_call(self, eng, original, updated):
         """A setter call that is not a bare statement: left, with the reason."""
-        specs = eng.specs_for(self.name, original)
+        specs = eng.specs_for(self.name, original) + eng.specs_for("legacy-types", original)
         if specs and SETTER in eng.qualnames(original.func):
             stmt = eng.parent(eng.parent(original))
             if not (isinstance(stmt, cst.SimpleStatementLine) and _setter_call(eng, stmt)):
@@ -60,14 +80,18 @@ class DefaultType(Family):
             return None
         call = _setter_call(eng, original)
         specs = eng.specs_for(self.name, original) if call is not None else []
+        if call is not None and not specs:  # the name form: HN507's site
+            names = eng.qualnames(call.args[0].value) if call.args else set()
+            specs = [s for s in eng.specs_for("legacy-types", original) if names & set(s.names)]
         if not specs:
             return None
         spec = specs[0]
-        args = call.args
-        kind = string_value(args[0].value) if len(args) == 1 and not args[0].keyword else None
-        if kind not in DTYPES or args[0].star:
-            eng.fail(spec, original, "the type is not one string of a floating CUDA type")
+        kind = _kind(eng, call)
+        if kind not in DTYPES:
+            eng.fail(spec, original, "the type is not one floating CUDA type")
             return None
+        if not string_value(call.args[0].value):
+            eng.remove_unused_import_by_node(call.args[0].value)
         device = expr(
             eng,
             spec,

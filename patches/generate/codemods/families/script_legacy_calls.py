@@ -25,6 +25,7 @@ from __future__ import annotations
 import libcst as cst
 
 from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.default_type import is_set_type
 from patches.generate.codemods.families.script_legacy_types import alias_line
 from patches.generate.codemods.families.script_plan import (
     LEGACY_DTYPES,
@@ -141,8 +142,8 @@ class LegacyCalls(Family):
             return None  # the `FloatTensor` of `torch.cuda.FloatTensor`
         names = eng.qualnames(node)
         specs = [s for s in eng.specs_for(_SPECS, node) if names & set(s.names)]
-        if not specs or alias_line(eng.ctx, eng.line(node)):
-            return None  # no site here, or the alias unit's statement (script_legacy_types)
+        if not specs or alias_line(eng.ctx, eng.line(node)) or is_set_type(eng, node):
+            return None  # no site, the alias unit's statement, or a default type (default_type)
         return specs[0]
 
     def on_ref(self, eng, original, updated):
