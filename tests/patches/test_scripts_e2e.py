@@ -83,9 +83,10 @@ SCRIPTS = {
         )
     ),
     "nanogpt_train.py": Script(("--max_iters=2",), ref_args=("--device=cpu",), trn=True),
-    "finetune_cls.py": Script(("--epochs", "1"), autoport_ref=True),
+    # on trn (8 devices) these two wrap nothing: their DataParallel count stays CUDA's
+    "finetune_cls.py": Script(("--epochs", "1"), autoport_ref=True, trn=True),
     "yolo_train.py": Script(("--epochs", "1")),
-    "run_classifier.py": Script(("--num_train_epochs", "1")),
+    "run_classifier.py": Script(("--num_train_epochs", "1"), trn=True),
     "sample_lm.py": Script(("--num_samples", "1", "--max_new_tokens", "3")),
     "mnist_main.py": Script(("--steps", "2"), trn=True),
     "bench_latency.py": Script(
@@ -157,6 +158,9 @@ GATED = {
     "yolo_train.py": "select_device: the gate keeps the unit (its mps arm, CUDA_VISIBLE_DEVICES)",
     "dcgan_style.py": "12 -> 5: cudnn.benchmark stays (HN412 keep) with its cudnn import, and the "
     "--cuda option string and the warning that names it (the user's command line)",
+    "run_classifier.py": "12 -> 6: n_gpu stays CUDA's device count (it decides the DataParallel "
+    "wrap, whose scatter only CUDA implements: on a Trainium or Intel GPU host the model runs "
+    "unwrapped on one device), and the --no_cuda option the user passes, with its help text",
     "tv_reference": "11 -> 4: cudnn.benchmark stays (HN412 keep); reduce_across_processes' "
     "device='cuda' has no device in scope (the process group's device, gloo or an accelerator's, "
     "is not the script's to guess); two --help strings name CUDA: the choices a user may pass "

@@ -29,6 +29,7 @@ ORDER = (
     "loop",
     "comprehension",
     "branch",
+    "parallel",
     "flow",
     "placement",
     "device_unit",
