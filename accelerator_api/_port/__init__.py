@@ -40,13 +40,14 @@ def install(report_json: str | None = None, quiet: bool | None = None) -> Record
     if not RECORDER.changed:
         return RECORDER
     Target.set(RECORDER.target)
-    from . import cuda_namespace, device_context, torch_patches
+    from . import cuda_namespace, device_context, legacy, torch_patches
 
     p = Patcher()
     try:
         device_context.freeze_constructors()  # before any factory is wrapped
         device_context.install(p)
         torch_patches.install(p)
+        legacy.install(p)
         cuda_namespace.install(p)
     except BaseException:
         p.undo()  # never leave torch half-patched

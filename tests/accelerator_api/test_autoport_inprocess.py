@@ -67,6 +67,8 @@ def test_uninstall_restores_torch_exactly():
         (torch.cuda.amp, "autocast"),
         (torch.nn.Module, "to"),
         (type(torch.backends.cudnn), "benchmark"),
+        (torch, "set_default_tensor_type"),
+        (torch.UntypedStorage, "cuda"),
     ]
     before = [getattr(o, n) if not isinstance(o, type) else o.__dict__.get(n) for o, n in watched]
     tensor_own = set(torch.Tensor.__dict__)
@@ -271,3 +273,25 @@ def test_pin_memory_is_the_tensor_without_an_accelerator(ported):
     with pytest.raises(RuntimeError):
         x.pin_memory()  # torch's own answer on a CPU-only machine
     install()
+
+
+def test_a_storage_moved_in_map_location_and_the_default_type(ported, tmp_path):
+    """``lambda storage, loc: storage.cuda()`` and the deprecated CUDA default tensor type."""
+    path = tmp_path / "m.pt"
+    torch.save(torch.nn.Linear(2, 2).state_dict(), path)
+    state = torch.load(path, map_location=lambda storage, loc: storage.cuda())
+    line = _line_above()
+    assert sorted(state) == ["bias", "weight"] and state["weight"].device.type == "cpu"
+    assert _sites(ported)[(line, "UntypedStorage.cuda()")]["count"] == 2
+    dtype = torch.get_default_dtype()
+    try:
+        torch.set_default_tensor_type("torch.cuda.DoubleTensor")
+        line = _line_above()
+        x = torch.ones(2)
+        assert x.dtype == torch.float64 and x.device.type == "cpu"
+        action = _sites(ported)[(line, "torch.set_default_tensor_type(torch.cuda.DoubleTensor)")]
+        assert "torch.set_default_dtype(torch.float64)" in action["action"]
+    finally:
+        torch.set_default_dtype(dtype)
+    torch.set_default_tensor_type("torch.FloatTensor")  # a CPU type: torch's own call
+    assert torch.get_default_dtype() == torch.float32
