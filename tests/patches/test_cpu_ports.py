@@ -24,7 +24,16 @@ from patches.generate.cli import main
 
 FIXTURES = Path(__file__).with_name("fixtures")
 # outputs that differ between two runs of the same script: their numbers are not compared
-VOLATILE = {"examples/mem_info.py": "free memory", "examples/timed.py": "a wall time"}
+VOLATILE = {
+    "examples/mem_info.py": "free memory, and an unseeded tensor on trn",
+    "examples/timed.py": "a wall time",
+}
+# what a port prints on trn only where its accelerator branch ran (the CPU run prints otherwise)
+ON_DEVICE = {
+    "examples/mem_info.py": "device='trn:0'",
+    "examples/gpu_info.py": "Trainium",
+    "examples/current_index.py": "device 0",
+}
 SCRIPTS = {  # path in the tree -> fixture
     "examples/gpu_info.py": FIXTURES / "fact_guard" / "script_properties.py",
     "examples/mem_info.py": FIXTURES / "fact_guard" / "script_memory_info.py",
@@ -92,6 +101,46 @@ def test_the_ports_run_where_the_originals_cannot(series, tmp_path):
         assert _run(fixture, tmp_path).returncode != 0, rel
         ported = _run(repo / rel, tmp_path)
         assert ported.returncode == 0, f"{rel}: {ported.stderr[-2000:]}"
+
+
+def _trn_env() -> dict:
+    root = str(Path(__file__).resolve().parents[2])
+    return {"PATH": "/usr/bin:/bin", "HN_TRN": "1", "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": root}
+
+
+@pytest.fixture(scope="module")
+def trn_built():
+    """Build (or find) the trn native core once, before the runs."""
+    r = subprocess.run(
+        [sys.executable, "-c", "import kernels.trn"],
+        env=_trn_env(),
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+
+
+def test_on_trn_each_port_prints_what_its_original_prints_under_autoport(
+    series, tmp_path, trn_built
+):
+    """On an accelerator that is not CUDA (trn, 8 devices), where every availability check of
+    the ports is true, each port prints what its original prints when autoport runs it there:
+    the branches the CPU run skips are checked, not only run."""
+    repo, _ = series
+    env = _trn_env()
+    for rel, fixture in SCRIPTS.items():
+        cmd = [sys.executable, "-m", "accelerator_api.autoport", "--quiet", str(fixture)]
+        orig = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
+        port = subprocess.run(
+            [sys.executable, str(repo / rel)], cwd=tmp_path, env=env, capture_output=True, text=True
+        )
+        assert orig.returncode == port.returncode == 0, f"{rel}: {orig.stderr}{port.stderr}"
+        out = [orig.stdout, port.stdout]
+        if rel in VOLATILE:
+            out = [re.sub(r"-?\d+(\.\d+)?", "N", o) for o in out]
+        assert out[0] == out[1], rel
+        assert ON_DEVICE.get(rel, "") in port.stdout, rel
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="the cuda column needs a CUDA device")
