@@ -83,6 +83,12 @@ def _parses(src: str) -> bool:
     "torch.backends.cuda.matmul.allow_tf32 = True  # allow tf32 on matmul\n\n"
     "def no_device_type(x, rank):\n    return x.cuda(rank)\n"
 )
+# the backend pick written for a "nccl" default holds a "cpu": not a CPU path of the script, or
+# the device fact beside it was checked on the second run only (found by hypothesis)
+@example(
+    'free, total = torch.cuda.mem_get_info(device=0)\n\nparser.add_argument("--dist-backend", '
+    'default="nccl", type=str)\n'
+)
 def test_rewrite_is_parse_safe_and_idempotent(src):
     first, found = fix(src)
     if not _parses(src):

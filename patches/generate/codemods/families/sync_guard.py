@@ -82,12 +82,29 @@ def _requires_device(test: ast.AST) -> bool:
     return False
 
 
+def _backend_pick(node: ast.AST) -> bool:
+    """``get_default_backend_for_device(...)`` or ``Backend.default_device_backend_map.get(...)``
+    (what ``idioms_backend`` writes for ``"nccl"``, an argparse default too): its ``"cpu"`` picks
+    gloo for a CPU-only host. Counted as a CPU path, it made a CUDA-only script one on the second
+    run (hypothesis: ``mem_get_info`` beside ``default="nccl"``)."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = ast.unparse(node.func)
+    return name.endswith(("get_default_backend_for_device", "default_device_backend_map.get"))
+
+
 @functools.lru_cache(maxsize=64)
 def _facts(tree: ast.Module) -> tuple[bool, frozenset[int]]:
     """(the file has a CPU device value, lines of the statements a device test guards: the body
     of an ``if``/``while`` whose test is about the device, or a ``try``, and the rest of a block
     after an ``assert`` the CPU fails, ``_requires_device``)."""
-    cpu = any(isinstance(n, ast.Constant) and n.value == "cpu" for n in ast.walk(tree))
+    backend = {
+        id(c) for n in ast.walk(tree) if _backend_pick(n) for c in ast.walk(n)
+    }  # the process group's backend for a CPU-only host: not where the script computes
+    cpu = any(
+        isinstance(n, ast.Constant) and n.value == "cpu" and id(n) not in backend
+        for n in ast.walk(tree)
+    )
     tested: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Try) or (
