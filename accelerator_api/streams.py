@@ -34,9 +34,11 @@ class HostStream(torch.Stream):
         return event
 
 
-def Stream(dev=None, priority: int = 0) -> torch.Stream:
-    """A new stream on `dev` (default: current device). `priority` is keyword-only in torch."""
-    dev = dev if dev is not None else _dev.device()
+def Stream(device=None, priority: int = 0) -> torch.Stream:
+    """A new stream on `device` (default: current device), named as torch.Stream and
+    torch.cuda.Stream name it (`Stream(device=d)` is their callers' form). `priority` is
+    keyword-only in torch."""
+    dev = device if device is not None else _dev.device()
     if isinstance(dev, (str, torch.device)) and torch.device(dev).type == "cpu":
         return HostStream("cpu", priority=priority)
     return torch.Stream(dev, priority=priority)

@@ -101,6 +101,8 @@ def test_host_stream_waits_for_nothing():
     main.wait_stream(side)
     main.wait_event(side.record_event())
     assert main.query() and side.record_event().query()
+    # torch.cuda.Stream's callers name the device by keyword (`Stream(device=d)`), as torch's does
+    assert A.Stream(device="cpu").device.type == A.Stream("cpu", priority=0).device.type == "cpu"
 
 
 @cpu_only_process
