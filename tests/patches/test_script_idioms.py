@@ -279,6 +279,39 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_current_index_as_a_device_accelerator_api(self):
+        self.assertExpectedInline(
+            _fixed("current_index_script.py", "accelerator_api"),
+            """\
+@@ -1,0 +2,4 @@
++import accelerator_api
++
++
++device = accelerator_api.device_type()
+@@ -5,2 +9,2 @@
+-    print("device", torch.cuda.current_device())  # only shown: else "cpu"
+-    print(f"on {torch.cuda.current_device()}")  # so in an f-string ('cpu': its own quotes)
++    print("device", accelerator_api.current_device_index())  # only shown: else "cpu"
++    print(f"on {accelerator_api.current_device_index()}")  # so in an f-string ('cpu': its own quotes)
+@@ -10,2 +14,2 @@
+-    print(f"rank {torch.cuda.current_device():d}")  # read as a number: the plain rename
+-    return torch.cuda.current_device() + 1  # so is arithmetic
++    print(f"rank {accelerator_api.current_device_index():d}")  # read as a number: the plain rename
++    return accelerator_api.current_device_index() + 1  # so is arithmetic
+@@ -14,5 +18,5 @@
+-model = torch.nn.Linear(2, 2).cuda()
+-x = torch.randn(3, 2, device=torch.cuda.current_device())  # handed on as a device: else "cpu"
+-y = torch.randn(3, 2).to(torch.cuda.current_device())
+-if torch.cuda.is_available():
+-    z = torch.zeros(2, device=torch.cuda.current_device())  # under a check: plain
++model = torch.nn.Linear(2, 2).to(device)
++x = torch.randn(3, 2, device=accelerator_api.device())  # handed on as a device: else "cpu"
++y = torch.randn(3, 2).to(accelerator_api.device())
++if accelerator_api.is_available():
++    z = torch.zeros(2, device=accelerator_api.current_device_index())  # under a check: plain
+""",
+        )
+
     def test_current_index_as_a_device_in_a_script(self):
         self.assertExpectedInline(
             _fixed("current_index_script.py"),

@@ -1,6 +1,6 @@
-"""The current CUDA device handed on as a device or shown (HN103 ``torch.cuda.current_device()`` as a
-``device=`` / ``map_location=`` / ``output_device=`` argument or ``.to(...)``'s first) in a script
-that runs on the CPU once ported (``sync_guard.runs_on_cpu``)::
+"""The current CUDA device handed on as a device or shown (HN103 ``torch.cuda.current_device()``
+as a ``device=`` / ``map_location=`` / ``output_device=`` argument or ``.to(...)``'s first) in a
+script that runs on the CPU once ported (``sync_guard.runs_on_cpu``)::
 
     x = torch.randn(3, device=torch.cuda.current_device())
 ->  x = torch.randn(3, device=torch.accelerator.current_device_index() if torch.accelerator.is_available() else "cpu")
@@ -10,7 +10,9 @@ only handed on as a device, the CPU stands in for it there (the script's tensors
 then). On CUDA the same index. So where the index is only shown (a positional argument of
 ``print``, or a plain value of an f-string that is one): ``current: cpu`` on a CPU-only
 machine. Anywhere else (an index read as a number: a rank, arithmetic, ``:d``; a library; a call
-under a check) the ``call`` family's plain rename.
+under a check) the ``call`` family's plain rename. The ``accelerator_api`` target writes
+``accelerator_api.device()`` at a device place (the current device, or the CPU), and keeps its
+plain rename where the index is shown (its ``current_device_index()`` is 0 on the CPU).
 """
 
 from __future__ import annotations
@@ -68,14 +70,18 @@ class ScriptIndex(Family):
         if original.args or INDEX not in eng.qualnames(original.func):
             return None
         spec = next((s for s in eng.specs_for("call", original) if INDEX in s.names), None)
-        if spec is None or not (_device_place(eng, original) or _printed(eng, original)):
+        place = spec is not None and _device_place(eng, original)
+        if not (place or spec is not None and _printed(eng, original)):
             return None
-        if spec.new_for(INDEX).startswith("accelerator_api."):
-            return None  # the accelerator_api target: its own rename, as elsewhere
+        api = spec.new_for(INDEX).startswith("accelerator_api.")
+        if api and not place:
+            return None  # its current_device_index() is 0 on the CPU: the plain rename shows it
         if not runs_on_cpu(eng.ctx, eng.line(original)) or checked_here(eng, original):
             return None
         eng.remove_unused_import_by_node(original.func)
-        eng.add_needed_import("torch", node=original)
+        eng.add_needed_import("accelerator_api" if api else "torch", node=original)
         eng.done(spec, original)
+        if api:  # the current device itself: `type:index`, or the CPU (`.to(0)` needs a device)
+            return cst.parse_expression("accelerator_api.device()")
         cpu = "'cpu'" if '"' in _quote(eng, original) else '"cpu"'
         return cst.parse_expression(f"{NEW} if torch.accelerator.is_available() else {cpu}")
