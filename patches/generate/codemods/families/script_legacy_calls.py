@@ -26,7 +26,7 @@ import libcst as cst
 
 from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.default_type import is_set_type
-from patches.generate.codemods.families.script_legacy_types import alias_line
+from patches.generate.codemods.families.script_legacy_types import alias_line, type_to
 from patches.generate.codemods.families.script_plan import (
     LEGACY_DTYPES,
     NAME,
@@ -172,12 +172,4 @@ class LegacyCalls(Family):
         eng.done(spec, node)
         if node is original.func:
             return _constructor(updated, kind)
-        arg = updated.args[0]
-        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        return updated.with_changes(
-            func=updated.func.with_changes(attr=cst.Name("to")),
-            args=(
-                arg.with_changes(value=cst.Name(NAME), comma=comma),
-                cst.Arg(cst.parse_expression(f"torch.{LEGACY_DTYPES[kind]}")),
-            ),
-        )
+        return type_to(updated, LEGACY_DTYPES[kind])

@@ -213,6 +213,18 @@ def alias_line(ctx, line: int) -> bool:
     return u is not None and line in u.lines
 
 
+def type_to(call: cst.Call, dtype: str) -> cst.Call:
+    """``x.type(<legacy type>)`` -> ``x.to(device, torch.<dtype>)``."""
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    return call.with_changes(
+        func=call.func.with_changes(attr=cst.Name("to")),
+        args=(
+            call.args[0].with_changes(value=cst.Name(NAME), comma=comma),
+            cst.Arg(cst.parse_expression(f"torch.{dtype}")),
+        ),
+    )
+
+
 def _lines(u: LegacyUnit) -> frozenset[int]:
     return frozenset(ln for a in u.aliases for ln in (a.line, *a.types))
 
@@ -300,15 +312,7 @@ class LegacyTypes(Family):
         if self._ready(eng, u) or self._device(eng, u)[1]:
             return None
         eng.add_needed_import("torch", node=original)
-        arg = updated.args[0]
-        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        return updated.with_changes(
-            func=updated.func.with_changes(attr=cst.Name("to")),
-            args=(
-                arg.with_changes(value=cst.Name(NAME), comma=comma),
-                cst.Arg(cst.parse_expression(f"torch.{_DTYPES[alias.kind]}")),
-            ),
-        )
+        return type_to(updated, _DTYPES[alias.kind])
 
     def on_node(self, eng, original, updated):
         """The alias statement -> the device (first alias, where written here) and the factory."""

@@ -55,6 +55,8 @@ def _stored(p: Probe) -> tuple[str, ast.AST] | None:
 
 
 def detect(p: Probe) -> list[Evidence]:
+    if "arallel" not in p.ctx.source:  # each such call is spelled or imported with its name
+        return []  # (DataParallel, torch.nn.parallel.*): no file scan for the rest
     body, orelse = p.arms
     direct = _wraps(p, body + orelse)
     if direct is not None:
