@@ -19,16 +19,33 @@ KIND = "cuda-parallel"
 SUMMARY = "it decides a DataParallel wrap, whose scatter only CUDA implements"
 
 
-def _wraps(p: Probe, arms) -> tuple[int, str] | None:
-    """(line, name) of the first replication call in ``arms`` (statements or expressions)."""
+def _arms(n) -> list:
+    return [n.body, n.orelse] if isinstance(n, ast.IfExp) else [*n.body, *n.orelse]
+
+
+def _deciders(p: Probe) -> list[tuple[ast.AST, tuple[int, str], frozenset[str]]]:
+    """The file's tests whose arms make a replication call: (the ``if``/``IfExp``/``while``, the
+    first call's (line, name), the names and attributes its test reads). Once per file; none
+    where the file makes no such call (most files: then nothing else is walked)."""
+    ctx = p.ctx
+    if "_parallel_deciders" in ctx.__dict__:
+        return ctx._parallel_deciders
     wanted = calls("parallel")
-    for arm in arms:
-        for n in ast.walk(arm):
-            if isinstance(n, ast.Call):
-                name = p.ctx.qualify(n.lineno, ast.unparse(n.func)) or ""
-                if name in wanted:
-                    return n.lineno, name.rsplit(".", 1)[-1]
-    return None
+    made = {}
+    for n in ctx.nodes:
+        if isinstance(n, ast.Call):
+            name = ctx.qualify(n.lineno, ast.unparse(n.func)) or ""
+            if name in wanted:
+                made[id(n)] = (n.lineno, name.rsplit(".", 1)[-1])
+    out = []
+    for n in ctx.nodes if made else ():
+        if isinstance(n, (ast.If, ast.IfExp, ast.While)):
+            hit = next((made[id(c)] for a in _arms(n) for c in ast.walk(a) if id(c) in made), None)
+            if hit is not None:
+                reads = [x for x in ast.walk(n.test) if isinstance(x, (ast.Name, ast.Attribute))]
+                out.append((n, hit, frozenset(ast.unparse(x) for x in reads)))
+    ctx._parallel_deciders = out
+    return out
 
 
 def _evidence(hit: tuple[int, str] | None, how: str) -> list[Evidence]:
@@ -55,26 +72,25 @@ def _stored(p: Probe) -> tuple[str, ast.AST] | None:
 
 
 def detect(p: Probe) -> list[Evidence]:
-    if "arallel" not in p.ctx.source:  # each such call is spelled or imported with its name
-        return []  # (DataParallel, torch.nn.parallel.*): no file scan for the rest
-    body, orelse = p.arms
-    direct = _wraps(p, body + orelse)
-    if direct is not None:
-        return _evidence(direct, "the branch it selects calls ")
+    deciders = _deciders(p)
+    if not deciders:
+        return []
+    for n, hit, _reads in deciders:
+        if any(x is p.node for x in ast.walk(n.test)):
+            return _evidence(hit, "the branch it selects calls ")
     stored = _stored(p)
     if stored is None:
         return []
     text, scope = stored
-    # a local is read after it is bound; an attribute wherever its namespace goes (a function
-    # defined above the assignment runs after it: Hugging Face's train(args) below main())
-    after = span_of(p.stmt)[1] if scope is not p.ctx.tree else (0, 0)
-    for n in ast.walk(scope):
-        if not isinstance(n, (ast.If, ast.IfExp, ast.While)) or span_of(n)[0] <= after:
+    # a local is read after it is bound, in its scope; an attribute wherever its namespace goes
+    # (a function defined above the assignment runs after it: Hugging Face's train(args) below
+    # main())
+    local = scope is not p.ctx.tree
+    after = span_of(p.stmt)[1]
+    for n, hit, reads in deciders:
+        if text not in reads:
             continue
-        reads = [x for x in ast.walk(n.test) if isinstance(x, (ast.Name, ast.Attribute))]
-        if any(ast.unparse(x) == text for x in reads):
-            arms = [n.body, n.orelse] if isinstance(n, ast.IfExp) else [*n.body, *n.orelse]
-            hit = _wraps(p, arms)
-            if hit is not None:
-                return _evidence(hit, f"{text} decides at line {n.lineno}: ")
+        if local and (span_of(n)[0] <= after or p.ctx.scope_at(n.lineno).node is not scope):
+            continue
+        return _evidence(hit, f"{text} decides at line {n.lineno}: ")
     return []
