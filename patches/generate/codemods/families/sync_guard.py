@@ -89,7 +89,11 @@ def _backend_pick(node: ast.AST) -> bool:
     run (hypothesis: ``mem_get_info`` beside ``default="nccl"``)."""
     if not isinstance(node, ast.Call):
         return False
-    name = ast.unparse(node.func)
+    func = node.func
+    last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if last not in ("get", "get_default_backend_for_device"):
+        return False  # before unparsing: most calls are neither
+    name = ast.unparse(func)
     return name.endswith(("get_default_backend_for_device", "default_device_backend_map.get"))
 
 

@@ -31,10 +31,14 @@ def _deciders(p: Probe) -> list[tuple[ast.AST, tuple[int, str], frozenset[str]]]
     if "_parallel_deciders" in ctx.__dict__:
         return ctx._parallel_deciders
     wanted = calls("parallel")
+    lasts = {w.rsplit(".", 1)[-1] for w in wanted}
     made = {}
-    for n in ctx.nodes:
-        if isinstance(n, ast.Call):
-            name = ctx.qualify(n.lineno, ast.unparse(n.func)) or ""
+    for n in ctx.nodes if "arallel" in ctx.source else ():  # each is spelled or imported so
+        func = n.func if isinstance(n, ast.Call) else None
+        last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        alias = isinstance(func, ast.Name) and last not in lasts  # `DP(model)` after `as DP`
+        if last in lasts or alias:  # before unparsing: most calls are none of these
+            name = ctx.qualify(n.lineno, ast.unparse(func)) or ""
             if name in wanted:
                 made[id(n)] = (n.lineno, name.rsplit(".", 1)[-1])
     out = []
