@@ -23,14 +23,13 @@ import libcst as cst
 
 from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.idioms_common import expr, statement, string_value
+from patches.generate.codemods.families.script_plan import LEGACY_DTYPES
 
 SETTER = "torch.set_default_tensor_type"
-# the floating CUDA types a default can be, and their dtypes
+# the floating CUDA types a default can be, and their dtypes (the legacy types' table)
 DTYPES = {
-    "torch.cuda.FloatTensor": "float32",
-    "torch.cuda.DoubleTensor": "float64",
-    "torch.cuda.HalfTensor": "float16",
-    "torch.cuda.BFloat16Tensor": "bfloat16",
+    f"torch.cuda.{t}": LEGACY_DTYPES[t]
+    for t in ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor")
 }
 
 

@@ -30,6 +30,7 @@ import libcst as cst
 
 from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.fact_units import COMMON_FIELDS, PROPERTIES, checked_by_unit
+from patches.generate.codemods.families.idioms_common import quoted
 from patches.generate.codemods.families.idioms_memory import _whole_value, checked_here
 from patches.generate.codemods.families.sync_guard import runs_on_cpu
 
@@ -90,22 +91,10 @@ class DeviceModule(Family):
         return cst.IfExp(
             test=cst.parse_expression("torch.accelerator.is_available()"),
             body=new,
-            orelse=cst.SimpleString(_quoted(eng, original, "cpu")),
+            orelse=cst.SimpleString(quoted(eng, original, "cpu")),
             lpar=[] if bare else [cst.LeftParen()],
             rpar=[] if bare else [cst.RightParen()],
         )
-
-
-def _quoted(eng, node, text: str) -> str:
-    """``text`` as a string literal that may stand inside ``node``'s f-strings (before Python
-    3.12 an f-string's expression cannot hold its own quote)."""
-    quotes = ""
-    parent = eng.parent(node)
-    while parent is not None and not isinstance(parent, cst.BaseStatement):
-        if isinstance(parent, cst.FormattedString):
-            quotes += parent.start
-        parent = eng.parent(parent)
-    return f"'{text}'" if '"' in quotes else f'"{text}"'
 
 
 def _named_on_cpu(eng, call: cst.Call) -> bool:

@@ -253,3 +253,15 @@ def known_blocks(tree: ast.AST, judge) -> list[tuple[int, int, int, object]]:
 def block_lines(blocks) -> frozenset[int]:
     """Every line of ``known_blocks``' blocks."""
     return frozenset(n for first, last, _, _ in blocks for n in range(first, last + 1))
+
+
+def quoted(eng, node, text: str) -> str:
+    """``text`` as a string literal that may stand inside ``node``'s f-strings (before Python
+    3.12 an f-string's expression cannot hold its own quote)."""
+    quotes = ""
+    parent = eng.parent(node)
+    while parent is not None and not isinstance(parent, cst.BaseStatement):
+        if isinstance(parent, cst.FormattedString):
+            quotes += parent.start
+        parent = eng.parent(parent)
+    return f"'{text}'" if '"' in quotes else f'"{text}"'

@@ -21,6 +21,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.idioms_common import quoted
 from patches.generate.codemods.families.idioms_memory import checked_here
 from patches.generate.codemods.families.literals import DEVICE_KEYWORDS
 from patches.generate.codemods.families.script_device import to_arg
@@ -55,14 +56,6 @@ def _printed(eng, call: cst.Call) -> bool:
     return m.matches(user, m.Call(func=m.Name("print"))) and not binds(eng.ctx.tree, "print")
 
 
-def _quote(eng, node) -> str:
-    """The opening of the f-string ``node`` is a value of ("": none); Python 3.11 takes no
-    quote of its own kind inside it."""
-    while node is not None and not isinstance(node, cst.FormattedString):
-        node = eng.parent(node)
-    return node.start if node is not None else ""
-
-
 class ScriptIndex(Family):
     name = "script-index"
 
@@ -83,5 +76,5 @@ class ScriptIndex(Family):
         eng.done(spec, original)
         if api:  # the current device itself: `type:index`, or the CPU (`.to(0)` needs a device)
             return cst.parse_expression("accelerator_api.device()")
-        cpu = "'cpu'" if '"' in _quote(eng, original) else '"cpu"'
+        cpu = quoted(eng, original, "cpu")
         return cst.parse_expression(f"{NEW} if torch.accelerator.is_available() else {cpu}")
