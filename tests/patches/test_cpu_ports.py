@@ -84,6 +84,16 @@ def series(tmp_path_factory):
     return repo, sorted((tmp / "series").glob("*.patch"))
 
 
+@pytest.fixture(scope="module")
+def ported(series, tmp_path_factory) -> Path:
+    """A second copy of the scripts with the whole series applied: the run tests do not depend
+    on the prefix test having applied it to ``series``' copy first (or on the same worker)."""
+    repo, patches = series
+    copy = gitutil.init_copy(repo.parent / "src", tmp_path_factory.mktemp("ported") / "repo")
+    gitutil.am(copy, patches)
+    return copy
+
+
 def test_series_prefixes_compile_and_check_once(series):
     repo, patches = series
     assert len(patches) >= 3
@@ -95,8 +105,8 @@ def test_series_prefixes_compile_and_check_once(series):
         assert _nested_checks((repo / rel).read_text()) == [], rel
 
 
-def test_the_ports_run_where_the_originals_cannot(series, tmp_path):
-    repo, _ = series
+def test_the_ports_run_where_the_originals_cannot(ported, tmp_path):
+    repo = ported
     for rel, fixture in SCRIPTS.items():
         assert _run(fixture, tmp_path).returncode != 0, rel
         ported = _run(repo / rel, tmp_path)
@@ -122,12 +132,12 @@ def trn_built():
 
 
 def test_on_trn_each_port_prints_what_its_original_prints_under_autoport(
-    series, tmp_path, trn_built
+    ported, tmp_path, trn_built
 ):
     """On an accelerator that is not CUDA (trn, 8 devices), where every availability check of
     the ports is true, each port prints what its original prints when autoport runs it there:
     the branches the CPU run skips are checked, not only run."""
-    repo, _ = series
+    repo = ported
     env = _trn_env()
     for rel, fixture in SCRIPTS.items():
         cmd = [sys.executable, "-m", "accelerator_api.autoport", "--quiet", str(fixture)]
@@ -144,10 +154,10 @@ def test_on_trn_each_port_prints_what_its_original_prints_under_autoport(
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="the cuda column needs a CUDA device")
-def test_on_cuda_each_port_prints_what_its_original_prints(series, tmp_path):
+def test_on_cuda_each_port_prints_what_its_original_prints(ported, tmp_path):
     """On CUDA, where the checks are true, each port does what its original does (the cuda column,
     tests/benchmarks/cuda_column.sh)."""
-    repo, _ = series
+    repo = ported
     for rel, fixture in SCRIPTS.items():
         orig, port = _run(fixture, tmp_path, gpu=True), _run(repo / rel, tmp_path, gpu=True)
         assert orig.returncode == port.returncode == 0, f"{rel}: {orig.stderr}{port.stderr}"
