@@ -798,3 +798,46 @@ class TestIsAvailableGuards(expecttest.TestCase):
             if torch.accelerator.is_available()
             else "cpu"
         )
+
+
+class TestOwnEffect(expecttest.TestCase):
+    def test_hn116(self):
+        self.assertExpectedInline(
+            _fixed("hn116_cuda_own_effect.py"),
+            """\
+# left HN116:13: its value is used: kept
+# left HN101:14: cuda-guarded: HN116 torch.cuda.nvtx.mark (line 15)
+# left HN116:15: cuda-branch: HN101 torch.cuda.is_available (line 14)
+@@ -5,8 +5,15 @@
+-torch.cuda.set_per_process_memory_fraction(0.5)
+-torch.cuda.memory._record_memory_history(max_entries=1000)
+-model = torch.nn.Linear(8, 8).cuda()
+-torch.cuda.nvtx.range_push("forward")
+-y = model(torch.randn(4, 8).cuda())
+-torch.cuda.nvtx.range_pop()
+-torch.cuda.profiler.stop()
+-print(torch.cuda.memory_summary(abbreviated=True))
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
++if torch.cuda.is_available():
++    torch.cuda.set_per_process_memory_fraction(0.5)
++if torch.cuda.is_available():
++    torch.cuda.memory._record_memory_history(max_entries=1000)
++model = torch.nn.Linear(8, 8).to(device)
++if torch.cuda.is_available():
++    torch.cuda.nvtx.range_push("forward")
++y = model(torch.randn(4, 8).to(device))
++if torch.cuda.is_available():
++    torch.cuda.nvtx.range_pop()
++if torch.cuda.is_available():
++    torch.cuda.profiler.stop()
++if torch.cuda.is_available():
++    print(torch.cuda.memory_summary(abbreviated=True))
+@@ -18,2 +25,4 @@
+-torch.cuda.memory._dump_snapshot("snapshot.pickle")
+-torch.cuda.ipc_collect()
++if torch.cuda.is_available():
++    torch.cuda.memory._dump_snapshot("snapshot.pickle")
++if torch.cuda.is_available():
++    torch.cuda.ipc_collect()
+""",
+        )

@@ -39,6 +39,7 @@ from patches.generate.codemods.families.idioms_predicates import DevicePredicate
 from patches.generate.codemods.families.literals import DeviceLiteral
 from patches.generate.codemods.families.module_device import ModuleDevice
 from patches.generate.codemods.families.own_device import OwnDevice
+from patches.generate.codemods.families.own_effect import OwnEffect
 from patches.generate.codemods.families.param_defaults import ParamDefaults
 from patches.generate.codemods.families.probe_collapse import ProbeCollapse
 from patches.generate.codemods.families.profiler_devices import ProfilerDevices
@@ -83,6 +84,7 @@ FAMILY_TYPES = (
     GuardedInit,  # torch.cuda.init() behind an availability check -> the accelerator's module
     CaptureState,  # is_current_stream_capturing() -> the accelerator stream's is_capturing()
     GuardedCache,  # empty_cache(): a bare statement gets the availability check it needs
+    OwnEffect,  # a script's CUDA-only profiling/allocator call: kept, under a CUDA check
     ProfilerKeys,  # the profiler's CUDA-named sort keys -> its device columns
     ProfilerDevices,  # a profiler event's device type checked against CUDA -> against the host
     AvailabilityGuard,

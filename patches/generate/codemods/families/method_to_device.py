@@ -8,9 +8,12 @@ import libcst as cst
 import libcst.matchers as m
 
 from patches.generate.codemods.families.base import Family, param_defaults
+from patches.generate.codemods.families.idioms_common import expr
 from patches.generate.codemods.families.values import is_index
 
 _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
+_AVAILABLE = "torch.accelerator.is_available()"
+_API_AVAILABLE = "accelerator_api.is_available()"
 
 
 def _storage(eng, call: cst.Call) -> bool:
@@ -49,6 +52,24 @@ def storage_form(eng, original: cst.Call, new):
         equal=cst.AssignEqual(whitespace_before=tight, whitespace_after=tight),
     )
     return new.with_changes(args=(first, *new.args[1:]))
+
+
+def pinned_form(eng, original: cst.Call, new, spec):
+    """``x.pin_memory().cuda(...)`` -> ``(x.pin_memory() if <available> else x).to(...)``: pinning
+    raises without an accelerator (CUDA's CPU-only build too), and a CPU copy needs no pinned
+    memory; on an accelerator the copy is pinned and asynchronous as before."""
+    if not (
+        isinstance(new, cst.Call)
+        and m.matches(new.func, m.Attribute(attr=m.Name("to")))
+        and m.matches(new.func.value, m.Call(func=m.Attribute(attr=m.Name("pin_memory")), args=()))
+        and m.matches(original.func, m.Attribute(attr=m.Name("cuda")))
+    ):
+        return new
+    pinned = new.func.value
+    code = cst.Module([]).code_for_node
+    test = code(expr(eng, spec, original, _AVAILABLE, _API_AVAILABLE))
+    guarded = f"({code(pinned)} if {test} else {code(pinned.func.value)})"
+    return new.with_changes(func=new.func.with_changes(value=cst.parse_expression(guarded)))
 
 
 class MethodToDevice(Family):

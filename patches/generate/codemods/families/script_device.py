@@ -35,7 +35,11 @@ from patches.generate.codemods.families.idioms_common import (
     string_value,
     type_or_cpu,
 )
-from patches.generate.codemods.families.method_to_device import MethodToDevice, storage_form
+from patches.generate.codemods.families.method_to_device import (
+    MethodToDevice,
+    pinned_form,
+    storage_form,
+)
 from patches.generate.codemods.families.script_plan import (
     DEFAULT_DEVICE_CALLS,
     NAME,
@@ -120,7 +124,11 @@ class ScriptDevice(MethodToDevice):
         return lines | {p.anchor}
 
     def on_call(self, eng, original, updated):
-        return storage_form(eng, original, self._script_to(eng, original, updated))
+        new = self._script_to(eng, original, updated)
+        specs = eng.specs_for(self.name, original) if new is not None else []
+        if specs:
+            new = pinned_form(eng, original, new, specs[0])
+        return storage_form(eng, original, new)
 
     def _script_to(self, eng, original, updated):
         cuda = m.matches(original, _CUDA_METHOD)

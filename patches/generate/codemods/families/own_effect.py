@@ -1,0 +1,109 @@
+"""CUDA's own profiling and allocator settings in a script (HN116 ``cuda-own-effect``): kept,
+under the check that lets the port run where CUDA is not::
+
+    torch.cuda.nvtx.range_push("fwd")     ->    if torch.cuda.is_available():
+                                                    torch.cuda.nvtx.range_push("fwd")
+
+NVTX ranges, the per-process memory fraction, ``ipc_collect``, the allocator's history and
+snapshot, the CUDA profiler's start/stop and the sync debug mode have no neutral call that does
+the same, and each raises on a CPU-only build (``print(torch.cuda.memory_summary())`` too: its
+statistics are empty there). A script whose device places were ported would still stop at them.
+The statement stays CUDA's and runs exactly as before on CUDA; elsewhere it is skipped. Only a
+statement made for the call's effect (its value unused, or printed) in a script
+(``script_plan.is_script``); a library, a call whose value is used, and a statement already
+under a check are left with their reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+
+import libcst as cst
+
+from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.idioms_common import under_availability_check
+from patches.generate.codemods.families.script_plan import is_script
+
+TEST = "torch.cuda.is_available()"
+
+
+def _effect_call(stmt: cst.CSTNode) -> cst.Call | None:
+    """The call a one-statement line makes for its effect: ``f(...)``, ``f(...).g(...)`` (the
+    ``cudart()`` handle) or ``print(f(...))``; else None."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    expr = stmt.body[0]
+    if not isinstance(expr, cst.Expr) or not isinstance(expr.value, cst.Call):
+        return None
+    call = expr.value
+    if _print(call):
+        inner = call.args[0].value
+        return inner if isinstance(inner, cst.Call) else None
+    if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call):
+        return call.func.value
+    return call
+
+
+def _print(call: cst.Call) -> bool:
+    return (
+        isinstance(call.func, cst.Name)
+        and call.func.value == "print"
+        and len(call.args) == 1
+        and call.args[0].keyword is None
+        and not call.args[0].star
+    )
+
+
+def _statement(eng, call: cst.Call):
+    """The statement line holding ``call`` (a few levels up: print's argument, cudart's handle)."""
+    node = call
+    for _ in range(5):
+        node = eng.parent(node)
+        if node is None or isinstance(node, cst.SimpleStatementLine):
+            return node
+    return None
+
+
+def _under_cuda_test(eng, node) -> bool:
+    """``node``'s line is in the body of an ``if``/``while`` whose test names CUDA."""
+    return eng.line(node) in _cuda_tested(eng.ctx.tree)
+
+
+@functools.lru_cache(maxsize=16)
+def _cuda_tested(tree: ast.Module) -> frozenset[int]:
+    lines: set[int] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.If, ast.While)) and "cuda" in ast.unparse(n.test):
+            for stmt in n.body:
+                lines.update(range(stmt.lineno, stmt.end_lineno + 1))
+    return frozenset(lines)
+
+
+class OwnEffect(Family):
+    name = "own-effect"
+
+    def on_call(self, eng, original, updated):
+        """Sites outside the one shape ``on_node`` wraps are left with their reason."""
+        specs = eng.specs_for(self.name, original)
+        if not specs or not eng.qualnames(original.func) & set(specs[0].names):
+            return None
+        stmt = _statement(eng, original)
+        if not is_script(eng.ctx):
+            eng.fail(specs[0], original, "CUDA's own call in library code: kept")
+        elif stmt is None or _effect_call(stmt) is not original:
+            eng.fail(specs[0], original, "its value is used: kept")
+        elif _under_cuda_test(eng, original):
+            eng.fail(specs[0], original, "under a CUDA check already")
+        return None
+
+    def on_node(self, eng, original, updated):
+        """The statement, under ``if torch.cuda.is_available():``."""
+        call = _effect_call(original)
+        if call is None or not is_script(eng.ctx) or _under_cuda_test(eng, original):
+            return None
+        specs = eng.specs_for(self.name, call)
+        if not specs or not eng.qualnames(call.func) & set(specs[0].names):
+            return None
+        eng.done(specs[0], call)
+        return under_availability_check(eng, original, updated, test=TEST)
