@@ -89,6 +89,12 @@ def _parses(src: str) -> bool:
     'free, total = torch.cuda.mem_get_info(device=0)\n\nparser.add_argument("--dist-backend", '
     'default="nccl", type=str)\n'
 )
+# CUDA's own call kept under its check (HN116): still found after the fix, by design
+@example("torch.cuda.set_per_process_memory_fraction(0.5)\n")
+@example(
+    'def pick():\n    return "gpu" if torch.cuda.is_available() else "cpu"\n\n'
+    "torch.cuda.set_per_process_memory_fraction(0.5)\n"
+)
 def test_rewrite_is_parse_safe_and_idempotent(src):
     first, found = fix(src)
     if not _parses(src):
@@ -101,15 +107,18 @@ def test_rewrite_is_parse_safe_and_idempotent(src):
     assert second.after == first.after, "a second run changed the code again"
     assert second.outcome.applied == []
     before, fixed = Counter(f.rule for f in found), Counter(r for r, _ in first.outcome.applied)
-    fully_fixed = {r for r in fixed if fixed[r] == before[r]}
+    fully_fixed = {r for r in fixed if fixed[r] == before[r]} - KEPT
     # The audit reports no finding of a rule whose every site was fixed, except on a line an
     # exact refactor wrote: it names CUDA by design (HN510's ``if cuda:`` -> ``if device_type ==
-    # "cuda":``, an HN505 compare).
-    written = _added(src, first.after) if EXACT & set(fixed) else set()
+    # "cuda":``, an HN505 compare), or a fix that keeps CUDA's call under CUDA's check (HN116:
+    # its ``if torch.cuda.is_available():`` is an HN101 site by design).
+    written = _added(src, first.after) if (EXACT | KEPT) & set(fixed) else set()
     assert not [f for f in found2 if f.rule in fully_fixed and f.line not in written]
 
 
 EXACT = {r.id for r in load().rules if ((r.fix or {}).get("args") or {}).get("exact")}
+# HN116: the fix keeps CUDA's own call, under ``torch.cuda.is_available()`` (its replacement)
+KEPT = {r.id for r in load().rules if (r.replacement or "").startswith("torch.cuda.")}
 
 
 def _added(a: str, b: str) -> set[int]:
