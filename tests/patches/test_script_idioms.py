@@ -131,6 +131,121 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_pick_over_several_backends(self):
+        """The Quickstart's pick in its spellings (MPS first, torch.mps, XPU, devices): one
+        neutral expression of the pick's own type; the script's own CUDA tests stay (the name
+        may be "mps"); look-alikes left."""
+        self.assertExpectedInline(
+            _fixed("pick_arms.py"),
+            """\
+# left HN505:6: its subject may be another backend's device (a pick over MPS too), kept
+# left HN505:22: its subject may be another backend's device (a pick over MPS too), kept
+# left HN101:31: cuda-statement: 'mps' (line 31)
+# left HN101:33: cuda-statement: 'mps' (line 33)
+# left HN101:35: cuda-statement: 'mps' (line 35)
+# left HN101:37: cuda-statement: 'xpu' (line 37)
+# left HN108:7: cuda-branch: 'cuda' (line 6)
+# left HN509:31: cuda-statement: 'mps' (line 31)
+# left HN509:33: cuda-statement: 'mps' (line 33)
+# left HN509:35: cuda-statement: 'mps' (line 35)
+# left HN509:37: cuda-statement: 'xpu' (line 37)
+@@ -4 +4 @@
+-device = "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -10 +10 @@
+-dev = "mps" if torch.mps.is_available() else "cuda" if torch.cuda.is_available() else "cpu"
++dev = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -14,7 +14 @@
+-    torch.device("cuda")
+-    if torch.cuda.is_available()
+-    else torch.device("xpu")
+-    if torch.xpu.is_available()
+-    else torch.device("mps")
+-    if torch.backends.mps.is_available()
+-    else torch.device("cpu")
++    torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")
+@@ -26 +20 @@
+-where = torch.device("cuda" if torch.cuda.is_available() else "xpu" if torch.xpu.is_available() else "cpu")
++where = torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")
+""",
+        )
+
+    def test_pick_over_several_backends_accelerator_api(self):
+        self.assertExpectedInline(
+            _fixed("pick_arms.py", "accelerator_api"),
+            """\
+# left HN505:6: its subject may be another backend's device (a pick over MPS too), kept
+# left HN505:22: its subject may be another backend's device (a pick over MPS too), kept
+# left HN101:31: cuda-statement: 'mps' (line 31)
+# left HN101:33: cuda-statement: 'mps' (line 33)
+# left HN101:35: cuda-statement: 'mps' (line 35)
+# left HN101:37: cuda-statement: 'xpu' (line 37)
+# left HN108:7: cuda-branch: 'cuda' (line 6)
+# left HN509:31: cuda-statement: 'mps' (line 31)
+# left HN509:33: cuda-statement: 'mps' (line 33)
+# left HN509:35: cuda-statement: 'mps' (line 35)
+# left HN509:37: cuda-statement: 'xpu' (line 37)
+@@ -1,0 +2 @@
++import accelerator_api
+@@ -4 +5 @@
+-device = "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
++device = accelerator_api.device_type()
+@@ -10 +11 @@
+-dev = "mps" if torch.mps.is_available() else "cuda" if torch.cuda.is_available() else "cpu"
++dev = accelerator_api.device_type()
+@@ -14,7 +15 @@
+-    torch.device("cuda")
+-    if torch.cuda.is_available()
+-    else torch.device("xpu")
+-    if torch.xpu.is_available()
+-    else torch.device("mps")
+-    if torch.backends.mps.is_available()
+-    else torch.device("cpu")
++    torch.device(accelerator_api.device_type())
+@@ -26 +21 @@
+-where = torch.device("cuda" if torch.cuda.is_available() else "xpu" if torch.xpu.is_available() else "cpu")
++where = torch.device(accelerator_api.device_type())
+""",
+        )
+
+    def test_pick_function(self):
+        """A function that is only the pick by returns: one return; look-alikes left."""
+        self.assertExpectedInline(
+            _fixed("pick_arms_fn.py"),
+            """\
+# left HN101:34: cuda-guarded: torch.backends.mps.is_available (line 36)
+# left HN101:44: cuda-guarded: torch.backends.mps.is_available (line 46)
+# left HN101:54: cuda-guarded: torch.backends.mps.is_available (line 56)
+# left HN509:35: cuda-branch: HN101 torch.cuda.is_available (line 34)
+# left HN509:45: cuda-branch: HN101 torch.cuda.is_available (line 44)
+# left HN509:55: cuda-branch: HN101 torch.cuda.is_available (line 54)
+@@ -5,5 +5 @@
+-    if torch.cuda.is_available():
+-        return "cuda"
+-    if torch.backends.mps.is_available():
+-        return "mps"
+-    return "cpu"
++    return torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -14,8 +10 @@
+-    if torch.backends.mps.is_available():
+-        return torch.device("mps")
+-    elif torch.cuda.is_available():
+-        return torch.device("cuda")
+-    elif torch.xpu.is_available():
+-        return torch.device("xpu")
+-    else:
+-        return torch.device("cpu")
++    return torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")
+@@ -25,5 +14 @@
+-    if torch.cuda.is_available():
+-        return torch.device("cuda")
+-    elif torch.backends.mps.is_available():
+-        return torch.device("mps")
+-    return torch.device("cpu")
++    return torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")
+""",
+        )
+
     def test_derived_type_startswith(self):
         self.assertExpectedInline(
             _fixed("derived_type.py"),
@@ -679,10 +794,6 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("pick_return.py"),
             """\
-# left HN503:10: not a device argument
-# left HN509:16: not a default or a built string: decide by hand
-# left HN503:25: not a device argument
-# left HN503:34: not a device argument
 # left HN503:42: not a device argument
 # left HN503:49: not a device argument
 # left HN503:56: not a device argument
@@ -727,10 +838,6 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("pick_return.py", "accelerator_api"),
             """\
-# left HN503:10: not a device argument
-# left HN509:16: not a default or a built string: decide by hand
-# left HN503:25: not a device argument
-# left HN503:34: not a device argument
 # left HN503:42: not a device argument
 # left HN503:49: not a device argument
 # left HN503:56: not a device argument

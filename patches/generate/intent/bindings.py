@@ -6,7 +6,9 @@ any(t.device.type == "cuda" ...)`` is as CUDA as its value once that value is re
 from __future__ import annotations
 
 import ast
+import functools
 
+from patches.generate.intent.data import other_backend_only
 from patches.generate.intent.nodes import Span, span_of
 
 Bindings = dict[str, list[Span | None]]
@@ -49,3 +51,40 @@ def bindings(nodes) -> Bindings:
             for n in node.names:
                 out.setdefault(n, []).append(None)
     return out
+
+
+def other_backend_bound(ctx, scope, name: str) -> bool:
+    """``scope`` (a ``FileContext`` scope) also binds ``name`` to another backend's device type
+    (``"mps"``, alone or as an arm of a pick over several backends) or to the accelerator's
+    (``torch.accelerator.current_accelerator()``, such a pick's neutral form): the name was never
+    CUDA's alone, so a test of it against ``"cuda"`` tells CUDA from the others."""
+    return (id(scope), name) in _other_backend_names(ctx)
+
+
+# the accelerator's device (type): the neutral pick's forms, ``torch.accelerator``'s and our layer's
+_ACCELERATOR = {"current_accelerator", "accelerator_api.device_type"}
+
+
+def _names_other_backend(node: ast.AST) -> bool:
+    if isinstance(node, ast.Attribute):
+        return node.attr in _ACCELERATOR or ast.unparse(node) in _ACCELERATOR
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and node.value.isidentifier()
+        and other_backend_only(node.value)
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _other_backend_names(ctx) -> frozenset[tuple[int, str]]:
+    """(id of the scope, name) of each plain name an assignment binds to a value that names
+    another backend's device type or the accelerator's."""
+    out = set()
+    for node in ctx.nodes:
+        if isinstance(node, ast.Assign) and any(
+            _names_other_backend(c) for c in ast.walk(node.value)
+        ):
+            scope = ctx.scope_at(node.lineno)
+            out.update((id(scope), t.id) for t in node.targets if isinstance(t, ast.Name))
+    return frozenset(out)

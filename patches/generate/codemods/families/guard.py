@@ -9,7 +9,8 @@ family). What is HN101's own:
   whose CUDA literal is rewritten in the same step as the predicate (``prepare`` adds the
   literal's line to the step);
 * the device-pick *block* (``if torch.cuda.is_available(): d = "cuda" / elif <mps>: d = "mps"
-  / else: d = "cpu"``) rewritten whole (``pick_block``);
+  / else: d = "cpu"``) rewritten whole (``pick_block``), and the pick over several backends as
+  an expression or a function's whole body (``pick_arms``);
 * in test files, ``@skipIf(not torch.cuda.is_available(), ...)`` / ``@skipUnless(...)`` become
   upstream's ``TEST_ACCELERATOR`` gate;
 * the built check beside it: ``torch.backends.cuda.is_built() and torch.cuda.is_available()``
@@ -26,7 +27,7 @@ import ast
 
 import libcst as cst
 
-from patches.generate.codemods.families import pick_block
+from patches.generate.codemods.families import pick_arms, pick_block
 from patches.generate.codemods.families.base import COMMON_UTILS, is_test_file
 from patches.generate.codemods.families.call_rename import CallRename
 from patches.generate.codemods.families.idioms_common import (
@@ -113,8 +114,8 @@ class AvailabilityGuard(CallRename):
 
     def __init__(self) -> None:
         self.picks: dict[int, tuple[int, Span]] | None = None  # literal line -> (call, span)
-        self.blocks: dict[int, pick_block.Block] | None = None  # `if` line -> pick block
-        self.chains: dict[int, pick_block.Chain] | None = None  # call line -> expression pick
+        self.blocks: dict[int, pick_block.Block] | None = None  # call line -> pick block
+        self.chains: dict[int, pick_arms.Chain] | None = None  # call line -> expression pick
         self.flags: dict[int, pick_block.FlagBlock] | None = None  # call line -> flag-form pick
         self.built: dict[int, list[Span]] | None = None  # call line -> its chain's built checks
 
@@ -135,12 +136,13 @@ class AvailabilityGuard(CallRename):
 
     def _blocks(self, ctx) -> dict[int, pick_block.Block]:
         if self.blocks is None:
-            self.blocks = pick_block.blocks(ctx)
+            # a function that is only the pick: its whole body, not its first `if`
+            self.blocks = pick_block.blocks(ctx) | pick_arms.functions(ctx)
         return self.blocks
 
-    def _chains(self, ctx) -> dict[int, pick_block.Chain]:
+    def _chains(self, ctx) -> dict[int, pick_arms.Chain]:
         if self.chains is None:
-            self.chains = pick_block.chains(ctx)
+            self.chains = pick_arms.chains(ctx)
         return self.chains
 
     def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
@@ -192,16 +194,21 @@ class AvailabilityGuard(CallRename):
         flag = self._flag_node(eng, original, updated)
         if flag is not None:
             return flag
-        if not isinstance(original, cst.If):
+        if not isinstance(original, (cst.If, cst.SimpleStatementLine)):
             return None
-        line = eng.line(original)
-        b = self._blocks(eng.ctx).get(line)
+        line, end = eng.line(original), eng.end_line(original)
+        blocks = self._blocks(eng.ctx).values()
+        b = next((b for b in blocks if b.start == line or (line, end) in b.stmts), None)
         specs = eng.specs_for(self.name, original)
-        if b is None or not specs or not eng.fixes(specs[0].rule, line):
+        if b is None or not specs or not eng.fixes(specs[0].rule, b.call_line):
             return None
-        if eng.end_line(original) != b.end:
+        if b.stmts[1:] and (line, end) in b.stmts[1:]:
+            return cst.RemovalSentinel.REMOVE  # the function form's other statements
+        if not isinstance(original, cst.If) or line != b.start:
+            return None
+        if end != (b.stmts[0][1] if b.stmts else b.end):
             return None  # a header region (parsed with a `pass` body), not the block
-        eng.done(specs[0], original)
+        eng.outcome.applied.append((specs[0].rule, b.call_line))
         self._literals_done(eng, b.start, b.end)
         api = self._imports(eng, specs[0], original)
         text = pick_block.replacement(b, f"{_CURRENT}.type", api)
@@ -253,13 +260,17 @@ class AvailabilityGuard(CallRename):
         return None
 
     def _chain(self, eng, original: cst.IfExp):
-        test = original.test
-        if not isinstance(test, cst.Call) or IS_AVAILABLE not in eng.qualnames(test.func):
+        """The expression pick (``pick_arms.Chain``), at its outermost conditional: the CUDA
+        check may be any of its arms' tests."""
+        exps = pick_arms.if_arms(original)
+        tests = [e.test for e in exps if isinstance(e.test, cst.Call)]
+        test = next((t for t in tests if IS_AVAILABLE in eng.qualnames(t.func)), None)
+        if test is None:
             return None
         line = eng.line(test)
         c = self._chains(eng.ctx).get(line)
         specs = eng.specs_for(self.name, test)
-        if c is None or not specs or not eng.fixes(specs[0].rule, line):
+        if c is None or c.arms != len(exps) or not specs or not eng.fixes(specs[0].rule, line):
             return None
         eng.done(specs[0], test)
         self._literals_done(eng, eng.line(original), eng.end_line(original))
@@ -268,12 +279,17 @@ class AvailabilityGuard(CallRename):
         return new.with_changes(lpar=original.lpar, rpar=original.rpar)
 
     def _literals_done(self, eng, start: int, end: int) -> None:
-        """The unit's literals' own findings (HN502, HN503, HN509) go with it."""
+        """The unit's literals' own findings (HN502, HN503, HN509) go with it (and their own
+        family's failure to rewrite one alone is moot: the unit's rewrite removes it)."""
+        done = set()
         for spec, lines in eng.gated:
             if spec.family != self.name and {"cuda", "torch.device"} & set(spec.names):
                 for ln in lines:
                     if start <= ln <= end and eng.fixes(spec.rule, ln):
                         eng.outcome.applied.append((spec.rule, ln))
+                        done.add((spec.rule, ln))
+        failed = eng.outcome.failed
+        failed[:] = [f for f in failed if (f[0], f[1]) not in done]
 
     def _imports(self, eng, spec, node) -> bool:
         api = api_target(spec)

@@ -34,6 +34,7 @@ from patches.generate.codemods.families.idioms_common import (
     with_value,
 )
 from patches.generate.codemods.families.script_picks import picked_type
+from patches.generate.intent.bindings import other_backend_bound
 
 LITERAL_FAMILY = "device-literal"
 STRING_FAMILY = "device-defaults"  # HN509's (a "cuda" string anywhere else)
@@ -69,6 +70,18 @@ def _is_type(node) -> bool:
     never "cuda:0", so ``== "cuda"`` is ``!= "cpu"`` on a CUDA machine."""
     name = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", "")
     return isinstance(name, str) and name.lower().endswith("type")
+
+
+def _several_backends(eng, node) -> bool:
+    """``node`` (``d`` or ``d.type``) reads a name its scope also binds to another backend's
+    device (a pick over MPS too, ``bindings.other_backend_bound``): "cuda" there is CUDA, not
+    "any accelerator", on a Mac as before the pick's rewrite."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "type":
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return False
+    found = eng.ctx.binding(eng.line(node), node.value)
+    return found is not None and other_backend_bound(eng.ctx, found[0], node.value)
 
 
 def _attr_type(call: cst.BaseExpression) -> cst.BaseExpression:
@@ -280,6 +293,10 @@ def _equality(eng, spec, original: cst.Comparison, updated: cst.Comparison, targ
     else:
         return None
     other = original.left if right else target.comparator
+    if _several_backends(eng, other):
+        why = "its subject may be another backend's device (a pick over MPS too), kept"
+        eng.fail(spec, original, why)
+        return None
     if not _is_type(other) and not picked_type(eng, other):
         # `device == "cuda"`: a device string, whose "cuda:0" is not "cuda" (unless the script
         # binds it only to its two-way pick: script_picks)

@@ -16,8 +16,7 @@ they go. Shapes: ``if``/``elif``*/``else`` (one assignment) and, after ``device 
 target. A branch doing anything else (``torch.mps.manual_seed``, a print) is backend-specific:
 the block is not this shape, and its ``is_available()`` is left to the gate as before.
 
-The expression form (``Chain``), ``"cuda" if torch.cuda.is_available() else "mps" if
-torch.backends.mps.is_available() else "cpu"``, becomes the same expression.
+The expression form and a function that is only the pick by returns: ``pick_arms``.
 
 The return form, a project's ``get_device()`` helper: each branch a ``return`` of the value
 instead of an assignment (target ``RETURN``), the CPU either the ``else`` or the ``return``
@@ -58,6 +57,14 @@ class Block:
     has_else: bool  # False: `device = "cpu"` comes before and the block has no `else`
     spans: tuple[Span, ...]  # what the rewrite removes besides the `if` test: the other tests
     arm: str = ""  # the CUDA arm's new text where it picks an index itself (``_indexed_arm``)
+    call: int = 0  # the CUDA check's line where it is not the `if` line (``pick_arms``)
+    # (first, last) line of each statement of a unit of several (``pick_arms``' function form)
+    stmts: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def call_line(self) -> int:
+        """HN101's line: the finding the unit is rewritten with."""
+        return self.call or self.start
 
 
 def _value(ctx, node: ast.AST) -> tuple[str, str] | None:
@@ -238,41 +245,6 @@ def _indexed_arm(ctx, body) -> tuple[str, tuple[Span, ...], str] | None:
     return target, (span_of(a[1]), span_of(b[1])), text
 
 
-@dataclass(frozen=True)
-class Chain:
-    """The expression form: ``"cuda" if torch.cuda.is_available() else "mps" if
-    torch.backends.mps.is_available() else "cpu"`` (the quickstart tutorial's)."""
-
-    call_line: int  # the is_available() call's line (HN101's site)
-    kind: str  # "str" or "device"
-    spans: tuple[Span, ...]
-
-
-def _chain(ctx, node: ast.IfExp) -> Chain | None:
-    test = node.test
-    if not (isinstance(test, ast.Call) and not test.args and not test.keywords):
-        return None
-    value = _value(ctx, node.body)
-    if not is_call(ctx, test, IS_AVAILABLE) or value is None or value[1] != "cuda":
-        return None
-    kind, spans, other, others = value[0], [span_of(node.body)], node.orelse, 0
-    while isinstance(other, ast.IfExp):
-        dev = _other_backend(ctx, other.test)
-        if dev is None or _value(ctx, other.body) != (kind, dev):
-            return None
-        spans += [span_of(other.test), span_of(other.body)]
-        other, others = other.orelse, others + 1
-    if not others or _value(ctx, other) != (kind, "cpu"):
-        return None  # a plain "cuda" if ... else "cpu" is AvailabilityGuard's literal pick
-    return Chain(test.lineno, kind, tuple(spans))
-
-
-def chains(ctx) -> dict[int, Chain]:
-    """is_available() line -> the expression pick it tests."""
-    found = [_chain(ctx, n) for n in ctx.nodes if isinstance(n, ast.IfExp)]
-    return {c.call_line: c for c in found if c is not None}
-
-
 def value_text(kind: str, current: str, api: bool) -> str:
     """The accelerator's device (``kind`` "device") or type, the CPU's without one."""
     if kind == "device":
@@ -285,13 +257,13 @@ def value_text(kind: str, current: str, api: bool) -> str:
 
 
 def blocks(ctx) -> dict[int, Block]:
-    """`if` line -> the device-pick block starting there."""
+    """call line -> the device-pick block whose CUDA check is there."""
     out: dict[int, Block] = {}
     for node in ctx.nodes:
         if isinstance(node, ast.If):
             b = _block(ctx, node)
             if b is not None:
-                out[b.start] = b
+                out[b.call_line] = b
     return out
 
 

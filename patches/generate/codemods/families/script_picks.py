@@ -8,9 +8,11 @@ once, to its two-way device pick, and never again::
 A device string compared with "cuda" exactly is kept elsewhere ("cuda:0" is not "cuda"); this
 one never carries an index, so it is a device type: on a CUDA machine its values are "cuda" and
 "cpu", and after the pick's rewrite the accelerator's type and "cpu". Only where every
-assignment of the name in its scope is such a pick (or its neutral form, written by an earlier
-step), no function declares it ``global``, and the comparison reads that binding (not a
-parameter or local of the same name). A pick that also names MPS is three-way: left.
+assignment of the name in its scope is such a pick, no function declares it ``global``, and the
+comparison reads that binding (not a parameter or local of the same name). A pick that also
+names MPS is three-way: left, and so is the neutral form (``torch.accelerator.current_accelerator()
+.type if ... else "cpu"``): it gives any accelerator's type, so a comparison with "cuda" after it
+is a test for CUDA (the form a three-way pick is rewritten to: a rerun leaves its test alone).
 """
 
 from __future__ import annotations
@@ -40,14 +42,12 @@ def _available(ctx, test: ast.AST) -> bool:
 
 
 def _accel_type(node: ast.AST) -> bool:
-    """``"cuda"`` or ``torch.accelerator.current_accelerator().type`` (the pick's neutral form)."""
-    if _const(node, "cuda"):
-        return True
-    return ast.unparse(node) == "torch.accelerator.current_accelerator().type"
+    """``"cuda"``, the accelerator the pick can give (not the neutral form's: any accelerator)."""
+    return _const(node, "cuda")
 
 
 def _pick_expr(ctx, value: ast.AST) -> bool:
-    """``"cuda" if torch.cuda.is_available() else "cpu"`` (or its neutral form)."""
+    """``"cuda" if torch.cuda.is_available() else "cpu"``."""
     return (
         isinstance(value, ast.IfExp)
         and _available(ctx, value.test)

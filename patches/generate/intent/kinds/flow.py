@@ -5,12 +5,17 @@ x.device.type == "cuda": has_cuda = True`` ... ``if has_cuda: y = y.cuda()``); r
 (``range(_gpu_count())`` over a helper that asks ``get_device_properties``); or a device query
 (``[queries]``) in a function that asks CUDA about the devices again. The neutral answer would
 count or name devices that CUDA code then indexes. What counts is code, not words: the name a
-later assignment binds (``cuda_time = start.elapsed_time(end)``) is not CUDA work."""
+later assignment binds (``cuda_time = start.elapsed_time(end)``) is not CUDA work. Nor is a test
+of the name's device type against ``"cuda"`` (``if device == "cuda":``) where the scope also binds
+it to another backend's (``... else "mps" if ... else "cpu"``, ``elif ...: device = "mps"``):
+the code already tells CUDA from the others, and its CUDA arm is reached on CUDA alone, before
+the rewrite and after; only the arm the other devices run is judged."""
 
 from __future__ import annotations
 
 import ast
 
+from patches.generate.intent.bindings import other_backend_bound
 from patches.generate.intent.data import calls
 from patches.generate.intent.index import Hits
 from patches.generate.intent.nodes import called, inside, span_of
@@ -91,6 +96,7 @@ def _handed_on(p: Probe, stmt, names: set[str]) -> list[Evidence]:
     if not names:
         return []
     scope = p.ctx.scope_at(stmt.lineno)
+    several = {n for n in names if other_backend_bound(p.ctx, scope, n)}
     for sub in ast.walk(scope.node):
         if (
             isinstance(sub, ast.Name)
@@ -99,10 +105,33 @@ def _handed_on(p: Probe, stmt, names: set[str]) -> list[Evidence]:
             and sub.lineno > stmt.end_lineno
             and p.ctx.scope_at(sub.lineno) is scope
         ):
-            hits = _use(p, sub)
+            arm = _dispatch_arm(p, sub) if sub.id in several else None
+            hits = _use(p, sub) if arm is None else p.remaining(span_of(arm), p.own) if arm else []
             if hits:
                 return first_hit(KIND, hits)
     return []
+
+
+def _dispatch_arm(p: Probe, sub: ast.Name) -> list[ast.AST] | None:
+    """``sub`` (or ``sub.type``) compared with ``"cuda"`` (``==``/``!=``) as the whole test of
+    an ``if``/``IfExp``: the arm the other devices run (maybe empty), or None where ``sub`` is
+    no such test."""
+    n = p.index.parents.get(sub)
+    if isinstance(n, ast.Attribute) and n.attr == "type":
+        sub, n = n, p.index.parents.get(n)
+    if not (
+        isinstance(n, ast.Compare)
+        and len(n.ops) == 1
+        and isinstance(n.ops[0], (ast.Eq, ast.NotEq))
+        and sub in (n.left, n.comparators[0])
+        and any(isinstance(c, ast.Constant) and c.value == "cuda" for c in (n.left, *n.comparators))
+    ):
+        return None
+    test = p.index.parents.get(n)
+    if not (isinstance(test, (ast.If, ast.IfExp)) and test.test is n):
+        return None
+    other = test.orelse if isinstance(n.ops[0], ast.Eq) else test.body
+    return other if isinstance(other, list) else [other]
 
 
 def _use(p: Probe, sub: ast.Name | ast.Attribute, own=None) -> Hits:
