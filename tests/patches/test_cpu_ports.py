@@ -2,7 +2,9 @@
 Round 17's: a device fact reported, ``set_device``, the process group's backend, a sync of the
 script's device, a bare sync, devices of an index, a device context, the current index as a
 device. Round 18's: the current index shown, a model beside a checkpoint's CUDA entry, a storage
-moved in a ``map_location`` lambda, the deprecated default tensor type. Generate's series is
+moved in a ``map_location`` lambda, the deprecated default tensor type. Round 19's: two DDP
+scripts (``device_ids`` of a CPU module, the device of a local rank; gloo, world size 1, each
+run on a free ``MASTER_PORT``). Generate's series is
 applied patch by patch with ``git am``: every prefix compiles, and no availability check ends up
 inside another (the counters a fact unit reads fall to other rules and patches). Then each port
 runs here, where each original fails."""
@@ -12,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +36,7 @@ ON_DEVICE = {
     "examples/mem_info.py": "device='trn:0'",
     "examples/gpu_info.py": "Trainium",
     "examples/current_index.py": "device 0",
+    "examples/ddp_rank.py": "on trn",
 }
 SCRIPTS = {  # path in the tree -> fixture
     "examples/gpu_info.py": FIXTURES / "fact_guard" / "script_properties.py",
@@ -46,6 +50,8 @@ SCRIPTS = {  # path in the tree -> fixture
     "examples/checkpoint.py": FIXTURES / "script_idioms" / "rng_checkpoint_script.py",
     "examples/load.py": FIXTURES / "script_idioms" / "map_location_script.py",
     "examples/default_type.py": FIXTURES / "script_idioms" / "default_type_script.py",
+    "examples/ddp.py": FIXTURES / "script_ddp" / "ddp_script.py",
+    "examples/ddp_rank.py": FIXTURES / "script_ddp" / "rank_device.py",
 }
 
 
@@ -63,8 +69,15 @@ def _nested_checks(source: str) -> list[int]:
     return out
 
 
+def free_port() -> str:
+    """A free TCP port for a DDP script's ``MASTER_PORT`` (world size 1, gloo on the CPU)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
+
+
 def _run(script: Path, cwd: Path, gpu: bool = False) -> subprocess.CompletedProcess:
-    env = {"PATH": "/usr/bin:/bin"}
+    env = {"PATH": "/usr/bin:/bin", "MASTER_PORT": free_port()}
     if not gpu:
         env["CUDA_VISIBLE_DEVICES"] = ""
     return subprocess.run(
@@ -115,7 +128,13 @@ def test_the_ports_run_where_the_originals_cannot(ported, tmp_path):
 
 def _trn_env() -> dict:
     root = str(Path(__file__).resolve().parents[2])
-    return {"PATH": "/usr/bin:/bin", "HN_TRN": "1", "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": root}
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HN_TRN": "1",
+        "CUDA_VISIBLE_DEVICES": "",
+        "PYTHONPATH": root,
+        "MASTER_PORT": free_port(),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -138,12 +157,15 @@ def test_on_trn_each_port_prints_what_its_original_prints_under_autoport(
     the ports is true, each port prints what its original prints when autoport runs it there:
     the branches the CPU run skips are checked, not only run."""
     repo = ported
-    env = _trn_env()
     for rel, fixture in SCRIPTS.items():
         cmd = [sys.executable, "-m", "accelerator_api.autoport", "--quiet", str(fixture)]
-        orig = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
+        orig = subprocess.run(cmd, cwd=tmp_path, env=_trn_env(), capture_output=True, text=True)
         port = subprocess.run(
-            [sys.executable, str(repo / rel)], cwd=tmp_path, env=env, capture_output=True, text=True
+            [sys.executable, str(repo / rel)],
+            cwd=tmp_path,
+            env=_trn_env(),
+            capture_output=True,
+            text=True,
         )
         assert orig.returncode == port.returncode == 0, f"{rel}: {orig.stderr}{port.stderr}"
         out = [orig.stdout, port.stdout]

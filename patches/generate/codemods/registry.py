@@ -47,6 +47,7 @@ from patches.generate.codemods.families.profiler_keys import ProfilerKeys
 from patches.generate.codemods.families.remote_device import RemoteDevices
 from patches.generate.codemods.families.rename import Rename
 from patches.generate.codemods.families.script_amp import ScriptAmp
+from patches.generate.codemods.families.script_ddp import ScriptDdp
 from patches.generate.codemods.families.script_device import ScriptDevice
 from patches.generate.codemods.families.script_flags import ScriptFlags
 from patches.generate.codemods.families.script_index import ScriptIndex
@@ -105,6 +106,7 @@ FAMILY_TYPES = (
     Capability,
     Precision,
     Backend,
+    ScriptDdp,  # DDP's device ids in a script with a CPU path: None there (HN601's step)
     GuardedMemory,
     GuardedSync,
     DeviceLiteral,

@@ -18,6 +18,7 @@ On CUDA every rewrite evaluates to the value it replaces. Device arguments
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
@@ -28,6 +29,7 @@ from patches.generate.codemods.families.idioms_common import (
     CURRENT,
     accel_type,
     expr,
+    quoted,
     specs_at,
     string_value,
     type_or_cpu,
@@ -39,6 +41,7 @@ from patches.generate.codemods.families.script_plan import (
     DEVICE_TYPE_CALLS,
     SCRIPT_DEFAULT_KEYWORDS,
 )
+from patches.generate.codemods.families.sync_guard import device_test, runs_on_cpu
 
 LITERAL_FAMILY = "device-literal"  # HN502/HN503's specs (catalogue style `literal`)
 _STR, _CTOR = "cuda", "torch.device"
@@ -150,6 +153,42 @@ def _in_device_map(eng, node) -> bool:
     if not isinstance(parent, cst.DictElement):
         return False
     return _device_string(parent.key)
+
+
+def _picked(eng, node) -> bool:
+    """``node`` is a side of a pick whose test is about the device
+    (``f"cuda:{r}" if torch.cuda.is_available() else "cpu"``): the pick decides already."""
+    child, parent = node, eng.parent(node)
+    while parent is not None and not isinstance(parent, cst.BaseStatement):
+        if isinstance(parent, cst.IfExp) and parent.test is not child:
+            code = cst.Module([]).code_for_node(parent.test)
+            if device_test(ast.parse(f"({code})", mode="eval")):
+                return True
+        child, parent = parent, eng.parent(parent)
+    return False
+
+
+_BARE = (cst.Arg, cst.Assign, cst.AnnAssign, cst.Return, cst.Element, cst.DictElement)
+
+
+def or_cpu(eng, node, new: cst.BaseExpression) -> cst.BaseExpression:
+    """``new``, the accelerator's indexed device string written for ``node`` (``f"cuda:{rank}"``
+    -> ``f"{<accelerator type>}:{rank}"``); in a script that runs on the CPU once ported
+    (``sync_guard.runs_on_cpu``: a DDP script's ``device = f"cuda:{local_rank}"`` is such a
+    path), ``new if torch.accelerator.is_available() else "cpu"`` unless a pick around it
+    decides. The CPU with no index: ``torch.load(map_location="cpu:0")`` raises, and
+    ``torch.device("cpu:1")`` is the CPU anyway."""
+    if not runs_on_cpu(eng.ctx, eng.line(node)) or _picked(eng, node):
+        return new
+    eng.add_needed_import("torch", node=node)
+    pick = cst.IfExp(
+        test=cst.parse_expression("torch.accelerator.is_available()"),
+        body=new,
+        orelse=cst.parse_expression(quoted(eng, node, "cpu")),
+    )
+    if isinstance(eng.parent(node), _BARE):
+        return pick
+    return pick.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 class DeviceDefaults(Family):
@@ -341,7 +380,7 @@ class DeviceDefaults(Family):
         eng.done(spec, original)
         head = cst.FormattedStringExpression(accel_type(eng, spec, original))
         rest = parts[0].with_changes(value=parts[0].value[len("cuda") :])
-        return updated.with_changes(parts=(head, rest, *parts[1:]))
+        return or_cpu(eng, original, updated.with_changes(parts=(head, rest, *parts[1:])))
 
     def _percent(self, eng, original, updated):
         left = original.left
@@ -363,7 +402,8 @@ class DeviceDefaults(Family):
         else:
             new_right = cst.Tuple([acc, cst.Element(right)])
         eng.done(spec, original)
-        return updated.with_changes(left=with_value(left, "cuda", "%s"), right=new_right)
+        new = updated.with_changes(left=with_value(left, "cuda", "%s"), right=new_right)
+        return or_cpu(eng, original, new)
 
     def _format(self, eng, original, updated):
         """``"cuda:{}".format(i)`` -> ``"{}:{}".format(<accelerator type>, i)`` (auto-numbered
@@ -384,7 +424,8 @@ class DeviceDefaults(Family):
             accel_type(eng, spec, original),
             comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
         )
-        return updated.with_changes(
+        new = updated.with_changes(
             func=updated.func.with_changes(value=with_value(func.value, "cuda", "{}")),
             args=(acc, *updated.args),
         )
+        return or_cpu(eng, original, new)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 
 import libcst as cst
 import libcst.matchers as m
@@ -125,7 +126,48 @@ def _facts(tree: ast.Module) -> tuple[bool, frozenset[int]]:
                     # block runs only with the author's device
                     for rest in block[i + 1 :]:
                         tested |= {c.lineno for c in ast.walk(rest) if isinstance(c, ast.stmt)}
+    cpu = cpu or any(
+        isinstance(n, ast.Assign) and n.lineno not in tested and _rank_device(n)
+        for n in ast.walk(tree)
+    )
     return cpu, frozenset(tested)
+
+
+_DEVICE_TARGET = re.compile(r"(?i)device|(^|[._])dev$")  # HN502's `targets`
+
+
+def indexed_cuda_string(node: ast.AST) -> bool:
+    """A CUDA device string built from an index: ``f"cuda:{i}"``, ``"cuda:%d" % i``,
+    ``"cuda:{}".format(i)``."""
+    if isinstance(node, ast.JoinedStr) and node.values:
+        head = node.values[0]
+        return isinstance(head, ast.Constant) and str(head.value).startswith("cuda:")
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        node = node.left
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr != "format":
+            return False
+        node = node.func.value
+    else:
+        return False
+    return isinstance(node, ast.Constant) and str(node.value).startswith(("cuda:%", "cuda:{"))
+
+
+def _rank_device(node: ast.Assign) -> bool:
+    """``device = f"cuda:{local_rank}"`` / ``device = torch.device(f"cuda:{args.local_rank}")``
+    under no device test: the DDP scripts' device of a rank. The port writes it with the CPU
+    for the accelerator's type where there is none (``idioms_device``), a CPU path as the
+    script's ``device`` line is."""
+    value = node.value
+    if isinstance(value, ast.Call) and ast.unparse(value.func) == "torch.device":
+        value = value.args[0] if len(value.args) == 1 and not value.keywords else None
+    names = [ast.unparse(t) for t in node.targets]
+    return indexed_cuda_string(value) and any(_DEVICE_TARGET.search(n) for n in names)
+
+
+def device_test(test: ast.AST) -> bool:
+    """A test about the device (``is_available()``, a device string, a device-ish name)."""
+    return _device_test(test)
 
 
 def runs_on_cpu(ctx, line: int) -> bool:
