@@ -103,9 +103,11 @@ class TestScriptDdp(expecttest.TestCase):
 @@ -17 +17 @@
 -if torch.cuda.is_available():
 +if torch.accelerator.is_available():
-@@ -26 +26 @@
+@@ -26,2 +26,2 @@
 -here = DistributedDataParallel(model, device_ids=[rank])  # rewritten: the CPU reaches it
+-kept_out = DistributedDataParallel(model, device_ids=[rank], output_device=None)  # ids only
 +here = DistributedDataParallel(model, device_ids=[rank] if torch.accelerator.is_available() else None)  # rewritten: the CPU reaches it
++kept_out = DistributedDataParallel(model, device_ids=[rank] if torch.accelerator.is_available() else None, output_device=None)  # ids only
 """,
         )
 

@@ -81,7 +81,9 @@ def _device_args(call) -> dict[str, object] | None:
     ids, out = given.get("device_ids"), given.get("output_device")
     if ids is None or not _ids(ids):
         return None  # no ids, several, or already a pick
-    if isinstance(out, (ast.Constant, cst.Name)) and getattr(out, "value", 0) in (None, "None"):
+    if isinstance(out, ast.Constant) and out.value is None:
+        out = None
+    elif isinstance(out, cst.Name) and out.value == "None":
         out = None
     return {k: v for k, v in (("device_ids", ids), ("output_device", out)) if v is not None}
 

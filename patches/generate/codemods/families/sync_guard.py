@@ -3,8 +3,9 @@
 
 ``torch.accelerator.synchronize()`` raises without an accelerator. Where the file falls back to
 the CPU (a ``"cpu"`` device value anywhere in it: ``else "cpu"``, ``device = "cpu"``; the
-``device`` line ``script_device`` gives a script whose ``.cuda()`` calls name none; or the
-accelerator-else-CPU value it writes in place of ``.to("cuda")`` / ``device="cuda"``), a timing
+``device`` line ``script_device`` gives a script whose ``.cuda()`` calls name none; the
+accelerator-else-CPU value it writes in place of ``.to("cuda")`` / ``device="cuda"``; or a DDP
+script's ``device = f"cuda:{local_rank}"``, which ``idioms_device`` gives the CPU), a timing
 sync that no test guards becomes::
 
     if torch.accelerator.is_available():
