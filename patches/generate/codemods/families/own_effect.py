@@ -29,8 +29,7 @@ TEST = "torch.cuda.is_available()"
 
 
 def _effect_call(stmt: cst.CSTNode) -> cst.Call | None:
-    """The call a one-statement line makes for its effect: ``f(...)``, ``f(...).g(...)`` (the
-    ``cudart()`` handle) or ``print(f(...))``; else None."""
+    """The call a one-statement line makes for its effect: ``f(...)`` or ``print(f(...))``."""
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
         return None
     expr = stmt.body[0]
@@ -40,8 +39,6 @@ def _effect_call(stmt: cst.CSTNode) -> cst.Call | None:
     if _print(call):
         inner = call.args[0].value
         return inner if isinstance(inner, cst.Call) else None
-    if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call):
-        return call.func.value
     return call
 
 
@@ -56,7 +53,7 @@ def _print(call: cst.Call) -> bool:
 
 
 def _statement(eng, call: cst.Call):
-    """The statement line holding ``call`` (a few levels up: print's argument, cudart's handle)."""
+    """The statement line holding ``call`` (a few levels up: print's argument)."""
     node = call
     for _ in range(5):
         node = eng.parent(node)
