@@ -10,10 +10,12 @@ import libcst.matchers as m
 from patches.generate.codemods.families.base import Family, param_defaults
 from patches.generate.codemods.families.idioms_common import expr
 from patches.generate.codemods.families.values import is_index
+from patches.generate.intent.data import calls
 
 _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
 _AVAILABLE = "torch.accelerator.is_available()"
 _API_AVAILABLE = "accelerator_api.is_available()"
+_CUDA_AVAILABLE = "torch.cuda.is_available()"
 
 
 def _storage(eng, call: cst.Call) -> bool:
@@ -70,6 +72,34 @@ def pinned_form(eng, original: cst.Call, new, spec):
     test = code(expr(eng, spec, original, _AVAILABLE, _API_AVAILABLE))
     guarded = f"({code(pinned)} if {test} else {code(pinned.func.value)})"
     return new.with_changes(func=new.func.with_changes(value=cst.parse_expression(guarded)))
+
+
+def parallel_form(eng, original: cst.Call, new):
+    """``nn.DataParallel(model).cuda()`` -> ``(nn.DataParallel(model) if torch.cuda.is_available()
+    else model).to(...)``: DataParallel's scatter and gather only CUDA implements (``[parallel]``,
+    the gate's ``cuda-parallel``), so on an accelerator with several devices that are not CUDA's
+    the wrapped model stops in its first forward; the wrap stays CUDA's, as the original's was."""
+    recv = original.func.value if isinstance(original.func, cst.Attribute) else None
+    if not (
+        isinstance(new, cst.Call)
+        and m.matches(new.func, m.Attribute(attr=m.Name("to")))
+        and isinstance(recv, cst.Call)
+        and recv.args
+        and recv.args[0].keyword is None
+        and not recv.args[0].star
+        and eng.qualnames(recv.func) & _wraps()
+    ):
+        return new
+    code = cst.Module([]).code_for_node
+    eng.add_needed_import("torch", node=original)
+    wrap = new.func.value
+    guarded = f"({code(wrap)} if {_CUDA_AVAILABLE} else {code(recv.args[0].value)})"
+    return new.with_changes(func=new.func.with_changes(value=cst.parse_expression(guarded)))
+
+
+def _wraps() -> frozenset[str]:
+    """The module wrappers of ``[parallel]`` (``cuda_intent.toml``): ``DataParallel``'s names."""
+    return frozenset(c for c in calls("parallel") if c.endswith("DataParallel"))
 
 
 class MethodToDevice(Family):

@@ -37,6 +37,7 @@ from patches.generate.codemods.families.idioms_common import (
 )
 from patches.generate.codemods.families.method_to_device import (
     MethodToDevice,
+    parallel_form,
     pinned_form,
     storage_form,
 )
@@ -127,7 +128,7 @@ class ScriptDevice(MethodToDevice):
         new = self._script_to(eng, original, updated)
         specs = eng.specs_for(self.name, original) if new is not None else []
         if specs:
-            new = pinned_form(eng, original, new, specs[0])
+            new = parallel_form(eng, original, pinned_form(eng, original, new, specs[0]))
         return storage_form(eng, original, new)
 
     def _script_to(self, eng, original, updated):
