@@ -17,6 +17,7 @@ import shutil
 import socket
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -118,12 +119,27 @@ def test_series_prefixes_compile_and_check_once(series):
         assert _nested_checks((repo / rel).read_text()) == [], rel
 
 
+def _each_script(tmp_path: Path, pair) -> dict:
+    """``pair(rel, fixture, cwd)`` for every script, two at a time (each script in a directory
+    of its own: scripts write checkpoints): the runs are separate processes, and a second core
+    left idle by the other test worker near the end of the suite takes half of them."""
+
+    def one(item):
+        rel, fixture = item
+        cwd = tmp_path / rel.replace("/", "_")
+        cwd.mkdir()
+        return rel, pair(rel, fixture, cwd)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(one, SCRIPTS.items()))
+
+
 def test_the_ports_run_where_the_originals_cannot(ported, tmp_path):
     repo = ported
-    for rel, fixture in SCRIPTS.items():
-        assert _run(fixture, tmp_path).returncode != 0, rel
-        ported = _run(repo / rel, tmp_path)
-        assert ported.returncode == 0, f"{rel}: {ported.stderr[-2000:]}"
+    runs = _each_script(tmp_path, lambda rel, f, cwd: (_run(f, cwd), _run(repo / rel, cwd)))
+    for rel, (orig, port) in runs.items():
+        assert orig.returncode != 0, rel
+        assert port.returncode == 0, f"{rel}: {port.stderr[-2000:]}"
 
 
 def _trn_env() -> dict:
@@ -157,16 +173,20 @@ def test_on_trn_each_port_prints_what_its_original_prints_under_autoport(
     the ports is true, each port prints what its original prints when autoport runs it there:
     the branches the CPU run skips are checked, not only run."""
     repo = ported
-    for rel, fixture in SCRIPTS.items():
+
+    def pair(rel, fixture, cwd):
         cmd = [sys.executable, "-m", "accelerator_api.autoport", "--quiet", str(fixture)]
-        orig = subprocess.run(cmd, cwd=tmp_path, env=_trn_env(), capture_output=True, text=True)
+        orig = subprocess.run(cmd, cwd=cwd, env=_trn_env(), capture_output=True, text=True)
         port = subprocess.run(
             [sys.executable, str(repo / rel)],
-            cwd=tmp_path,
+            cwd=cwd,
             env=_trn_env(),
             capture_output=True,
             text=True,
         )
+        return orig, port
+
+    for rel, (orig, port) in _each_script(tmp_path, pair).items():
         assert orig.returncode == port.returncode == 0, f"{rel}: {orig.stderr}{port.stderr}"
         out = [orig.stdout, port.stdout]
         if rel in VOLATILE:
