@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 
 import libcst as cst
 import libcst.matchers as m
@@ -68,10 +69,8 @@ def pinned_form(eng, original: cst.Call, new, spec):
     ):
         return new
     pinned = new.func.value
-    code = cst.Module([]).code_for_node
-    test = code(expr(eng, spec, original, _AVAILABLE, _API_AVAILABLE))
-    guarded = f"({code(pinned)} if {test} else {code(pinned.func.value)})"
-    return new.with_changes(func=new.func.with_changes(value=cst.parse_expression(guarded)))
+    test = expr(eng, spec, original, _AVAILABLE, _API_AVAILABLE)
+    return _receiver_or(new, test, pinned.func.value)
 
 
 def parallel_form(eng, original: cst.Call, new):
@@ -90,13 +89,18 @@ def parallel_form(eng, original: cst.Call, new):
         and eng.qualnames(recv.func) & _wraps()
     ):
         return new
-    code = cst.Module([]).code_for_node
     eng.add_needed_import("torch", node=original)
-    wrap = new.func.value
-    guarded = f"({code(wrap)} if {_CUDA_AVAILABLE} else {code(recv.args[0].value)})"
+    return _receiver_or(new, cst.parse_expression(_CUDA_AVAILABLE), recv.args[0].value)
+
+
+def _receiver_or(new: cst.Call, test: cst.BaseExpression, orelse: cst.BaseExpression) -> cst.Call:
+    """``new`` (``r.to(...)``) with its receiver ``(r if <test> else <orelse>)``."""
+    code = cst.Module([]).code_for_node
+    guarded = f"({code(new.func.value)} if {code(test)} else {code(orelse)})"
     return new.with_changes(func=new.func.with_changes(value=cst.parse_expression(guarded)))
 
 
+@functools.cache
 def _wraps() -> frozenset[str]:
     """The module wrappers of ``[parallel]`` (``cuda_intent.toml``): ``DataParallel``'s names."""
     return frozenset(c for c in calls("parallel") if c.endswith("DataParallel"))

@@ -51,7 +51,7 @@ RAISING = {STREAM: NEW_STREAM, "torch.cuda.set_device": "torch.accelerator.set_d
 _DEVICE_WORDS = ("cuda", "gpu", "device", "accel")
 
 
-def _device_test(test: ast.AST) -> bool:
+def device_test(test: ast.AST) -> bool:
     """A test about the device: ``is_available()``, a device string, a device-ish name."""
     for x in ast.walk(test):
         if isinstance(x, ast.Attribute) and x.attr == "is_available":
@@ -114,7 +114,7 @@ def _facts(tree: ast.Module) -> tuple[bool, frozenset[int]]:
     tested: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Try) or (
-            isinstance(node, (ast.If, ast.While)) and _device_test(node.test)
+            isinstance(node, (ast.If, ast.While)) and device_test(node.test)
         ):
             for child in ast.walk(node):
                 if isinstance(child, ast.stmt) and child is not node:
@@ -164,11 +164,6 @@ def _rank_device(node: ast.Assign) -> bool:
         value = value.args[0] if len(value.args) == 1 and not value.keywords else None
     names = [ast.unparse(t) for t in node.targets]
     return indexed_cuda_string(value) and any(_DEVICE_TARGET.search(n) for n in names)
-
-
-def device_test(test: ast.AST) -> bool:
-    """A test about the device (``is_available()``, a device string, a device-ish name)."""
-    return _device_test(test)
 
 
 def runs_on_cpu(ctx, line: int) -> bool:
