@@ -28,6 +28,8 @@ import torch
 import torch.distributed as dist
 from torch._C._distributed_c10d import ProcessGroupGloo
 
+from . import dynamo_hook
+
 _registered_as: str | None = None
 
 
@@ -255,12 +257,17 @@ class TrnProcessGroup(dist.ProcessGroup):
         return work if work is not None else self._gloo.barrier(dist.BarrierOptions())
 
 
-# torch.compile traces into callers such as DDP's forward; c10d process groups are opaque to
-# Dynamo, so the collectives run eagerly at a graph break rather than being traced into.
-for _attr, _fn in list(vars(TrnProcessGroup).items()):
-    if callable(_fn) and not _attr.startswith("__"):
-        setattr(TrnProcessGroup, _attr, torch.compiler.disable(_fn, recursive=True))
-del _attr, _fn
+def _eager_under_dynamo() -> None:
+    """torch.compile traces into callers such as DDP's forward; c10d process groups are opaque
+    to Dynamo, so the collectives run eagerly at a graph break rather than being traced into.
+    Applied once torch._dynamo is imported (nothing traces before), not at our import: importing
+    Dynamo costs every trn process ~1.7 s."""
+    for attr, fn in list(vars(TrnProcessGroup).items()):
+        if callable(fn) and not attr.startswith("__"):
+            setattr(TrnProcessGroup, attr, torch._dynamo.disable(fn, recursive=True))
+
+
+dynamo_hook.after_import("torch._dynamo", _eager_under_dynamo)
 
 
 def register(name: str) -> str:

@@ -7,25 +7,15 @@ from __future__ import annotations
 import importlib.abc
 import importlib.util
 import sys
+from collections.abc import Callable
 
 _DYNAMO = "torch._dynamo.device_interface"
 _INDUCTOR = "torch._inductor.compile_fx"
 
 
-def _register(target: str, name: str) -> None:
-    if target == _DYNAMO:
-        from . import dynamo
-
-        dynamo.install(name)
-    else:
-        from . import inductor
-
-        inductor.install(name)
-
-
 class _Finder(importlib.abc.MetaPathFinder):
-    def __init__(self, target: str, name: str) -> None:
-        self.target, self.name = target, name
+    def __init__(self, target: str, then: Callable[[], None]) -> None:
+        self.target, self.then = target, then
 
     def find_spec(self, fullname, path, target=None):
         if fullname != self.target:
@@ -34,19 +24,34 @@ class _Finder(importlib.abc.MetaPathFinder):
         spec = importlib.util.find_spec(fullname)
         if spec is None or spec.loader is None:
             return spec
-        exec_module, name, what = spec.loader.exec_module, self.name, self.target
+        exec_module, then = spec.loader.exec_module, self.then
 
         def exec_then_register(module):
             exec_module(module)
-            _register(what, name)
+            then()
 
         spec.loader.exec_module = exec_then_register
         return spec
 
 
+def after_import(target: str, then: Callable[[], None]) -> None:
+    """Call ``then()`` once module ``target`` has been executed (now, if it already was)."""
+    if target in sys.modules:
+        then()
+    else:
+        sys.meta_path.insert(0, _Finder(target, then))
+
+
 def install(name: str) -> None:
-    for target in (_DYNAMO, _INDUCTOR):
-        if target in sys.modules:
-            _register(target, name)
-        else:
-            sys.meta_path.insert(0, _Finder(target, name))
+    def dynamo() -> None:
+        from . import dynamo
+
+        dynamo.install(name)
+
+    def inductor() -> None:
+        from . import inductor
+
+        inductor.install(name)
+
+    after_import(_DYNAMO, dynamo)
+    after_import(_INDUCTOR, inductor)

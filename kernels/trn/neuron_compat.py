@@ -31,7 +31,10 @@ def install(name: str) -> None:
 
     install_finder()
     # the device-named compile backend (kernels/trn/dynamo.py), registered now rather than when
-    # torch._dynamo is first imported: torch-neuronx code may look it up before compiling
+    # torch._dynamo is first imported: torch-neuronx code may look it up before compiling.
+    # Dynamo first: its import runs dynamo_hook's registrations, which import .dynamo themselves.
+    import torch._dynamo  # noqa: F401
+
     from . import dynamo
 
     dynamo.install(NAME)

@@ -190,3 +190,20 @@ def test_real_torch_neuronx_wins_and_mode_is_off_by_default(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], env=_worker_env(), capture_output=True,
                        text=True, timeout=300)  # fmt: skip
     assert r.returncode != 0 and "No module named 'torch_neuronx'" in r.stderr, r.stderr
+
+
+def test_the_group_is_opaque_to_dynamo_once_imported_and_registering_does_not_import_it():
+    """Registering trn leaves Dynamo unimported (it costs every trn process seconds); importing
+    it later disables tracing into the group's methods, before anything can trace."""
+    code = (
+        "import sys, torch, kernels.trn\n"
+        "from kernels.trn.distributed import TrnProcessGroup as G\n"
+        "torch.ones(2, device='trn')\n"
+        "assert 'torch._dynamo' not in sys.modules, 'registering imported Dynamo'\n"
+        "assert not hasattr(G.allreduce, '_torchdynamo_disable')\n"
+        "import torch._dynamo\n"
+        "assert G.allreduce._torchdynamo_disable and G.barrier._torchdynamo_disable\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], env=_worker_env(), capture_output=True,
+                       text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
