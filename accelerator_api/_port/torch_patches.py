@@ -175,6 +175,7 @@ def install(p: Patcher) -> None:
     _install_amp(p)
     _install_backends_flags(p)
     _install_distributed(p)
+    _install_data_parallel(p)
 
 
 _REAL: dict[str, object] = {}
@@ -428,5 +429,23 @@ def _install_ddp(p: Patcher) -> None:
                 )
             device_ids, output_device = new_ids, new_out
         real(self, module, device_ids, output_device, *args, **kwargs)
+
+    p.set(cls, "__init__", __init__)
+
+
+def _install_data_parallel(p: Patcher) -> None:
+    """``nn.DataParallel(module)`` is the module itself, as on a machine without CUDA: its
+    scatter and gather are CUDA's alone (``torch._C._scatter``), so on another accelerator the
+    first forward would stop (the codemod's port keeps the wrap under a CUDA check the same way)."""
+    cls = torch.nn.DataParallel
+    real = cls.__init__
+
+    @functools.wraps(real)
+    def __init__(self, module, device_ids=None, output_device=None, dim=0):
+        if is_internal(sys._getframe(1).f_code.co_filename):
+            return real(self, module, device_ids, output_device, dim)
+        RECORDER.hit("nn.DataParallel(module)", "the module itself (scatter is CUDA's)")
+        torch.nn.Module.__init__(self)
+        self.module, self.device_ids = module, []
 
     p.set(cls, "__init__", __init__)

@@ -69,6 +69,7 @@ def test_uninstall_restores_torch_exactly():
         (type(torch.backends.cudnn), "benchmark"),
         (torch, "set_default_tensor_type"),
         (torch.UntypedStorage, "cuda"),
+        (torch.nn.DataParallel, "__init__"),
     ]
     before = [getattr(o, n) if not isinstance(o, type) else o.__dict__.get(n) for o, n in watched]
     tensor_own = set(torch.Tensor.__dict__)
@@ -245,6 +246,21 @@ def test_ddp_device_ids_follow_the_target(ported):
     assert _sites(ported)[(line, "DistributedDataParallel(device_ids=[0], output_device=0)")][
         "action"
     ] == ("device_ids=None, output_device=None")
+
+
+def test_data_parallel_is_the_module_itself(ported):
+    # ImageNet's `nn.DataParallel(model).cuda()`: its scatter is CUDA's, so on any other target
+    # the wrap holds the module and calls it, as DataParallel does on a machine without CUDA
+    inner = torch.nn.Linear(2, 2)
+    model = torch.nn.DataParallel(inner).cuda()
+    line = _line_above()
+    x = torch.ones(3, 2).cuda()
+    assert model.module is inner and model.device_ids == []
+    assert torch.equal(model(x), inner(x)) and set(model.state_dict()) == {
+        "module.weight",
+        "module.bias",
+    }
+    assert _sites(ported)[(line, "nn.DataParallel(module)")]["count"] == 1
 
 
 def test_the_prefetchers_stream_calls_run_without_an_accelerator(ported):
