@@ -1082,9 +1082,44 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("stray_cuda.py"),
             """\
-# left HN502:10: not a device argument
 # left HN501:15: no `device` in scope
 # left HN501:16: no `device` in scope
+""",
+        )
+
+    def test_a_seeded_generator_is_a_place(self):
+        """``torch.Generator("cuda")`` (positional, as diffusers' docs write it) is a device
+        argument: the script's device line reaches it as it reaches ``device="cuda"``."""
+        self.assertExpectedInline(
+            _fixed("generator_script.py"),
+            """\
+@@ -7,0 +8 @@
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -9,4 +10,4 @@
+-pipe = pipe.to("cuda")
+-generator = torch.Generator("cuda").manual_seed(0)
+-latents = torch.randn(2, 4, generator=generator, device="cuda")
+-with torch.autocast("cuda"):
++pipe = pipe.to(device)
++generator = torch.Generator(device).manual_seed(0)
++latents = torch.randn(2, 4, generator=generator, device=device)
++with torch.autocast(device):
+@@ -14,2 +15,2 @@
+-again = torch.Generator(device="cuda").manual_seed(1)
+-print(image.sum().item(), torch.randn(1, generator=again, device="cuda").item())
++again = torch.Generator(device=device).manual_seed(1)
++print(image.sum().item(), torch.randn(1, generator=again, device=device).item())
+""",
+        )
+
+    def test_generator_look_alikes_in_a_library(self):
+        self.assertExpectedInline(
+            _fixed("generator_library.py"),
+            """\
+# left HN502:16: no `device` variable bound before it in scope
+@@ -20 +20 @@
+-    return torch.Generator("cuda").manual_seed(seed)
++    return torch.Generator(device).manual_seed(seed)
 """,
         )
 

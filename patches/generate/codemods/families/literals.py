@@ -2,7 +2,9 @@
 
 Only in a device-argument position, and only where a ``device`` (parameter or local, not an
 import) is bound before the site: ``torch.zeros(3, device="cuda")`` -> ``device=device``,
-``x.to("cuda")`` / ``x.to(torch.device("cuda"))`` -> ``x.to(device)``. Everything else stays,
+``x.to("cuda")`` / ``x.to(torch.device("cuda"))`` -> ``x.to(device)``, and the first positional
+argument of a constructor whose first parameter is the device (diffusers' seeded
+``torch.Generator("cuda")`` -> ``torch.Generator(device)``). Everything else stays,
 with a reason: comparisons (``x.device == torch.device("cuda")`` asks "is this CUDA?" on
 purpose), assignments (``device = torch.device("cuda")`` is where a device gets picked), an
 index (``"cuda:1"``), messages, and code with no ``device`` to use.
@@ -19,6 +21,9 @@ from patches.generate.intent import CUDA_DEVICE_STR
 DEVICE_KEYWORDS = frozenset({"device", "map_location", "output_device"})
 # Methods whose first positional argument is a device.
 DEVICE_METHODS = frozenset({"to"})
+# Calls whose first parameter is ``device`` (``torch.Generator(device="cpu")``): a positional
+# first argument is a device argument too.
+DEVICE_CALLS = frozenset({"torch.Generator", "torch._C.Generator"})
 _STRING = "cuda"
 _CTOR = "torch.device"
 
@@ -92,12 +97,8 @@ def _device_argument(eng, node) -> str | None:
     if arg.keyword is not None:
         return arg.keyword.value if arg.keyword.value in DEVICE_KEYWORDS else None
     call = eng.parent(arg)
-    if (
-        isinstance(call, cst.Call)
-        and isinstance(call.func, cst.Attribute)
-        and call.func.attr.value in DEVICE_METHODS
-        and call.args
-        and call.args[0] is arg
-    ):
+    if not isinstance(call, cst.Call) or not call.args or call.args[0] is not arg:
+        return None
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in DEVICE_METHODS:
         return "." + call.func.attr.value
-    return None
+    return "device" if eng.qualnames(call.func) & DEVICE_CALLS else None

@@ -3,7 +3,7 @@
 A program with no ``device`` of its own names its GPU in several places: ``x.cuda()``,
 ``torch.randn(..., device="cuda")``, ``x.to("cuda")``, ``torch.load(..., map_location="cuda")``,
 ``torch.autocast("cuda")``, ``torch.cuda.amp.GradScaler()``, ``device_map="cuda"``,
-``with torch.device("cuda"):``. A person porting it writes one line after the imports::
+``with torch.device("cuda"):``, a seeded ``torch.Generator("cuda")``. A person porting it writes one line after the imports::
 
     device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
 
@@ -12,7 +12,7 @@ asked for). ``plan(ctx)`` finds those places with ``ast``; the families write ``
 and ``script_device`` writes the line in the first step of the series that uses it.
 
 No plan where the file binds ``device`` itself, is no script (``is_script``), or hands a plain
-``"cuda"`` to a call anywhere else (an argparse ``default="cuda"``, ``torch.Generator("cuda")``):
+``"cuda"`` to a call anywhere else (an argparse ``default="cuda"``, ``torch.cuda.device("cuda")``):
 a rerun would find that site beside a bound ``device`` and rewrite it, so the line could not be
 written idempotently. An indexed device object (``.cuda(i)``, ``torch.device("cuda", i)``,
 ``torch.device("cuda:N")``) is a place that keeps its index: ``torch.device(device, i)``. An
@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 
 from patches.generate.codemods.families.base import is_test_file
-from patches.generate.codemods.families.literals import DEVICE_KEYWORDS
+from patches.generate.codemods.families.literals import DEVICE_CALLS, DEVICE_KEYWORDS
 
 NAME = "device"
 # where a script picks its device with no name for it (idioms_device's script defaults)
@@ -210,7 +210,7 @@ def _places(call: ast.Call, name: str) -> list[ast.expr]:
     first = call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None
     method = call.func.attr if isinstance(call.func, ast.Attribute) else None
     if first is not None and (
-        method == "to" or name in DEVICE_TYPE_CALLS or name in DEFAULT_DEVICE_CALLS
+        method == "to" or name in DEVICE_TYPE_CALLS | DEFAULT_DEVICE_CALLS | DEVICE_CALLS
     ):
         out.append(first)
     return out
