@@ -10,7 +10,12 @@ utils.py, the VAE example with its namespace flag ``args.cuda``, a PyTorch-GAN-s
 ``--cuda`` and ``"cuda:0" if opt.cuda else "cpu"``, a torchvision-reference-style trainer whose
 ``--device`` defaults to cuda, with its utils.py of meters, distributed setup and a cross-process
 reduce, an attention micro-benchmark whose inputs are made with ``device="cuda"``, a trainer
-with the ImageNet examples' side-stream data prefetcher) ->
+with the ImageNet examples' side-stream data prefetcher, the word-level LSTM language model
+example with ``--cuda``/``--mps`` switches, ``repackage_hidden`` and a whole-model
+``torch.save``, a diffusers/Whisper-style sampler (float16 only on CUDA, TF32, a seeded
+``torch.Generator(device="cuda")``, ``torch.autocast("cuda")``, peak-memory counters), a
+mixed-precision fine-tuning loop with ``torch.cuda.amp`` switched by ``--fp16`` and a checkpoint
+of model, optimizer and scaler read back) ->
 ``patches.generate --unsafe-fixes`` -> ``git am``. Each ported script loses >= 70 % of its CUDA
 code tokens (a project of several files, counted together), the summary's counts match a rescan of the ported tree, a rerun gives no patch, and
 every ported script runs on a CPU-only machine with the losses of the original run on CPU
@@ -116,6 +121,11 @@ SCRIPTS = {
     "sdpa_bench.py": Script(("--iters", "2"), autoport_ref=True, trn=True),
     # a side stream, wait_stream and record_stream: the original runs on CPU under autoport
     "prefetch_train.py": Script(("--steps", "2"), autoport_ref=True, trn=True),
+    # --cuda asks for the accelerator (without it, the CPU), as DCGAN's does
+    "word_lm.py": Script(("--epochs", "1"), trn=True, trn_args=("--cuda",)),
+    # torch.cuda.reset_peak_memory_stats() and Generator(device="cuda") stop it on the CPU
+    "pipe_sample.py": Script(("--runs", "2"), autoport_ref=True, trn=True),
+    "amp_finetune.py": Script(("--epochs", "2"), trn=True),
 }
 # Modules the scripts import (counted with their project, not run by themselves).
 MODULES = ("cls_project/utils.py", "tv_reference/utils.py")
