@@ -51,7 +51,7 @@ from pathlib import Path
 import libcst as cst
 
 from audits.resolve import absolute_module, module_name, package_name
-from patches.generate import pytorch_style
+from patches.generate import project_style, pytorch_style
 from patches.generate.codemods.imports import fix_imports
 from patches.generate.codemods.reexports import tree_bytes
 from patches.generate.helper_rename_body import _Untranslatable, candidate, new_name
@@ -307,7 +307,9 @@ class HelperRenames:
         key = (path, hash(text))
         if key not in self._starts:
             new = self.apply(path, text)
-            self._starts[key] = text if new == text else pytorch_style.conform(path, text, new)
+            style = project_style.style_for(self.root, self.prefix, path, text)
+            done = text if new == text else pytorch_style.conform(path, text, new, style)
+            self._starts[key] = done
         return self._starts[key]
 
     def sites(self, path: str, findings) -> set[tuple[str, int, int]]:

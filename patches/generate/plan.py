@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from audits.model import FileError, Finding
-from patches.generate import helper_rename, local_rename, message, pytorch_style
+from patches.generate import helper_rename, local_rename, message, project_style, pytorch_style
 from patches.generate.codemods import FileOptions, FixSpec, rewrite_steps
 from patches.generate.codemods.reexports import Importers
 from patches.generate.codemods.tree_index import TreeIndex
@@ -341,7 +341,8 @@ def file_steps(
             r.after, renamed = local_rename.rename(text, r.after, path)
             r.renamed = [x for x in renamed if x not in done]  # each step redoes the earlier
             done.update(renamed)
-    _conform_each(path, text, results, start)
+    style = project_style.style_for(run.settings.root, run.audit.prefix, path, text)
+    _conform_each(path, text, results, style, start)
     out: dict[str, tuple] = {r: (None, []) for r in host}
     mine = [f for r in order for f in by_rule[r]]
     for r, res in zip(steps, results):
@@ -358,18 +359,19 @@ def tree_index(run: Run) -> TreeIndex:
     return run.tree
 
 
-def _conform_each(path: str, text: str, results, start: str | None = None) -> None:
-    """Every changing step of the file ends in PyTorch's own style for every line the series
-    has changed so far (``pytorch_style.conform`` of the original ``text`` and that step's
-    text), and starts where the step before it ended: each patch passes PyTorch's lint on its
-    own and still applies on top of the one before; the last one ends where the series does.
-    ``start``: the text the first step applies to (``text`` unless an earlier patch changed it)."""
+def _conform_each(path: str, text: str, results, style, start: str | None = None) -> None:
+    """Every changing step of the file ends in the file's ``style`` (PyTorch's own, or its
+    project's: ``project_style``) for every line the series has changed so far
+    (``pytorch_style.conform`` of the original ``text`` and that step's text), and starts where
+    the step before it ended: each patch passes the lint on its own and still applies on top of
+    the one before; the last one ends where the series does. ``start``: the text the first
+    step applies to (``text`` unless an earlier patch changed it)."""
     prev = text if start is None else start
     for r in results:
         if r.error:
             continue
         if r.after != r.before:
-            r.before, r.after = prev, pytorch_style.conform(path, text, r.after)
+            r.before, r.after = prev, pytorch_style.conform(path, text, r.after, style)
         else:
             r.before = r.after = prev
         prev = r.after

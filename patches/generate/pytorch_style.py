@@ -8,6 +8,9 @@ before the rewrite; its changed lines are then formatted the same way (``ruff fo
 and nothing else in the file moves. Every changed line must fit B950's limit
 (``long_lines``): in a file outside the formatter only a changed statement over it is
 formatted, the rest keeps its layout.
+
+Files of another project follow that project's own limit the same way (``Style``; which one
+applies: ``project_style.style_for``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import functools
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from patches.generate import linediff
@@ -23,13 +27,24 @@ from patches.generate import linediff
 LINE_LENGTH = 88  # [tool.ruff] line-length
 FLAKE8_MAX = 120  # .flake8 max-line-length; B950 allows 10 % more
 B950_LIMIT = FLAKE8_MAX + FLAKE8_MAX // 10
-FORMAT_ARGS = (
-    "--isolated",
-    "--line-length",
-    str(LINE_LENGTH),
-    "--config",
-    'format.quote-style="double"',
-)
+
+
+@dataclass(frozen=True)
+class Style:
+    """How a file's changed lines are laid out: ``line_length`` for the formatter, ``limit`` for
+    every changed line, ``quotes`` (ruff's quote-style), ``source``: where these come from."""
+
+    line_length: int
+    limit: int
+    quotes: str
+    source: str
+
+    def args(self) -> tuple[str, ...]:
+        quotes = f'format.quote-style="{self.quotes}"'
+        return ("--isolated", "--line-length", str(self.line_length), "--config", quotes)
+
+
+PYTORCH = Style(LINE_LENGTH, B950_LIMIT, "double", "pytorch/pytorch's lint configuration")
 
 
 @functools.lru_cache(maxsize=1)
@@ -39,18 +54,18 @@ def ruff() -> str | None:
     return str(here) if here.exists() else shutil.which("ruff")
 
 
-def _format(text: str, path: str, extra: tuple[str, ...] = ()) -> str | None:
+def _format(text: str, path: str, style: Style, extra: tuple[str, ...] = ()) -> str | None:
     exe = ruff()
     if exe is None:
         return None
-    cmd = [exe, "format", *FORMAT_ARGS, *extra, "--stdin-filename", path, "-"]
+    cmd = [exe, "format", *style.args(), *extra, "--stdin-filename", path, "-"]
     done = subprocess.run(cmd, input=text, capture_output=True, text=True, check=False)
     return done.stdout if done.returncode == 0 else None
 
 
-def formatted(text: str, path: str = "x.py") -> bool:
-    """PyTorch's formatter leaves ``text`` unchanged (the file is under PYFMT)."""
-    return _format(text, path) == text
+def formatted(text: str, path: str = "x.py", style: Style = PYTORCH) -> bool:
+    """The formatter leaves ``text`` unchanged (the file is under PyTorch's PYFMT)."""
+    return _format(text, path, style) == text
 
 
 def changed_ranges(before: str, after: str) -> list[tuple[int, int]]:
@@ -64,37 +79,37 @@ def changed_ranges(before: str, after: str) -> list[tuple[int, int]]:
     return out
 
 
-def conform(path: str, before: str, after: str) -> str:
-    """``after`` with its changed lines in PyTorch's format where ``before`` is formatted; in
-    a file outside the formatter only the changed statements over B950's limit are formatted
-    (flake8 would reject them); ``after`` itself whenever ruff is unavailable or fails."""
+def conform(path: str, before: str, after: str, style: Style = PYTORCH) -> str:
+    """``after`` with its changed lines in the style's format where ``before`` is formatted; in
+    a file outside the formatter only the changed statements over the style's limit are
+    formatted (flake8 would reject them); ``after`` itself whenever ruff is unavailable or fails."""
     if after == before:
         return after
     ranges = changed_ranges(before, after)
-    if not formatted(before, path):
+    if not formatted(before, path, style):
         lines = after.splitlines()
         ranges = [
             (a, b)
             for a, b in ranges
-            if any(len(lines[n - 1]) > B950_LIMIT for n in range(a, b + 1))
+            if any(len(lines[n - 1]) > style.limit for n in range(a, b + 1))
         ]
     text = after
     lines = after.splitlines()
     for start, end in reversed(ranges):  # bottom-up: lines stay put
         span = f"{start}:1-{end}:{len(lines[end - 1]) + 1}"  # through the end of line `end`
-        new = _format(text, path, ("--range", span))
+        new = _format(text, path, style, ("--range", span))
         if new is None:
             return after
         text = new
     return text
 
 
-def long_lines(before: str, after: str) -> list[int]:
-    """Changed lines of ``after`` longer than flake8's B950 allows."""
+def long_lines(before: str, after: str, limit: int = B950_LIMIT) -> list[int]:
+    """Changed lines of ``after`` longer than ``limit`` (flake8's B950 for PyTorch)."""
     lines = after.splitlines()
     return [
         n
         for start, end in changed_ranges(before, after)
         for n in range(start, end + 1)
-        if len(lines[n - 1]) > B950_LIMIT
+        if len(lines[n - 1]) > limit
     ]

@@ -71,7 +71,10 @@ def test_commit_message_carries_why_rules_sites_and_test_plan(generated):
     tmp, _ = generated
     sync = sorted((tmp / "series").glob("*synchronize-in-mini*.patch"))[0].read_text()
     assert "Rule: HN105 (cuda-synchronize)" in sync
-    assert "  minitrain/runtime.py:20: torch.cuda.synchronize(device=device)" in sync
+    # line 23 of the text the patch applies to: pick_device's patch before it wrapped its
+    # rewritten `return torch.device(...)` at the file's own limit (project_style: 88, as no
+    # line of runtime.py is longer), three lines more than the original's line 20
+    assert "  minitrain/runtime.py:23: torch.cuda.synchronize(device=device)" in sync
     assert (
         f"Test Plan:\npython -m patches.validate --tree {tmp / 'minitrain'} "
         f"--series {tmp / 'series'} --devices cpu,trn\n" in sync

@@ -48,11 +48,18 @@ SCANNED = [
         'scaler = torch.amp.GradScaler("cuda")\n',
         "scaler = torch.amp.GradScaler(torch.device(device).type)\n",
     ),
-    # memory reporting: read where the CUDA counter answered 0 without CUDA
+    # memory reporting: read where the CUDA counter answered 0 without CUDA (in an f-string's
+    # field, on the line before: a conditional there cannot be wrapped)
     (
         'print(f"{torch.cuda.max_memory_allocated() / 1e9:.2f} GB")\n',
-        'print(f"{(torch.accelerator.max_memory_allocated() if torch.accelerator.is_available() '
-        'else 0) / 1e9:.2f} GB")\n',
+        "max_memory_allocated = torch.accelerator.max_memory_allocated() if "
+        "torch.accelerator.is_available() else 0\n"
+        'print(f"{max_memory_allocated / 1e9:.2f} GB")\n',
+    ),
+    (
+        "print(torch.cuda.max_memory_allocated() / 1e9)\n",
+        "print((torch.accelerator.max_memory_allocated() if torch.accelerator.is_available() "
+        "else 0) / 1e9)\n",
     ),
     # a bare reset: checked, like a bare empty_cache()
     (

@@ -570,13 +570,26 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("memory_guarded.py"),
             """\
-@@ -3,3 +3,3 @@
+@@ -3,2 +3,2 @@
 -if torch.cuda.is_available():
 -    print(f"peak {torch.cuda.max_memory_allocated() / 2**20:.1f} MiB")  # already guarded
--print(f"peak {torch.cuda.max_memory_allocated() / 2**20:.1f} MiB")  # guarded here
 +if torch.accelerator.is_available():
 +    print(f"peak {torch.accelerator.max_memory_allocated() / 2**20:.1f} MiB")  # already guarded
-+print(f"peak {(torch.accelerator.max_memory_allocated() if torch.accelerator.is_available() else 0) / 2**20:.1f} MiB")  # guarded here
+@@ -6,4 +6,7 @@
+-print(f"peak {torch.cuda.max_memory_allocated() / 2**20:.1f} MiB")  # guarded here
+-print(f"{torch.cuda.memory_allocated() / 1e6:.0f} of {torch.cuda.memory_reserved() / 1e6:.0f} MB")
+-print([f"{torch.cuda.memory_allocated(i)}" for i in range(2)])  # once per device: in place
+-with open(f"mem_{torch.cuda.memory_stats()}.txt", "w") as f:  # a header: in place
++max_memory_allocated = torch.accelerator.max_memory_allocated() if torch.accelerator.is_available() else 0
++print(f"peak {max_memory_allocated / 2**20:.1f} MiB")  # guarded here
++memory_allocated = torch.accelerator.memory_allocated() if torch.accelerator.is_available() else 0
++memory_reserved = torch.accelerator.memory_reserved() if torch.accelerator.is_available() else 0
++print(f"{memory_allocated / 1e6:.0f} of {memory_reserved / 1e6:.0f} MB")
++print([f"{(torch.accelerator.memory_allocated(i) if torch.accelerator.is_available() else 0)}" for i in range(2)])  # once per device: in place
++with open(f"mem_{(torch.accelerator.memory_stats() if torch.accelerator.is_available() else {})}.txt", "w") as f:  # a header: in place
+@@ -14 +17 @@
+-    return f"{torch.cuda.memory_stats()}"
++    return f"{(torch.accelerator.memory_stats() if torch.accelerator.is_available() else {})}"
 """,
         )
 

@@ -43,7 +43,7 @@ import pytest
 import torch
 
 from patches.common import gitutil
-from patches.generate import audit_io
+from patches.generate import audit_io, project_style
 from patches.generate.cli import main
 from tests.benchmarks.cuda_tokens import cuda_tokens
 
@@ -193,6 +193,19 @@ def test_each_script_loses_70_percent_of_its_cuda_tokens(ported, name):
         compile(new, rel, "exec")
         after += cuda_tokens(new)
     assert before >= 4 and after <= 0.3 * before, (name, before, after)
+
+
+def test_no_new_line_is_longer_than_the_authors_longest(ported):
+    """Each port's new lines fit the file's own limit (project_style: its longest line, at least
+    88; the corpus has no lint configuration of its own)."""
+    repo, over = ported[0], []
+    for rel in [*SCRIPTS, *MODULES]:
+        old = (CORPUS / rel).read_text()
+        limit = project_style.style_for(repo, "", rel, old).limit
+        kept = set(old.splitlines())
+        new = (repo / rel).read_text().splitlines()
+        over += [f"{rel}: {ln}" for ln in new if len(ln) > limit and ln not in kept]
+    assert not over, "\n".join(over)
 
 
 def test_the_same_helper_gets_the_same_rewrite(ported):

@@ -12,6 +12,12 @@ on CUDA, the same 0 without one. A bare ``reset_peak_memory_stats()`` /
 original never ran there, but the ported script's other code now does (a ``flush()`` helper
 between benchmark runs: gc, empty the cache, reset the peak), and on CUDA the check is true.
 The ``accelerator_api`` target (its counters answer 0 on CPU) is the plain rename.
+
+A guarded counter inside an f-string's field (``print(f"peak {torch.cuda.max_memory_allocated()
+/ 1e6:.1f} MB")``) is read into a local named after it on the line before, and the field uses
+that name: a conditional in a field cannot be wrapped (Python 3.10's f-strings), so the line
+would outgrow the file's limit. Not where the name is bound in the file already, nor inside a
+lambda or comprehension (read once per evaluation), nor in a compound statement's header.
 """
 
 from __future__ import annotations
@@ -63,18 +69,42 @@ class GuardedMemory(CallRename):
         if checked_by_unit(eng, eng.line(original)):
             return new  # a fact unit's check (``fact_guard``) holds it
         bare = _whole_value(eng, original)
-        return cst.IfExp(
+        guarded = cst.IfExp(
             test=cst.parse_expression("torch.accelerator.is_available()"),
             body=new,
             orelse=cst.parse_expression(_EMPTY.get(last, "0")),
             lpar=[] if bare else [cst.LeftParen()],
             rpar=[] if bare else [cst.RightParen()],
         )
+        line = _field_statement(eng, original)
+        reads = self._pending.setdefault(id(line), (line, []))[1] if line is not None else None
+        if reads is None or last in _bound_names(eng.ctx.tree) | {n for n, _ in reads}:
+            return guarded
+        reads.append((last, guarded.with_changes(lpar=[], rpar=[])))
+        return cst.Name(last)
+
+    def __init__(self) -> None:
+        super().__init__()
+        # id(statement) -> (statement, [(local, guarded read)]): the reads written before it
+        self._pending: dict[int, tuple[cst.SimpleStatementLine, list]] = {}
 
     def on_node(self, eng, original, updated):
-        """A bare reset statement renamed to ``torch.accelerator.reset_*()`` above, under no
-        check yet: wrapped in the availability check."""
-        if not isinstance(original, cst.SimpleStatementLine) or len(original.body) != 1:
+        """A statement whose f-string fields read counters: the reads on the lines before it.
+        A bare reset statement renamed to ``torch.accelerator.reset_*()`` above, under no check
+        yet: wrapped in the availability check."""
+        if not isinstance(original, cst.SimpleStatementLine):
+            return None
+        hoists = self._pending.pop(id(original), (None, []))[1]
+        if hoists:
+            reads = [
+                cst.SimpleStatementLine(
+                    [cst.Assign([cst.AssignTarget(cst.Name(name))], value)],
+                    leading_lines=updated.leading_lines if i == 0 else (),
+                )
+                for i, (name, value) in enumerate(hoists)
+            ]
+            return cst.FlattenSentinel([*reads, updated.with_changes(leading_lines=())])
+        if len(original.body) != 1:
             return None
         old, new = original.body[0], updated.body[0]
         if not (isinstance(old, cst.Expr) and isinstance(old.value, cst.Call)):
@@ -90,6 +120,34 @@ class GuardedMemory(CallRename):
         if line in _checked_lines(eng.ctx.tree) or line in _device_tested_lines(eng.ctx.tree):
             return None
         return under_availability_check(eng, original, updated)
+
+
+def _field_statement(eng, node) -> cst.SimpleStatementLine | None:
+    """The simple statement whose f-string field holds ``node``, if no lambda or comprehension
+    lies between them."""
+    field, parent = False, eng.parent(node)
+    while parent is not None and not isinstance(parent, cst.BaseStatement):
+        if isinstance(parent, (cst.Lambda, cst.BaseComp)):
+            return None
+        field = field or isinstance(parent, cst.FormattedStringExpression)
+        parent = eng.parent(parent)
+    return parent if field and isinstance(parent, cst.SimpleStatementLine) else None
+
+
+@functools.lru_cache(maxsize=16)
+def _bound_names(tree: ast.Module) -> frozenset[str]:
+    """Every name the file binds or imports (a hoisted local must not shadow one)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+        elif isinstance(node, ast.alias):
+            out.add((node.asname or node.name).split(".")[0])
+    return frozenset(out)
 
 
 def _whole_value(eng, original: cst.Call) -> bool:

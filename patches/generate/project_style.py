@@ -1,0 +1,106 @@
+"""Which layout a changed file keeps (``pytorch_style.Style``): PyTorch's lint configuration for
+PyTorch's own files; for another project's file, the line length its own configuration sets
+(the nearest ``pyproject.toml`` ``[tool.ruff]``/``[tool.black]``, ``ruff.toml``, or a
+``[flake8]``/``[pycodestyle]`` section of ``setup.cfg``, ``tox.ini``, ``.flake8``, looked up
+from the file's folder to the scanned root, never above it); with none, the file's own: its
+longest line, at least black's and ruff's default 88. A ported script's new lines then fit where its author's did.
+"""
+
+from __future__ import annotations
+
+import configparser
+import functools
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the ini files still count
+    tomllib = None  # type: ignore[assignment]
+
+from patches.generate.pytorch_style import PYTORCH, Style
+
+PYTORCH_PACKAGES = frozenset({"torch", "torchgen", "functorch"})
+FLOOR = 88  # black's and ruff's default line length
+_INI = ("setup.cfg", "tox.ini", ".flake8")
+
+
+def style_for(root: Path, prefix: str, rel: str, original: str) -> Style:
+    """The style of ``rel`` (relative to the scanned ``root``; ``prefix``: the scan's package
+    prefix) whose text before the series is ``original``."""
+    if (prefix + rel).split("/", 1)[0] in PYTORCH_PACKAGES or _pytorch_checkout(str(root)):
+        return PYTORCH
+    folder = (Path(root) / rel).parent
+    configured = _configured(str(Path(root).resolve()), str(folder.resolve()))
+    if configured is not None:
+        return configured
+    longest = max((len(line) for line in original.splitlines()), default=0)
+    n = max(FLOOR, longest)
+    return Style(n, n, "preserve", "the file's longest line")
+
+
+@functools.lru_cache(maxsize=64)
+def _pytorch_checkout(root: str) -> bool:
+    return (Path(root) / "torch" / "__init__.py").is_file()
+
+
+@functools.lru_cache(maxsize=256)
+def _configured(root: str, folder: str) -> Style | None:
+    """The first configuration with a line length from ``folder`` up to ``root``."""
+    here = Path(folder)
+    while True:
+        for found in (_pyproject(here), _ruff_toml(here), _ini(here)):
+            if found is not None:
+                return found
+        if str(here) == root or here.parent == here or not here.is_relative_to(root):
+            return None
+        here = here.parent
+
+
+def _read_toml(path: Path) -> dict:
+    if tomllib is None:
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def _length(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _pyproject(folder: Path) -> Style | None:
+    tool = _read_toml(folder / "pyproject.toml").get("tool", {})
+    ruff, black = tool.get("ruff", {}), tool.get("black", {})
+    where = str(folder / "pyproject.toml")
+    if (n := _length(ruff.get("line-length"))) is not None:
+        quotes = ruff.get("format", {}).get("quote-style", "double")
+        return Style(n, n, quotes, f"{where} [tool.ruff]")
+    if (n := _length(black.get("line-length"))) is not None:
+        quotes = "preserve" if black.get("skip-string-normalization") else "double"
+        return Style(n, n, quotes, f"{where} [tool.black]")
+    return None
+
+
+def _ruff_toml(folder: Path) -> Style | None:
+    for name in ("ruff.toml", ".ruff.toml"):
+        data = _read_toml(folder / name)
+        if (n := _length(data.get("line-length"))) is not None:
+            quotes = data.get("format", {}).get("quote-style", "double")
+            return Style(n, n, quotes, str(folder / name))
+    return None
+
+
+def _ini(folder: Path) -> Style | None:
+    for name in _INI:
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(folder / name, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            continue
+        for section in ("flake8", "pycodestyle"):
+            value = parser.get(section, "max-line-length", fallback="").strip()
+            if value.isdigit() and int(value) > 0:
+                n = int(value)
+                return Style(n, n, "preserve", f"{folder / name} [{section}]")
+    return None
