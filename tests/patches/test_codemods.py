@@ -480,21 +480,24 @@ class TestRuleFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn502_cuda_device_literal.py"),
             """\
-# left HN502:15: no `device` variable bound before it in scope
-# left HN502:15: no `device` variable bound before it in scope
-# left HN502:23: a parameter's default: the API's own choice, kept
+# left HN502:17: no `device` variable bound before it in scope
+# left HN502:17: no `device` variable bound before it in scope
+# left HN502:25: a parameter's default: the API's own choice, kept
 @@ -5,5 +5,5 @@
 -    x = torch.zeros(3, device="cuda")
 -    y = x.to("cuda", non_blocking=True)
 -    state = torch.load("ckpt.pt", map_location="cuda")
 -    z = x.to("cuda:1")                       # an index: left for a human
--    if x.device.type == "cuda":              # a comparison: CUDA-specific on purpose
+-    g = torch.Generator("cuda")              # a generator's device, positional
 +    x = torch.zeros(3, device=device)
 +    y = x.to(device, non_blocking=True)
 +    state = torch.load("ckpt.pt", map_location=device)
 +    z = x.to(f"{torch.accelerator.current_accelerator().type}:1")                       # an index: left for a human
++    g = torch.Generator(device)              # a generator's device, positional
+@@ -11 +11 @@
+-    if x.device.type == "cuda":              # a comparison: CUDA-specific on purpose
 +    if x.device.type != "cpu":              # a comparison: CUDA-specific on purpose
-@@ -19,2 +19,2 @@
+@@ -21,2 +21,2 @@
 -    device = "cuda"                          # where the device is picked: stays
 -    return x.to("cuda")
 +    device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"                          # where the device is picked: stays
@@ -806,9 +809,14 @@ class TestOwnEffect(expecttest.TestCase):
             _fixed("hn116_cuda_own_effect.py"),
             """\
 # left HN116:13: its value is used: kept
+# left HN116:23: its value is used: kept
 # left HN101:14: cuda-guarded: HN116 torch.cuda.nvtx.mark (line 15)
+# left HN101:20: cuda-guarded: HN116 torch.cuda.nvtx.range (line 21)
 # left HN116:15: cuda-branch: HN101 torch.cuda.is_available (line 14)
-@@ -5,8 +5,15 @@
+# left HN116:21: cuda-branch: HN101 torch.cuda.is_available (line 20)
+@@ -3,0 +4 @@
++import contextlib
+@@ -5,8 +6,15 @@
 -torch.cuda.set_per_process_memory_fraction(0.5)
 -torch.cuda.memory._record_memory_history(max_entries=1000)
 -model = torch.nn.Linear(8, 8).cuda()
@@ -832,12 +840,29 @@ class TestOwnEffect(expecttest.TestCase):
 +    torch.cuda.profiler.stop()
 +if torch.cuda.is_available():
 +    print(torch.cuda.memory_summary(abbreviated=True))
-@@ -18,2 +25,4 @@
+@@ -16 +24 @@
+-with torch.cuda.nvtx.range("backward"):  # a range as a context: CUDA's, else a null context
++with torch.cuda.nvtx.range("backward") if torch.cuda.is_available() else contextlib.nullcontext():  # a range as a context: CUDA's, else a null context
+@@ -18,2 +26,2 @@
+-with torch.cuda.profiler.profile(), torch.autograd.profiler.emit_nvtx(record_shapes=True):
+-    model(torch.randn(4, 8).cuda())
++with torch.cuda.profiler.profile() if torch.cuda.is_available() else contextlib.nullcontext(), torch.autograd.profiler.emit_nvtx(record_shapes=True) if torch.cuda.is_available() else contextlib.nullcontext():
++    model(torch.randn(4, 8).to(device))
+@@ -24,2 +32,4 @@
 -torch.cuda.memory._dump_snapshot("snapshot.pickle")
 -torch.cuda.ipc_collect()
 +if torch.cuda.is_available():
 +    torch.cuda.memory._dump_snapshot("snapshot.pickle")
 +if torch.cuda.is_available():
 +    torch.cuda.ipc_collect()
+""",
+        )
+
+    def test_hn116_library(self):
+        self.assertExpectedInline(
+            _fixed("hn116_cuda_own_library.py"),
+            """\
+# left HN116:7: CUDA's own call in library code: kept
+# left HN116:12: CUDA's own call in library code: kept
 """,
         )

@@ -24,6 +24,34 @@ class TestIdiomFixtures(expecttest.TestCase):
 """,
         )
 
+    def test_hn109_script(self):
+        self.assertExpectedInline(
+            _fixed("hn109_capability_script.py"),
+            """\
+# left HN109:11: under a CUDA check already
+# left HN109:12: under a CUDA check already
+# left HN101:10: cuda-guarded: HN109 torch.cuda.get_device_capability (line 11)
+# left HN101:12: cuda-chain: HN109 torch.cuda.get_device_capability (line 12); cuda-flow: fast, set from HN109 torch.cuda.get_device_capability at line 12 (line 15)
+@@ -5 +5,2 @@
+-major, minor = torch.cuda.get_device_capability()  # CUDA's where CUDA is, else (0, 0)
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
++major, minor = torch.cuda.get_device_capability() if torch.cuda.is_available() else (0, 0)  # CUDA's where CUDA is, else (0, 0)
+@@ -7,3 +8,3 @@
+-has_fp8 = torch.cuda.get_device_capability(0) >= (8, 9)  # an SM check: CUDA's, else (0, 0)
+-sm = torch.cuda.get_device_capability()[0] * 10  # an element: parenthesized
+-use_bf16 = torch.cuda.get_device_capability() >= (8, 0)  # picks bf16: the device's own query
++has_fp8 = (torch.cuda.get_device_capability(0) if torch.cuda.is_available() else (0, 0)) >= (8, 9)  # an SM check: CUDA's, else (0, 0)
++sm = (torch.cuda.get_device_capability() if torch.cuda.is_available() else (0, 0))[0] * 10  # an element: parenthesized
++use_bf16 = (torch.accelerator.is_available() and torch.get_device_module().is_bf16_supported(including_emulation=False))  # picks bf16: the device's own query
+@@ -13 +14 @@
+-model = torch.nn.Linear(8, 8).cuda()
++model = torch.nn.Linear(8, 8).to(device)
+@@ -16 +17 @@
+-print(model(torch.randn(2, 8).cuda()).shape)
++print(model(torch.randn(2, 8).to(device)).shape)
+""",
+        )
+
     def test_hn112(self):
         self.assertExpectedInline(
             _fixed("hn112_is_bf16_supported.py"),

@@ -31,7 +31,7 @@ import libcst as cst
 from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.fact_units import COMMON_FIELDS, PROPERTIES, checked_by_unit
 from patches.generate.codemods.families.idioms_common import quoted
-from patches.generate.codemods.families.idioms_memory import _whole_value, checked_here
+from patches.generate.codemods.families.idioms_memory import checked_here, whole_value
 from patches.generate.codemods.families.sync_guard import runs_on_cpu
 
 NAME = "torch.cuda.get_device_name"
@@ -87,7 +87,7 @@ class DeviceModule(Family):
         new = device_module_call(eng, spec, original, updated, query)
         if NAME not in matched or not _named_on_cpu(eng, original):
             return new
-        bare = _whole_value(eng, original)
+        bare = whole_value(eng, original)
         return cst.IfExp(
             test=cst.parse_expression("torch.accelerator.is_available()"),
             body=new,

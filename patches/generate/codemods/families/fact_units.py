@@ -37,7 +37,14 @@ def _reads(stmt: ast.stmt, names: set[str]) -> bool:
 
 
 def _head(ctx, stmt: ast.stmt) -> tuple[str, set[str]] | None:
-    """(the query, the names it binds) for ``x = <fact query>(...)`` / ``a, b = ...``."""
+    """(the query, the names it binds) for ``x = <fact query>(...)`` / ``a, b = ...``, a common
+    field read in the value (``x = <properties>.total_memory / 2**30``) or in a call made for its
+    effect (``print(f"{<properties>.name}")``, binding nothing)."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        outer = stmt.value
+        args = [*outer.args, *(k.value for k in outer.keywords)]
+        found = [a for a in args if _field_read(ctx, a, alone=False)]
+        return (PROPERTIES, set()) if len(found) == 1 and _calls(stmt) == 2 else None
     if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
         return None
     target, value = stmt.targets[0], stmt.value
@@ -45,11 +52,29 @@ def _head(ctx, stmt: ast.stmt) -> tuple[str, set[str]] | None:
     if not elts or not all(isinstance(e, ast.Name) for e in elts):
         return None
     if not isinstance(value, ast.Call):
-        return None
+        return (PROPERTIES, {e.id for e in elts}) if _field_read(ctx, value) else None
     query = qualified(ctx, value.func)
     if query != PROPERTIES and query not in MEMORY_INFO:
         return None
     return query, {e.id for e in elts}
+
+
+def _calls(node: ast.AST) -> int:
+    return sum(isinstance(n, ast.Call) for n in ast.walk(node))
+
+
+def _field_read(ctx, value: ast.expr, alone: bool = True) -> bool:
+    """``value`` reads a common field of the properties and calls nothing else:
+    ``torch.cuda.get_device_properties(0).total_memory / 2**30`` (``alone``: not the bare call)."""
+    calls = [n for n in ast.walk(value) if isinstance(n, ast.Call)]
+    if len(calls) != 1 or qualified(ctx, calls[0].func) != PROPERTIES:
+        return False
+    if not alone and value is calls[0]:
+        return False
+    return any(
+        isinstance(n, ast.Attribute) and n.value is calls[0] and n.attr in COMMON_FIELDS
+        for n in ast.walk(value)
+    )
 
 
 def _unit(ctx, block: list[ast.stmt], i: int) -> Unit | None:

@@ -9,6 +9,16 @@ with the availability check. ``get_device_capability() >= (8, 0)`` is ``major >=
 ``is_bf16_supported(including_emulation=False)`` on CUDA; it is rewritten only where it picks
 bf16 (assigned to a bf16-named target, or the test of an IfExp choosing bfloat16), since an SM
 check elsewhere is about CUDA itself.
+
+In a script (``script_plan.is_script``), any other ``get_device_capability()`` (an unpacked
+``major, minor``, ``[0]``, another SM check) stays CUDA's where CUDA is; elsewhere it is
+``(0, 0)``, an SM version below every real one, so what the script enables by SM version stays
+off, as the bf16 pick above is False without an accelerator::
+
+    major, minor = torch.cuda.get_device_capability()
+    ->  major, minor = torch.cuda.get_device_capability() if torch.cuda.is_available() else (0, 0)
+
+Left: library code, a call already under a CUDA test.
 """
 
 from __future__ import annotations
@@ -23,11 +33,15 @@ from patches.generate.codemods.families.idioms_common import (
     api_target,
     specs_at,
 )
+from patches.generate.codemods.families.idioms_memory import whole_value
+from patches.generate.codemods.families.own_effect import cuda_or, under_cuda_test
+from patches.generate.codemods.families.script_plan import is_script
 
 BF16 = "torch.cuda.is_bf16_supported"
 CAPABILITY = "torch.cuda.get_device_capability"
 _QUERY = "torch.get_device_module().is_bf16_supported"
 _BF16_NAME = re.compile(r"(?i)bf16|bfloat16")
+NO_SM = "(0, 0)"  # the SM version where CUDA is not: below every real one
 
 
 class Capability(Family):
@@ -35,10 +49,7 @@ class Capability(Family):
 
     def on_call(self, eng, original, updated):
         if eng.qualnames(original.func) == {CAPABILITY}:
-            specs = specs_at(eng, original, self.name, (CAPABILITY,))
-            if specs and not isinstance(eng.parent(original), cst.Comparison):
-                eng.fail(specs[0], original, "(major, minor) used as such: about CUDA")
-            return None
+            return self._capability(eng, original, updated)
         specs = specs_at(eng, original, self.name, (BF16,))
         if not specs or eng.qualnames(original.func) != {BF16}:
             return None
@@ -56,25 +67,50 @@ class Capability(Family):
         call = updated.with_changes(func=cst.parse_expression(_QUERY))
         return call if chained else _guarded(call)
 
-    def on_node(self, eng, original, updated):
-        if not isinstance(original, cst.Comparison) or len(original.comparisons) != 1:
-            return None
-        call, target = original.left, original.comparisons[0]
-        if not (isinstance(call, cst.Call) and eng.qualnames(call.func) == {CAPABILITY}):
-            return None
+    def _capability(self, eng, original, updated):
+        """A bf16 pick is ``on_node``'s; in a script, any other use is CUDA's or ``(0, 0)``."""
         specs = specs_at(eng, original, self.name, (CAPABILITY,))
-        if not specs:
+        parent = eng.parent(original)
+        compared = isinstance(parent, cst.Comparison) and parent.left is original
+        if not specs or (compared and self._why_not(eng, parent) is None):
             return None
+        script = is_script(eng.ctx)
+        if script and not under_cuda_test(eng, original):
+            eng.add_needed_import("torch", node=original)
+            eng.done(specs[0], original)
+            return cuda_or(updated, NO_SM, bare=whole_value(eng, original))
+        if script:
+            eng.fail(specs[0], original, "under a CUDA check already")
+        elif compared:
+            eng.fail(specs[0], original, self._why_not(eng, parent))
+        elif not isinstance(parent, cst.Comparison):
+            eng.fail(specs[0], original, "(major, minor) used as such: about CUDA")
+        return None
+
+    def _why_not(self, eng, node: cst.Comparison) -> str | None:
+        """Why the SM check ``node`` is not a bf16 pick (None: it is one)."""
+        if len(node.comparisons) != 1:
+            return "an SM-version check other than >= (8, 0): about CUDA"
+        call, target = node.left, node.comparisons[0]
         if (
             call.args
             or not isinstance(target.operator, cst.GreaterThanEqual)
             or not _is_sm80(target.comparator)
         ):
-            eng.fail(specs[0], original, "an SM-version check other than >= (8, 0): about CUDA")
+            return "an SM-version check other than >= (8, 0): about CUDA"
+        if not self._picks_bf16(eng, node):
+            return "an SM-version check that does not pick bf16: about CUDA"
+        return None
+
+    def on_node(self, eng, original, updated):
+        if not isinstance(original, cst.Comparison) or len(original.comparisons) != 1:
             return None
-        if not self._picks_bf16(eng, original):
-            eng.fail(specs[0], original, "an SM-version check that does not pick bf16: about CUDA")
+        call = original.left
+        if not (isinstance(call, cst.Call) and eng.qualnames(call.func) == {CAPABILITY}):
             return None
+        specs = specs_at(eng, original, self.name, (CAPABILITY,))
+        if not specs or self._why_not(eng, original) is not None:
+            return None  # on_call's
         eng.remove_unused_import_by_node(call.func)
         eng.add_needed_import("torch", node=original)
         eng.done(specs[0], original)

@@ -68,7 +68,7 @@ class GuardedMemory(CallRename):
             return new  # already under an `if ...is_available():`: no second guard
         if checked_by_unit(eng, eng.line(original)):
             return new  # a fact unit's check (``fact_guard``) holds it
-        bare = _whole_value(eng, original)
+        bare = whole_value(eng, original)
         guarded = cst.IfExp(
             test=cst.parse_expression("torch.accelerator.is_available()"),
             body=new,
@@ -150,7 +150,7 @@ def _bound_names(tree: ast.Module) -> frozenset[str]:
     return frozenset(out)
 
 
-def _whole_value(eng, original: cst.Call) -> bool:
+def whole_value(eng, original: cst.Call) -> bool:
     """The call is the whole value of an assignment, a ``return`` or an argument: the
     conditional needs no parentheses there (``before = x if ok else 0``); inside an operation
     (``x / 1e9``, ``x.item()``) it does."""

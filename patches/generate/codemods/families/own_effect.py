@@ -12,6 +12,12 @@ The statement stays CUDA's and runs exactly as before on CUDA; elsewhere it is s
 statement made for the call's effect (its value unused, or printed) in a script
 (``script_plan.is_script``); a library, a call whose value is used, and a statement already
 under a check are left with their reason.
+
+A range or NVTX emission used as a context (``with torch.cuda.nvtx.range("fwd"):``, ``with
+torch.autograd.profiler.emit_nvtx():``) guards its block: the block must run everywhere, so the
+context is CUDA's where CUDA is and ``contextlib.nullcontext()`` elsewhere::
+
+    with torch.cuda.nvtx.range("fwd"):    ->    with torch.cuda.nvtx.range("fwd") if torch.cuda.is_available() else contextlib.nullcontext():
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from patches.generate.codemods.families.idioms_common import under_availability_
 from patches.generate.codemods.families.script_plan import is_script
 
 TEST = "torch.cuda.is_available()"
+NULL_CONTEXT = "contextlib.nullcontext()"
 
 
 def _effect_call(stmt: cst.CSTNode) -> cst.Call | None:
@@ -62,9 +69,40 @@ def _statement(eng, call: cst.Call):
     return None
 
 
-def _under_cuda_test(eng, node) -> bool:
-    """``node``'s line is in the body of an ``if``/``while`` whose test names CUDA."""
-    return eng.line(node) in _cuda_tested(eng.ctx.tree)
+def under_cuda_test(eng, node) -> bool:
+    """``node`` is reached only where its test names CUDA: its line is in the body of such an
+    ``if``/``while``, or it is the value of ``X if <test> else ...`` or ``<test> and X``. (An
+    accelerator's check is not enough: trn passes it, and CUDA's own call raises there.)"""
+    if eng.line(node) in _cuda_tested(eng.ctx.tree):
+        return True
+    child, parent = node, eng.parent(node)
+    while parent is not None and not isinstance(parent, cst.BaseStatement):
+        test = None
+        if isinstance(parent, cst.IfExp) and parent.body is child:
+            test = parent.test
+        elif isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.And):
+            test = parent.left if parent.right is child else None
+        if test is not None and "cuda" in cst.Module([]).code_for_node(test):
+            return True
+        child, parent = parent, eng.parent(parent)
+    return False
+
+
+def cuda_or(value: cst.BaseExpression, default: str, bare: bool) -> cst.IfExp:
+    """``value if torch.cuda.is_available() else <default>`` (parenthesized unless ``bare``)."""
+    return cst.IfExp(
+        test=cst.parse_expression(TEST),
+        body=value,
+        orelse=cst.parse_expression(default),
+        lpar=[] if bare else [cst.LeftParen()],
+        rpar=[] if bare else [cst.RightParen()],
+    )
+
+
+def _context(eng, call: cst.Call) -> bool:
+    """``call`` is a ``with`` statement's context expression."""
+    parent = eng.parent(call)
+    return isinstance(parent, cst.WithItem) and parent.item is call
 
 
 @functools.lru_cache(maxsize=16)
@@ -88,16 +126,21 @@ class OwnEffect(Family):
         stmt = _statement(eng, original)
         if not is_script(eng.ctx):
             eng.fail(specs[0], original, "CUDA's own call in library code: kept")
+        elif under_cuda_test(eng, original):
+            eng.fail(specs[0], original, "under a CUDA check already")
+        elif _context(eng, original):
+            eng.add_needed_import("torch", node=original)
+            eng.add_needed_import("contextlib")
+            eng.done(specs[0], original)
+            return cuda_or(updated, NULL_CONTEXT, bare=True)
         elif stmt is None or _effect_call(stmt) is not original:
             eng.fail(specs[0], original, "its value is used: kept")
-        elif _under_cuda_test(eng, original):
-            eng.fail(specs[0], original, "under a CUDA check already")
         return None
 
     def on_node(self, eng, original, updated):
         """The statement, under ``if torch.cuda.is_available():``."""
         call = _effect_call(original)
-        if call is None or not is_script(eng.ctx) or _under_cuda_test(eng, original):
+        if call is None or not is_script(eng.ctx) or under_cuda_test(eng, call):
             return None
         specs = eng.specs_for(self.name, call)
         if not specs or not eng.qualnames(call.func) & set(specs[0].names):
