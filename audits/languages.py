@@ -23,7 +23,7 @@ import importlib
 from dataclasses import dataclass
 from types import ModuleType
 
-from .vocabulary import CPP_SCAN_TOKENS, SCAN_TOKENS
+from .vocabulary import CPP_SCAN_TOKENS, PY_SCAN_TOKENS
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class Language:
 
 
 # The byte prefilters (audits/vocabulary.py says why these words).
-CUDA_TOKENS = SCAN_TOKENS
+CUDA_TOKENS = PY_SCAN_TOKENS
 _CPP_TOKENS = CPP_SCAN_TOKENS
 
 LANGUAGES: tuple[Language, ...] = (

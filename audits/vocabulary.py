@@ -18,6 +18,9 @@ from dataclasses import dataclass
 # the one CUDA test flag whose name lacks "cuda".
 CUDA_WORDS = ("cuda", "cudnn", "nccl")
 SCAN_TOKENS = tuple(w.encode() for w in CUDA_WORDS) + (b"multigpu",)
+# Python also names NVTX without "cuda": `torch.autograd.profiler.emit_nvtx()` (HN116), often
+# alone on its `with` line.
+PY_SCAN_TOKENS = SCAN_TOKENS + (b"nvtx",)
 # C++/CMake also branch on ROCm/HIP/NVCC macros that contain no "cuda" (`#ifdef USE_ROCM`). Kept
 # narrow: a bare "hip"/"nvcc" passes 1,400 more headers ("ship", "windows NVCC" notes) for nothing.
 CPP_SCAN_TOKENS = SCAN_TOKENS + (b"rocm", b"__hip", b"hip_", b"__nvcc__")
