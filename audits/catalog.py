@@ -102,6 +102,7 @@ FIX_ARGS = {
     "index_only",
     "exact",  # the rewrite is an exact refactor: the intent gate asks no evidence (HN510)
     "partial",  # the neutral call exists on some accelerators only: still device-specific (HN115)
+    "keeps_cuda",  # in a script, the fix may keep CUDA's own call under a CUDA check (HN109)
 }
 
 

@@ -91,6 +91,11 @@ def _parses(src: str) -> bool:
 )
 # CUDA's own call kept under its check (HN116): still found after the fix, by design
 @example("torch.cuda.set_per_process_memory_fraction(0.5)\n")
+# a script's SM version, CUDA's where CUDA is (HN109's keeps_cuda; found by hypothesis)
+@example(
+    "major, minor = torch.cuda.get_device_capability()\n\n"
+    'parser.add_argument("--dist-backend", default="nccl", type=str)\n'
+)
 @example(
     'def pick():\n    return "gpu" if torch.cuda.is_available() else "cpu"\n\n'
     "torch.cuda.set_per_process_memory_fraction(0.5)\n"
@@ -117,8 +122,14 @@ def test_rewrite_is_parse_safe_and_idempotent(src):
 
 
 EXACT = {r.id for r in load().rules if ((r.fix or {}).get("args") or {}).get("exact")}
-# HN116: the fix keeps CUDA's own call, under ``torch.cuda.is_available()`` (its replacement)
-KEPT = {r.id for r in load().rules if (r.replacement or "").startswith("torch.cuda.")}
+# HN116: the fix keeps CUDA's own call, under ``torch.cuda.is_available()`` (its replacement);
+# HN109 in a script: CUDA's SM version where CUDA is, else (0, 0) (``keeps_cuda``)
+KEPT = {
+    r.id
+    for r in load().rules
+    if (r.replacement or "").startswith("torch.cuda.")
+    or ((r.fix or {}).get("args") or {}).get("keeps_cuda")
+}
 
 
 def _added(a: str, b: str) -> set[int]:
