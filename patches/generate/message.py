@@ -62,6 +62,14 @@ def written(new: str, added: list[str]) -> str:
     return m.group(0) if m else new
 
 
+def place(subsystem: str, paths: list[str]) -> str:
+    """Where a patch changes code: its subsystem, or for files at the tree's top (subsystem
+    ``.``) the file itself, or "the top-level files"."""
+    if subsystem != ".":
+        return subsystem
+    return paths[0] if len(set(paths)) == 1 else "the top-level files"
+
+
 def subject(new: str, subsystem: str, part: int, parts: int, old: str | None = None) -> str:
     """``old``: the patch only guards ``old`` (``guard_only``)."""
     if old is not None:

@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from audits.model import FileError, Finding
-from patches.generate import helper_rename, local_rename, message, project_style, pytorch_style
+from patches.generate import (
+    guard_merge,
+    helper_rename,
+    local_rename,
+    message,
+    project_style,
+    pytorch_style,
+)
 from patches.generate.codemods import FileOptions, FixSpec, rewrite_steps
 from patches.generate.codemods.reexports import Importers
 from patches.generate.codemods.tree_index import TreeIndex
@@ -215,7 +222,8 @@ def _patches(run: Run, plan: Plan, changes, subsystem: str, rule_id: str) -> Non
         body = message.with_renames(
             body, [(c.path, r) for c, _ in chunk for r in plan.renamed.get((c.path, rule_id), [])]
         )
-        subject = message.subject(new, subsystem, n, len(chunks), old if guarded else None)
+        where = message.place(subsystem, [c.path for c, _ in chunk])
+        subject = message.subject(new, where, n, len(chunks), old if guarded else None)
         plan.patches.append(Patch(subject, body, [c for c, _ in chunk]))
 
 
@@ -360,9 +368,10 @@ def tree_index(run: Run) -> TreeIndex:
 
 
 def _conform_each(path: str, text: str, results, style, start: str | None = None) -> None:
-    """Every changing step of the file ends in the file's ``style`` (PyTorch's own, or its
-    project's: ``project_style``) for every line the series has changed so far
-    (``pytorch_style.conform`` of the original ``text`` and that step's text), and starts where
+    """Every changing step of the file ends with neighbouring guards merged (``guard_merge``)
+    and in the file's ``style`` (PyTorch's own, or its project's: ``project_style``) for every
+    line the series has changed so far (``pytorch_style.conform`` of the original ``text`` and
+    that step's text), and starts where
     the step before it ended: each patch passes the lint on its own and still applies on top of
     the one before; the last one ends where the series does. ``start``: the text the first
     step applies to (``text`` unless an earlier patch changed it)."""
@@ -371,7 +380,8 @@ def _conform_each(path: str, text: str, results, style, start: str | None = None
         if r.error:
             continue
         if r.after != r.before:
-            r.before, r.after = prev, pytorch_style.conform(path, text, r.after, style)
+            merged = guard_merge.merge(text, r.after)
+            r.before, r.after = prev, pytorch_style.conform(path, text, merged, style)
         else:
             r.before = r.after = prev
         prev = r.after

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from patches.generate.codemods.families.base import is_test_file
 from patches.generate.codemods.families.literals import DEVICE_CALLS, DEVICE_KEYWORDS
+from patches.generate.project_style import PYTORCH_PACKAGES
 
 NAME = "device"
 # where a script picks its device with no name for it (idioms_device's script defaults)
@@ -279,19 +280,27 @@ def is_script(ctx) -> bool:
     """A program, not a library module: not a test or a package ``__init__``, it runs code at
     the top level (``if __name__ == "__main__":``, or calls outside any function other than
     torch settings, see ``_sets_torch_state``), and no other file of the tree imports it
-    (``torch/sparse/_triton_ops_meta.py`` has a ``__main__`` block and is a library module)."""
+    (``torch/sparse/_triton_ops_meta.py`` has a ``__main__`` block and is a library module). A
+    module of PyTorch's own packages is one only with a ``__main__`` block: its other top-level
+    calls register ops and hooks, and a replay's tree of a few files cannot show who imports it."""
     if is_test_file(ctx.path) or ctx.path.endswith("__init__.py"):
         return False
     if not _runs_code(ctx.tree):
         return False
+    if ctx.module_name.split(".")[0] in PYTORCH_PACKAGES and not _main_block(ctx.tree):
+        return False  # PyTorch's module-level calls register (a partial tree hides importers)
     index = getattr(ctx, "tree_index", None)
     return index is None or not index.imported(ctx.path)
 
 
+def _main_block(tree: ast.Module) -> bool:
+    return any(isinstance(s, ast.If) and "__main__" in ast.unparse(s.test) for s in tree.body)
+
+
 def _runs_code(tree: ast.Module) -> bool:
+    if _main_block(tree):
+        return True
     for stmt in tree.body:
-        if isinstance(stmt, ast.If) and "__main__" in ast.unparse(stmt.test):
-            return True
         if _sets_torch_state(stmt):
             continue
         if isinstance(stmt, (ast.Expr, ast.For, ast.While, ast.With)) and any(

@@ -1,0 +1,79 @@
+"""One availability check for neighbouring guarded statements: two sibling blocks
+``if torch.accelerator.is_available():`` (no ``else``, nothing but blank lines between them),
+at least one written by the series, become one block. Different rules guard ``empty_cache()``
+and ``reset_peak_memory_stats()`` (a ``flush()`` helper between benchmark runs), each in its own
+patch; a maintainer writes the check once. The test asks a question nothing in the blocks can
+change, so one check is the same as two. Applied to every step of a file (``plan``): a later
+step starts from the merged text and keeps it.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from patches.generate.pytorch_style import changed_ranges
+
+TESTS = frozenset({"torch.accelerator.is_available()", "torch.cuda.is_available()"})
+_CODE = cst.Module([])
+
+
+def merge(original: str, after: str) -> str:
+    """``after`` with neighbouring guards merged where one of them is not in ``original``."""
+    if after == original or sum(after.count(t) for t in TESTS) < 2:
+        return after
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(after))
+    except cst.ParserSyntaxError:
+        return after
+    new = {n for a, b in changed_ranges(original, after) for n in range(a, b + 1)}
+    merged = wrapper.visit(_Merge(wrapper.resolve(PositionProvider), new))
+    return merged.code
+
+
+class _Merge(cst.CSTTransformer):
+    def __init__(self, positions, new_lines: set[int]) -> None:
+        super().__init__()
+        self.positions, self.new_lines = positions, new_lines
+
+    def leave_IndentedBlock(self, original, updated):
+        return updated.with_changes(body=self._merged(original.body, updated.body))
+
+    def leave_Module(self, original, updated):
+        return updated.with_changes(body=self._merged(original.body, updated.body))
+
+    def _merged(self, old, body) -> list:
+        out: list = []
+        last_old = None
+        for before, node in zip(old, body, strict=True):
+            prev = out[-1] if out else None
+            if (
+                prev is not None
+                and _guard(prev)
+                and _guard(node)
+                and _test(prev) == _test(node)
+                and not any(line.comment for line in node.leading_lines)
+                and (self._written(last_old) or self._written(before))
+            ):
+                block = prev.body.with_changes(body=[*prev.body.body, *node.body.body])
+                out[-1] = prev.with_changes(body=block)
+                continue
+            out.append(node)
+            last_old = before
+        return out
+
+    def _written(self, node) -> bool:
+        return node is not None and self.positions[node].start.line in self.new_lines
+
+
+def _guard(node) -> bool:
+    return (
+        isinstance(node, cst.If)
+        and node.orelse is None
+        and isinstance(node.body, cst.IndentedBlock)
+        and _test(node) in TESTS
+    )
+
+
+def _test(node: cst.If) -> str:
+    return _CODE.code_for_node(node.test.with_changes(lpar=[], rpar=[])).strip()

@@ -1,0 +1,35 @@
+"""What counts as a script (``script_plan.is_script``): the script families' scope."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from patches.generate.codemods.context import FileContext
+from patches.generate.codemods.families.script_plan import is_script
+
+REGISTERS = "import torch\n\n\ndef _fwd(x):\n    return x\n\n\nop.register_autograd(_fwd)\n"
+MAIN = REGISTERS + '\n\nif __name__ == "__main__":\n    _fwd(1)\n'
+TRAINS = "import torch\n\nmodel = torch.nn.Linear(2, 2)\nmodel(torch.ones(2)).sum().backward()\n"
+
+
+def _script(text: str, path: str, prefix: str = "") -> bool:
+    return is_script(FileContext(text, ast.parse(text), path, prefix))
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "prefix", "want"),
+    [
+        (TRAINS, "train.py", "", True),  # a user's program
+        (REGISTERS, "ops/varlen.py", "", True),  # top-level calls, no importer in the tree
+        # PyTorch's own module: its top-level call registers an op (the third replay pair's
+        # nn/attention/varlen.py, alone in a tree of 14 files)
+        (REGISTERS, "torch/nn/attention/varlen.py", "", False),
+        (REGISTERS, "nn/attention/varlen.py", "torch/", False),  # the installed package
+        (MAIN, "torch/utils/collect_env.py", "", True),  # a __main__ block: PyTorch's script
+        (TRAINS, "tests/test_train.py", "", False),  # a test
+    ],
+)
+def test_what_is_a_script(text, path, prefix, want):
+    assert _script(text, path, prefix) is want
