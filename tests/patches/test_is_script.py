@@ -33,3 +33,12 @@ def _script(text: str, path: str, prefix: str = "") -> bool:
 )
 def test_what_is_a_script(text, path, prefix, want):
     assert _script(text, path, prefix) is want
+
+
+def test_a_context_of_path_and_tree_only():
+    """``local_rename`` asks with only a path and a tree (no module name, no tree index)."""
+    from types import SimpleNamespace
+
+    ask = lambda text, path: is_script(SimpleNamespace(path=path, tree=ast.parse(text)))  # noqa: E731
+    assert ask(REGISTERS, "torch/nn/attention/varlen.py") is False
+    assert ask(TRAINS, "train.py") is True

@@ -287,7 +287,8 @@ def is_script(ctx) -> bool:
         return False
     if not _runs_code(ctx.tree):
         return False
-    if ctx.module_name.split(".")[0] in PYTORCH_PACKAGES and not _main_block(ctx.tree):
+    module = getattr(ctx, "module_name", "") or ctx.path.replace("/", ".")
+    if module.split(".")[0] in PYTORCH_PACKAGES and not _main_block(ctx.tree):
         return False  # PyTorch's module-level calls register (a partial tree hides importers)
     index = getattr(ctx, "tree_index", None)
     return index is None or not index.imported(ctx.path)
