@@ -26,12 +26,23 @@ run: $(STAMP)
 # The first run spreads its test modules over JOBS pytest-xdist worker processes (--dist
 # loadscope: a module's tests stay on one worker, so a module-scoped fixture is built once). CI
 # has 2 cores; that run mostly waits on subprocesses, so 2 workers halve its wall time (docs/ci.md,
-# "Test time"). tests/kernels stays in one process (its device tests share one registered trn).
-# JOBS=0 runs in-process (for --pdb).
+# "Test time"). tests/kernels stays in one process (its device tests share one registered trn),
+# which keeps one core: it runs beside the first run, its output kept in KLOG and printed after.
+# JOBS=0 runs everything in-process, one run after the other (for --pdb).
 JOBS ?= 2
+KLOG := .pytest-kernels.log
 test: $(STAMP) lint
-	$(PY) -m pytest -q -n $(JOBS) --dist loadscope --ignore=tests/kernels $(ARGS)
-	@if [ -d tests/kernels ]; then $(PY) -m pytest -q tests/kernels $(ARGS); fi
+	@rm -f $(KLOG) $(KLOG).rc; k=0; \
+	if [ -d tests/kernels ] && [ "$(JOBS)" != 0 ]; then \
+	  echo "tests/kernels runs beside the first run (its output follows it)"; \
+	  ($(PY) -m pytest -q -p no:cacheprovider tests/kernels $(ARGS) > $(KLOG) 2>&1; \
+	   echo $$? > $(KLOG).rc) & \
+	fi; \
+	$(PY) -m pytest -q -n $(JOBS) --dist loadscope --ignore=tests/kernels $(ARGS); m=$$?; \
+	wait; \
+	if [ -f $(KLOG).rc ]; then cat $(KLOG); k=$$(cat $(KLOG).rc); rm -f $(KLOG).rc; \
+	elif [ -d tests/kernels ]; then $(PY) -m pytest -q tests/kernels $(ARGS); k=$$?; fi; \
+	if [ $$m -ne 0 ]; then exit $$m; fi; exit $$k
 
 # ruff (configured in pyproject.toml): lint and formatting are part of the test run.
 lint: $(STAMP)

@@ -38,13 +38,18 @@ def _losses(out: str) -> list[str]:
     return re.findall(r"loss -?\d+\.\d+", out)
 
 
-def test_the_profiled_script_runs_on_the_cpu_and_on_trn(tmp_path):
+def _port(script: Path, tmp_path: Path) -> tuple[Path, str]:
+    """(the repository, the ported train.py) of ``script`` ported in a copy."""
     src = tmp_path / "src"
     src.mkdir()
-    shutil.copy(SCRIPT, src / "train.py")
+    shutil.copy(script, src / "train.py")
     repo = gitutil.init_copy(src, tmp_path / "repo")
     assert main([str(repo), "--apply", "--unsafe-fixes"]) in (0, 1)
-    ported = (repo / "train.py").read_text()
+    return repo, (repo / "train.py").read_text()
+
+
+def test_the_profiled_script_runs_on_the_cpu_and_on_trn(tmp_path):
+    repo, ported = _port(SCRIPT, tmp_path)
     assert ported.count("if torch.cuda.is_available():") == 5, ported
     flat = " ".join(ported.replace("(", "( ").replace(")", " )").split())
     pinned = "torch.randn( 4, 8 ).pin_memory( ) if torch.accelerator.is_available( ) else"
@@ -70,11 +75,7 @@ def test_the_profiled_script_runs_on_the_cpu_and_on_trn(tmp_path):
 
 
 def test_rerun_adds_nothing(tmp_path):
-    src = tmp_path / "src"
-    src.mkdir()
-    shutil.copy(SCRIPT, src / "train.py")
-    repo = gitutil.init_copy(src, tmp_path / "repo")
-    main([str(repo), "--apply", "--unsafe-fixes"])
+    repo, _ = _port(SCRIPT, tmp_path)
     gitutil.git("commit", "-qam", "ported", cwd=repo)
     once = (repo / "train.py").read_text()
     main([str(repo), "--apply", "--unsafe-fixes", "--force"])
@@ -93,12 +94,7 @@ def _cpu_recreation(source: str) -> str:
 
 
 def test_cuda_s_own_values_and_contexts_run_on_the_cpu_and_on_trn(tmp_path):
-    src = tmp_path / "src"
-    src.mkdir()
-    shutil.copy(VALUES, src / "train.py")
-    repo = gitutil.init_copy(src, tmp_path / "repo")
-    assert main([str(repo), "--apply", "--unsafe-fixes"]) in (0, 1)
-    ported = (repo / "train.py").read_text()
+    repo, ported = _port(VALUES, tmp_path)
     assert ported.count("contextlib.nullcontext()") == 3, ported
     assert "else (0, 0)" in ported and "torch.cuda.nvtx.range" in ported, ported
 
