@@ -47,13 +47,14 @@ def _pytorch_checkout(root: str) -> bool:
 def _configured(root: str, folder: str) -> Style | None:
     """The first configuration with a line length from ``folder`` up to ``root``."""
     here = Path(folder)
-    while True:
+    while here.is_relative_to(root):
         for found in (_pyproject(here), _ruff_toml(here), _ini(here)):
             if found is not None:
                 return found
-        if str(here) == root or here.parent == here or not here.is_relative_to(root):
+        if str(here) == root or here.parent == here:
             return None
         here = here.parent
+    return None
 
 
 def _read_toml(path: Path) -> dict:

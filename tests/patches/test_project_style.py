@@ -108,3 +108,15 @@ def test_a_scripts_new_lines_fit_where_its_authors_did(tmp_path):
     assert style.long_lines(SCRIPT, out, own.limit) == []
     # PyTorch's limit (132) would have kept the 103-column line as it was
     assert style.conform("train.py", SCRIPT, after) == after
+
+
+def test_a_folder_linked_from_outside_the_root_reads_no_configuration_there(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "pyproject.toml").write_text("[tool.ruff]\nline-length = 50\n")
+    (outside / "train.py").write_text("x = 1\n")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "linked").symlink_to(outside)
+    got = project_style.style_for(root, "", "linked/train.py", "x = 1\n")
+    assert got.source == "the file's longest line" and got.limit == 88

@@ -590,6 +590,9 @@ class TestScriptIdioms(expecttest.TestCase):
 @@ -14 +17 @@
 -    return f"{torch.cuda.memory_stats()}"
 +    return f"{(torch.accelerator.memory_stats() if torch.accelerator.is_available() else {})}"
+@@ -17 +20 @@
+-print(f"{torch.cuda.max_memory_allocated()} on {torch.cuda.get_device_name(0)}")  # another's call
++print(f"{(torch.accelerator.max_memory_allocated() if torch.accelerator.is_available() else 0)} on {torch.get_device_module().get_device_name(0)}")  # another's call
 """,
         )
 

@@ -17,7 +17,8 @@ A guarded counter inside an f-string's field (``print(f"peak {torch.cuda.max_mem
 / 1e6:.1f} MB")``) is read into a local named after it on the line before, and the field uses
 that name: a conditional in a field cannot be wrapped (Python 3.10's f-strings), so the line
 would outgrow the file's limit. Not where the name is bound in the file already, nor inside a
-lambda or comprehension (read once per evaluation), nor in a compound statement's header.
+lambda or comprehension (read once per evaluation), nor in a compound statement's header, nor in
+a statement that calls another of CUDA's APIs (another family may take it whole).
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ class GuardedMemory(CallRename):
             rpar=[] if bare else [cst.RightParen()],
         )
         line = _field_statement(eng, original)
+        if line is not None and not self._only_counters(eng, line):
+            line = None  # another family may take the statement whole: the read stays in place
         reads = self._pending.setdefault(id(line), (line, []))[1] if line is not None else None
         if reads is None or last in _bound_names(eng.ctx.tree) | {n for n, _ in reads}:
             return guarded
@@ -87,6 +90,18 @@ class GuardedMemory(CallRename):
         super().__init__()
         # id(statement) -> (statement, [(local, guarded read)]): the reads written before it
         self._pending: dict[int, tuple[cst.SimpleStatementLine, list]] = {}
+
+    def _only_counters(self, eng, stmt) -> bool:
+        """Every ``torch.cuda`` call of ``stmt`` is a counter of this family."""
+        calls: list[cst.Call] = []
+
+        class _Calls(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                calls.append(node)
+
+        stmt.visit(_Calls())
+        names = {q for c in calls for q in eng.qualnames(c.func) if q.startswith("torch.cuda")}
+        return names <= set(self.claims)
 
     def on_node(self, eng, original, updated):
         """A statement whose f-string fields read counters: the reads on the lines before it.
