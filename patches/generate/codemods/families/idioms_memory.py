@@ -81,7 +81,7 @@ class GuardedMemory(CallRename):
         if line is not None and not self._only_counters(eng, line):
             line = None  # another family may take the statement whole: the read stays in place
         reads = self._pending.setdefault(id(line), (line, []))[1] if line is not None else None
-        if reads is None or last in _bound_names(eng.ctx.tree) | {n for n, _ in reads}:
+        if reads is None or _bound(eng.ctx, last) or last in {n for n, _ in reads}:
             return guarded
         reads.append((last, guarded.with_changes(lpar=[], rpar=[])))
         return cst.Name(last)
@@ -149,20 +149,9 @@ def _field_statement(eng, node) -> cst.SimpleStatementLine | None:
     return parent if field and isinstance(parent, cst.SimpleStatementLine) else None
 
 
-@functools.lru_cache(maxsize=16)
-def _bound_names(tree: ast.Module) -> frozenset[str]:
-    """Every name the file binds or imports (a hoisted local must not shadow one)."""
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            out.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(node.name)
-        elif isinstance(node, ast.arg):
-            out.add(node.arg)
-        elif isinstance(node, ast.alias):
-            out.add((node.asname or node.name).split(".")[0])
-    return frozenset(out)
+def _bound(ctx, name: str) -> bool:
+    """The file binds or imports ``name`` in any scope (a read's local must not shadow one)."""
+    return any(name in scope.bound for scope in ctx.scopes)
 
 
 def whole_value(eng, original: cst.Call) -> bool:

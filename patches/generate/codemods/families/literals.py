@@ -101,4 +101,15 @@ def _device_argument(eng, node) -> str | None:
         return None
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in DEVICE_METHODS:
         return "." + call.func.attr.value
-    return "device" if eng.qualnames(call.func) & DEVICE_CALLS else None
+    return "device" if device_call_arg(eng, arg) else None
+
+
+def device_call_arg(eng, arg: cst.Arg) -> bool:
+    """``arg`` is the positional device of a ``DEVICE_CALLS`` call (``torch.Generator("cuda")``)."""
+    call = eng.parent(arg)
+    return (
+        isinstance(call, cst.Call)
+        and arg.keyword is None
+        and call.args[0] is arg
+        and bool(eng.qualnames(call.func) & DEVICE_CALLS)
+    )

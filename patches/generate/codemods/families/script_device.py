@@ -35,7 +35,7 @@ from patches.generate.codemods.families.idioms_common import (
     string_value,
     type_or_cpu,
 )
-from patches.generate.codemods.families.literals import DEVICE_CALLS
+from patches.generate.codemods.families.literals import device_call_arg
 from patches.generate.codemods.families.method_to_device import (
     MethodToDevice,
     parallel_form,
@@ -174,9 +174,7 @@ class ScriptDevice(MethodToDevice):
             return cst.Name(NAME)
         keyword = parent.keyword.value if parent.keyword else None
         if not (
-            keyword in IN_PLACE_KEYWORDS
-            or to_arg(eng, original)
-            or _first_of_device_call(eng, parent)
+            keyword in IN_PLACE_KEYWORDS or to_arg(eng, original) or device_call_arg(eng, parent)
         ):
             return None
         if keyword != "map_location" and eng.ctx.bound_before(line, NAME):
@@ -250,17 +248,6 @@ def _device_ctor(eng, original: cst.Call, updated: cst.Call):
         return updated.with_changes(args=[cst.Arg(cst.Name(NAME))])
     eng.remove_unused_import_by_node(original.func)
     return cst.Name(NAME)
-
-
-def _first_of_device_call(eng, arg: cst.Arg) -> bool:
-    """``arg`` is the positional device of ``torch.Generator("cuda")`` (``DEVICE_CALLS``)."""
-    call = eng.parent(arg)
-    return (
-        isinstance(call, cst.Call)
-        and arg.keyword is None
-        and call.args[0] is arg
-        and bool(eng.qualnames(call.func) & DEVICE_CALLS)
-    )
 
 
 def to_arg(eng, node) -> bool:
