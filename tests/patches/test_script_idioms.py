@@ -1285,6 +1285,22 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_cpu_first_pick(self):
+        self.assertExpectedInline(_fixed("cpu_first_pick.py"), """\
+# left HN509:19: not a default or a built string: decide by hand
+# left HN502:19: not a device argument
+@@ -11 +11 @@
+-parser.add_argument("--no-cuda", action="store_true", help="disables cuda")
++parser.add_argument("--no-cuda", action="store_true", dest="no_accel", help="disables accelerator")
+@@ -17,3 +17,3 @@
+-    dev = "cpu" if (not torch.cuda.is_available() or args.no_cuda) else "cuda:0"
+-    mine = "cpu" if args.no_cuda else args.device
+-    meta = "meta" if args.no_cuda else "cuda:1"
++    dev = "cpu" if (not torch.accelerator.is_available() or args.no_accel) else f"{torch.accelerator.current_accelerator().type}:0"
++    mine = "cpu" if args.no_accel else args.device
++    meta = "meta" if args.no_accel else "cuda:1"
+""")
+
     def test_dcgan_pick_kept(self):
         self.assertExpectedInline(
             _fixed("dcgan_pick_kept.py"),

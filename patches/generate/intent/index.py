@@ -37,8 +37,12 @@ _OTHER_DEVICE = re.compile(
 
 
 def _availability(test: ast.AST) -> bool:
-    """``test`` asks only whether a device is there: ``X.is_available()`` or ``not
-    X.is_available()`` (the messages of such a check are prose)."""
+    """``test`` asks whether a device is there: ``X.is_available()`` or ``not
+    X.is_available()``, alone or as a term of an ``and`` chain (``opt.cuda and not
+    torch.cuda.is_available()``: the check that the device asked for is there). The messages of
+    such a check are prose."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_availability(v) for v in test.values)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test = test.operand
     return (
@@ -46,6 +50,28 @@ def _availability(test: ast.AST) -> bool:
         and isinstance(test.func, ast.Attribute)
         and test.func.attr == "is_available"
     )
+
+
+_DEVICE_NAME = re.compile(r"(?i)(?:\w+_)?device(?:_type|_index|s)?")
+
+
+def _names_a_device(test: ast.AST) -> bool:
+    """``test`` singles a device out: a CUDA word or a device in its names or device strings
+    (``x.is_cuda``, ``t.device.type != "cuda"``, ``torch.cuda.device_count() < 2``,
+    ``a.device != b.device``). A check of a value (``if not usage < golden * tolerance:``) does
+    not, and the words of its refusal describe the value, not a device's contract."""
+    for n in ast.walk(test):
+        if isinstance(n, ast.Name):
+            text = n.id
+        elif isinstance(n, ast.Attribute):
+            text = n.attr
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+            text = n.value
+        else:
+            continue
+        if is_cuda_word(text) or _OTHER_DEVICE.search(text) or _DEVICE_NAME.fullmatch(text):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -103,7 +129,8 @@ class Index:
         return None
 
     def _message(self, node) -> bool:
-        """The text is the message of a refusal whose check singles a device out. Not that of
+        """The text is the message of a refusal whose check singles a device out (a refusal with
+        no check, too). Not that of a check of a value (``_names_a_device``), nor that of
         a check that the device is there (``if not torch.cuda.is_available(): raise
         RuntimeError("... only takes effect when CUDA is available")``, ``assert
         torch.cuda.is_available(), "needs CUDA"``): the text names the device its author had,
@@ -119,7 +146,9 @@ class Index:
         if isinstance(n, ast.Raise):
             p = self.parents.get(n)
             test = getattr(p, "test", None) if isinstance(p, ast.If) and n in p.body else None
-            return test is None or not _availability(test) or self._choice_arm(p)
+            if test is None:
+                return True
+            return (not _availability(test) and _names_a_device(test)) or self._choice_arm(p)
         return isinstance(n, ast.Return)
 
     def _choice_arm(self, stmt) -> bool:

@@ -116,10 +116,11 @@ def _script_default(eng, node, parent) -> bool:
     return ok and is_script(eng.ctx)
 
 
-def _cpu_other_side(pick: cst.IfExp) -> bool:
-    """``"cuda" if flag else "cpu"`` (or ``torch.device("cpu")``): a pick between the accelerator
-    and the CPU, which the user's flag makes."""
-    other = pick.orelse
+def _cpu_other_side(pick: cst.IfExp, side: cst.BaseExpression) -> bool:
+    """``"cuda" if flag else "cpu"`` (or ``torch.device("cpu")``), or the other way round
+    (``"cpu" if args.no_cuda else "cuda:0"``): a pick between the accelerator (``side``) and the
+    CPU, which the user's flag makes."""
+    other = pick.orelse if pick.body is side else pick.body
     if isinstance(other, cst.Call) and len(other.args) == 1:
         other = other.args[0].value
     return string_value(other) == "cpu"
@@ -211,7 +212,10 @@ class DeviceDefaults(Family):
 
     def _literal(self, eng, original, updated):
         parent = eng.parent(original)
-        in_pick = isinstance(parent, cst.IfExp) and parent.body is original
+        in_pick = isinstance(parent, cst.IfExp) and (
+            parent.body is original
+            or (parent.orelse is original and _cpu_other_side(parent, original))
+        )
         # `torch.device("cuda" if flag else "cpu")` is HN503's site
         specs = self._specs(eng, original, (_STR, _CTOR) if in_pick else (_STR,))
         value = string_value(original)
@@ -254,9 +258,9 @@ class DeviceDefaults(Family):
 
     def _pick(self, eng, spec, original, pick: cst.IfExp, index: str | None):
         """``"cuda" if flag else "cpu"`` / ``"cuda:0" if opt.cuda else "cpu"`` (the DCGAN
-        example): the user asked for the accelerator, so its type (that index of it); left where
+        example; ignite's: ``"cpu" if (not avail or args.no_cuda) else "cuda:0"``): the user asked for the accelerator, so its type (that index of it); left where
         the other side is not the CPU (a fallback)."""
-        if not _cpu_other_side(pick):
+        if not _cpu_other_side(pick, original):
             # `"cuda" if not avail else avail.pop()`, `"cuda" if not use_device else
             # use_device`: "cuda" is the fallback when nothing else is known, also on
             # a CPU-only host, where the accelerator's type does not exist
