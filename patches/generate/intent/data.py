@@ -133,3 +133,9 @@ def device_types() -> frozenset[str]:
     """The device-type strings a per-device dispatch tests: the vocabulary's Python backends and
     ``[checks] device_types_extra``."""
     return frozenset(vocabulary.PY_BACKENDS) | frozenset(data()["checks"]["device_types_extra"])
+
+
+@functools.lru_cache(maxsize=1)
+def library_flags() -> tuple[str, ...]:
+    """``[library_flags] prefixes``: dotted names of CUDA's library settings."""
+    return tuple(data()["library_flags"]["prefixes"])

@@ -14,7 +14,7 @@ from audits import vocabulary
 from patches.generate.intent.bindings import bindings
 from patches.generate.intent.comments import comments
 from patches.generate.intent.constants import constant_reads, module_constants
-from patches.generate.intent.data import is_cuda_word
+from patches.generate.intent.data import is_cuda_word, library_flags
 from patches.generate.intent.nodes import (
     DEFS,
     Span,
@@ -53,6 +53,18 @@ def _availability(test: ast.AST) -> bool:
 
 
 _DEVICE_NAME = re.compile(r"(?i)(?:\w+_)?device(?:_type|_index|s)?")
+
+
+def library_flag(stmt: ast.stmt) -> bool:
+    """``stmt`` only sets or asserts a CUDA library's flag (``torch.backends.cudnn.benchmark =
+    True``, ``assert torch.backends.cudnn.enabled, "..."``)."""
+    if isinstance(stmt, ast.Assign):
+        subjects = stmt.targets
+    elif isinstance(stmt, ast.Assert):
+        subjects = [stmt.test]
+    else:
+        return False
+    return all(ast.unparse(t).startswith(library_flags()) for t in subjects)
 
 
 def _names_a_device(test: ast.AST) -> bool:
@@ -286,6 +298,11 @@ class Index:
         block = self.block_of(stmt)
         return block[block.index(stmt) + 1 :] if block is not None else []
 
+    def _work_after(self, stmt) -> list[Span]:
+        """The statements after ``stmt`` in its block, less those that only set or assert a CUDA
+        library's flag (``[library_flags]``): they run anywhere and do nothing off CUDA."""
+        return [span_of(s) for s in self.after(stmt) if not library_flag(s)]
+
     def guarded(self, node, top) -> list[tuple[str, list[Span]]]:
         """(kind, spans) of the code the site guards or iterates over: ``cuda-chain`` (the rest
         of its boolean chain), ``cuda-guarded`` (an ``if``/``IfExp``/``while`` body, the block
@@ -325,13 +342,13 @@ class Index:
             # the whole dispatch: a branch that names another backend makes it deliberate
             out = [("cuda-guarded", [span_of(b) for b in (p.body, p.orelse) if b])]
             if isinstance(p, ast.If) and (exits(p.body) or exits(p.orelse)):
-                after = self.after(p)
+                after = self._work_after(p)
                 if after:
-                    out.append(("cuda-guarded", [span_of(after)]))
+                    out.append(("cuda-guarded", after))
             return out
         if isinstance(p, ast.Assert) and p.test is n:
-            after = self.after(p)  # `assert torch.cuda.is_available()` guards what follows
-            return [("cuda-guarded", [span_of(after)])] if after else None
+            after = self._work_after(p)  # `assert torch.cuda.is_available()` guards what follows
+            return [("cuda-guarded", after)] if after else None
         if isinstance(p, ast.For) and p.iter is n:
             return [("cuda-loop", [span_of(p.body + p.orelse)])]
         if isinstance(p, ast.comprehension) and p.iter is n:
