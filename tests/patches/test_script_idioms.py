@@ -1286,7 +1286,9 @@ class TestScriptIdioms(expecttest.TestCase):
         )
 
     def test_cpu_first_pick(self):
-        self.assertExpectedInline(_fixed("cpu_first_pick.py"), """\
+        self.assertExpectedInline(
+            _fixed("cpu_first_pick.py"),
+            """\
 # left HN509:19: not a default or a built string: decide by hand
 # left HN502:19: not a device argument
 @@ -11 +11 @@
@@ -1299,7 +1301,8 @@ class TestScriptIdioms(expecttest.TestCase):
 +    dev = "cpu" if (not torch.accelerator.is_available() or args.no_accel) else f"{torch.accelerator.current_accelerator().type}:0"
 +    mine = "cpu" if args.no_accel else args.device
 +    meta = "meta" if args.no_accel else "cuda:1"
-""")
+""",
+        )
 
     def test_dcgan_pick_kept(self):
         self.assertExpectedInline(
