@@ -117,6 +117,7 @@ class Index:
         self.words = words(ctx.nodes)  # the author's own identifiers: no evidence
         self.comments = comments(ctx.source)
         self.tokens = tokens
+        self.after_spans: set[Span] = set()  # statements after a check (``_work_after``)
         self._starts = [t.span[0] for t in tokens]
 
     def _token_text(self, node: ast.AST) -> str | None:
@@ -300,8 +301,13 @@ class Index:
 
     def _work_after(self, stmt) -> list[Span]:
         """The statements after ``stmt`` in its block, less those that only set or assert a CUDA
-        library's flag (``[library_flags]``): they run anywhere and do nothing off CUDA."""
-        return [span_of(s) for s in self.after(stmt) if not library_flag(s)]
+        library's flag (``[library_flags]``: they run anywhere and do nothing off CUDA). Noted in
+        ``after_spans``: another backend named there (a script's ``if opt.mps and not
+        torch.backends.mps.is_available(): raise ...`` after its CUDA precondition) is no CUDA
+        work the check guards: the program asks each device it knows (``remaining``)."""
+        spans = [span_of(s) for s in self.after(stmt) if not library_flag(s)]
+        self.after_spans.update(spans)
+        return spans
 
     def guarded(self, node, top) -> list[tuple[str, list[Span]]]:
         """(kind, spans) of the code the site guards or iterates over: ``cuda-chain`` (the rest

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from patches.generate.intent.data import is_cuda_word
+from patches.generate.intent.data import is_cuda_word, other_backend_only
 from patches.generate.intent.index import Hits, Index, Remaining
 from patches.generate.intent.nodes import Site, Span, finding_span, inside
 
@@ -44,8 +44,11 @@ class _Remaining:
             self.judging.discard(node.id)
 
     def token_hit(self, unit: Span, own: Span) -> Hits:
+        after = unit in self.index.after_spans  # code after a check: other backends are no work
         for t in self.index.tokens_in(unit):
             if inside(t.span, own) or t.node in self.index.words or self.covered(t.span):
+                continue
+            if after and other_backend_only(t.text):
                 continue
             if self.neutral_name(t.node):
                 continue
@@ -54,6 +57,7 @@ class _Remaining:
 
     def constant_hit(self, unit: Span, own: Span) -> Hits:
         """A module constant read in ``unit`` whose value stays CUDA (``constants.py``)."""
+        after = unit in self.index.after_spans
         for sp, name in self.index.constants_read_in(unit):
             if inside(sp, own) or name in self.judging or is_cuda_word(name):
                 continue  # a CUDA-spelled name is a token: token_hit judges it
@@ -61,6 +65,8 @@ class _Remaining:
             try:
                 for value in self.index.constants[name]:
                     hits = self(value, _NOWHERE)
+                    if after:
+                        hits = [h for h in hits if not other_backend_only(h[1])]
                     if hits:
                         return [(sp[0][0], f"{name}, set from {hits[0][1]} at line {hits[0][0]}")]
             finally:
