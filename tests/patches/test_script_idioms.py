@@ -213,12 +213,12 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("pick_arms_fn.py"),
             """\
-# left HN101:34: cuda-guarded: torch.backends.mps.is_available (line 36)
-# left HN101:44: cuda-guarded: torch.backends.mps.is_available (line 46)
-# left HN101:54: cuda-guarded: torch.backends.mps.is_available (line 56)
-# left HN509:35: cuda-branch: HN101 torch.cuda.is_available (line 34)
-# left HN509:45: cuda-branch: HN101 torch.cuda.is_available (line 44)
-# left HN509:55: cuda-branch: HN101 torch.cuda.is_available (line 54)
+# left HN509:35: not a default or a built string: decide by hand
+# left HN509:45: not a default or a built string: decide by hand
+# left HN509:55: not a default or a built string: decide by hand
+# left HN101:34: cuda-guarded: 'cuda' (line 35)
+# left HN101:44: cuda-guarded: 'cuda' (line 45)
+# left HN101:54: cuda-guarded: 'cuda' (line 55)
 @@ -5,5 +5 @@
 -    if torch.cuda.is_available():
 -        return "cuda"
@@ -334,13 +334,15 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("indexed_places.py"),
             """\
-@@ -4,5 +4,6 @@
+@@ -2,0 +3,2 @@
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
++
+@@ -4,5 +6,5 @@
 -model = torch.nn.Linear(2, 2).cuda()
 -a = torch.zeros(2, device=torch.device("cuda", 0))
 -b = torch.ones(2).cuda(0, non_blocking=True)
 -c = torch.ones(2, device=torch.device("cuda:0"))
 -d = torch.ones(2, device="cuda:0")  # a string keeps its own value, in place
-+device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
 +model = torch.nn.Linear(2, 2).to(device)
 +a = torch.zeros(2, device=torch.device(device, 0))
 +b = torch.ones(2).to(torch.device(device, 0), non_blocking=True)

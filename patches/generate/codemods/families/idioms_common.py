@@ -88,18 +88,25 @@ def insert_device_line(
 ):
     """``<name> = <the accelerator's type, or "cpu">`` (``form``, written with ``torch``) before
     the region's first statement, with the import it needs; a def/class after it keeps its two
-    blank lines (PEP 8)."""
+    blank lines (PEP 8), and the comments above that statement stay with it, a blank line below
+    the new one (``# Training settings`` heads the parser it precedes, not the device)."""
     api = api_target(spec)
     eng.add_needed_import("accelerator_api" if api else "torch", node=original.body[0])
     stmt = cst.parse_statement(f"{name} = {API_TYPE if api else form}\n")
     first = updated.body[0]
-    gap = [cst.EmptyLine()] * 2 if isinstance(first, (cst.FunctionDef, cst.ClassDef)) else []
+    lead = [*updated.header, *first.leading_lines]  # a region's leading comments: its header
+    cut = next((i for i, ln in enumerate(lead) if ln.comment is not None), len(lead))
+    blanks, comments = lead[:cut], lead[cut:]
+    gap = [cst.EmptyLine()] * (2 if isinstance(first, (cst.FunctionDef, cst.ClassDef)) else 0)
+    if comments and not gap:
+        gap = [cst.EmptyLine()]
     return updated.with_changes(
+        header=[],
         body=[
-            stmt.with_changes(leading_lines=first.leading_lines),
-            first.with_changes(leading_lines=gap),
+            stmt.with_changes(leading_lines=blanks),
+            first.with_changes(leading_lines=[*gap, *comments]),
             *updated.body[1:],
-        ]
+        ],
     )
 
 

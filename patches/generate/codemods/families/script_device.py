@@ -121,7 +121,7 @@ class ScriptDevice(MethodToDevice):
         if not mine or (spec.family == "script-amp" and api_target(spec)):
             # accelerator_api's autocast and GradScaler take no device type
             return lines
-        ctx.blocks.add((p.anchor, p.anchor_end))
+        ctx.blocks.add((p.head or p.anchor, p.anchor_end))
         self.users.setdefault(spec.rule, set()).update(mine)
         return lines | {p.anchor}
 

@@ -71,6 +71,7 @@ class Plan:
     anchor: int  # first line of the top-level statement the line is written before
     anchor_end: int
     uses: frozenset[int]  # lines of the places that get ``device``
+    head: int = 0  # first line of the comments heading the anchor (its region starts there)
 
 
 def plan(ctx) -> Plan | None:
@@ -166,7 +167,16 @@ def _plan(ctx) -> Plan | None:
     if top is None or top.lineno > min(uses):
         return None
     start = min([top.lineno, *(d.lineno for d in getattr(top, "decorator_list", []))])
-    return Plan(start, top.end_lineno, frozenset(uses))
+    return Plan(start, top.end_lineno, frozenset(uses), _comments_above(ctx, start))
+
+
+def _comments_above(ctx, line: int) -> int:
+    """The first line of the comment lines right above ``line`` (``line`` when none): they head
+    the statement, so the region that writes the device line before it starts there."""
+    lines = ctx.source.splitlines()
+    while line > 1 and lines[line - 2].lstrip().startswith("#"):
+        line -= 1
+    return line
 
 
 def _uses(ctx) -> tuple[set[int], set[int]]:
