@@ -16,6 +16,7 @@ from typing import Callable
 from patches.common.cli import UsageError
 from patches.generate import helper_rename, pipeline
 from patches.generate.intent import KINDS
+from patches.generate.linediff import opcodes
 from patches.generate.plan import _map_line, file_steps
 from patches.generate.state import Settings
 
@@ -151,11 +152,17 @@ def _decisions(run, text: str, rel: str, found):
     return decide
 
 
-def _line_after(text: str, final: str, line: int) -> str:
-    """Line ``line`` of ``text`` as the series leaves it."""
-    lines = final.split("\n")
+def _line_after(text: str, final: str, line: int, width: int = 160) -> str:
+    """Line ``line`` of ``text`` as the series leaves it: the lines that replace the changed
+    block holding it, joined by ``⏎`` (a guard written above a statement, a call wrapped over
+    several lines), cut at ``width``."""
+    a, b = text.split("\n"), final.split("\n")
+    for tag, i1, i2, j1, j2 in opcodes(a, b):
+        if tag != "equal" and i1 < line <= i2:
+            shown = " ⏎ ".join(x.strip() for x in b[j1:j2] if x.strip())
+            return shown if len(shown) <= width else shown[: width - 1] + "…"
     at = _map_line(text, final, line)
-    return lines[at - 1].strip() if 0 < at <= len(lines) else ""
+    return b[at - 1].strip() if 0 < at <= len(b) else ""
 
 
 def _still_there(run, text: str, final: str, rel: str):
