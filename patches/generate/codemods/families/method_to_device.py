@@ -9,7 +9,8 @@ import libcst as cst
 import libcst.matchers as m
 
 from patches.generate.codemods.families.base import Family, param_defaults
-from patches.generate.codemods.families.idioms_common import expr
+from patches.generate.codemods.families.idioms_common import API_TYPE, CURRENT, expr
+from patches.generate.codemods.families.script_plan import pytorch_module
 from patches.generate.codemods.families.values import is_index
 from patches.generate.intent.data import calls
 
@@ -114,8 +115,12 @@ class MethodToDevice(Family):
     ``x.to(torch.device(i))``: ``torch.device(<int>)`` is that index of the current accelerator
     (CUDA's on a CUDA machine, as ``.cuda(i)`` was; it raises on a CPU-only host where
     ``.cuda(i)`` did). Otherwise (a name that may hold a ``torch.device``, a string or None:
-    ``.cuda(None)`` is the current device, ``torch.device(None)`` a TypeError), or no ``device``
-    in scope for a bare ``.cuda()``, the call is left for a human.
+    ``.cuda(None)`` is the current device, ``torch.device(None)`` a TypeError), the call is left
+    for a human. A bare ``.cuda()`` with no ``device`` in scope is left in PyTorch's own modules
+    (upstream moves such a call to a device its code holds); in a user's module (a helper of
+    fairseq's examples: ``self.model = model[0].eval().cuda()``) it becomes
+    ``.to(torch.accelerator.current_accelerator())``, read when the call runs: the current device
+    on CUDA, as ``.cuda()`` was, and ``.to(None)``, a no-op, without an accelerator.
     """
 
     name = "to-device"
@@ -157,11 +162,15 @@ class MethodToDevice(Family):
             return updated.with_changes(
                 func=updated.func.with_changes(attr=cst.Name("to")), args=(dev, *updated.args[1:])
             )
-        if not eng.in_scope(original, "device"):
+        if eng.in_scope(original, "device"):
+            device: cst.BaseExpression = cst.Name("device")
+        elif pytorch_module(eng.ctx) or _on_module(eng, original):
             eng.fail(spec, original, "no `device` in scope")
             return updated
+        else:  # a user's module: the current accelerator, when the call runs
+            device = expr(eng, spec, original, CURRENT, API_TYPE)
         dev = cst.Arg(
-            cst.Name("device"),
+            device,
             comma=(
                 cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
                 if updated.args

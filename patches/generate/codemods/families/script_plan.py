@@ -297,11 +297,17 @@ def is_script(ctx) -> bool:
         return False
     if not _runs_code(ctx.tree):
         return False
-    module = getattr(ctx, "module_name", "") or ctx.path.replace("/", ".")
-    if module.split(".")[0] in PYTORCH_PACKAGES and not _main_block(ctx.tree):
+    if pytorch_module(ctx) and not _main_block(ctx.tree):
         return False  # PyTorch's module-level calls register (a partial tree hides importers)
     index = getattr(ctx, "tree_index", None)
     return index is None or not index.imported(ctx.path)
+
+
+def pytorch_module(ctx) -> bool:
+    """A module of PyTorch's own packages (``torch``, ``torchgen``, ``functorch``), whose
+    maintainers' forms the replays measure; other trees are users' projects."""
+    module = getattr(ctx, "module_name", "") or ctx.path.replace("/", ".")
+    return module.split(".")[0] in PYTORCH_PACKAGES
 
 
 def _main_block(tree: ast.Module) -> bool:
