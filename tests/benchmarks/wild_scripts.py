@@ -1,0 +1,233 @@
+"""Port scripts nobody on this team wrote: example and benchmark folders of pinned PyPI sdists.
+
+    .venv/bin/python tests/benchmarks/wild_scripts.py [--projects ignite,fairscale,fairseq]
+        [--keep DIR] [--json OUT] [--plain] [--project CHECKOUT]
+
+Per project (PROJECTS: the sdist, pinned by version and sha256, fetched once by wild_fetch into
+``~/.cache/hwneutral/sdists``): the folders go into a scratch git repo; ``python -m
+patches.generate TREE --out SERIES --unsafe-fixes`` writes the series, which is applied one
+patch at a time with ``git am`` (every patch must apply, every changed file compile after each:
+replay.apply_each); generate runs again on the result (a rerun must add nothing). generate's
+own decision for every finding of the unpatched tree (wild_why: ``--explain``'s reasons) gives
+the tallies (findings before / fixed / left per rule, left ones per reason, "no `device` in
+scope" apart) and the split units (wild_units: a function, or the top level, where the series
+rewrote a CUDA site and left another). Exit 0 when every check passes, 1 when one fails or
+generate crashes, 2 when an sdist cannot be had.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+import replay  # noqa: E402
+import replay_score  # noqa: E402
+import wild_fetch  # noqa: E402
+import wild_report  # noqa: E402
+import wild_units  # noqa: E402
+from replay_fetch import FetchError  # noqa: E402
+
+from patches.common import gitutil  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str  # on PyPI
+    version: str
+    sdist: tuple[str, str]  # (filename, sha256)
+    folders: tuple[str, ...]  # under the sdist's top folder; "src=dst" moves src to dst
+
+
+PROJECTS = {
+    "ignite": Project(
+        "pytorch-ignite",
+        "0.5.5",
+        (
+            "pytorch_ignite-0.5.5.tar.gz",
+            "2c14de75c939a3cc06d2e7de00b1e0a261917ef9bd874dac2e69d789dfa9cc64",
+        ),
+        ("examples", "pyproject.toml"),
+    ),
+    "fairscale": Project(
+        "fairscale",
+        "0.4.13",
+        (
+            "fairscale-0.4.13.tar.gz",
+            "1b797825c427f5dba92253fd0d8daa574e8bd651a2423497775fab1b30cfb768",
+        ),
+        ("benchmarks", "pyproject.toml", "setup.cfg"),
+    ),
+    "fairseq": Project(
+        "fairseq",
+        "0.12.2",
+        (
+            "fairseq-0.12.2.tar.gz",
+            "34f1b18426bf3844714534162f065ab733e049597476daa35fffb4d06a92b524",
+        ),
+        ("fairseq/examples=examples", "fairseq_cli", "setup.cfg"),
+    ),
+}
+
+
+def decide(tree: Path, project: Path, cache: Path) -> subprocess.Popen:
+    """wild_why on the unpatched ``tree``, asked of the checkout ``project`` with a private, cold
+    scan cache (started, not awaited: it reads the tree while generate does; ``decided`` waits
+    for it)."""
+    cmd = [sys.executable, str(Path(__file__).with_name("wild_why.py")), str(tree)]
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache))
+    pipe = subprocess.PIPE
+    return subprocess.Popen(cmd, cwd=project, env=env, stdout=pipe, stderr=pipe, text=True)
+
+
+def decided(proc: subprocess.Popen) -> dict:
+    out, err = proc.communicate()
+    if proc.returncode:
+        raise RuntimeError(f"wild_why exited {proc.returncode}: {err.strip()[-800:]}")
+    return json.loads(out)
+
+
+_FIGURES = re.compile(r"(\d+) findings fixed, (\d+) left")
+
+
+def generate_says(summary: str) -> dict:
+    """generate's own figures from its summary line: fixed, and left after the series (a rescan
+    of its result: findings on lines the series wrote count there)."""
+    m = _FIGURES.search(summary)
+    return {"fixed": int(m.group(1)), "left_after": int(m.group(2))} if m else {}
+
+
+def checks(res: replay.ModeResult) -> dict:
+    return {
+        "patches": res.patches,
+        "applied": res.applied,
+        "apply_error": res.apply_error,
+        "prefix_failures": res.prefix_failures,
+        "rerun_patches": res.rerun_patches,
+    }
+
+
+def run_project(key: str, opts, work: Path) -> dict:
+    """Fetch, build the tree, decide and generate, apply, rerun; the project's result."""
+    proj, base = PROJECTS[key], work / key
+    shutil.rmtree(base, ignore_errors=True)  # a kept folder from an earlier run
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    archive = wild_fetch.download(proj.name, proj.version, proj.sdist)
+    src = wild_fetch.extract(archive, base / "src", list(proj.folders))
+    files = sorted(p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file())
+    tree = replay.make_tree(src, files, base / "tree")
+    t1 = time.perf_counter()
+    seconds["fetch+tree"] = round(t1 - t0, 1)
+    why = decide(tree, opts.project, base / "cache-why")
+    res = replay.ModeResult("unsafe")
+    try:
+        res.patches, res.generate_summary = replay.generate(
+            tree, base / "series", opts, base / "cache"
+        )
+    finally:
+        decisions = decided(why)  # before git am changes the tree
+    if res.patches:
+        replay.apply_each(tree, base / "series", res)
+    t2 = time.perf_counter()
+    seconds["decide+generate+apply"] = round(t2 - t1, 1)
+    rerun = ""
+    if not res.apply_error:
+        res.rerun_patches, rerun = replay.generate(tree, base / "rerun", opts, base / "cache")
+    seconds["rerun"] = round(time.perf_counter() - t2, 1)
+    diff = gitutil.git("diff", "-U0", "--no-color", "base", "HEAD", cwd=tree).stdout
+    hunks = replay_score.parse_diff(diff)
+    sites = []
+    for rel, d in decisions["files"].items():
+        text = (src / rel).read_text(encoding="utf-8", errors="replace")
+        sites += wild_units.sites_of(rel, text, d["findings"], hunks.get(rel, []), d["undecided"])
+    splits = wild_units.split_units(sites)
+    return {
+        "project": f"{proj.name}=={proj.version}",
+        "folders": list(proj.folders),
+        "files": len(files),
+        "files_scanned": decisions["files_scanned"],
+        "files_with_findings": decisions["files_with_findings"],
+        "files_changed": len(hunks),
+        **wild_units.tally(sites),
+        "split_units": [asdict(u) for u in splits],
+        "rewritten_not_in_diff": [
+            f"{s.rel}:{s.line} {s.rule}" for s in wild_units.unmatched(sites, hunks)
+        ],
+        "crashes": decisions["crashes"],
+        "scan_errors": decisions["scan_errors"],
+        "checks": checks(res),
+        "generate_says": generate_says(res.generate_summary),
+        "after_rerun_scan": generate_says(rerun).get("left_after"),
+        "generate_summary": res.generate_summary,
+        "seconds": seconds,
+    }
+
+
+def failed(r: dict) -> bool:
+    c = r["checks"]
+    return bool(c["apply_error"] or c["prefix_failures"] or c["rerun_patches"] or r["crashes"])
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument(
+        "--projects",
+        default=",".join(PROJECTS),
+        help=f"comma-separated, of {', '.join(PROJECTS)} (default: all)",
+    )
+    ap.add_argument(
+        "--keep", type=Path, metavar="DIR", help="work in DIR (trees, series) and keep it"
+    )
+    ap.add_argument("--json", type=Path, metavar="OUT", help="also write the results as JSON")
+    ap.add_argument("--plain", action="store_true", help="plain text even when rich is installed")
+    ap.add_argument(
+        "--project",
+        type=Path,
+        default=REPO,
+        help="the hwneutral checkout whose patches.generate runs (default: this one)",
+    )
+    opts = ap.parse_args(argv)
+    opts.keys = [k.strip() for k in opts.projects.split(",") if k.strip()]
+    unknown = [k for k in opts.keys if k not in PROJECTS]
+    if unknown or not opts.keys:
+        ap.error(f"--projects: unknown {unknown}; known: {', '.join(PROJECTS)}")
+    opts.unsafe = True  # replay.generate's flag
+    return opts
+
+
+def main(argv=None) -> int:
+    opts = parse_args(argv)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="hn-wild-") as tmp:
+        work = opts.keep or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        for key in opts.keys:
+            try:
+                results.append(run_project(key, opts, work))
+            except FetchError as e:
+                print(f"wild_scripts: {key}: {e}", file=sys.stderr)
+                return 2
+            except (RuntimeError, gitutil.GitError) as e:
+                print(f"wild_scripts: {key}: {e}", file=sys.stderr)
+                return 1
+    wild_report.show(results, opts.plain)
+    if opts.json:
+        opts.json.write_text(json.dumps({"projects": results}, indent=1))
+    return 1 if any(failed(r) for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
