@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import tarfile
 import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path, PurePosixPath
 
-from replay_fetch import FetchError, cache_root
+sys.path.insert(0, str(Path(__file__).parent))
+
+from replay_fetch import FetchError, cache_root  # noqa: E402
 
 INDEX = "https://pypi.org/pypi/{name}/{version}/json"
 PROJECT = "https://pypi.org/pypi/{name}/json"

@@ -120,17 +120,25 @@ def checks(res: replay.ModeResult) -> dict:
 
 
 def run_project(key: str, opts, work: Path) -> dict:
-    """Fetch, build the tree, decide and generate, apply, rerun; the project's result."""
+    """Fetch the project's sdist and measure its folders."""
     proj, base = PROJECTS[key], work / key
     shutil.rmtree(base, ignore_errors=True)  # a kept folder from an earlier run
-    seconds: dict[str, float] = {}
     t0 = time.perf_counter()
     archive = wild_fetch.download(proj.name, proj.version, proj.sdist)
     src = wild_fetch.extract(archive, base / "src", list(proj.folders))
+    fetched = round(time.perf_counter() - t0, 1)
+    res = measure(src, opts, base)
+    res["seconds"] = {"fetch": fetched, **res["seconds"]}
+    return {"project": f"{proj.name}=={proj.version}", "folders": list(proj.folders), **res}
+
+
+def measure(src: Path, opts, base: Path) -> dict:
+    """The files of ``src`` in a git tree under ``base``: decide and generate, apply, rerun; the
+    figures and checks (``opts.project``: the checkout whose codemod runs)."""
+    seconds: dict[str, float] = {}
+    t1 = time.perf_counter()
     files = sorted(p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file())
     tree = replay.make_tree(src, files, base / "tree")
-    t1 = time.perf_counter()
-    seconds["fetch+tree"] = round(t1 - t0, 1)
     why = decide(tree, opts.project, base / "cache-why")
     res = replay.ModeResult("unsafe")
     try:
@@ -142,7 +150,7 @@ def run_project(key: str, opts, work: Path) -> dict:
     if res.patches:
         replay.apply_each(tree, base / "series", res)
     t2 = time.perf_counter()
-    seconds["decide+generate+apply"] = round(t2 - t1, 1)
+    seconds["tree+decide+generate+apply"] = round(t2 - t1, 1)
     rerun = ""
     if not res.apply_error:
         res.rerun_patches, rerun = replay.generate(tree, base / "rerun", opts, base / "cache")
@@ -154,18 +162,16 @@ def run_project(key: str, opts, work: Path) -> dict:
         text = (src / rel).read_text(encoding="utf-8", errors="replace")
         sites += wild_units.sites_of(rel, text, d["findings"], hunks.get(rel, []), d["undecided"])
     splits = wild_units.split_units(sites)
+    unmatched = [f"{s.rel}:{s.line} {s.rule}" for s in wild_units.unmatched(sites, hunks)]
     return {
-        "project": f"{proj.name}=={proj.version}",
-        "folders": list(proj.folders),
         "files": len(files),
         "files_scanned": decisions["files_scanned"],
         "files_with_findings": decisions["files_with_findings"],
         "files_changed": len(hunks),
         **wild_units.tally(sites),
         "split_units": [asdict(u) for u in splits],
-        "rewritten_not_in_diff": [
-            f"{s.rel}:{s.line} {s.rule}" for s in wild_units.unmatched(sites, hunks)
-        ],
+        "sites": [asdict(x) for x in sites],
+        "rewritten_not_in_diff": unmatched,
         "crashes": decisions["crashes"],
         "scan_errors": decisions["scan_errors"],
         "checks": checks(res),
