@@ -773,12 +773,9 @@ class TestIsAvailableGuards(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn101_guarded_cuda.py"),
             """\
-# left HN501:8: no `device` in scope
-# left HN501:28: no `device` in scope
-# left HN101:7: cuda-guarded: HN501 x.cuda() (line 8)
+# left HN101:7: cuda-guarded: HN304 torch.cuda.memory_snapshot (line 8)
 # left HN101:20: cuda-guarded: HN412 torch.backends.cudnn.benchmark (line 22)
 # left HN101:21: cuda-guarded: HN412 torch.backends.cudnn.benchmark (line 22)
-# left HN101:26: cuda-guarded: HN501 torch.ones(3).cuda() (line 28)
 @@ -14,3 +14,3 @@
 -    if torch.cuda.is_available() and x.is_cuda:
 -        torch.cuda.synchronize()
@@ -786,6 +783,12 @@ class TestIsAvailableGuards(expecttest.TestCase):
 +    if torch.accelerator.is_available() and x.device.type != "cpu":
 +        torch.accelerator.synchronize()
 +    return x.to(device) if torch.accelerator.is_available() else x
+@@ -26 +26 @@
+-    @unittest.skipIf(not torch.cuda.is_available(), "needs CUDA")
++    @unittest.skipIf(not torch.accelerator.is_available(), "needs CUDA")
+@@ -28 +28 @@
+-        x = torch.ones(3).cuda()
++        x = torch.ones(3).to(torch.accelerator.current_accelerator())
 """,
         )
 

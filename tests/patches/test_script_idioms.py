@@ -544,12 +544,26 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
-    def test_cuda_in_a_library_is_left(self):
+    def test_cuda_in_a_users_library_goes_to_the_current_accelerator(self):
         self.assertExpectedInline(
             _fixed("library_cuda.py"),
             """\
-# left HN501:6: no `device` in scope
+@@ -8 +8 @@
+-    return module.cuda()
++    return module.to(torch.accelerator.current_accelerator())
+@@ -12 +12 @@
+-    return t.cuda(non_blocking=True)
++    return t.to(torch.accelerator.current_accelerator(), non_blocking=True)
 """,
+        )
+
+    def test_cuda_in_pytorchs_library_is_left(self):
+        src = (DIR / "library_cuda.py").read_text()
+        result, _ = fix(src, "torch/utils/_to_gpu.py")
+        self.assertEqual(result.after, src)
+        self.assertEqual(
+            sorted((r, why) for r, _, why in result.outcome.failed),
+            [("HN501", "no `device` in scope")] * 2,
         )
 
     def test_cuda_index_in_a_script(self):
@@ -1096,12 +1110,16 @@ class TestScriptIdioms(expecttest.TestCase):
 
     def test_a_stray_cuda_gives_no_device_line(self):
         """A "cuda" handed to a call with no place of the line: no line (a rerun would meet
-        that site beside a bound ``device``); ``.cuda()`` stays for a person."""
+        that site beside a bound ``device``); ``.cuda()`` goes to the current accelerator, as in
+        any module of a user's project with no device."""
         self.assertExpectedInline(
             _fixed("stray_cuda.py"),
             """\
-# left HN501:15: no `device` in scope
-# left HN501:16: no `device` in scope
+@@ -15,2 +15,2 @@
+-    net.cuda()
+-    print(net(noise(2, "cuda").cuda()))
++    net.to(torch.accelerator.current_accelerator())
++    print(net(noise(2, "cuda").to(torch.accelerator.current_accelerator())))
 """,
         )
 

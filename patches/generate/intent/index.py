@@ -299,14 +299,18 @@ class Index:
         block = self.block_of(stmt)
         return block[block.index(stmt) + 1 :] if block is not None else []
 
-    def _work_after(self, stmt) -> list[Span]:
+    def _work_after(self, stmt, precondition: bool) -> list[Span]:
         """The statements after ``stmt`` in its block, less those that only set or assert a CUDA
-        library's flag (``[library_flags]``: they run anywhere and do nothing off CUDA). Noted in
+        library's flag (``[library_flags]``: they run anywhere and do nothing off CUDA). After a
+        ``precondition`` (a check that the device is there, ``_availability``), noted in
         ``after_spans``: another backend named there (a script's ``if opt.mps and not
-        torch.backends.mps.is_available(): raise ...`` after its CUDA precondition) is no CUDA
-        work the check guards: the program asks each device it knows (``remaining``)."""
+        torch.backends.mps.is_available(): raise ...`` after its CUDA one) is no CUDA work the
+        check guards: the program asks each device it knows (``remaining``). Not after a check
+        of what a backend has (``if TEST_CUDA and torch.cuda.device_count() < x: sys.exit(80)``
+        beside XPU's own exit code): those arms are a per-device dispatch."""
         spans = [span_of(s) for s in self.after(stmt) if not library_flag(s)]
-        self.after_spans.update(spans)
+        if precondition:
+            self.after_spans.update(spans)
         return spans
 
     def guarded(self, node, top) -> list[tuple[str, list[Span]]]:
@@ -348,12 +352,13 @@ class Index:
             # the whole dispatch: a branch that names another backend makes it deliberate
             out = [("cuda-guarded", [span_of(b) for b in (p.body, p.orelse) if b])]
             if isinstance(p, ast.If) and (exits(p.body) or exits(p.orelse)):
-                after = self._work_after(p)
+                after = self._work_after(p, _availability(p.test))
                 if after:
                     out.append(("cuda-guarded", after))
             return out
         if isinstance(p, ast.Assert) and p.test is n:
-            after = self._work_after(p)  # `assert torch.cuda.is_available()` guards what follows
+            # `assert torch.cuda.is_available()` guards what follows
+            after = self._work_after(p, _availability(p.test))
             return [("cuda-guarded", after)] if after else None
         if isinstance(p, ast.For) and p.iter is n:
             return [("cuda-loop", [span_of(p.body + p.orelse)])]
