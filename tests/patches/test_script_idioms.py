@@ -1115,7 +1115,7 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("stray_cuda.py"),
             """\
-@@ -15,2 +15,2 @@
+@@ -16,2 +16,2 @@
 -    net.cuda()
 -    print(net(noise(2, "cuda").cuda()))
 +    net.to(torch.accelerator.current_accelerator())
