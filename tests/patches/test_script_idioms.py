@@ -257,6 +257,31 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_cuda_in_a_device_type(self):
+        # "cuda" in device.type: the type string tested as it is; other operands wrapped
+        self.assertExpectedInline(
+            _fixed("device_type_in.py"),
+            """\
+@@ -6 +6 @@
+-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
++    return torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")
+@@ -11,2 +11,2 @@
+-    if "cuda" in device.type:  # a device's type is a type string: tested as it is
+-        config["cuda device name"] = torch.cuda.get_device_name(local_rank)
++    if device.type != "cpu":  # a device's type is a type string: tested as it is
++        config["cuda device name"] = torch.get_device_module().get_device_name(local_rank)
+@@ -18 +18 @@
+-    return "cuda" in str(x.device.type)
++    return x.device.type != "cpu"
+@@ -23 +23 @@
+-    return "cuda" in opt.type
++    return torch.device(opt.type).type != "cpu"
+@@ -28 +28 @@
+-    return "cuda" in device
++    return torch.device(device).type != "cpu"
+""",
+        )
+
     def test_sync_in_a_script_with_a_cpu_path(self):
         self.assertExpectedInline(
             _fixed("sync_script.py"),

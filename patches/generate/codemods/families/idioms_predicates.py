@@ -5,7 +5,10 @@
   would leave the condition asking for CUDA);
 * ``device_type == "cuda"`` / ``x.device.type == "cuda"`` -> ``... != "cpu"`` (and ``!=`` ->
   ``== "cpu"``), the form that picks autocast, pinned memory or fused optimizers;
-* ``"cuda" in str(device)`` / ``"cuda" in device`` -> ``torch.device(device).type != "cpu"``;
+* ``"cuda" in str(device)`` / ``"cuda" in device`` -> ``torch.device(device).type != "cpu"``
+  (``torch.device`` takes a string, a device or a device type alike, so the operand's kind need
+  not be known); a device's own ``.type`` (``"cuda" in device.type``) is a type string already,
+  tested as it is: ``device.type != "cpu"``;
 * ``x.device.type in ["cuda", torch._C._get_privateuse1_backend_name()]`` (an open list of
   accelerators: "cuda", the plugged-in one, no host type) -> ``x.device.type not in ("cpu",
   "meta")`` (and ``not in`` -> ``in``): "is it on an accelerator", asked of every accelerator
@@ -34,6 +37,7 @@ from patches.generate.codemods.families.idioms_common import (
     with_value,
 )
 from patches.generate.codemods.families.script_picks import picked_type
+from patches.generate.codemods.families.sync_dispatch import device_type_read
 from patches.generate.intent.bindings import other_backend_bound
 
 LITERAL_FAMILY = "device-literal"
@@ -86,6 +90,16 @@ def _several_backends(eng, node) -> bool:
 
 def _attr_type(call: cst.BaseExpression) -> cst.BaseExpression:
     return cst.Attribute(value=call, attr=cst.Name("type"))
+
+
+def _device_type(eng, node: cst.BaseExpression, original) -> cst.BaseExpression:
+    """The device type of ``node``: ``torch.device(node).type``, or ``node`` itself where it
+    reads a device's ``.type`` already (``device.type``, ``x.device.type``: wrapping it again
+    gives the same string, ``sync_dispatch.device_type_read``)."""
+    plain = _unwrap_str(node)
+    if isinstance(plain, cst.Attribute) and device_type_read(cst.Module([]).code_for_node(plain)):
+        return plain.deep_clone()
+    return _attr_type(_type_of(eng, node, original))
 
 
 def _startswith_cuda(node) -> cst.BaseExpression | None:
@@ -216,7 +230,7 @@ class DevicePredicates(Family):
             eng.done(specs[0], original)
             cpu = with_value(original.left, "cuda", "cpu")
             return cst.Comparison(
-                left=_attr_type(_type_of(eng, target.comparator, original)),
+                left=_device_type(eng, target.comparator, original),
                 comparisons=[
                     cst.ComparisonTarget(
                         operator=cst.NotEqual() if isinstance(op, cst.In) else cst.Equal(),
@@ -234,7 +248,7 @@ class DevicePredicates(Family):
             eng.done(spec, original.test)
         for spec in specs_at(eng, original.body, LITERAL_FAMILY, ("cuda",)):
             eng.done(spec, original.body)
-        return _attr_type(_type_of(eng, subject, original))
+        return _device_type(eng, subject, original)
 
 
 def _chosen_type(eng, original: cst.Comparison) -> str:

@@ -120,11 +120,17 @@ def dispatches(ctx) -> dict[int, Dispatch]:
     return out
 
 
+def device_type_read(code: str) -> bool:
+    """``code`` reads a device's ``.type`` (``device.type``, ``x.device.type``): a device type
+    already (never ``"cpu:0"``), to test as it is, not through ``torch.device(device.type).type``,
+    the same string. Any other ``.type`` attribute (``opt.type``) may hold a device string with
+    an index, or a string, a device or None of unknown kind: those go through ``torch.device``."""
+    return code == "device.type" or code.endswith(".device.type")
+
+
 def replacement(d: Dispatch, sync: str) -> str:
-    """A device's ``.type`` (``if device.type == "cuda":``, ``x.device.type``) is a device type
-    already (never ``"cpu:0"``): tested as it is, not through ``torch.device(device.type).type``,
-    the same string. Any other ``.type`` attribute may hold a device string with an index."""
+    """``if <the subject's type> != "cpu":`` and the sync (``device_type_read``)."""
     step = "    "
-    plain = d.subject == "device.type" or d.subject.endswith(".device.type")
+    plain = device_type_read(d.subject)
     subject = d.subject if plain else f"torch.device({d.subject}).type"
     return f'if {subject} != "cpu":\n{step}{sync}({d.args})\n'
