@@ -297,6 +297,9 @@ class TestRuleFixtures(expecttest.TestCase):
 +    if torch.accelerator.is_available():
 +        torch.accelerator.reset_peak_memory_stats(dev)
 +    return (torch.accelerator.max_memory_allocated(dev) if torch.accelerator.is_available() else 0), (torch.accelerator.memory_reserved() if torch.accelerator.is_available() else 0)
+@@ -11 +12 @@
+-    return torch.cuda.memory_stats(dev)["allocated_bytes.all.peak"]
++    return torch.accelerator.max_memory_allocated(dev) if torch.accelerator.is_available() else 0
 """,
         )
 

@@ -607,6 +607,78 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_memory_stats_counter_key(self):
+        # memory_stats()[<a counter's key>] -> the counter (0 without an accelerator, not a
+        # KeyError on {}); other keys, a computed key and .get() read the dict as before
+        self.assertExpectedInline(
+            _fixed("memory_stats_key.py"),
+            """\
+@@ -8,2 +8,2 @@
+-    peak = torch.cuda.memory_stats(rank)["allocated_bytes.all.peak"]
+-    logging.debug("Peak allocated bytes: {:1d}".format(torch.cuda.memory_stats(rank)["allocated_bytes.all.peak"]))
++    peak = torch.accelerator.max_memory_allocated(rank) if torch.accelerator.is_available() else 0
++    logging.debug("Peak allocated bytes: {:1d}".format(torch.accelerator.max_memory_allocated(rank) if torch.accelerator.is_available() else 0))
+@@ -14,5 +14,6 @@
+-    stats = torch.cuda.memory_stats(device=device)  # the whole dict: {} without one
+-    now = torch.cuda.memory_stats()["allocated_bytes.all.current"] / 2**20
+-    reserved = torch.cuda.memory.memory_stats()["reserved_bytes.all.current"]
+-    top = max(torch.cuda.memory_stats()["reserved_bytes.all.peak"], 1)
+-    print(f"peak {torch.cuda.memory_stats()['allocated_bytes.all.peak'] / 2**20:.1f} MiB")
++    stats = torch.accelerator.memory_stats(device) if torch.accelerator.is_available() else {}  # the whole dict: {} without one
++    now = (torch.accelerator.memory_allocated() if torch.accelerator.is_available() else 0) / 2**20
++    reserved = torch.accelerator.memory_reserved() if torch.accelerator.is_available() else 0
++    top = max(torch.accelerator.max_memory_reserved() if torch.accelerator.is_available() else 0, 1)
++    max_memory_allocated = torch.accelerator.max_memory_allocated() if torch.accelerator.is_available() else 0
++    print(f"peak {max_memory_allocated / 2**20:.1f} MiB")
+@@ -20,2 +21,2 @@
+-    ooms = torch.cuda.memory_stats()["num_ooms"]
+-    freed = torch.cuda.memory_stats()["allocated_bytes.all.freed"]
++    ooms = (torch.accelerator.memory_stats() if torch.accelerator.is_available() else {})["num_ooms"]
++    freed = (torch.accelerator.memory_stats() if torch.accelerator.is_available() else {})["allocated_bytes.all.freed"]
+@@ -23,2 +24,2 @@
+-    chosen = torch.cuda.memory_stats()[key]  # not a constant key
+-    got = torch.cuda.memory_stats().get("allocated_bytes.all.peak", 0)
++    chosen = (torch.accelerator.memory_stats() if torch.accelerator.is_available() else {})[key]  # not a constant key
++    got = (torch.accelerator.memory_stats() if torch.accelerator.is_available() else {}).get("allocated_bytes.all.peak", 0)
+""",
+        )
+
+    def test_memory_stats_counter_key_api(self):
+        self.assertExpectedInline(
+            _fixed("memory_stats_key.py", "accelerator_api"),
+            """\
+@@ -3 +3 @@
+-import torch
++import accelerator_api
+@@ -8,2 +8,2 @@
+-    peak = torch.cuda.memory_stats(rank)["allocated_bytes.all.peak"]
+-    logging.debug("Peak allocated bytes: {:1d}".format(torch.cuda.memory_stats(rank)["allocated_bytes.all.peak"]))
++    peak = accelerator_api.max_memory_allocated(rank)
++    logging.debug("Peak allocated bytes: {:1d}".format(accelerator_api.max_memory_allocated(rank)))
+@@ -14,5 +14,5 @@
+-    stats = torch.cuda.memory_stats(device=device)  # the whole dict: {} without one
+-    now = torch.cuda.memory_stats()["allocated_bytes.all.current"] / 2**20
+-    reserved = torch.cuda.memory.memory_stats()["reserved_bytes.all.current"]
+-    top = max(torch.cuda.memory_stats()["reserved_bytes.all.peak"], 1)
+-    print(f"peak {torch.cuda.memory_stats()['allocated_bytes.all.peak'] / 2**20:.1f} MiB")
++    stats = accelerator_api.memory_stats(device)  # the whole dict: {} without one
++    now = accelerator_api.memory_allocated() / 2**20
++    reserved = accelerator_api.memory_reserved()
++    top = max(accelerator_api.max_memory_reserved(), 1)
++    print(f"peak {accelerator_api.max_memory_allocated() / 2**20:.1f} MiB")
+@@ -20,2 +20,2 @@
+-    ooms = torch.cuda.memory_stats()["num_ooms"]
+-    freed = torch.cuda.memory_stats()["allocated_bytes.all.freed"]
++    ooms = accelerator_api.memory_stats()["num_ooms"]
++    freed = accelerator_api.memory_stats()["allocated_bytes.all.freed"]
+@@ -23,2 +23,2 @@
+-    chosen = torch.cuda.memory_stats()[key]  # not a constant key
+-    got = torch.cuda.memory_stats().get("allocated_bytes.all.peak", 0)
++    chosen = accelerator_api.memory_stats()[key]  # not a constant key
++    got = accelerator_api.memory_stats().get("allocated_bytes.all.peak", 0)
+""",
+        )
+
     def test_memory_counter_already_checked(self):
         self.assertExpectedInline(
             _fixed("memory_guarded.py"),

@@ -190,7 +190,8 @@ class Engine(cst.CSTTransformer):
         return updated
 
     # Whole idioms (idioms_*.py families): expressions and statements a family may replace as
-    # a unit (`"cuda" if "cuda" in d else "cpu"`, `f"cuda:{i}"`, `flag = True`).
+    # a unit (`"cuda" if "cuda" in d else "cpu"`, `f"cuda:{i}"`, `flag = True`,
+    # `memory_stats()["allocated_bytes.all.peak"]`).
     def leave_IfExp(self, original, updated):
         return self._node(original, updated)
 
@@ -213,6 +214,9 @@ class Engine(cst.CSTTransformer):
         return self._node(original, updated)
 
     def leave_Param(self, original, updated):
+        return self._node(original, updated)
+
+    def leave_Subscript(self, original, updated):
         return self._node(original, updated)
 
     # Statements a family rewrites whole (``ctx.blocks``: a device-pick block, a sync helper;

@@ -13,6 +13,12 @@ original never ran there, but the ported script's other code now does (a ``flush
 between benchmark runs: gc, empty the cache, reset the peak), and on CUDA the check is true.
 The ``accelerator_api`` target (its counters answer 0 on CPU) is the plain rename.
 
+A counter read by ``memory_stats()``'s key (fairscale's ``torch.cuda.memory_stats(rank)
+["allocated_bytes.all.peak"]``) becomes that counter (``COUNTER_KEYS``), guarded as above:
+torch's ``max_memory_allocated(d)`` is ``memory_stats(d).get("allocated_bytes.all.peak", 0)``
+in ``torch.cuda`` and ``torch.accelerator`` alike, so it is the same number on a device and 0,
+not a KeyError on ``{}``, without one. Other keys read the guarded dict as before.
+
 A guarded counter inside an f-string's field (``print(f"peak {torch.cuda.max_memory_allocated()
 / 1e6:.1f} MB")``) is read into a local named after it on the line before, and the field uses
 that name: a conditional in a field cannot be wrapped (Python 3.10's f-strings), so the line
@@ -34,6 +40,7 @@ from patches.generate.codemods.families.fact_units import checked_by_unit
 from patches.generate.codemods.families.idioms_common import (
     block_lines,
     known_blocks,
+    string_value,
     under_availability_check,
 )
 
@@ -59,6 +66,15 @@ class GuardedMemory(CallRename):
         new = super().on_call(eng, original, updated)
         if not isinstance(new, cst.Call) or new is updated:
             return new
+        read = _keyed_read(eng, original, new)
+        if read is not None:  # memory_stats()[<a counter's key>]: the counter (on_node guards)
+            self._keyed.add(id(read[0]))
+            return new.with_changes(func=new.func.with_changes(attr=cst.Name(read[1])))
+        return self._guarded(eng, original, new)
+
+    def _guarded(self, eng, original, new: cst.Call) -> cst.BaseExpression:
+        """``new`` (the renamed read, standing for ``original``) under the availability check
+        where its value is read: in place, or hoisted before an f-string's statement."""
         name = dotted_name(new.func) or ""
         last = name.rsplit(".", 1)[-1]
         if not name.startswith("torch.accelerator.") or last.startswith("reset_"):
@@ -90,6 +106,7 @@ class GuardedMemory(CallRename):
         super().__init__()
         # id(statement) -> (statement, [(local, guarded read)]): the reads written before it
         self._pending: dict[int, tuple[cst.SimpleStatementLine, list]] = {}
+        self._keyed: set[int] = set()  # id(memory_stats()[key]) whose call became the counter
 
     def _only_counters(self, eng, stmt) -> bool:
         """Every ``torch.cuda`` call of ``stmt`` is a counter of this family."""
@@ -106,7 +123,11 @@ class GuardedMemory(CallRename):
     def on_node(self, eng, original, updated):
         """A statement whose f-string fields read counters: the reads on the lines before it.
         A bare reset statement renamed to ``torch.accelerator.reset_*()`` above, under no check
-        yet: wrapped in the availability check."""
+        yet: wrapped in the availability check. A keyed ``memory_stats()`` read whose call
+        became its counter (``on_call``): the counter, guarded as any counter's read."""
+        if isinstance(original, cst.Subscript) and id(original) in self._keyed:
+            self._keyed.discard(id(original))
+            return self._guarded(eng, original, updated.value)
         if not isinstance(original, cst.SimpleStatementLine):
             return None
         hoists = self._pending.pop(id(original), (None, []))[1]
@@ -135,6 +156,40 @@ class GuardedMemory(CallRename):
         if line in _checked_lines(eng.ctx.tree) or line in _device_tested_lines(eng.ctx.tree):
             return None
         return under_availability_check(eng, original, updated)
+
+
+# memory_stats()'s keys that torch.cuda's and torch.accelerator's counters read, each as
+# ``memory_stats(d).get(key, 0)`` (torch/cuda/memory.py, torch/accelerator/memory.py)
+COUNTER_KEYS = {
+    "allocated_bytes.all.current": "memory_allocated",
+    "allocated_bytes.all.peak": "max_memory_allocated",
+    "reserved_bytes.all.current": "memory_reserved",
+    "reserved_bytes.all.peak": "max_memory_reserved",
+}
+
+
+def _keyed_read(eng, original: cst.Call, new: cst.Call) -> tuple[cst.Subscript, str] | None:
+    """``memory_stats(d)[<key>]`` read with one of ``COUNTER_KEYS`` (not assigned to, not
+    deleted), renamed to a dotted ``<module>.memory_stats``: (the subscript, its counter). The
+    counter is that read on a device (``.get(key, 0)``, equal where the key is there) and 0, not
+    a KeyError on ``{}``, without one."""
+    sub = eng.parent(original)
+    if not (
+        isinstance(sub, cst.Subscript)
+        and sub.value is original
+        and isinstance(new.func, cst.Attribute)
+        and new.func.attr.value == "memory_stats"
+        and len(sub.slice) == 1
+        and isinstance(sub.slice[0].slice, cst.Index)
+    ):
+        return None
+    if isinstance(eng.parent(sub), (cst.AssignTarget, cst.Del)) or (
+        isinstance(eng.parent(sub), (cst.AugAssign, cst.AnnAssign))
+        and eng.parent(sub).target is sub
+    ):
+        return None
+    counter = COUNTER_KEYS.get(string_value(sub.slice[0].slice.value) or "")
+    return (sub, counter) if counter else None
 
 
 def _field_statement(eng, node) -> cst.SimpleStatementLine | None:
