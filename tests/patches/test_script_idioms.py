@@ -282,6 +282,25 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_autocast_follows_the_device_the_function_holds(self):
+        # autocast("cuda") where the function hands one plain device expression as device=:
+        # torch.device(<it>).type; several, a call, a CUDA-named one or none: left, saying why
+        self.assertExpectedInline(
+            _fixed("autocast_held.py"),
+            """\
+# left HN502:24: no device in scope for autocast's device type
+# left HN502:32: no device in scope for autocast's device type
+# left HN502:38: no device in scope for autocast's device type
+# left HN502:44: no device in scope for autocast's device type
+@@ -8 +8 @@
+-        with autocast("cuda", enabled=with_amp):
++        with autocast(torch.device(config.device).type, enabled=with_amp):
+@@ -18 +18 @@
+-        with torch.autocast("cuda"):
++        with torch.autocast(torch.device(self.device).type):
+""",
+        )
+
     def test_sync_in_a_script_with_a_cpu_path(self):
         self.assertExpectedInline(
             _fixed("sync_script.py"),

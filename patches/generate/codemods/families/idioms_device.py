@@ -35,10 +35,10 @@ from patches.generate.codemods.families.idioms_common import (
     type_or_cpu,
     with_value,
 )
+from patches.generate.codemods.families.literals import device_type_arg, held_device
 from patches.generate.codemods.families.script_device import is_script
 from patches.generate.codemods.families.script_plan import (
     DEFAULT_DEVICE_CALLS,
-    DEVICE_TYPE_CALLS,
     SCRIPT_DEFAULT_KEYWORDS,
 )
 from patches.generate.codemods.families.sync_guard import device_test, runs_on_cpu
@@ -286,27 +286,21 @@ class DeviceDefaults(Family):
     def _device_type(self, eng, spec, original, arg: cst.Arg):
         """``autocast("cuda")`` / ``autocast(device_type="cuda")`` / ``GradScaler("cuda")``: the
         ``device_type`` bound before the site, else ``torch.device(device).type`` for a bound
-        ``device``; with neither, the site is left (DeviceLiteral says why)."""
-        call = eng.parent(arg)
-        if arg.keyword is not None:
-            if arg.keyword.value != "device_type":
-                return None
-        elif not (
-            isinstance(call, cst.Call)
-            and call.args
-            and call.args[0] is arg
-            and eng.qualnames(call.func) & DEVICE_TYPE_CALLS
-        ):
+        ``device``, else ``torch.device(<the device the function holds>).type``
+        (``literals.held_device``: ignite's ``config.device``, handed to its batches as
+        ``device=``); with none, the site is left (DeviceLiteral says why)."""
+        if not device_type_arg(eng, arg):
             return None
         line = eng.line(original)
         if eng.ctx.bound_before(line, "device_type"):
             eng.done(spec, original)
             return cst.Name("device_type")
-        if eng.ctx.bound_before(line, "device"):
-            eng.done(spec, original)
-            eng.add_needed_import("torch", node=original)
-            return cst.parse_expression("torch.device(device).type")
-        return None
+        held = "device" if eng.ctx.bound_before(line, "device") else held_device(eng.ctx, line)
+        if held is None:
+            return None
+        eng.done(spec, original)
+        eng.add_needed_import("torch", node=original)
+        return cst.parse_expression(f"torch.device({held}).type")
 
     # -- torch.device("cuda"), torch.device("cuda", i), torch.device("cuda:N") ----------------
     def on_call(self, eng, original, updated):

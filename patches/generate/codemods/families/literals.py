@@ -12,6 +12,8 @@ index (``"cuda:1"``), messages, and code with no ``device`` to use.
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from patches.generate.codemods.families.base import Family
@@ -24,6 +26,17 @@ DEVICE_METHODS = frozenset({"to"})
 # Calls whose first parameter is ``device`` (``torch.Generator(device="cpu")``): a positional
 # first argument is a device argument too.
 DEVICE_CALLS = frozenset({"torch.Generator", "torch._C.Generator"})
+# calls whose first argument is a device type (HN502's `calls`; idioms_device's too), and the
+# keyword that is one
+DEVICE_TYPE_CALLS = frozenset(
+    {
+        "torch.amp.autocast",
+        "torch.autocast",
+        "torch.amp.GradScaler",
+        "torch.amp.is_autocast_available",
+    }
+)
+DEVICE_TYPE_KEYWORD = "device_type"
 _STRING = "cuda"
 _CTOR = "torch.device"
 
@@ -74,6 +87,11 @@ class DeviceLiteral(Family):
             eng.fail(spec, original, "a parameter's default: the API's own choice, kept")
             return None
         where = _device_argument(eng, original)
+        if where is None and device_type_arg(eng, eng.parent(original)):
+            call = eng.parent(eng.parent(original))
+            name = cst.Module([]).code_for_node(call.func).rsplit(".", 1)[-1]
+            eng.fail(spec, original, f"no device in scope for {name}'s device type")
+            return None
         if where is None:
             eng.fail(spec, original, "not a device argument")
             return None
@@ -113,3 +131,69 @@ def device_call_arg(eng, arg: cst.Arg) -> bool:
         and call.args[0] is arg
         and bool(eng.qualnames(call.func) & DEVICE_CALLS)
     )
+
+
+def device_type_arg(eng, arg) -> bool:
+    """``arg`` is a device type: ``device_type=`` or the first positional argument of a
+    ``DEVICE_TYPE_CALLS`` call (``autocast("cuda")``, ``GradScaler("cuda")``)."""
+    if not isinstance(arg, cst.Arg) or arg.star:
+        return False
+    if arg.keyword is not None:
+        return arg.keyword.value == DEVICE_TYPE_KEYWORD
+    call = eng.parent(arg)
+    return (
+        isinstance(call, cst.Call)
+        and call.args[0] is arg
+        and bool(eng.qualnames(call.func) & DEVICE_TYPE_CALLS)
+    )
+
+
+def _chain(node: ast.expr) -> str | None:
+    """``config.device`` for a plain name/attribute chain, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
+
+
+def _device_keywords(fn: ast.AST) -> dict[str, ast.expr]:
+    """What the calls under ``fn`` hand as ``device=``, by its code."""
+    return {
+        ast.unparse(k.value): k.value
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Call)
+        for k in n.keywords
+        if k.arg == "device"
+    }
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def held_device(ctx, line: int) -> str | None:
+    """The device the function around ``line`` holds: the one expression its calls (else its
+    enclosing function's) hand as ``device=`` (ignite's ``prepare_batch(batch,
+    device=config.device)``), where that is a plain name/attribute chain (``config.device``,
+    ``self.device``) that names no CUDA and whose head resolves at ``line`` to a parameter or
+    an assignment, not an import. Else None: several device expressions, a call's result, or
+    none."""
+    scope, held = ctx.scope_at(line), {}
+    for _ in range(2):  # the function, then the one around it
+        if scope is None or not isinstance(scope.node, _FUNCTIONS):
+            return None
+        held = _device_keywords(scope.node)
+        if held:
+            break
+        scope = scope.parent
+    if len(held) != 1:
+        return None
+    chain = _chain(next(iter(held.values())))
+    if chain is None or "cuda" in chain.lower():
+        return None
+    head = chain.split(".")[0]
+    found = ctx.binding(line, head)
+    if found is None or found[1] != {"other"}:
+        return None
+    local = found[0] is ctx.scope_at(line)
+    return chain if not local or ctx.bound_before(line, head) else None

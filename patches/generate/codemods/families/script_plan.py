@@ -30,24 +30,18 @@ import re
 from dataclasses import dataclass
 
 from patches.generate.codemods.families.base import is_test_file
-from patches.generate.codemods.families.literals import DEVICE_CALLS, DEVICE_KEYWORDS
+from patches.generate.codemods.families.literals import (
+    DEVICE_CALLS,
+    DEVICE_KEYWORDS,
+    DEVICE_TYPE_CALLS,
+    DEVICE_TYPE_KEYWORD,
+)
 from patches.generate.project_style import PYTORCH_PACKAGES
 
 NAME = "device"
 # where a script picks its device with no name for it (idioms_device's script defaults)
 DEFAULT_DEVICE_CALLS = frozenset({"torch.set_default_device"})
 SCRIPT_DEFAULT_KEYWORDS = frozenset({"device_map"})  # Hugging Face's from_pretrained
-# calls whose first argument is a device type (HN502's `calls`; idioms_device's too), and the
-# keyword that is one
-DEVICE_TYPE_CALLS = frozenset(
-    {
-        "torch.amp.autocast",
-        "torch.autocast",
-        "torch.amp.GradScaler",
-        "torch.amp.is_autocast_available",
-    }
-)
-DEVICE_TYPE_KEYWORD = "device_type"
 # CUDA's AMP entry points, which the neutral API asks a device type of (``script_amp``)
 AUTOCAST = ("torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast")
 SCALER = ("torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler")
