@@ -1,5 +1,5 @@
 """Which ported scripts run on a CPU-only machine: the probes of common script lines
-(tests/patches/fixtures/probes, one idiom or a few per script, 46 scripts), each ported with
+(tests/patches/fixtures/probes, one idiom or a few per script, 49 scripts), each ported with
 ``patches.generate --apply --unsafe-fixes`` and run, original and port, with no GPU visible.
 
     python tests/benchmarks/cpu_ports.py [--src CHECKOUT] [--target torch|accelerator_api] [--trn] [DIR]
