@@ -10,7 +10,9 @@ least one CUDA site and left at least one finding that counts. A left finding do
 rule such as HN109 keeps CUDA's call under a CUDA check on purpose), nor (b) inside a CUDA-only
 block the series left whole: an ``if`` whose test names CUDA, whose body generate leaves as
 ``cuda-branch`` (only CUDA reaches it) and of which no line changed (the test line and the body;
-a CUDA-info report such as ``if torch.cuda.is_available(): log(torch.version.cuda)``). A CUDA
+a CUDA-info report such as ``if torch.cuda.is_available(): log(torch.version.cuda)``), nor (c)
+on a statement that only sets or asserts a CUDA library's flag (``cudnn.benchmark = True``: it
+runs anywhere and does nothing off CUDA; the gate's ``library_flag``). A CUDA
 requirement such as ``if not torch.cuda.is_available(): raise`` has no ``cuda-branch`` body:
 left beside a rewrite, it splits its unit.
 """
@@ -22,6 +24,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from patches.generate.intent.index import library_flag
 
 if TYPE_CHECKING:
     from replay_score import Hunk
@@ -141,11 +145,24 @@ def sites_of(
     only_cuda = [
         b for b in whole if any(b[1] < s.line <= b[2] and "cuda-branch" in s.kinds for s in sites)
     ]
+    flags = flag_lines(tree)
     for s in sites:
         if s.status == "left":
             in_block = any(b[0] <= s.line <= b[2] for b in only_cuda)
-            s.counts = s.line not in changed and not in_block
+            s.counts = s.line not in changed and not in_block and s.line not in flags
     return sites
+
+
+def flag_lines(tree: ast.AST) -> set[int]:
+    """The lines of statements that only set or assert a CUDA library's flag
+    (``torch.backends.cudnn.benchmark = True``: the intent gate's ``library_flag``): they run
+    anywhere and do nothing off CUDA, so one left beside a rewrite splits nothing."""
+    return {
+        n
+        for node in ast.walk(tree)
+        if isinstance(node, ast.stmt) and library_flag(node)
+        for n in range(node.lineno, (node.end_lineno or node.lineno) + 1)
+    }
 
 
 def split_units(sites: list[Site]) -> list[SplitUnit]:

@@ -32,6 +32,7 @@ def main():
     torch.backends.cudnn.benchmark = True
     device = "cuda"
     model = nn.Linear(4, 2).to(device)
+    print(len(torch.cuda.memory_snapshot()))
     return model(torch.ones(1, 4, device=device))
 
 
@@ -82,7 +83,7 @@ def test_measure_checks_pass(measured):
     assert c["patches"] >= 1 and c["applied"] == c["patches"]
     assert not c["apply_error"] and not c["prefix_failures"] and c["rerun_patches"] == 0
     assert not res["crashes"] and not res["rewritten_not_in_diff"]
-    assert (res["before"], res["fixed"], res["left"], res["undecided"]) == (11, 4, 7, 0)
+    assert (res["before"], res["fixed"], res["left"], res["undecided"]) == (12, 4, 8, 0)
     # generate's own summary counts a finding fixed when its rescan no longer finds it: the
     # keeps_cuda rewrite of HN109 keeps CUDA's call, so it says one fewer
     assert res["generate_says"]["fixed"] == 3
@@ -94,7 +95,9 @@ def test_rewritten_and_left_in_one_function_is_split(measured):
     assert [s["line"] for s in main["rewritten"]] == [10]  # device = "cuda"
     left = {(s["line"], s["rule"], s["reason"]) for s in main["left"]}
     assert (8, "HN101", "cuda-guarded") in left  # assert torch.cuda.is_available()
-    assert (9, "HN412", "manual rule") in left
+    assert (12, "HN304", "manual rule") in left  # CUDA's allocator: what the assert guards
+    flag = [s for s in _sites(res, "main") if s["line"] == 9]  # cudnn.benchmark = True
+    assert flag and not any(s["counts"] for s in flag)  # runs anywhere, does nothing off CUDA
 
 
 def test_cuda_info_block_left_whole_is_not_split(measured):
@@ -102,7 +105,7 @@ def test_cuda_info_block_left_whole_is_not_split(measured):
     sites = _sites(res, "report")
     assert any(s["status"] == "rewritten" for s in sites)
     left = [s for s in sites if s["status"] == "left"]
-    assert {s["line"] for s in left} == {18, 19, 20}  # the whole `if torch.cuda...` block
+    assert {s["line"] for s in left} == {19, 20, 21}  # the whole `if torch.cuda...` block
     assert any("cuda-branch" in s["kinds"] for s in left)
     assert not any(s["counts"] for s in left)
     assert "report" not in _units(res)
@@ -336,3 +339,25 @@ def test_fetch_failure_exits_2_naming_the_project(monkeypatch, tmp_path, capsys)
     monkeypatch.setattr(wild_scripts.wild_fetch, "download", fail)
     assert wild_scripts.main(["--projects", "fairscale", "--keep", str(tmp_path)]) == 2
     assert "fairscale==0.4.13" in capsys.readouterr().err
+
+
+def test_a_library_flag_left_beside_a_rewrite_splits_nothing():
+    src = textwrap.dedent(
+        """\
+        import torch
+
+
+        def main():
+            assert torch.cuda.is_available()
+            torch.backends.cudnn.benchmark = True
+            device = "cuda"
+            return device
+        """
+    )
+    findings = [_f("HN101", 5, REWRITE), _f("HN412", 6, MANUAL), _f("HN502", 7, REWRITE)]
+    sites = wild_units.sites_of("b.py", src, findings, [Hunk(5, ["old"], ["new"])])
+    assert wild_units.split_units(sites) == []
+    findings[1] = _f("HN104", 6, MANUAL)  # not a flag: it splits
+    src = src.replace("torch.backends.cudnn.benchmark = True", "torch.cuda.set_device(0)")
+    sites = wild_units.sites_of("b.py", src, findings, [Hunk(5, ["old"], ["new"])])
+    assert len(wild_units.split_units(sites)) == 1
