@@ -302,12 +302,15 @@ class Index:
     def _work_after(self, stmt, precondition: bool) -> list[Span]:
         """The statements after ``stmt`` in its block, less those that only set or assert a CUDA
         library's flag (``[library_flags]``: they run anywhere and do nothing off CUDA). After a
-        ``precondition`` (a check that the device is there, ``_availability``), noted in
+        ``precondition`` (a refusal unless the device is there: ``assert`` or ``raise`` under
+        ``_availability``), noted in
         ``after_spans``: another backend named there (a script's ``if opt.mps and not
         torch.backends.mps.is_available(): raise ...`` after its CUDA one) is no CUDA work the
         check guards: the program asks each device it knows (``remaining``). Not after a check
         of what a backend has (``if TEST_CUDA and torch.cuda.device_count() < x: sys.exit(80)``
-        beside XPU's own exit code): those arms are a per-device dispatch."""
+        beside XPU's own exit code), nor after an arm that returns the device's own value (``if
+        torch.cuda.is_available(): return torch.cuda.get_device_name()`` before XPU's): those
+        arms are a per-device dispatch."""
         spans = [span_of(s) for s in self.after(stmt) if not library_flag(s)]
         if precondition:
             self.after_spans.update(spans)
@@ -352,7 +355,8 @@ class Index:
             # the whole dispatch: a branch that names another backend makes it deliberate
             out = [("cuda-guarded", [span_of(b) for b in (p.body, p.orelse) if b])]
             if isinstance(p, ast.If) and (exits(p.body) or exits(p.orelse)):
-                after = self._work_after(p, _availability(p.test))
+                refusal = bool(p.body) and isinstance(p.body[-1], ast.Raise)
+                after = self._work_after(p, refusal and _availability(p.test))
                 if after:
                     out.append(("cuda-guarded", after))
             return out
