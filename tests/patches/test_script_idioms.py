@@ -213,12 +213,12 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("pick_arms_fn.py"),
             """\
-# left HN509:35: not a default or a built string: decide by hand
-# left HN509:45: not a default or a built string: decide by hand
-# left HN509:55: not a default or a built string: decide by hand
-# left HN101:34: cuda-guarded: 'cuda' (line 35)
-# left HN101:44: cuda-guarded: 'cuda' (line 45)
-# left HN101:54: cuda-guarded: 'cuda' (line 55)
+# left HN101:34: cuda-guarded: torch.backends.mps.is_available (line 36)
+# left HN101:44: cuda-guarded: torch.backends.mps.is_available (line 46)
+# left HN101:54: cuda-guarded: torch.backends.mps.is_available (line 56)
+# left HN509:35: cuda-branch: HN101 torch.cuda.is_available (line 34)
+# left HN509:45: cuda-branch: HN101 torch.cuda.is_available (line 44)
+# left HN509:55: cuda-branch: HN101 torch.cuda.is_available (line 54)
 @@ -5,5 +5 @@
 -    if torch.cuda.is_available():
 -        return "cuda"

@@ -63,16 +63,18 @@ def test_generated_series_has_no_cpu_regression(generated_run):
         cpu["tests.test_scale_device.TestScaleCPU::test_scale_stays_on_device_cpu"]["after"]
         == "skip"
     )
-    # selection: touched tests plus importers of devlib, not the unrelated file, nor
-    # test_move.py (its `.cuda()` has no device in scope, so its CUDA gate is kept as it is)
+    # selection: touched tests plus importers of devlib, not the unrelated file; test_move.py
+    # is touched since round 21 (a user's `.cuda()` with no device goes to the current
+    # accelerator, and its CUDA gate with it)
     sel = report["selection"]["tests"]
-    assert set(sel) == {"tests/test_scale_device.py"}, sel
+    assert set(sel) == {"tests/test_scale_device.py", "tests/test_move.py"}, sel
     assert not (repo / "tests" / "__pycache__").exists()  # the user's tree was not run in
 
 
 def test_generated_series_gains_trn_tests_without_regression(generated_run):
     """No regression on any device (the HN101 device pick once kept "cuda" and failed on trn),
-    and the gain the hand-written reference change also gets for test_scale_device."""
+    and the gains the hand-written reference change also gets: test_scale_device's and
+    test_move's roundtrip (its `.cuda()` and skip ported since round 21)."""
     _, _, rc, report, err = generated_run
     _trn_or_skip(report)
     assert rc == 0, err
@@ -81,7 +83,8 @@ def test_generated_series_gains_trn_tests_without_regression(generated_run):
     trn = _by(report, "trn")
     gains = {t for t, c in trn.items() if c["change"] == "gain"}
     assert gains == {
-        "tests.test_scale_device.TestScalePRIVATEUSE1::test_scale_stays_on_device_trn"
+        "tests.test_scale_device.TestScalePRIVATEUSE1::test_scale_stays_on_device_trn",
+        "tests.test_move.TestMove::test_roundtrip",
     }, (gains, err)
     pick = trn["tests.test_scale_device.TestScalePRIVATEUSE1::test_pick_device_allocates_trn"]
     assert (pick["before"], pick["after"]) == ("pass", "pass"), pick
