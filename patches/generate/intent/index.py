@@ -301,13 +301,13 @@ class Index:
 
     def _work_after(self, stmt, precondition: bool) -> list[Span]:
         """The statements after ``stmt`` in its block, less those that only set or assert a CUDA
-        library's flag (``[library_flags]``: they run anywhere and do nothing off CUDA). After a
-        ``precondition`` (a refusal unless the device is there: ``assert`` or ``raise`` under
-        ``_availability``), noted in
-        ``after_spans``: another backend named there (a script's ``if opt.mps and not
-        torch.backends.mps.is_available(): raise ...`` after its CUDA one) is no CUDA work the
-        check guards: the program asks each device it knows (``remaining``). Not after a check
-        of what a backend has (``if TEST_CUDA and torch.cuda.device_count() < x: sys.exit(80)``
+        library's flag (``[library_flags]``: they run anywhere and do nothing off CUDA).
+
+        After a ``precondition`` (a refusal unless the device is there: ``assert``, or ``raise``
+        under ``_availability``) they are noted in ``after_spans``: another backend named there
+        (a script's ``if opt.mps and not torch.backends.mps.is_available(): raise ...`` after its
+        CUDA one) is no CUDA work the check guards, the program asks each device it knows
+        (``remaining``). Not after a check of what a backend has (``if TEST_CUDA and torch.cuda.device_count() < x: sys.exit(80)``
         beside XPU's own exit code), nor after an arm that returns the device's own value (``if
         torch.cuda.is_available(): return torch.cuda.get_device_name()`` before XPU's): those
         arms are a per-device dispatch."""

@@ -258,7 +258,8 @@ class DeviceDefaults(Family):
 
     def _pick(self, eng, spec, original, pick: cst.IfExp, index: str | None):
         """``"cuda" if flag else "cpu"`` / ``"cuda:0" if opt.cuda else "cpu"`` (the DCGAN
-        example; ignite's: ``"cpu" if (not avail or args.no_cuda) else "cuda:0"``): the user asked for the accelerator, so its type (that index of it); left where
+        example; ignite's writes the CPU first: ``"cpu" if (not avail or args.no_cuda) else
+        "cuda:0"``): the user asked for the accelerator, so its type (that index of it); left where
         the other side is not the CPU (a fallback)."""
         if not _cpu_other_side(pick, original):
             # `"cuda" if not avail else avail.pop()`, `"cuda" if not use_device else
