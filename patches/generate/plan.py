@@ -24,6 +24,7 @@ from patches.generate import (
     message,
     project_style,
     pytorch_style,
+    torch_alias,
 )
 from patches.generate.codemods import FileOptions, FixSpec, rewrite_steps
 from patches.generate.codemods.reexports import Importers
@@ -368,8 +369,8 @@ def tree_index(run: Run) -> TreeIndex:
 
 
 def _conform_each(path: str, text: str, results, style, start: str | None = None) -> None:
-    """Every changing step of the file ends with neighbouring guards merged (``guard_merge``)
-    and in the file's ``style`` (PyTorch's own, or its project's: ``project_style``) for every
+    """Every changing step of the file ends with neighbouring guards merged (``guard_merge``),
+    torch spelled by the file's own alias (``torch_alias``), and in the file's ``style`` (PyTorch's own, or its project's: ``project_style``) for every
     line the series has changed so far (``pytorch_style.conform`` of the original ``text`` and
     that step's text), and starts where
     the step before it ended: each patch passes the lint on its own and still applies on top of
@@ -380,7 +381,7 @@ def _conform_each(path: str, text: str, results, style, start: str | None = None
         if r.error:
             continue
         if r.after != r.before:
-            merged = guard_merge.merge(text, r.after)
+            merged = torch_alias.alias(text, guard_merge.merge(text, r.after))
             r.before, r.after = prev, pytorch_style.conform(path, text, merged, style)
         else:
             r.before = r.after = prev
