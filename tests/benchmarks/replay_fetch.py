@@ -27,7 +27,8 @@ def cache_root() -> Path:
     return Path(base) / "hwneutral"
 
 
-def _sha(data: bytes) -> str:
+def sha256(data: bytes) -> str:
+    """The hex sha256 of ``data`` (the wheels here, the sdists in ``wild_fetch``)."""
     return hashlib.sha256(data).hexdigest()
 
 
@@ -67,7 +68,7 @@ def download(version: str, folder: Path) -> Path:
 def _verified(dest: Path, digests: dict[str, str]) -> bool:
     for rel, digest in digests.items():
         p = dest / rel
-        if not p.is_file() or _sha(p.read_bytes()) != digest:
+        if not p.is_file() or sha256(p.read_bytes()) != digest:
             return False
     return True
 
@@ -92,8 +93,8 @@ def sources(version: str, digests: dict[str, str]) -> Path:
                 bad.append(f"{rel}: not in {wheel.name}")
                 continue
             data = z.read(rel)
-            if _sha(data) != digest:
-                bad.append(f"{rel}: sha256 {_sha(data)[:12]} is not the labels' {digest[:12]}")
+            if sha256(data) != digest:
+                bad.append(f"{rel}: sha256 {sha256(data)[:12]} is not the labels' {digest[:12]}")
                 continue
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             (dest / rel).write_bytes(data)

@@ -10,7 +10,6 @@ or device member), so a hostile archive cannot write outside the destination.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 import tarfile
@@ -21,19 +20,11 @@ from pathlib import Path, PurePosixPath
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from replay_fetch import FetchError, cache_root  # noqa: E402
+from replay_fetch import FetchError, cache_root, sha256  # noqa: E402
 
 INDEX = "https://pypi.org/pypi/{name}/{version}/json"
 PROJECT = "https://pypi.org/pypi/{name}/json"
 TIMEOUT_S = 60
-
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _get(url: str) -> bytes:
@@ -71,7 +62,7 @@ def sdist_entry(name: str, version: str) -> tuple[str, str, str]:
 
 def cached(path: Path, digest: str) -> bool:
     """The file is there and is the one PyPI names (a wrong digest is never reused)."""
-    return path.is_file() and sha256_of(path) == digest
+    return path.is_file() and sha256(path.read_bytes()) == digest
 
 
 def download(name: str, version: str, pin: tuple[str, str] = ("", ""), folder=None) -> Path:
@@ -98,7 +89,7 @@ def download(name: str, version: str, pin: tuple[str, str] = ("", ""), folder=No
 
 def store(data: bytes, dest: Path, digest: str, what: str) -> Path:
     """Write ``data`` to ``dest`` only when its sha256 is ``digest`` (FetchError otherwise)."""
-    got = hashlib.sha256(data).hexdigest()
+    got = sha256(data)
     if got != digest:
         raise FetchError(f"{what}: {dest.name} has sha256 {got[:12]}, PyPI says {digest[:12]}")
     part = dest.with_suffix(dest.suffix + ".part")
