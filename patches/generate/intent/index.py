@@ -117,7 +117,7 @@ class Index:
         self.words = words(ctx.nodes)  # the author's own identifiers: no evidence
         self.comments = comments(ctx.source)
         self.tokens = tokens
-        self.after_spans: set[Span] = set()  # statements after a check (``_work_after``)
+        self.after_spans = self._after_refusals(ctx.nodes)
         self._starts = [t.span[0] for t in tokens]
 
     def _token_text(self, node: ast.AST) -> str | None:
@@ -299,22 +299,33 @@ class Index:
         block = self.block_of(stmt)
         return block[block.index(stmt) + 1 :] if block is not None else []
 
-    def _work_after(self, stmt, precondition: bool) -> list[Span]:
+    def _work_after(self, stmt) -> list[Span]:
         """The statements after ``stmt`` in its block, less those that only set or assert a CUDA
-        library's flag (``[library_flags]``: they run anywhere and do nothing off CUDA).
+        library's flag (``[library_flags]``: they run anywhere and do nothing off CUDA)."""
+        return [span_of(s) for s in self.after(stmt) if not library_flag(s)]
 
-        After a ``precondition`` (a refusal unless the device is there: ``assert``, or ``raise``
-        under ``_availability``) they are noted in ``after_spans``: another backend named there
-        (a script's ``if opt.mps and not torch.backends.mps.is_available(): raise ...`` after its
-        CUDA one) is no CUDA work the check guards, the program asks each device it knows
-        (``remaining``). Not after a check of what a backend has (``if TEST_CUDA and torch.cuda.device_count() < x: sys.exit(80)``
+    def _after_refusals(self, nodes) -> set[Span]:
+        """The statements after a CUDA precondition: a refusal unless the device is there
+        (``assert``, or an ``if`` under ``_availability`` whose body ends in ``raise``) whose
+        check names CUDA. Another backend named there (a script's ``if opt.mps and not
+        torch.backends.mps.is_available(): raise ...`` after its CUDA one) is no CUDA work the
+        check guards: the program asks each device it knows (``remaining``). Not after a check of
+        what a backend has (``if TEST_CUDA and torch.cuda.device_count() < x: sys.exit(80)``
         beside XPU's own exit code), nor after an arm that returns the device's own value (``if
         torch.cuda.is_available(): return torch.cuda.get_device_name()`` before XPU's): those
-        arms are a per-device dispatch."""
-        spans = [span_of(s) for s in self.after(stmt) if not library_flag(s)]
-        if precondition:
-            self.after_spans.update(spans)
-        return spans
+        arms are a per-device dispatch. Read from the file's structure, so a statement after
+        both a refusal and a dispatch arm reads the same whichever site is judged first."""
+        out: set[Span] = set()
+        for node in nodes:
+            refusal = isinstance(node, ast.Assert) or (
+                isinstance(node, ast.If) and node.body and isinstance(node.body[-1], ast.Raise)
+            )
+            if refusal and _availability(node.test) and self._names_cuda(node.test):
+                out.update(self._work_after(node))
+        return out
+
+    def _names_cuda(self, test: ast.AST) -> bool:
+        return any(is_cuda_word(self._token_text(n) or "") for n in ast.walk(test))
 
     def guarded(self, node, top) -> list[tuple[str, list[Span]]]:
         """(kind, spans) of the code the site guards or iterates over: ``cuda-chain`` (the rest
@@ -355,14 +366,13 @@ class Index:
             # the whole dispatch: a branch that names another backend makes it deliberate
             out = [("cuda-guarded", [span_of(b) for b in (p.body, p.orelse) if b])]
             if isinstance(p, ast.If) and (exits(p.body) or exits(p.orelse)):
-                refusal = bool(p.body) and isinstance(p.body[-1], ast.Raise)
-                after = self._work_after(p, refusal and _availability(p.test))
+                after = self._work_after(p)
                 if after:
                     out.append(("cuda-guarded", after))
             return out
         if isinstance(p, ast.Assert) and p.test is n:
             # `assert torch.cuda.is_available()` guards what follows
-            after = self._work_after(p, _availability(p.test))
+            after = self._work_after(p)
             return [("cuda-guarded", after)] if after else None
         if isinstance(p, ast.For) and p.iter is n:
             return [("cuda-loop", [span_of(p.body + p.orelse)])]
