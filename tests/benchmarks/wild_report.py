@@ -15,6 +15,17 @@ def _yes(ok: bool) -> str:
 
 
 def summary(results: list[dict], plain: bool) -> None:
+    """One table for the projects the codemod was tuned on, one for the held-out ones (their
+    figures are first contact only until a change is made for them)."""
+    tuned = [r for r in results if not r.get("held_out")]
+    held = [r for r in results if r.get("held_out")]
+    if tuned:
+        _summary("Scripts nobody here wrote (--unsafe-fixes)", tuned, plain)
+    if held:
+        _summary("Held-out projects (--unsafe-fixes)", held, plain)
+
+
+def _summary(title: str, results: list[dict], plain: bool) -> None:
     headers = ["project", "files scanned", "with findings", "findings", "fixed", "left"]
     headers += ["undecided", "left after (rescan)", "no device", "split units", "patches"]
     headers += ["all apply", "prefixes compile", "rerun adds", "seconds"]
@@ -29,7 +40,7 @@ def summary(results: list[dict], plain: bool) -> None:
         row += [_yes(not c["apply_error"]), _yes(not c["prefix_failures"]), rerun]
         row.append(round(sum(r["seconds"].values()), 1))
         rows.append(row)
-    table("Scripts nobody here wrote (--unsafe-fixes)", headers, rows, plain)
+    table(title, headers, rows, plain)
 
 
 def by_key(title: str, field: str, results: list[dict], plain: bool, cell=str) -> None:
