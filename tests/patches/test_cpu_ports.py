@@ -5,7 +5,8 @@ device. Round 18's: the current index shown, a model beside a checkpoint's CUDA 
 moved in a ``map_location`` lambda, the deprecated default tensor type. Round 19's: two DDP
 scripts (``device_ids`` of a CPU module, the device of a local rank; gloo, world size 1, each
 run on a free ``MASTER_PORT``). Round 21's: a peak read by ``memory_stats()``'s key (a KeyError
-on the CPU's ``{}``). Generate's series is
+on the CPU's ``{}``). Round 22's: a tensor-parallel script's ``init_device_mesh("cuda", ...)``.
+Generate's series is
 applied patch by patch with ``git am``: every prefix compiles, and no availability check ends up
 inside another (the counters a fact unit reads fall to other rules and patches). Then each port
 runs here, where each original fails."""
@@ -57,6 +58,7 @@ SCRIPTS = {  # path in the tree -> fixture
     "examples/ddp.py": FIXTURES / "script_ddp" / "ddp_script.py",
     "examples/ddp_rank.py": FIXTURES / "script_ddp" / "rank_device.py",
     "examples/memory_stats.py": FIXTURES / "script_idioms" / "memory_stats_script.py",
+    "examples/device_mesh.py": FIXTURES / "script_ddp" / "device_mesh_script.py",
 }
 
 

@@ -27,13 +27,16 @@ DEVICE_METHODS = frozenset({"to"})
 # first argument is a device argument too.
 DEVICE_CALLS = frozenset({"torch.Generator", "torch._C.Generator"})
 # calls whose first argument is a device type (HN502's `calls`; idioms_device's too), and the
-# keyword that is one
+# keyword that is one; a device mesh's (``init_device_mesh("cuda", (world_size,))``, the
+# tensor-parallel tutorials' shape) takes the same type as the ``device`` a script picks
 DEVICE_TYPE_CALLS = frozenset(
     {
         "torch.amp.autocast",
         "torch.autocast",
         "torch.amp.GradScaler",
         "torch.amp.is_autocast_available",
+        "torch.distributed.device_mesh.init_device_mesh",
+        "torch.distributed.init_device_mesh",
     }
 )
 DEVICE_TYPE_KEYWORD = "device_type"
