@@ -361,3 +361,57 @@ def test_a_library_flag_left_beside_a_rewrite_splits_nothing():
     src = src.replace("torch.backends.cudnn.benchmark = True", "torch.cuda.set_device(0)")
     sites = wild_units.sites_of("b.py", src, findings, [Hunk(5, ["old"], ["new"])])
     assert len(wild_units.split_units(sites)) == 1
+
+
+# --- the held-out set (round 22) ----------------------------------------------------------
+
+
+def test_sets_keep_the_tuned_default_and_hold_the_others_out():
+    assert wild_scripts.SETS["tuned"] == ["ignite", "fairscale", "fairseq"]
+    held = wild_scripts.SETS["held-out"]
+    assert held and not set(held) & set(wild_scripts.SETS["tuned"])
+    assert all(wild_scripts.PROJECTS[k].held_out for k in held)
+    assert wild_scripts.parse_args([]).keys == wild_scripts.SETS["tuned"]
+    assert wild_scripts.parse_args(["--set", "held-out"]).keys == held
+    assert wild_scripts.parse_args(["--set", "all"]).keys == list(wild_scripts.PROJECTS)
+    assert wild_scripts.parse_args(["--projects", "opacus,ignite"]).keys == ["opacus", "ignite"]
+
+
+def test_every_pin_is_a_sha256_of_an_sdist():
+    for p in wild_scripts.PROJECTS.values():
+        filename, digest = p.sdist
+        assert filename.endswith(".tar.gz") and p.version in filename
+        assert len(digest) == 64 and int(digest, 16) >= 0
+        assert p.folders and not any(f.startswith(("/", "..")) for f in p.folders)
+
+
+def test_the_report_prints_held_out_projects_apart(capsys):
+    row = {
+        "files_scanned": 1,
+        "files_with_findings": 1,
+        "before": 2,
+        "fixed": 1,
+        "left": 1,
+        "undecided": 0,
+        "after_rerun_scan": 1,
+        "no_device": 0,
+        "split_units": [],
+        "checks": {"patches": 1, "apply_error": "", "prefix_failures": [], "rerun_patches": 0},
+        "seconds": {"all": 1.0},
+    }
+    tuned = {"project": "ignite==0.5.5", "held_out": False, **row}
+    held = {"project": "opacus==1.6.0", "held_out": True, **row}
+    wild_scripts.wild_report.summary([tuned, held], plain=True)
+    out = capsys.readouterr().out
+    first, _, second = out.partition("Held-out projects")
+    assert "ignite==0.5.5" in first and "opacus" not in first
+    assert "opacus==1.6.0" in second and "ignite" not in second
+
+
+def test_fetch_failure_of_a_held_out_project_exits_2(monkeypatch, tmp_path, capsys):
+    def fail(name, version, pin):
+        raise wild_scripts.FetchError(f"{name}=={version}: cannot read it")
+
+    monkeypatch.setattr(wild_scripts.wild_fetch, "download", fail)
+    assert wild_scripts.main(["--set", "held-out", "--keep", str(tmp_path)]) == 2
+    assert "opacus==1.6.0" in capsys.readouterr().err
