@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from audits.resolve import bindings, qualify
 from patches.generate.intent.index import library_flag
 
 if TYPE_CHECKING:
@@ -157,10 +158,18 @@ def flag_lines(tree: ast.AST) -> set[int]:
     """The lines of statements that only set or assert a CUDA library's flag
     (``torch.backends.cudnn.benchmark = True``: the intent gate's ``library_flag``): they run
     anywhere and do nothing off CUDA, so one left beside a rewrite splits nothing."""
+    imports = {
+        local: q
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for local, q in bindings(node, "")
+        if q is not None
+    }
     return {
         n
         for node in ast.walk(tree)
-        if isinstance(node, ast.stmt) and library_flag(node)
+        if isinstance(node, ast.stmt)
+        and library_flag(node, lambda _, dotted: qualify(dotted.split("."), imports.get))
         for n in range(node.lineno, (node.end_lineno or node.lineno) + 1)
     }
 

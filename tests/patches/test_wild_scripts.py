@@ -363,6 +363,27 @@ def test_a_library_flag_left_beside_a_rewrite_splits_nothing():
     assert len(wild_units.split_units(sites)) == 1
 
 
+def test_a_library_flag_through_its_module_alias_splits_nothing():
+    src = textwrap.dedent(
+        """        import torch
+        import torch.backends.cudnn as cudnn
+
+
+        def main():
+            assert torch.cuda.is_available()
+            cudnn.benchmark = True
+            device = "cuda"
+            return device
+        """
+    )
+    findings = [_f("HN101", 6, REWRITE), _f("HN412", 7, MANUAL), _f("HN502", 8, REWRITE)]
+    sites = wild_units.sites_of("b.py", src, findings, [Hunk(6, ["old"], ["new"])])
+    assert wild_units.split_units(sites) == []
+    other = src.replace("import torch.backends.cudnn as cudnn", "import mylib as cudnn")
+    sites = wild_units.sites_of("b.py", other, findings, [Hunk(6, ["old"], ["new"])])
+    assert len(wild_units.split_units(sites)) == 1  # another module's attribute: it splits
+
+
 # --- the held-out set (round 22) ----------------------------------------------------------
 
 

@@ -55,16 +55,22 @@ def _availability(test: ast.AST) -> bool:
 _DEVICE_NAME = re.compile(r"(?i)(?:\w+_)?device(?:_type|_index|s)?")
 
 
-def library_flag(stmt: ast.stmt) -> bool:
+def library_flag(stmt: ast.stmt, qualify=None) -> bool:
     """``stmt`` only sets or asserts a CUDA library's flag (``torch.backends.cudnn.benchmark =
-    True``, ``assert torch.backends.cudnn.enabled, "..."``)."""
+    True``, ``assert torch.backends.cudnn.enabled, "..."``; ``cudnn.benchmark = True`` under
+    ``import torch.backends.cudnn as cudnn`` where ``qualify(line, dotted)`` resolves imports)."""
     if isinstance(stmt, ast.Assign):
         subjects = stmt.targets
     elif isinstance(stmt, ast.Assert):
         subjects = [stmt.test]
     else:
         return False
-    return all(ast.unparse(t).startswith(library_flags()) for t in subjects)
+    return all(_qualified(t, qualify).startswith(library_flags()) for t in subjects)
+
+
+def _qualified(node: ast.AST, qualify) -> str:
+    text = ast.unparse(node)
+    return (qualify and qualify(node.lineno, text)) or text
 
 
 def _names_a_device(test: ast.AST) -> bool:
@@ -302,7 +308,7 @@ class Index:
     def _work_after(self, stmt) -> list[Span]:
         """The statements after ``stmt`` in its block, less those that only set or assert a CUDA
         library's flag (``[library_flags]``: they run anywhere and do nothing off CUDA)."""
-        return [span_of(s) for s in self.after(stmt) if not library_flag(s)]
+        return [span_of(s) for s in self.after(stmt) if not library_flag(s, self.ctx.qualify)]
 
     def _after_refusals(self, nodes) -> set[Span]:
         """The statements after a CUDA precondition: a refusal unless the device is there
