@@ -29,6 +29,12 @@ def test_fixture(case):
         ("torch.cuda.device_count() >= 2 and TEST_CUDA", None),
         ("torch.foo.is_available()", None),
         ("TEST_CUDNN", None),
+        ("is_xpu_available()", ("xpu", "avail")),  # a project's helper of another backend
+        ("utils.is_torch_npu_available()", ("npu", "avail")),
+        ("torch.backends.mps.is_available()", ("mps", "avail")),
+        ("is_xpu_available(check_device=True)", None),
+        ("is_flash_available()", None),
+        ("is_cuda_available()", None),  # CUDA's own question is torch.cuda's
     ],
 )
 def test_probe(src, want):

@@ -9,18 +9,21 @@ CUDA arm's HN101/HN102/HN704), upstream's form (``common_distributed``'s skip he
     if TEST_XPU and torch.xpu.device_count() >= x:
         return True
 
-and a disjunction asking whether any of them is there::
+and a disjunction asking whether any of them is there (or its negation written with ``and``)::
 
     if not (TEST_CUDA or TEST_HPU or TEST_XPU):       ->   if not torch.accelerator.is_available():
+    if not torch.cuda.is_available() and not is_xpu_available():   ->   (the same)
 
-A **probe** of backend ``b`` is ``torch.b.is_available()`` or its test flag (``TEST_B``), a count
+A **probe** of backend ``b`` is ``torch.b.is_available()``, its test flag (``TEST_B``) or a
+project's helper of another backend (``is_xpu_available()``: accelerate's, peft's), a count
 ``torch.b.device_count() <op> N``, or the two joined by ``and``. A **sequence** is a run of sibling
 ``if`` statements (no ``elif``/``else``), each testing a probe of another backend, CUDA's among
 them, all of one shape with the same ``<op> N``, and all with the same body: the body runs when any
 of those accelerators answers, and a process has one accelerator type, which ``torch.accelerator``
 asks about (the others too: MPS, MTIA, PrivateUse1). The first ``if`` gets the accelerator's probe
 (``is_available() and`` kept before a count, as the arms had it), the others go. A **disjunction**
-is an ``or`` of availability probes of two or more backends, CUDA's among them.
+is an ``or`` of availability probes of two or more backends, CUDA's among them, or an ``and``
+of their negations.
 
 Left: arms whose bodies differ (a per-backend exit code or message), thresholds that differ, an
 arm with an ``else``, a single CUDA arm (the plain renames decide it), probes in a function that
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -47,6 +51,7 @@ BACKENDS = ("cuda", *NAMED_BACKENDS)
 FLAGS = {f"TEST_{b.upper()}": b for b in BACKENDS}
 AVAILABLE = "torch.accelerator.is_available()"
 COUNT = "torch.accelerator.device_count()"
+_HELPER = re.compile(rf"is_(?:torch_)?({'|'.join(NAMED_BACKENDS)})_available")
 _OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 
@@ -84,7 +89,31 @@ def _module(node: ast.AST, attr: str) -> str | None:
 def _available(node: ast.AST) -> str | None:
     if isinstance(node, ast.Name):
         return FLAGS.get(node.id)
+    if (b := _probe_function(node)) is not None:
+        return b
+    if _is_call(node, "torch.backends.mps.is_available"):
+        return "mps"
     return _module(node, "is_available")
+
+
+def _probe_function(node: ast.AST) -> str | None:
+    """``b`` for a no-argument call of a project's availability helper of another backend
+    (``is_xpu_available()``, ``is_torch_npu_available()``: accelerate's, transformers')."""
+    if not (isinstance(node, ast.Call) and not node.args and not node.keywords):
+        return None
+    f = node.func
+    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+    m = _HELPER.fullmatch(name)
+    return m.group(1) if m else None
+
+
+def _is_call(node: ast.AST, dotted: str) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and not node.args
+        and not node.keywords
+        and ast.unparse(node.func) == dotted
+    )
 
 
 def _count(node: ast.AST) -> tuple[str, str] | None:
@@ -151,17 +180,25 @@ def _runs(stmts: list[ast.stmt]):
         run = []
 
 
+def _negated(node: ast.AST) -> ast.AST | None:
+    ok = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+    return node.operand if ok else None
+
+
 def _disjunction(node: ast.BoolOp) -> Unit | None:
-    if not isinstance(node.op, ast.Or):
-        return None
-    names = [_available(v) for v in node.values]
+    """``A or B`` of availability probes, or ``not A and not B`` (none of them is there)."""
+    if isinstance(node.op, ast.Or):
+        probes, text = node.values, AVAILABLE
+    else:
+        probes, text = [_negated(v) for v in node.values], f"not {AVAILABLE}"
+    names = [_available(v) if v is not None else None for v in probes]
     if None in names or "cuda" not in names or len(set(names)) != len(names):
         return None
     cuda = node.values[names.index("cuda")]
     spans = tuple(span_of(v) for v in node.values if v is not cuda)
     return Unit(
         cuda.lineno,
-        AVAILABLE,
+        text,
         spans,
         (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset),
         (),
@@ -171,9 +208,15 @@ def _disjunction(node: ast.BoolOp) -> Unit | None:
 
 
 def _flags(tests) -> tuple[str, ...]:
+    """The test flags and helper functions named in ``tests`` (their imports may go)."""
     return tuple(
         sorted(
-            {n.id for t in tests for n in ast.walk(t) if isinstance(n, ast.Name) and n.id in FLAGS}
+            {
+                n.id
+                for t in tests
+                for n in ast.walk(t)
+                if isinstance(n, ast.Name) and (n.id in FLAGS or _HELPER.fullmatch(n.id))
+            }
         )
     )
 
