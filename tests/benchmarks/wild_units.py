@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from audits.resolve import bindings, qualify
+from patches.generate.intent.data import library_flags
 from patches.generate.intent.index import library_flag
 
 if TYPE_CHECKING:
@@ -156,8 +157,9 @@ def sites_of(
 
 def flag_lines(tree: ast.AST) -> set[int]:
     """The lines of statements that only set or assert a CUDA library's flag
-    (``torch.backends.cudnn.benchmark = True``: the intent gate's ``library_flag``): they run
-    anywhere and do nothing off CUDA, so one left beside a rewrite splits nothing."""
+    (``torch.backends.cudnn.benchmark = True``, also through ``import torch.backends.cudnn as
+    cudnn``: the intent gate's ``library_flag``), and the imports of those settings' modules:
+    they run anywhere and do nothing off CUDA, so one left beside a rewrite splits nothing."""
     imports = {
         local: q
         for node in ast.walk(tree)
@@ -169,9 +171,21 @@ def flag_lines(tree: ast.AST) -> set[int]:
         n
         for node in ast.walk(tree)
         if isinstance(node, ast.stmt)
-        and library_flag(node, lambda _, dotted: qualify(dotted.split("."), imports.get))
+        and (
+            library_flag(node, lambda _, dotted: qualify(dotted.split("."), imports.get))
+            or _flag_module_import(node)
+        )
         for n in range(node.lineno, (node.end_lineno or node.lineno) + 1)
     }
+
+
+def _flag_module_import(node: ast.stmt) -> bool:
+    """``import torch.backends.cudnn as cudnn``: only modules of CUDA's library settings."""
+    if not isinstance(node, (ast.Import, ast.ImportFrom)):
+        return False
+    names = [q for _, q in bindings(node, "")]
+    modules = tuple(p.rstrip(".") for p in library_flags())
+    return bool(names) and all(q is not None and q.startswith(modules) for q in names)
 
 
 def split_units(sites: list[Site]) -> list[SplitUnit]:

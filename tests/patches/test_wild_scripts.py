@@ -384,6 +384,25 @@ def test_a_library_flag_through_its_module_alias_splits_nothing():
     assert len(wild_units.split_units(sites)) == 1  # another module's attribute: it splits
 
 
+def test_the_import_of_a_library_settings_module_splits_nothing():
+    src = textwrap.dedent(
+        """\
+        import argparse
+        import torch.backends.cudnn as cudnn
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--device", default="cuda")
+        cudnn.benchmark = True
+        """
+    )
+    findings = [_f("HN190", 2, MANUAL), _f("HN502", 5, REWRITE), _f("HN412", 6, MANUAL)]
+    sites = wild_units.sites_of("d.py", src, findings, [Hunk(5, ["old"], ["new"])])
+    assert wild_units.split_units(sites) == []
+    other = src.replace("torch.backends.cudnn", "torch.cuda.nccl")  # CUDA work, not a setting
+    sites = wild_units.sites_of("d.py", other, findings, [Hunk(5, ["old"], ["new"])])
+    assert len(wild_units.split_units(sites)) == 1
+
+
 # --- the held-out set (round 22) ----------------------------------------------------------
 
 
