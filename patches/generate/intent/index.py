@@ -52,7 +52,7 @@ def _availability(test: ast.AST) -> bool:
     )
 
 
-_DEVICE_NAME = re.compile(r"(?i)(?:\w+_)?device(?:_type|_index|s)?")
+DEVICE_NAME = re.compile(r"(?i)(?:\w+_)?device(?:_type|_index|s)?")
 
 
 def library_flag(stmt: ast.stmt, qualify=None) -> bool:
@@ -87,7 +87,7 @@ def _names_a_device(test: ast.AST) -> bool:
             text = n.value
         else:
             continue
-        if is_cuda_word(text) or _OTHER_DEVICE.search(text) or _DEVICE_NAME.fullmatch(text):
+        if is_cuda_word(text) or _OTHER_DEVICE.search(text) or DEVICE_NAME.fullmatch(text):
             return True
     return False
 

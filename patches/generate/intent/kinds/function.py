@@ -13,7 +13,9 @@ device.type != "cuda": return False`` stays; ``onlyCUDAAndPRIVATEUSE1``: the wra
 keeps its device test), not for how its body works: the events and syncs of ``_benchmark_collective_with_cuda_events_impl`` ("Core
 benchmarking logic using CUDA events"), the current device inside a ``.cuda()`` method ("Returns
 a copy of this object in CUDA memory"), a workspace allocated inside ``get_symm_mem_workspace``
-are judged by their own unit (upstream neutralised all three between 2.13 and 2.14). The one class
+are judged by their own unit (upstream neutralised all three between 2.13 and 2.14). Nor does a
+summary speak for a call handed the function's own device parameter (opacus' benchmark helper,
+"Safely resets CUDA peak memory statistics of device", round 22): the caller picks the device. The one class
 name this keeps that upstream neutralised anyway is ``CUDABenchmarkRequest``'s (the replay: 3
 sites, 1 of them in upstream's form), against 2 wrong rewrites in ``CUDATestBase`` without it."""
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 import ast
 
 from patches.generate.intent.data import about_cuda_summary, is_cuda_word, other_backend_only
+from patches.generate.intent.index import DEVICE_NAME
 from patches.generate.intent.nodes import span_of
 from patches.generate.intent.probe import Evidence, Probe
 
@@ -45,10 +48,28 @@ def detect(p: Probe) -> list[Evidence]:
         if is_cuda_word(d.name) and _named_for(p, d):
             return [Evidence(KIND, d.lineno, f"inside {d.name}")]
         doc = ast.get_docstring(d, clean=False)
-        if doc and about_cuda_summary(doc) and _named_for(p, d):
+        if doc and about_cuda_summary(doc) and _named_for(p, d) and not _callers_device(p, d):
             line = doc.strip().split("\n")[0][:60]
             return [Evidence(KIND, d.lineno, f"{d.name}: {line!r}")]
     return []
+
+
+def _callers_device(p: Probe, d) -> bool:
+    """The site hands a function's own device parameter to its call
+    (``torch.cuda.max_memory_allocated(device)`` in a helper taking ``device``): it works on the
+    device its caller passes, and a summary's CUDA ("Safely resets CUDA peak memory statistics
+    of device") is the one its author had. The name still speaks (``cuda_stats(device)``)."""
+    if isinstance(d, ast.ClassDef):
+        return False
+    a = d.args
+    devices = {
+        x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs] if DEVICE_NAME.fullmatch(x.arg)
+    }
+    return any(
+        isinstance(c, ast.Call) and isinstance(v, ast.Name) and v.id in devices
+        for c in ast.walk(p.top)
+        for v in [*getattr(c, "args", ()), *(k.value for k in getattr(c, "keywords", ()))]
+    )
 
 
 def _serves_others(p: Probe, d) -> bool:
