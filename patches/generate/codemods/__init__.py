@@ -309,10 +309,14 @@ def rewrite_steps(
     except (SyntaxError, ValueError, RecursionError) as e:
         return [Rewrite(path, source, source, error=f"parse: {e}", sites=_sites(g)) for g in groups]
     if options.findings is not None:
-        f.settle(options.findings)
+        try:
+            f.settle(options.findings)
+            f.join_units()
+        except Exception as e:  # a gate bug must cost this file, not the series
+            why = f"intent gate: {type(e).__name__}: {e}"
+            return [Rewrite(path, source, source, error=why, sites=_sites(g)) for g in groups]
         if options.evidence is not None:  # --explain: the gate's evidence for every site it left
             options.evidence.update(f.evidence)
-        f.join_units()
     out, final = _steps(f, verify_each=False)
     if final != source:
         # Every region already parsed; one compile() of the result stands for the steps

@@ -65,10 +65,13 @@ def _callers_device(p: Probe, d) -> bool:
     devices = {
         x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs] if DEVICE_NAME.fullmatch(x.arg)
     }
+    calls = [
+        c for c in ast.walk(p.top) if isinstance(c, ast.Call) and is_cuda_word(ast.unparse(c.func))
+    ]
     return any(
-        isinstance(c, ast.Call) and isinstance(v, ast.Name) and v.id in devices
-        for c in ast.walk(p.top)
-        for v in [*getattr(c, "args", ()), *(k.value for k in getattr(c, "keywords", ()))]
+        isinstance(v, ast.Name) and v.id in devices
+        for c in calls
+        for v in [*c.args, *(k.value for k in c.keywords)]
     )
 
 
