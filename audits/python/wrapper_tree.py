@@ -25,6 +25,7 @@ class Wrapper:
     qual: str  # pkg.mod.fn
     rule: str  # the wrapped rule's id
     kind: str  # "call" (a function) or "reference" (a flag)
+    via: str = ""  # the wrapper it returns or re-exports (hops 2..); "" for a direct one
 
 
 class Module:

@@ -14,6 +14,17 @@ from audits.python.plan import Plan
 from audits.python.wrapper_tree import DEFS, Module, Tree, defined, mention_lines, ref, spanning
 from audits.suppress import is_suppressed, suppressed_lines
 
+_VIA = " via `"  # the message names the wrapper: "<rule title> via `pkg.mod.fn`: ..."
+
+
+def wrapper_of(f: Finding) -> str | None:
+    """The wrapper a finding of this pass is a use of (``pkg.mod.fn``); None for any other
+    finding (the per-file scan's, whose replacement or message names no wrapper)."""
+    head, sep, rest = f.message.partition(_VIA)
+    if not sep or f.replacement is not None or f.safety != "manual":
+        return None
+    return rest.split("`", 1)[0] or None
+
 
 def uses(
     tree: Tree, mentions: dict[str, set[str]], by_id: dict[str, Rule], plan: Plan
@@ -162,7 +173,7 @@ class _Site:
                 char_col(lines, end.end_lineno, end.end_col_offset),
                 line.strip(),
                 subsystem(self.prefix + self.rel),
-                f"{rule.title} via `{qual}`: {base}",
+                f"{rule.title}{_VIA}{qual}`: {base}",
                 None,  # the call site names the wrapper: nothing to rename here
                 "manual",
             )

@@ -69,22 +69,35 @@ def follow(
     findings: Sequence[Finding],
     rules: Sequence[Rule],
     prefix: str = "",
+    known: dict[str, Wrapper] | None = None,
 ) -> list[Finding]:
     """Findings at the uses of project-local wrappers (see the module docstring).
 
     ``python_files``: every Python file of the tree (relative paths, sorted); ``words(relpath)``:
     a text holding every name the file holds (its bytes will do; None when unreadable);
-    ``read(relpath)``: its bytes; ``findings``: the per-file scans' findings (all rules)."""
-    qual_rules = {r.id: r for r in rules if qualifying(r)}
-    if not qual_rules:
-        return []
-    plan = build_plan(rules)
-    tree = Tree(python_files, words, read, prefix)
-    _find_direct(tree, findings, qual_rules, plan)
+    ``read(relpath)``: its bytes; ``findings``: the per-file scans' findings (all rules).
+    ``known``: filled with the wrappers found, qualified name -> ``Wrapper`` (its ``via``: the
+    wrapper it returns or re-exports)."""
+    tree, plan, mentions = _known(python_files, words, read, findings, rules, prefix)
+    if known is not None:
+        known.update(tree.known)
     if not tree.known:
         return []
-    mentions = _follow_hops(tree, plan)
     return uses(tree, mentions, {r.id: r for r in rules}, plan)
+
+
+def _known(python_files, words, read, findings, rules, prefix) -> tuple[Tree, Plan, dict]:
+    """(the tree with its known wrappers, the rules' plan, file -> the wrapper names it
+    mentions)."""
+    tree = Tree(python_files, words, read, prefix)
+    qual_rules = {r.id: r for r in rules if qualifying(r)}
+    if not qual_rules:
+        return tree, None, {}
+    plan = build_plan(rules)
+    _find_direct(tree, findings, qual_rules, plan)
+    if not tree.known:
+        return tree, plan, {}
+    return tree, plan, _follow_hops(tree, plan)
 
 
 def _find_direct(tree: Tree, findings, qual_rules: dict[str, Rule], plan: Plan) -> None:
@@ -224,7 +237,7 @@ def _hop(mod: Module, known: dict[str, Wrapper], names) -> list[Wrapper]:
                 q = mod.imports.get(local)
                 if q in known and f"{mod.name}.{local}" not in known:
                     w = known[q]
-                    out.append(Wrapper(f"{mod.name}.{local}", w.rule, w.kind))
+                    out.append(Wrapper(f"{mod.name}.{local}", w.rule, w.kind, q))
             continue
         names_here = defined(node)
         if names_here and f"{mod.name}.{names_here[0]}" in known:
@@ -234,7 +247,7 @@ def _hop(mod: Module, known: dict[str, Wrapper], names) -> list[Wrapper]:
         for v in values:
             via = next((q for n in ast.walk(v) if (q := ref(mod, n)) in known), None)
             if via is not None and via != qual and _plain(v):
-                out.append(Wrapper(qual, known[via].rule, kind))
+                out.append(Wrapper(qual, known[via].rule, kind, via))
                 break
     return out
 
