@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from audits import baseline, catalog
 from audits.model import FileError, Finding, Report, Rule
@@ -47,6 +47,31 @@ def scan_source(
         [r for r in rules if r.language == "python"],
         package_prefix=package_prefix,
     )
+
+
+def wrapper_of(f: Finding) -> str | None:
+    """The project wrapper (``pkg.mod.fn``) a finding of the audit's tree-level pass is a use
+    of; None for a finding of the per-file scan."""
+    from audits.python.wrapper_uses import wrapper_of as of
+
+    return of(f)
+
+
+def python_files(root: Path) -> list[str]:
+    """The tree's Python files the scan reads (its walk and ``exclude`` config), sorted."""
+    from audits.config import load_config
+    from audits.languages import LANGUAGES, load_scanner
+    from audits.walk import DEFAULT_MAX_BYTES, walk
+
+    cfg = load_config(str(root))
+    langs = [lang for lang in LANGUAGES if lang.name == "python" and load_scanner(lang)]
+    entries, _ = walk(
+        str(root),
+        excludes=cfg.exclude,
+        max_bytes=cfg.max_file_size or DEFAULT_MAX_BYTES,
+        languages=langs,
+    )
+    return sorted(e.relpath for e in entries if e.language == "python")
 
 
 def scan_tree(
@@ -101,6 +126,24 @@ class Audit:
         return scan_source(
             text.encode("utf-8"), path, list(self.rules.values()), package_prefix=self.prefix
         )
+
+    def wrappers(
+        self, files: Sequence[str], read: Callable[[str], bytes | None], findings: list[Finding]
+    ) -> tuple[list[Finding], dict]:
+        """The audit's tree-level pass over ``files`` as ``read`` gives them (rel -> bytes):
+        (the uses of the project's wrappers, qualified name -> ``Wrapper``). ``findings``:
+        those files' per-file findings (the scan's, or a rescan's)."""
+        from audits.python.words import words
+        from audits.python.wrappers import follow
+
+        rules = [r for r in self.rules.values() if r.language == "python"]
+
+        def words_of(rel: str) -> bytes | None:
+            data = read(rel)
+            return None if data is None else words(data)
+
+        known: dict = {}
+        return follow(files, words_of, read, findings, rules, self.prefix, known), known
 
 
 def open_audit(root: Path, sel: Sequence[str] = (), ignore: Sequence[str] = ()) -> Audit:

@@ -195,9 +195,9 @@ def _reason_kind(reason: str) -> str:
 def _summary(run: Run, args) -> None:
     plan = run.plan
     seconds = time.perf_counter() - run.started
-    # What a rescan of the series' result finds, not the plan's own sites (a rewrite removes
-    # findings it was not asked about: the branch a device-pick block was).
-    before, fixed, left = recount.summary_counts(run)
+    # Per finding, as --explain decides it: rewritten, or gone from the series' result (a
+    # rewrite removes findings it was not asked about: the branch a device-pick block was).
+    before, fixed, left, written = recount.summary_counts(run)
     # A site the intent gate left is counted by its first evidence kind (the details differ
     # per site: `--explain FILE:LINE` prints them).
     reasons = Counter(_reason_kind(x.reason) for x in plan.left)
@@ -211,6 +211,14 @@ def _summary(run: Run, args) -> None:
     for rule in sorted(set(before) | set(left)):
         print(
             f"  {rule:8} before {before[rule]:5}  fixed {fixed[rule]:5}  left {left[rule]:5}",
+            file=out,
+        )
+    if written:
+        print(
+            f"  {sum(written.values())} more found on lines the series wrote ("
+            + ", ".join(f"{r} {n}" for r, n in sorted(written.items()))
+            + "), no finding of the tree before it (a rewrite that keeps CUDA's call under "
+            "CUDA's check writes them on purpose)",
             file=out,
         )
     for reason, n in reasons.most_common(8):

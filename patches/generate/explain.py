@@ -9,16 +9,21 @@ the intent gate's evidence (``patches/generate/intent/``) or the family's or cat
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from patches.common.cli import UsageError
-from patches.generate import helper_rename, pipeline
+from patches.generate import helper_rename, pipeline, tree_uses
 from patches.generate.intent import KINDS
 from patches.generate.linediff import opcodes
 from patches.generate.plan import _map_line, file_steps
 from patches.generate.state import Settings
+
+# the lines after LEFT that make a left finding fixed after all (``recount``, the wild tally)
+TAKEN = "but the series rewrites its line anyway"
+WRAPPER_GONE = "but the series makes its wrapper neutral"
 
 
 def parse_site(site: str, tree: Path | None = None) -> tuple[Path, int]:
@@ -66,12 +71,16 @@ def decisions(file: Path, root: Path, settings: Settings | None = None, run=None
     ``run``: a ``pipeline.read`` of that tree and settings, to share across files."""
     rel = file.resolve().relative_to(root.resolve()).as_posix()
     run = run or pipeline.read(settings or Settings(root, unsafe_fixes=True))
+    if run.report is None:  # the tree scan: its tree-level findings are no file's own
+        pipeline.scan(run)
     text = file.read_bytes().decode("utf-8")
     found, errs = run.audit.rescan(text, rel)
     if errs:
         return FileDecisions(rel, text, error=f"{errs[0].reason} {errs[0].detail}")
-    lines = _decisions(run, text, rel, found)
-    return FileDecisions(rel, text, found, run.audit.rules, lines=lines)
+    uses = [f for f in run.report.findings if f.path == rel and tree_uses.wrapper_of(f)]
+    lines = _decisions(run, text, rel, found, uses)
+    every = sorted(found + uses, key=lambda f: (f.line, f.col, f.rule))
+    return FileDecisions(rel, text, every, run.audit.rules, lines=lines)
 
 
 def explain(
@@ -108,26 +117,41 @@ def at_line(d: FileDecisions, line: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def _decisions(run, text: str, rel: str, found):
-    """``decide(finding)`` -> the lines that say what generate does with it."""
+def _steps(run, text: str, rel: str, found, evidence=None):
+    """(generate's steps for the file, their results, the text the series leaves)."""
     rule_ids = sorted({f.rule for f in found if f.rule in run.specs})
-    evidence: dict = {}
     steps = file_steps(run, text, rel, found, rule_ids, evidence=evidence)
     results = [res for res, _ in steps.values() if res is not None]
+    unit = helper_rename.of(run)
+    start = unit.start(rel, text) if unit is not None else text
+    return steps, results, results[-1].after if results else start
+
+
+def _decisions(run, text: str, rel: str, found, uses=()):
+    """``decide(finding)`` -> the lines that say what generate does with it. ``uses``: the tree
+    scan's findings at uses of project wrappers in the file (``tree_uses``)."""
+    evidence: dict = {}
+    steps, results, final = _steps(run, text, rel, found, evidence)
     applied = {a for r in results for a in r.outcome.applied}
     failed = {(x[0], x[1]): x[2] for r in results for x in r.outcome.failed}
     errors = {(f.rule, f.line): r.error for r, fs in steps.values() if r and r.error for f in fs}
     unit = helper_rename.of(run)
-    taken = unit.sites(rel, found) if unit is not None else set()
-    start = unit.start(rel, text) if unit is not None else text
-    final = results[-1].after if results else start
+    taken = unit.sites(rel, [*found, *uses]) if unit is not None else set()
     still = _still_there(run, text, final, rel)
+    gone = _uses_gone(
+        run, rel, text, final, [f for f in uses if (f.rule, f.line, f.col) not in taken]
+    )
 
     def decide(f) -> list[str]:
         site = (f.rule, f.line)
         if (f.rule, f.line, f.col) in taken:
             out = [f"REWRITTEN ({unit.describe(unit.helper_at(rel, f))})"]
             return out + [f"    -> {_line_after(text, final, f.line)}"]
+        if tree_uses.wrapper_of(f) is not None:
+            out = [f"left: {tree_uses.REASON}", f"    the wrapper: `{tree_uses.wrapper_of(f)}`"]
+            if (f.rule, f.line, f.col) in gone:
+                out.append(f"    {WRAPPER_GONE}: the use is no finding after it")
+            return out
         if f.rule not in run.specs:
             why = run.skipped.get(f.rule, "no codemod for this rule")
             also = unit.reason_for(rel, f) if unit is not None else ""
@@ -144,12 +168,44 @@ def _decisions(run, text: str, rel: str, found):
         else:
             out = [f"LEFT: {failed.get(site, 'no rewrite matched this site')}"]
         if final != text and not still(f):  # another site's rewrite took its line with it
-            out.append(
-                f"    but the series rewrites its line anyway -> {_line_after(text, final, f.line)}"
-            )
+            out.append(f"    {TAKEN} -> {_line_after(text, final, f.line)}")
         return out
 
     return decide
+
+
+def _uses_gone(run, rel: str, text: str, final: str, uses) -> set[tuple[str, int, int]]:
+    """(rule, line, col) of the ``uses`` of wrappers that the tree-level pass no longer finds
+    once the series has changed this file and the files defining their wrappers (each decided
+    by generate's own steps, as this one)."""
+    if not uses:
+        return set()
+    _, known = tree_uses.after(run, {})
+    finals = {rel: final}
+    for other in tree_uses.chain_files(run, known, {tree_uses.wrapper_of(f) for f in uses}):
+        if other not in finals and (new := _final_of(run, other)) is not None:
+            finals[other] = new
+    after, _ = tree_uses.after(run, finals)
+    left = Counter((g.rule, g.line) for g in after if g.path == rel)
+    gone = set()
+    for f in uses:
+        key = (f.rule, _map_line(text, final, f.line))
+        if left[key] > 0:
+            left[key] -= 1
+        else:
+            gone.add((f.rule, f.line, f.col))
+    return gone
+
+
+def _final_of(run, rel: str) -> str | None:
+    """The text generate's steps leave for another file of the tree (its own text when it
+    cannot be rescanned, None when it cannot be read)."""
+    try:
+        text = (Path(run.settings.root) / rel).read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    found, errs = run.audit.rescan(text, rel)
+    return text if errs else _steps(run, text, rel, found)[2]
 
 
 def _line_after(text: str, final: str, line: int, width: int = 160) -> str:

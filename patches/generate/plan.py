@@ -25,6 +25,7 @@ from patches.generate import (
     project_style,
     pytorch_style,
     torch_alias,
+    tree_uses,
 )
 from patches.generate.codemods import FileOptions, FixSpec, rewrite_steps
 from patches.generate.codemods.reexports import Importers
@@ -115,7 +116,8 @@ def _unit_patches(run: Run, plan: Plan, unit) -> None:
 def _queue(run: Run, plan: Plan, unit=None) -> _Queue:
     """Which files each (subsystem, rule) fixes; the findings of rules this run does not fix are
     left with the reason; per file, its rules in series order (a file's subsystem is fixed, so
-    that is rule id order). ``unit``: the helper renames; the findings they fix are fixed."""
+    that is rule id order). ``unit``: the helper renames; the findings they fix are fixed. A use
+    of a project wrapper (``tree_uses``) is left: it goes with its wrapper."""
     q = _Queue()
     by_path: dict[str, list[Finding]] = defaultdict(list)
     for f in run.report.findings:
@@ -125,6 +127,8 @@ def _queue(run: Run, plan: Plan, unit=None) -> _Queue:
         if (f.rule, f.line, f.col) in taken.get(f.path, ()):
             plan.fixed.append(f)
             plan.fixed_at.add((f.path, f.rule, f.line, f.col))
+        elif tree_uses.wrapper_of(f) is not None:  # the tree-level pass's: never rewritten
+            plan.left.append(Left(f, tree_uses.REASON))
         elif f.rule in run.specs:
             q.todo[(f.subsystem, f.rule)].add(f.path)
             q.reported[(f.path, f.rule)].append(f)
@@ -157,11 +161,10 @@ def _account(plan: Plan, q: _Queue, files, path: str, rule_id: str):
         why = plan.unscanned.get(path, "the rescan of the file does not find it")
         plan.left += [Left(f, why) for f in reported]
         return []
-    # Findings of the tree-level pass (a use of a project wrapper of a CUDA query, 'via
-    # `pkg.mod.fn`') are not in the file's own rescan: left, they go with their wrapper.
+    # A finding of a given report (``--report``) that the file's own rescan lacks: left.
     rescanned = {(f.rule, f.line, f.col) for _, fs in files[path].values() for f in fs}
     plan.left += [
-        Left(f, "a use of a project wrapper (tree-level finding): goes with the wrapper")
+        Left(f, "the rescan of the file does not find it")
         for f in reported
         if (f.rule, f.line, f.col) not in rescanned
     ]

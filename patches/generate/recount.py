@@ -1,36 +1,55 @@
-"""The summary's counts, from the tree the series leaves: a rescan of every file it changes.
+"""The summary's counts, per finding of the report: fixed or left, as ``--explain`` decides it.
 
-The plan decides site by site; a rewrite also removes findings it was not asked about (the
-branch a device-pick block was, a literal inside a rewritten unit), so counting the plan's own
-sites would claim findings left that a rescan no longer finds. The user's question is what is
-left after ``git am``: that is what these counts answer.
+A finding is fixed when the series rewrote it (``plan.fixed_at``: also a rewrite that keeps
+CUDA's own call under CUDA's check on purpose, a ``keeps_cuda`` rule such as HN109/HN116, whose
+rescan still finds the call on the line it wrote), or when the tree the series leaves no longer
+has it: a rewrite also removes findings it was not asked about (the branch a device-pick block
+was, a literal inside a rewritten unit), and a use of a project wrapper goes when the wrapper is
+made neutral (``tree_uses``). Else it is left. Findings on lines the series wrote that no
+finding of the report becomes (a ``keeps_cuda`` guard's ``torch.cuda.is_available()``) are
+counted apart, as ``written``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
+from patches.generate import tree_uses
+from patches.generate.plan import _map_line
 from patches.generate.state import Run
 
 
-def left_after(run: Run) -> Counter:
-    """Per rule, the selected rules' findings after the series: the rescan of each changed file
-    (its final text), the report's findings for every other file."""
+def summary_counts(run: Run) -> tuple[Counter, Counter, Counter, Counter]:
+    """(before, fixed, left, written) per rule; ``fixed + left == before``."""
     plan, report = run.plan, run.report
     changed = {c.path: c.after for c in plan.changes()}
     selected = set(run.audit.selected)
-    counts = Counter(f.rule for f in report.findings if f.path not in changed)
-    for path, text in changed.items():
-        found, _ = run.audit.rescan(text, path)
-        counts.update(f.rule for f in found if f.rule in selected)
-    return counts
-
-
-def summary_counts(run: Run) -> tuple[Counter, Counter, Counter]:
-    """(before, fixed, left) per rule: the report's findings, those the series removed, those a
-    rescan of its result still finds (a rule the rewrites introduce counts as left, none
-    fixed)."""
-    before = Counter(f.rule for f in run.report.findings)
-    left = left_after(run)
-    fixed = Counter({r: before[r] - left[r] for r in before if before[r] > left[r]})
-    return before, fixed, left
+    rescans = {p: run.audit.rescan(t, p)[0] for p, t in changed.items()}
+    after = Counter(
+        (p, f.rule, f.line) for p, fs in rescans.items() for f in fs if f.rule in selected
+    )
+    if any(tree_uses.wrapper_of(f) for f in report.findings):
+        uses, _ = tree_uses.after(run, changed, rescans)
+        after.update((g.path, g.rule, g.line) for g in uses)
+    before, fixed, left = Counter(), Counter(), Counter()
+    for f in report.findings:
+        before[f.rule] += 1
+        rewritten = (f.path, f.rule, f.line, f.col) in plan.fixed_at
+        line = (
+            _map_line(plan.originals[f.path], changed[f.path], f.line)
+            if f.path in changed
+            else f.line
+        )
+        still = (f.path, f.rule, line)
+        if not rewritten and after[still] > 0:
+            after[still] -= 1  # one finding of the result per finding left
+            left[f.rule] += 1
+        elif not rewritten and f.path not in changed and tree_uses.wrapper_of(f) is None:
+            left[f.rule] += 1  # a file the series leaves as it is
+        else:
+            fixed[f.rule] += 1
+    written = Counter()
+    for (path, rule, _), n in after.items():
+        if n > 0 and path in changed:
+            written[rule] += n
+    return before, fixed, left, written

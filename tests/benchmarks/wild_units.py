@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from audits.resolve import bindings, qualify
+from patches.generate.explain import TAKEN, WRAPPER_GONE
 from patches.generate.intent.data import library_flags
 from patches.generate.intent.index import library_flag
 
@@ -36,7 +37,6 @@ TOP = "<top level>"
 NO_DEVICE = "no `device` in scope"
 UNDECIDED = "undecided"
 _EVIDENCE = re.compile(r"^ {4}([a-z][\w-]*) \(")
-_ANYWAY = "but the series rewrites its line anyway"
 
 
 @dataclass
@@ -69,8 +69,10 @@ def classify(lines: list[str]) -> tuple[str, str, list[str]]:
     kinds = [m.group(1) for ln in lines[1:] if (m := _EVIDENCE.match(ln))]
     if first.startswith("REWRITTEN"):
         return "rewritten", "rewritten", kinds
-    if any(_ANYWAY in ln for ln in lines):
+    if any(TAKEN in ln for ln in lines):
         return "fixed", "its line rewritten for another site", kinds
+    if any(WRAPPER_GONE in ln for ln in lines):
+        return "fixed", "its wrapper made neutral", kinds
     if kinds:
         return "left", next((k for k in kinds if k != "cuda-comment"), kinds[0]), kinds
     text = re.sub(r"^(LEFT|left)(, [^:]*)?:\s*", "", first)

@@ -5,9 +5,10 @@
 Run by wild_scripts.py in the checkout whose codemod is measured (its working directory goes
 first on ``sys.path``). One ``pipeline.read`` + ``scan`` of TREE with ``--unsafe-fixes``, then
 ``explain.decisions`` per file with findings (what ``--explain`` prints: the first line says
-REWRITTEN, LEFT or left, and why). A finding of the whole-tree scan that the file's own rescan
-does not find (a use through a wrapper defined in another file) has no decision: it is listed
-under ``undecided``. A file whose decision raises is reported with its traceback
+REWRITTEN, LEFT or left, and why; a use of a project wrapper, the tree-level pass's finding,
+is decided too: ``tree_uses``). A finding of the whole-tree scan with no decision would be
+listed under ``undecided`` (none since round 22). A file whose decision raises is reported with
+its traceback
 under ``crashes`` (a codemod fault to report), the others are still decided.
 """
 

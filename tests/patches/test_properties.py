@@ -160,10 +160,11 @@ def _units() -> list[str]:
 UNITS = _units()
 
 
-def _decisions(root: Path, unsafe: bool):
-    """(report findings, the (path, rule, line, col) generate fixes) for the tree ``root``."""
+def _scanned(root: Path, unsafe: bool):
+    """A run of ``root`` with the tree scan's report: each file's scan, then the audit's
+    tree-level pass (uses of the tree's wrappers of CUDA queries: ``tree_uses``), no cache."""
     from audits.model import Report
-    from patches.generate import pipeline
+    from patches.generate import pipeline, tree_uses
     from patches.generate.state import Settings
 
     run = pipeline.read(Settings(root, unsafe_fixes=unsafe))
@@ -171,31 +172,58 @@ def _decisions(root: Path, unsafe: bool):
     for p in sorted(root.rglob("*.py")):
         rel = p.relative_to(root).as_posix()
         found, errors = run.audit.rescan(p.read_text(), rel)
-        report.findings += found
+        report.findings += [f for f in found if f.rule in run.audit.selected]
         report.errors += errors
-    plan = pipeline.plan(pipeline.scan(run, report)).plan
-    assert not plan.unaccounted(report.findings)
-    return report.findings, plan.fixed_at
+    pipeline.scan(run, report)
+    report.findings += tree_uses.after(run, {})[0]
+    return run
 
 
-def _explained(root: Path, unsafe: bool) -> set[tuple[str, str, int, int]]:
-    """The findings ``--explain`` says generate rewrites (its decisions, one file at a time)."""
-    from patches.generate.explain import decisions
-    from patches.generate.state import Settings
+def _decisions(root: Path, unsafe: bool):
+    """(the run, the (path, rule, line, col) generate fixes, the summary's fixed per rule)."""
+    from patches.generate import pipeline, recount
 
-    out = set()
+    run = pipeline.plan(_scanned(root, unsafe))
+    assert not run.plan.unaccounted(run.report.findings)
+    return run, run.plan.fixed_at, recount.summary_counts(run)[1]
+
+
+def _explained(root: Path, unsafe: bool, report) -> tuple[set, Counter]:
+    """(the findings ``--explain`` says generate rewrites, those it says are fixed per rule:
+    rewritten, or gone after the series), one file at a time; every finding of the report has
+    a decision."""
+    from patches.generate.explain import TAKEN, WRAPPER_GONE, decisions
+
+    run = _scanned(root, unsafe)
+    rewritten, fixed, decided = set(), Counter(), []
     for p in sorted(root.rglob("*.py")):
-        d = decisions(p, root, Settings(root, unsafe_fixes=unsafe))
-        out |= {(f.path, f.rule, f.line, f.col) for f in d.found if d.rewritten(f)}
-    return out
+        d = decisions(p, root, run=run)
+        for f in d.found:
+            lines = d.lines(f)
+            decided.append((f.path, f.rule, f.line, f.col))
+            if d.rewritten(f):
+                rewritten.add((f.path, f.rule, f.line, f.col))
+            if d.rewritten(f) or any(TAKEN in ln or WRAPPER_GONE in ln for ln in lines):
+                fixed[f.rule] += 1
+    want = Counter((f.path, f.rule, f.line, f.col) for f in report.findings)
+    assert Counter(decided) == want, f"no decision: {sorted(want - Counter(decided))}"
+    return rewritten, fixed
 
 
 def _check_tree(root: Path) -> tuple[set, set]:
-    _, safe = _decisions(root, False)
-    _, unsafe = _decisions(root, True)
+    """safe ⊆ unsafe; in both modes every finding of the scan (the tree-level pass's too) has
+    ``--explain``'s decision, the same as generate's, and generate's summary counts as fixed
+    what explain says is fixed (rewritten, or gone after the series)."""
+    safe_run, safe, safe_fixed = _decisions(root, False)
+    unsafe_run, unsafe, unsafe_fixed = _decisions(root, True)
     assert safe <= unsafe, f"fixed in safe mode only: {sorted(safe - unsafe)}"
-    assert _explained(root, False) == safe, "explain and generate differ (safe mode)"
-    assert _explained(root, True) == unsafe, "explain and generate differ (--unsafe-fixes)"
+    for mode, run, fixed_at, fixed in (
+        ("safe mode", safe_run, safe, safe_fixed),
+        ("--unsafe-fixes", unsafe_run, unsafe, unsafe_fixed),
+    ):
+        rewritten, explained = _explained(root, run.settings.unsafe_fixes, run.report)
+        assert rewritten == fixed_at, f"explain and generate differ ({mode})"
+        assert +explained == +fixed, f"explain and the summary count differ ({mode})"
     return safe, unsafe
 
 
@@ -286,3 +314,47 @@ def test_safe_is_a_subset_of_unsafe_and_explain_agrees_on_family_fixtures(files)
         root = Path(tmp)
         _fixture_tree(root, files)
         _check_tree(root)
+
+
+# -- uses of a project's wrappers (the tree-level pass) and CUDA kept on purpose ----------------
+
+TREE_USES = FIXTURES / "tree_uses"
+
+
+def test_wrapper_uses_in_another_file_are_decided(tmp_path):
+    """Wrappers of CUDA queries defined in ``pkg/util.py``, used in ``pkg/train.py``: every use
+    has explain's decision, generate's; a use goes with its wrapper when the series makes the
+    wrapper neutral, and stays with one it leaves (``cuda_sm``: CUDA's SM version)."""
+    from patches.generate import pipeline, recount
+    from patches.generate.explain import at_line, decisions
+
+    for p in TREE_USES.rglob("*.py"):
+        (tmp_path / p.relative_to(TREE_USES)).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / p.relative_to(TREE_USES)).write_text(p.read_text())
+    _check_tree(tmp_path)
+    d = decisions(tmp_path / "pkg/train.py", tmp_path, run=_scanned(tmp_path, True))
+    used = at_line(d, 9)
+    assert "left: a use of a project wrapper" in used and "`pkg.util.get_device`" in used
+    assert "but the series makes its wrapper neutral" in used
+    kept = at_line(d, 18)
+    assert "`pkg.util.cuda_sm`" in kept and "neutral:" not in kept
+    run = pipeline.plan(_scanned(tmp_path, True))
+    before, fixed, left, _ = recount.summary_counts(run)
+    assert (fixed["HN103"], fixed["HN102"], left["HN109"]) == (3, 2, 2), (fixed, left)
+
+
+def test_a_keeps_cuda_rewrite_counts_fixed(tmp_path):
+    """HN116's rewrite keeps CUDA's call under CUDA's check on purpose: the rescan still finds
+    the call, on a line the series wrote. generate's summary counts the finding fixed (as
+    ``--explain`` says REWRITTEN), the kept call and its guard apart (``written``)."""
+    from patches.generate import pipeline, recount
+
+    (tmp_path / "train.py").write_text(
+        "import torch\n\ntorch.cuda.set_per_process_memory_fraction(0.5)\nprint('ok')\n"
+    )
+    run = pipeline.plan(_scanned(tmp_path, True))
+    assert "torch.cuda.is_available()" in run.plan.finals["train.py"]
+    before, fixed, left, written = recount.summary_counts(run)
+    assert (before["HN116"], fixed["HN116"], left["HN116"]) == (1, 1, 0)
+    assert written["HN116"] == 1 and sum(left.values()) == 0, (left, written)
+    _check_tree(tmp_path)
