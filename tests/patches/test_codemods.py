@@ -583,9 +583,10 @@ class TestRuleFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn105_cuda_synchronize.py", "accelerator_api"),
             """\
-@@ -2 +2 @@
--from torch.cuda import synchronize
+@@ -0,0 +1 @@
 +import accelerator_api
+@@ -2 +2,0 @@
+-from torch.cuda import synchronize
 @@ -6,3 +6,3 @@
 -    synchronize()
 -    torch.cuda.synchronize(device=dev)
@@ -606,7 +607,7 @@ class TestRuleFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn401_cuda_amp_autocast.py", "accelerator_api"),
             """\
-@@ -1,0 +2 @@
+@@ -0,0 +1 @@
 +import accelerator_api
 @@ -5 +6 @@
 -    with torch.cuda.amp.autocast(dtype=torch.bfloat16):

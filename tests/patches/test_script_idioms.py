@@ -71,7 +71,7 @@ class TestScriptIdioms(expecttest.TestCase):
 # left HN101:36: cuda-guarded: torch.backends.mps.is_available (line 38)
 # left HN502:24: cuda-branch: HN101 torch.cuda.is_available (line 23)
 # left HN502:37: cuda-branch: HN101 torch.cuda.is_available (line 36)
-@@ -1,0 +2 @@
+@@ -0,0 +1 @@
 +import accelerator_api
 @@ -4,6 +5 @@
 -if torch.cuda.is_available():
@@ -185,7 +185,7 @@ class TestScriptIdioms(expecttest.TestCase):
 # left HN509:33: cuda-statement: 'mps' (line 33)
 # left HN509:35: cuda-statement: 'mps' (line 35)
 # left HN509:37: cuda-statement: 'xpu' (line 37)
-@@ -1,0 +2 @@
+@@ -0,0 +1 @@
 +import accelerator_api
 @@ -4 +5 @@
 -device = "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
@@ -444,11 +444,12 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("current_index_script.py", "accelerator_api"),
             """\
-@@ -1,0 +2,4 @@
+@@ -0,0 +1 @@
 +import accelerator_api
-+
-+
+@@ -3,0 +5,3 @@
 +device = accelerator_api.device_type()
++
++
 @@ -5,2 +9,2 @@
 -    print("device", torch.cuda.current_device())  # only shown: else "cpu"
 -    print(f"on {torch.cuda.current_device()}")  # so in an f-string ('cpu': its own quotes)
@@ -748,7 +749,7 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("amp_script.py", "accelerator_api"),
             """\
-@@ -3,0 +4 @@
+@@ -2,0 +3 @@
 +import accelerator_api
 @@ -7 +8 @@
 -    with torch.cuda.amp.autocast(enabled=fp16):
@@ -993,7 +994,7 @@ class TestScriptIdioms(expecttest.TestCase):
 # left HN101:47: cuda-guarded: 'cuda' (line 49)
 # left HN101:55: cuda-guarded: 'cuda' (line 56)
 # left HN104:48: cuda-state: 'cuda' (line 49); cuda-flow: the same function asks CUDA about devices: 'cuda' (line 49)
-@@ -1,0 +2 @@
+@@ -0,0 +1 @@
 +import accelerator_api
 @@ -7 +8 @@
 -    if torch.cuda.is_available():
@@ -1187,11 +1188,12 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("places_all.py", "accelerator_api"),
             """\
-@@ -6,0 +7,4 @@
+@@ -5,0 +6 @@
 +import accelerator_api
-+
-+
+@@ -8,0 +10,3 @@
 +device = accelerator_api.device_type()
++
++
 @@ -10,4 +14,4 @@
 -    with torch.autocast("cuda", dtype=torch.bfloat16):
 -        loss = model(x.to(torch.device("cuda"))).sum()
@@ -1383,7 +1385,7 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("amp_alias.py", "accelerator_api"),
             """\
-@@ -5,0 +6 @@
+@@ -4,0 +5 @@
 +import accelerator_api
 @@ -16 +17 @@
 -        amp_autocast = torch.cuda.amp.autocast

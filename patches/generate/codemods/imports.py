@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 
 import libcst as cst
 
@@ -226,7 +227,10 @@ def _add(text: str, adds: list[tuple[str, str | None]]) -> str:
         if n and (m, n) not in have_names and n not in froms.setdefault(m, []):
             froms[m].append(n)
     edits: list[tuple[int, int, str]] = []
-    new_stmts = [f"import {m}\n" for m in plain]
+    placed = _sorted_places(tree, lines, plain)
+    for at in sorted(set(placed.values())):
+        edits.append((at + 1, at, "".join(f"import {m}\n" for m in plain if placed[m] == at)))
+    new_stmts = [f"import {m}\n" for m in plain if m not in placed]
     for m in sorted(froms):
         if not froms[m]:
             continue
@@ -248,6 +252,43 @@ def _add(text: str, adds: list[tuple[str, str | None]]) -> str:
     for start, end, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         lines[start - 1 : end] = [new]
     return "".join(lines)
+
+
+def _section(module: str) -> str:
+    """isort's section of a module, as far as the placement needs: the standard library's or
+    not."""
+    return "stdlib" if module.split(".")[0] in sys.stdlib_module_names else "other"
+
+
+def _sorted_places(tree: ast.Module, lines: list[str], plain: list[str]) -> dict[str, int]:
+    """module -> the line after which its new ``import m`` goes: among the plain ``import x``
+    lines of its section in the file's leading imports, at its sorted place (isort's, as
+    PyTorch's lint and most projects keep them). A module with no such line of its section is
+    not placed here (it goes after the last import)."""
+    runs: dict[str, list[ast.Import]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) or (
+            isinstance(node, ast.Expr) and node is tree.body[0]
+        ):
+            continue
+        if not isinstance(node, ast.Import):
+            break
+        if len(node.names) == 1:
+            runs.setdefault(_section(node.names[0].name), []).append(node)
+    out: dict[str, int] = {}
+    for m in plain:
+        run = runs.get(_section(m), [])
+        if not run:
+            continue
+        after = next((n for n in run if n.names[0].name.lower() > m.lower()), None)
+        if after is None:
+            out[m] = run[-1].end_lineno
+            continue
+        at = after.lineno - 1  # above the comment lines attached to it
+        while at > 0 and lines[at - 1].lstrip().startswith("#") and not _header(lines, at):
+            at -= 1
+        out[m] = at
+    return out
 
 
 def _header(lines: list[str], lineno: int) -> bool:
