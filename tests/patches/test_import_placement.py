@@ -51,3 +51,11 @@ def test_with_no_line_of_its_section_it_goes_after_the_imports():
 def test_a_second_run_adds_nothing():
     once = _add("import argparse\n\nimport torch\n\nx = 1\n", "contextlib")
     assert _add(once, "contextlib") == once
+
+
+def test_the_files_opening_comment_block_stays_first():
+    src = "# Copyright the authors\nimport torch.nn as nn\n\nx = 1\n"
+    assert (
+        _add(src, "torch")
+        == "# Copyright the authors\nimport torch\nimport torch.nn as nn\n\nx = 1\n"
+    )

@@ -70,7 +70,7 @@ class TestScriptDdp(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("rank_device.py", "accelerator_api"),
             """\
-@@ -10,0 +11 @@
+@@ -7,0 +8 @@
 +import accelerator_api
 @@ -20,2 +21,2 @@
 -device = torch.device(f"cuda:{args.local_rank}")
@@ -138,7 +138,7 @@ class TestScriptDdp(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("library.py"),
             """\
-@@ -4,0 +5 @@
+@@ -2,0 +3 @@
 +import torch
 @@ -8,2 +9,2 @@
 -    dist.init_process_group("nccl")

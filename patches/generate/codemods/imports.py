@@ -287,7 +287,10 @@ def _sorted_places(tree: ast.Module, lines: list[str], plain: list[str]) -> dict
         at = after.lineno - 1  # above the comment lines attached to it
         while at > 0 and lines[at - 1].lstrip().startswith("#") and not _header(lines, at):
             at -= 1
-        out[m] = at
+        top = 0  # the file's opening comment block (a licence, a header) stays first
+        while top < len(lines) and lines[top].lstrip().startswith("#"):
+            top += 1
+        out[m] = after.lineno - 1 if at < top else at
     return out
 
 
