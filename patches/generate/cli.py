@@ -217,8 +217,8 @@ def _summary(run: Run, args) -> None:
         print(
             f"  {sum(written.values())} more found on lines the series wrote ("
             + ", ".join(f"{r} {n}" for r, n in sorted(written.items()))
-            + "), no finding of the tree before it (a rewrite that keeps CUDA's call under "
-            "CUDA's check writes them on purpose)",
+            + "), not counted left: a rewrite that keeps CUDA's call under CUDA's check on "
+            "purpose writes the call and its guard there",
             file=out,
         )
     for reason, n in reasons.most_common(8):
