@@ -197,10 +197,16 @@ def _summary(run: Run, args) -> None:
     seconds = time.perf_counter() - run.started
     # Per finding, as --explain decides it: rewritten, or gone from the series' result (a
     # rewrite removes findings it was not asked about: the branch a device-pick block was).
-    before, fixed, left, written = recount.summary_counts(run)
+    counts = recount.counts(run)
+    before, fixed, left, written = counts.before, counts.fixed, counts.left, counts.written
     # A site the intent gate left is counted by its first evidence kind (the details differ
-    # per site: `--explain FILE:LINE` prints them).
-    reasons = Counter(_reason_kind(x.reason) for x in plan.left)
+    # per site: `--explain FILE:LINE` prints them); only the findings the counts call left (a
+    # manual rule's finding that another rule's rewrite removed is fixed, not left).
+    reasons = Counter(
+        _reason_kind(x.reason)
+        for x in plan.left
+        if (x.finding.path, x.finding.rule, x.finding.line, x.finding.col) in counts.left_at
+    )
     out = sys.stderr
     print(
         f"{len(plan.patches)} patches, {len(plan.changes())} files, {sum(fixed.values())} "

@@ -68,3 +68,19 @@ def test_invariant_reports_a_dropped_finding(tmp_path):
     assert plan.unaccounted(report.findings) == [
         "HN105: 1 findings, 0 fixed + 0 left (differs in a.py)"
     ]
+
+
+def test_the_reasons_printed_add_up_to_the_findings_left(tmp_path, capsys):
+    # a manual rule's finding (HN713's decorator) that another rule's rewrite removes is fixed,
+    # and no reason line counts it left
+    (tmp_path / "t.py").write_text(
+        "import pytest\nimport torch\nfrom mylib import is_xpu_available\n\n\n"
+        "@pytest.mark.skipif(not (torch.cuda.is_available() or is_xpu_available()), reason='x')\n"
+        "def test_a():\n    pass\n\n\n"
+        "def f():\n    torch.cuda.nvtx.range_start('a')\n"
+    )
+    assert main([str(tmp_path), "--diff", "--unsafe-fixes"]) == 1
+    err = capsys.readouterr().err
+    total = int(err.split(" findings fixed, ")[1].split(" left")[0])
+    reasons = [ln for ln in err.splitlines() if ln.startswith("  left ")]
+    assert total and sum(int(ln.split()[1].rstrip(":")) for ln in reasons) == total, err
