@@ -23,7 +23,7 @@ __all__ = ["REASON", "after", "chain_files", "wrapper_of"]
 
 REASON = (
     "a use of a project wrapper of a CUDA query (the audit's tree-level pass): generate does "
-    "not rewrite the use; it goes when the series makes the wrapper neutral"
+    "not rewrite the use, which goes when the series makes the wrapper neutral"
 )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from patches.generate.tree_uses import REASON
 from tests.benchmarks.replay_score import (
     Hunk,
     Record,
@@ -366,6 +367,11 @@ def test_what_stops_a_miss():
     assert stop("HN501 LEFT: no `device` in scope; HN710 left: manual rule: no") == "declined"
     assert stop("HN203 left: fix style 'context': no codemod, report only") == "no codemod"
     assert stop("no finding on this line") == "no finding"
+    use = f"HN101 left: {REASON}; HN710 left: manual rule: no"  # a wrapper use: one key
+    assert reason_keys(use) == [
+        "HN101 a use of a project wrapper of a CUDA query",
+        "HN710 manual rule",
+    ]
 
 
 def test_touched_lines_are_the_replaced_old_lines():
