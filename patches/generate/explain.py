@@ -180,9 +180,9 @@ def _uses_gone(run, rel: str, text: str, final: str, uses) -> set[tuple[str, int
     by generate's own steps, as this one)."""
     if not uses:
         return set()
-    _, known = tree_uses.after(run, {})
     finals = {rel: final}
-    for other in tree_uses.chain_files(run, known, {tree_uses.wrapper_of(f) for f in uses}):
+    quals = {tree_uses.wrapper_of(f) for f in uses}
+    for other in tree_uses.chain_files(run, tree_uses.known(run), quals):
         if other not in finals and (new := _final_of(run, other)) is not None:
             finals[other] = new
     after, _ = tree_uses.after(run, finals)

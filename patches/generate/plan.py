@@ -373,11 +373,11 @@ def tree_index(run: Run) -> TreeIndex:
 
 def _conform_each(path: str, text: str, results, style, start: str | None = None) -> None:
     """Every changing step of the file ends with neighbouring guards merged (``guard_merge``),
-    torch spelled by the file's own alias (``torch_alias``), and in the file's ``style`` (PyTorch's own, or its project's: ``project_style``) for every
-    line the series has changed so far (``pytorch_style.conform`` of the original ``text`` and
-    that step's text), and starts where
-    the step before it ended: each patch passes the lint on its own and still applies on top of
-    the one before; the last one ends where the series does. ``start``: the text the first
+    torch spelled by the file's own alias (``torch_alias``), and in the file's ``style``
+    (PyTorch's own, or its project's: ``project_style``) for every line the series has changed
+    so far (``pytorch_style.conform`` of the original ``text`` and that step's text), and starts
+    where the step before it ended: each patch passes the lint on its own and still applies on
+    top of the one before; the last one ends where the series does. ``start``: the text the first
     step applies to (``text`` unless an earlier patch changed it)."""
     prev = text if start is None else start
     for r in results:

@@ -100,5 +100,7 @@ class Run:
     # the tree's private CUDA-named helpers (``helper_rename.HelperRenames``), read once when
     # first asked (``helper_rename.of``); False where this run renames none
     helpers: object = None
-    # the tree's Python files as the scan walks them (``tree_uses``: read once, on demand)
+    # the tree's Python files as the scan walks them, and its project wrappers of CUDA queries
+    # (qualified name -> ``Wrapper``) as it stands (``tree_uses``: each read once, on demand)
     python_files: list[str] | None = None
+    wrappers: dict | None = None

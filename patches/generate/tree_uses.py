@@ -19,7 +19,7 @@ from audits.resolve import module_name
 from patches.generate.audit_io import python_files, wrapper_of
 from patches.generate.state import Run
 
-__all__ = ["REASON", "after", "chain_files", "wrapper_of"]
+__all__ = ["REASON", "after", "chain_files", "known", "wrapper_of"]
 
 REASON = (
     "a use of a project wrapper of a CUDA query (the audit's tree-level pass): generate does "
@@ -51,6 +51,13 @@ def after(
             return None
 
     return run.audit.wrappers(_files(run), read, per_file)
+
+
+def known(run: Run) -> dict:
+    """The tree's wrappers as it stands, qualified name -> ``Wrapper`` (once per run)."""
+    if run.wrappers is None:
+        run.wrappers = after(run, {})[1]
+    return run.wrappers
 
 
 def chain_files(run: Run, known: dict, quals) -> list[str]:
