@@ -358,3 +358,16 @@ def test_a_keeps_cuda_rewrite_counts_fixed(tmp_path):
     assert (before["HN116"], fixed["HN116"], left["HN116"]) == (1, 1, 0)
     assert written["HN116"] == 1 and sum(left.values()) == 0, (left, written)
     _check_tree(tmp_path)
+
+
+def test_a_switch_branch_is_settled_in_one_run():
+    """gpytorch's shape (a test body run through a CUDA-only wrapper with ``cuda=True``): the
+    first run left the switch for the ``.cuda()`` it selects and rewrote that call, so the second
+    run converted the switch. The switch's branch is CUDA's while the switch stays: one run
+    settles it, in a test module too (where ``.cuda()`` has a module ``DEVICE_TYPE``)."""
+    src = (FIXTURES / "intent" / "test" / "test_switches.py").read_text()
+    first, _ = fix(src, "test/test_switches.py")
+    assert not first.error, first.error
+    second, _ = fix(first.after, "test/test_switches.py")
+    assert second.after == first.after, "a second run changed the code again"
+    assert second.outcome.applied == []

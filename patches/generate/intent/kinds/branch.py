@@ -4,7 +4,16 @@ that condition stays: there the rewrite is moot noise, CUDA is all that runs it.
 test that names only another backend (``if dev == "xpu": ... else: torch.cuda.current_device()``)
 is the dispatch's default, which every other device reaches: no evidence; so is the else arm of
 an ``and`` chain one of whose terms is not about CUDA (``d is not None and d.type != "cuda"``:
-reached with no ``d`` at all)."""
+reached with no ``d`` at all).
+
+A test reading a switch parameter of the function (the device-flag family's switch: no default
+or a bool one, no annotation or ``bool``) is judged by that parameter's declaration: ``if cuda:``
+under ``def f(self, cuda=False)`` is CUDA's branch while the switch stays a CUDA switch (its HN510
+site is left), as gpytorch's tests hold it and as upstream keeps every site under such a switch
+(``distributed_test.py``'s ``if cuda: t = t.cuda(rank)``, ``codecache.py``, ``profiler.py``).
+Else the device-flag family would convert the switch on the next run, once this run had
+rewritten the CUDA code it selects. A parameter that is no switch (``mode: CUDAInitMode``) is
+the author's word, no evidence."""
 
 from __future__ import annotations
 
@@ -60,6 +69,48 @@ def _reached_without(p: Probe, test) -> bool:
     return any(not p.remaining(span_of(v), p.own) for v in test.values)
 
 
+def _switch(arg: ast.arg, default) -> bool:
+    """A switch as the device-flag family takes one: no default or a bool one, no annotation or
+    ``bool`` (``cuda=False``, ``use_cuda: bool``, ``use_cuda``; not ``mode: CUDAInitMode``)."""
+    if default is not None and not (
+        isinstance(default, ast.Constant) and isinstance(default.value, bool)
+    ):
+        return False
+    ann = arg.annotation
+    return ann is None or (isinstance(ann, ast.Name) and ann.id == "bool")
+
+
+def _declared(p: Probe, test) -> list:
+    """The switch parameters ``test`` reads by their bare name, as the spans of their
+    declarations (``cuda=False``: the name and its default) in the function enclosing it."""
+    names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+    n, spans = test, []
+    while names and (n := p.index.parents.get(n)) is not None:
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        a = n.args
+        pos = a.posonlyargs + a.args
+        defaults = [None] * (len(pos) - len(a.defaults)) + list(a.defaults)
+        pairs = list(zip(pos, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))
+        for arg, default in pairs:
+            if arg.arg in names:
+                names.discard(arg.arg)
+                if _switch(arg, default):
+                    spans.append(span_of([arg] + ([default] if default is not None else [])))
+        names -= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+    return spans
+
+
+def _hits(p: Probe, test) -> list:
+    """What stays CUDA in ``test``, or in the declaration of a parameter it reads."""
+    hits = p.remaining(span_of(test), p.own)
+    for sp in [] if hits else _declared(p, test):
+        hits = p.remaining(sp, p.own)
+        if hits:
+            break
+    return p.collective_free(hits)
+
+
 def detect(p: Probe) -> list[Evidence]:
     n = p.node
     while True:
@@ -70,7 +121,7 @@ def detect(p: Probe) -> list[Evidence]:
             t, default = t if isinstance(t, tuple) else (t, "")
             if default and _reached_without(p, t):
                 continue
-            hits = p.collective_free(p.remaining(span_of(t), p.own))
+            hits = _hits(p, t)
             if default:  # `if dev == "xpu": ... else: <site>`: every other device gets here
                 hits = [h for h in hits if not other_backend_only(h[1])]
             if hits:
