@@ -22,6 +22,7 @@ ORDER = (
     "expectation",
     "tuning",
     "state",
+    "restore",
     "timeline",
     "name",
     "chain",

@@ -1,0 +1,40 @@
+"""``cuda-restore``: the site sets a setting (``torch.backends.cuda.matmul.allow_tf32 = False``)
+that the same function also saves or restores by that name, and the save or the restore stays
+CUDA (``old = torch.backends.cuda.matmul.allow_tf32`` ... ``torch.backends.cuda.matmul.allow_tf32
+= old``: no literal to map). A neutral set between a CUDA save and a CUDA restore changes what
+the restore undoes: the three change together or not at all (litgpt's tests)."""
+
+from __future__ import annotations
+
+import ast
+
+from patches.generate.intent.nodes import span_of
+from patches.generate.intent.probe import Evidence, Probe, first_hit
+
+KIND = "cuda-restore"
+SUMMARY = "the setting it writes is saved or restored by code that stays CUDA-specific"
+
+
+def _set_target(p: Probe) -> ast.Attribute | None:
+    """The dotted attribute the site's statement assigns, with the site inside it or its value."""
+    stmt = p.stmt
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+        return None
+    target = stmt.targets[0]
+    return target if isinstance(target, ast.Attribute) else None
+
+
+def detect(p: Probe) -> list[Evidence]:
+    target = _set_target(p)
+    if target is None:
+        return []
+    text = ast.unparse(target)
+    funcs = [d for d in p.defs if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    scope = funcs[0] if funcs else p.ctx.tree
+    for n in ast.walk(scope):
+        if n is target or not isinstance(n, ast.Attribute) or ast.unparse(n) != text:
+            continue
+        hits = p.remaining(span_of(n), p.own)
+        if hits:
+            return first_hit(KIND, hits)
+    return []
