@@ -1,8 +1,9 @@
 """``cuda-restore``: the site sets a setting (``torch.backends.cuda.matmul.allow_tf32 = False``)
-that the same function also saves or restores by that name, and the save or the restore stays
-CUDA (``old = torch.backends.cuda.matmul.allow_tf32`` ... ``torch.backends.cuda.matmul.allow_tf32
-= old``: no literal to map). A neutral set between a CUDA save and a CUDA restore changes what
-the restore undoes: the three change together or not at all (litgpt's tests)."""
+whose value the same function also reads by that name, and the read stays CUDA: a save (``old =
+torch.backends.cuda.matmul.allow_tf32`` ... ``torch.backends.cuda.matmul.allow_tf32 = old``, no
+literal to map). A neutral set between a CUDA save and a CUDA restore changes what the restore
+undoes: they change together or not at all (litgpt's tests). Another plain set of the flag is no
+evidence (``= True`` then ``= fast``: each set says what it sets)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ def detect(p: Probe) -> list[Evidence]:
     funcs = [d for d in p.defs if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
     scope = funcs[0] if funcs else p.ctx.tree
     for n in ast.walk(scope):
-        if n is target or not isinstance(n, ast.Attribute) or ast.unparse(n) != text:
+        if not (isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)):
+            continue
+        if ast.unparse(n) != text:
             continue
         hits = p.remaining(span_of(n), p.own)
         if hits:
