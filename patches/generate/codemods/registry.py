@@ -25,6 +25,7 @@ from patches.generate.codemods.families.device_pool import DevicePool
 from patches.generate.codemods.families.device_sleep import DeviceSleep
 from patches.generate.codemods.families.dispatch_collapse import DispatchCollapse
 from patches.generate.codemods.families.echo_device import EchoDevice
+from patches.generate.codemods.families.expect_device import ExpectDevice
 from patches.generate.codemods.families.fact_guard import GuardedFacts
 from patches.generate.codemods.families.guard import AvailabilityGuard
 from patches.generate.codemods.families.guarded_cache import GuardedCache
@@ -59,6 +60,7 @@ from patches.generate.codemods.families.sync_guard import GuardedSync
 from patches.generate.codemods.families.timing import Timing
 
 FAMILY_TYPES = (
+    ExpectDevice,  # reads each placement it pairs with an expectation: first, answers for no other
     # unit rewrites (upstream's shapes, issue 24): before the families whose sites they take whole
     BackendPick,
     DispatchCollapse,  # a per-device dispatch making one call on each backend -> torch.accelerator

@@ -27,6 +27,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from patches.generate.codemods.families.base import Family, is_test_file
+from patches.generate.codemods.families.expect_device import expectations
 from patches.generate.codemods.families.idioms_common import (
     cuda_call_to,
     insert_device_line,
@@ -110,7 +111,9 @@ class ModuleDevice(ModuleLineFamily):
             if _plain(n) and n.lineno in lines and _unheld(ctx, n.lineno)
         )
         top = _after_imports(ctx)
-        if len(sites) < MIN_SITES or top is None or top.lineno > min(sites):
+        # an expectation of a placement's device type names DEVICE_TYPE too (expect_device)
+        said = sum(e.placement in sites for e in expectations(ctx).values())
+        if len(sites) + said < MIN_SITES or top is None or top.lineno > min(sites):
             return
         decorators = [d.lineno for d in getattr(top, "decorator_list", [])]
         self.anchor, self.sites = min([top.lineno, *decorators]), sites
