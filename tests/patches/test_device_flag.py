@@ -2,9 +2,11 @@
 device type with every caller of the tree. The fixtures (tests/patches/fixtures/device_flag/)
 form one tree in torch 2.4's shapes: inductor's C++ code cache (a private switch passed by
 keyword, by position and through a ``*args, **kwargs`` forwarder, a dict and a call outside the
-tree), its callers in another file, ``GraphLowering``'s ``self.cuda``; and look-alike negatives:
-a caller passing ``**options``, a switch that selects ``.cuda()``, a public function, a script's
-``use_cuda`` (the script families' own)."""
+tree), its callers in another file, ``GraphLowering``'s ``self.cuda``; gpytorch's test shape (a
+switch picking ``torch.device("cuda") if cuda else torch.device("cpu")``, which becomes
+``torch.device(device_type)``) and a private class's ``self.cuda`` picking the same; and
+look-alike negatives: a caller passing ``**options``, a switch that selects ``.cuda()`` (its pick
+stays), a public function, a script's ``use_cuda`` (the script families' own)."""
 
 from __future__ import annotations
 
@@ -14,11 +16,12 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+import torch
 
-from patches.generate import pipeline
+from patches.generate import pipeline, recount
 from patches.generate.codemods.families.device_flag import analyse
 from patches.generate.codemods.tree_index import TreeIndex
-from patches.generate.explain import explain
+from patches.generate.explain import TAKEN, explain
 from patches.generate.state import Settings
 from tests.patches.codemod_helpers import FIXTURES
 from tests.patches.family_fixtures import tree_cases, write_tree
@@ -77,13 +80,19 @@ def test_a_second_run_changes_nothing(tree, tmp_path):
         "torch/_inductor/codecache.py",
         "torch/_inductor/autotune_process.py",
         "torch/_inductor/graph.py",
+        "torch/_inductor/kernel_runner.py",
+        "test/priors/test_gamma_prior.py",
     }
 
 
 def test_one_patch_holds_the_unit(tree):
     """The parameter, its callers in another file and the attribute land in one patch."""
     _, _, run = tree
-    flag = [p for p in run.plan.patches if "device_type" in p.subject]
+    flag = [
+        p
+        for p in run.plan.patches
+        if "device_type" in p.subject and any(c.path.startswith("torch/") for c in p.changes)
+    ]
     assert len(flag) == 1
     paths = {c.path for c in flag[0].changes}
     assert {
@@ -164,3 +173,72 @@ def test_safe_mode_leaves_it(tmp_path):
     _tree(tmp_path, _cases())
     run = _generate(tmp_path, unsafe=False)
     assert all("device_type" not in t for t in run.plan.finals.values())
+
+
+PRIORS = "test/priors/test_gamma_prior.py"
+
+
+def _plain(text: str, name: str) -> types.ModuleType:
+    m = types.ModuleType(name)
+    exec(compile(text, name, "exec"), m.__dict__)
+    return m
+
+
+def test_a_pick_of_the_switch_is_the_device_type(tree):
+    """``torch.device("cuda") if cuda else torch.device("cpu")``, ``"cuda" if cuda else
+    "cpu"``, ``"cpu" if not cuda else "cuda"`` (``torch.device`` through an alias too) become
+    the device type: exact, as every value of the switch is "cuda" or "cpu"; the look-alikes
+    (``"cuda:0"``, an index, the other order, mixed arms) give the same values as before too.
+    An attribute's pick stays a test (the same value)."""
+    _, _, run = tree
+    old = _plain(run.plan.originals[PRIORS], "old_priors").TestGammaPrior()
+    new = _plain(run.plan.finals[PRIORS], "new_priors").TestGammaPrior()
+    assert "torch.device(device_type)" in run.plan.finals[PRIORS]
+    for flag, dt in ((True, "cuda"), (False, "cpu")):
+        assert old.test_gamma_prior_batch(cuda=flag) == new.test_gamma_prior_batch(device_type=dt)
+        assert old.test_gamma_prior_to(cuda=flag) == new.test_gamma_prior_to(device_type=dt)
+    assert old.test_gamma_prior_batch() == new.test_gamma_prior_batch()
+    rel = "torch/_inductor/kernel_runner.py"
+    assert 'if self.device_type == "cuda" else' in run.plan.finals[rel]
+    runners = [_plain(run.plan.originals[rel], "old_kr"), _plain(run.plan.finals[rel], "new_kr")]
+    a, b = (m._KernelRunner(None) for m in runners)
+    assert a.target() == b.target() == torch.device("cpu")
+    a.on_gpu(), b.on_gpu()
+    assert a.target() == b.target() == torch.device("cuda")
+
+
+def _line(root: Path, rel: str, needle: str) -> int:
+    lines = (root / rel).read_text().splitlines()
+    return next(i for i, t in enumerate(lines, 1) if needle in t)
+
+
+def test_the_arms_findings_go_with_the_pick(tree):
+    """The arms' findings (HN503 ``torch.device("cuda")``; HN509 ``"cuda"`` where the scan
+    reports one) go with the pick: the summary counts them fixed and ``--explain`` says the
+    series takes their line; a look-alike's stay left."""
+    root, _, run = tree
+    left = {(r, ln) for p, r, ln, _ in recount.counts(run).left_at if p == PRIORS}
+    for needle in (
+        'device = torch.device("cuda") if cuda',
+        'name = "cuda" if cuda',
+        'other = "cpu" if not cuda',
+        'aliased = Device("cuda")',
+    ):
+        line = _line(root, PRIORS, needle)
+        assert not {r for r, ln in left if ln == line}, needle
+        text = explain(root / PRIORS, line, root)
+        assert "no finding" in text or TAKEN in text, text
+        assert "HN503" in text or "evice(" not in needle, text
+    for needle in ("index = ", "ranked = ", "swapped = ", "mixed = "):
+        assert {r for r, ln in left if ln == _line(root, PRIORS, needle)}, needle
+
+
+def test_the_pick_is_accounted_as_explain_says(tmp_path):
+    """safe ⊆ unsafe, and generate's summary and ``--explain`` agree on every finding of the
+    picks' fixtures, in both modes."""
+    from tests.patches.test_properties import _check_tree
+
+    cases = [FOLDER / f"{c}.py" for c in ("test_priors", "kernel_runner", "negative_pick")]
+    _tree(tmp_path, cases)
+    safe, unsafe = _check_tree(tmp_path)
+    assert not safe and unsafe

@@ -44,7 +44,17 @@ another object, ``V.graph.cuda``, or by name, ``getattr(g, "cuda")``, leaves it)
 Inside a converted function every read becomes the device-type test (``device_type == "cuda"``;
 ``not cuda`` -> ``device_type == "cpu"``, the switch's other side), except where it is passed
 on as another converted unit's switch (``cuda=cuda`` -> ``device_type=device_type``). A switch passed to a function
-outside the tree keeps its keyword: ``cuda=device_type == "cuda"``.
+outside the tree keeps its keyword: ``cuda=device_type == "cuda"``. A parameter's read choosing
+CUDA's or the CPU's spelling of one thing, in the switch's order, is the device type itself
+(gpytorch's tests, 45 times)::
+
+    device = torch.device("cuda") if cuda else torch.device("cpu")   # -> torch.device(device_type)
+    name = "cuda" if cuda else "cpu"                                 # -> device_type
+    name = "cpu" if not cuda else "cuda"                             # -> device_type
+
+exact, as every caller passes "cuda" or "cpu"; the arms' findings (HN503, HN509) go with it.
+Other arms (``"cuda:0"``, ``torch.device("cuda", rank)``, the other order) stay a test, and so do
+an attribute's picks: its stores stay CUDA for the gate only while a test reads it.
 """
 
 from __future__ import annotations
@@ -208,7 +218,37 @@ class DeviceFlag(Family):
                 ).with_changes(lpar=original.lpar, rpar=original.rpar)
         if isinstance(original, cst.Assign):
             return self._store(eng, original, updated)
+        if isinstance(original, cst.IfExp):
+            return self._pick(eng, original, updated)
         return None
+
+    def _pick(self, eng, original: cst.IfExp, updated: cst.IfExp):
+        """A read of a converted switch parameter choosing CUDA's or the CPU's spelling of one
+        thing, in the switch's order (``"cuda" if cuda else "cpu"``, ``torch.device("cuda") if
+        cuda else torch.device("cpu")``): the device type itself (every value is "cuda" or
+        "cpu"). Not an attribute's (``self.cuda``): its stores stay CUDA for the gate only while
+        a test reads it; with none left, a later run would port them (``self.device_type =
+        "cuda"`` read as a device default)."""
+        test, negated = original.test, False
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, negated = test.expression, True
+        spec = self._spec(eng, test) if isinstance(test, cst.Name) else None
+        a = self._analysis(eng.ctx, spec) if spec else None
+        if a is None or self._flag_unit(eng, test, a) is None:
+            return None
+        if not (
+            updated.body.deep_equals(original.body) and updated.orelse.deep_equals(original.orelse)
+        ):
+            return None  # another family rewrote an arm
+        yes, no = _arm(eng, original.body), _arm(eng, original.orelse)
+        want = ("cpu", "cuda") if negated else ("cuda", "cpu")
+        if yes is None or no is None or yes[1:] != no[1:] or (yes[0], no[0]) != want:
+            return None
+        if yes[1] == "str":
+            return cst.Name(NEW)
+        call = original.body
+        arg = call.args[0].with_changes(value=cst.Name(NEW))
+        return call.with_changes(args=[arg], lpar=[], rpar=[])
 
     def _param(self, eng, original: cst.Param, updated: cst.Param):
         spec = self._spec(eng, original)
@@ -385,6 +425,21 @@ class DeviceFlag(Family):
                 )
             )
             eng.fail(spec, arg, f"device-flag: {why}")
+
+
+def _arm(eng, node: cst.BaseExpression) -> tuple[str, str] | None:
+    """(device type, "str") for an arm ``"cuda"``/``"cpu"``; (device type, qualname of the
+    callee) for ``torch.device("cuda")`` (any spelling of ``torch.device``)."""
+    if isinstance(node, cst.SimpleString):
+        v = node.evaluated_value
+        return (v, "str") if v in ("cuda", "cpu") else None
+    if not (isinstance(node, cst.Call) and len(node.args) == 1):
+        return None
+    arg = node.args[0]
+    if arg.keyword is not None or arg.star or eng.qualnames(node.func) != {"torch.device"}:
+        return None
+    inner = _arm(eng, arg.value)
+    return (inner[0], "torch.device") if inner and inner[1] == "str" else None
 
 
 def _test_of(subject: cst.BaseExpression) -> cst.Comparison:
