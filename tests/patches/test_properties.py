@@ -371,3 +371,19 @@ def test_a_switch_branch_is_settled_in_one_run():
     second, _ = fix(first.after, "test/test_switches.py")
     assert second.after == first.after, "a second run changed the code again"
     assert second.outcome.applied == []
+
+
+def test_a_converted_switch_call_is_settled_in_one_run():
+    """The device-flag family turns ``_load(x, cuda=True)`` into ``_load(x, device_type="cuda")``;
+    a second run rewrote that "cuda" to ``torch.device(device).type`` where a ``device`` was in
+    scope, though ``_load`` tests it against "cuda" (``cuda-flow``)."""
+    src = (
+        "import torch\n\n\ndef _load(x, cuda=False):\n    if cuda:\n        return x + 1\n"
+        "    return x\n\n\ndef caller(x, device):\n    y = torch.zeros(1, device=device)\n"
+        "    return _load(x, cuda=True) + y\n"
+    )
+    first, _ = fix(src, "pkg/_impl.py")
+    assert not first.error, first.error
+    assert 'device_type="cuda"' in first.after
+    second, _ = fix(first.after, "pkg/_impl.py")
+    assert second.after == first.after, "a second run changed the code again"

@@ -1,9 +1,11 @@
-"""``cuda-flow``: the value is handed to CUDA-only code. Four ways: assigned to a name that a
+"""``cuda-flow``: the value is handed to CUDA-only code. Five ways: assigned to a name that a
 later statement of the same scope passes to code that stays CUDA (``n = torch.cuda.device_count()``
 ... ``torch.cuda.get_device_capability(i)``), or recorded in a flag its test sets (``if
 x.device.type == "cuda": has_cuda = True`` ... ``if has_cuda: y = y.cuda()``); returned by a same-file function whose callers do
-(``range(_gpu_count())`` over a helper that asks ``get_device_properties``); or a device query
-(``[queries]``) in a function that asks CUDA about the devices again. The neutral answer would
+(``range(_gpu_count())`` over a helper that asks ``get_device_properties``); a device query
+(``[queries]``) in a function that asks CUDA about the devices again; or passed by keyword to a
+same-file function that tests that parameter against ``"cuda"`` (``_load(x, device_type="cuda")``,
+the device-flag family's converted call). The neutral answer would
 count or name devices that CUDA code then indexes. What counts is code, not words: the name a
 later assignment binds (``cuda_time = start.elapsed_time(end)``) is not CUDA work. Nor is a test
 of the name's device type against ``"cuda"`` (``if device == "cuda":``) where the scope also binds
@@ -26,7 +28,32 @@ SUMMARY = "the value is handed to CUDA-specific code"
 
 
 def detect(p: Probe) -> list[Evidence]:
-    return [*_assigned(p), *_recorded(p), *_returned(p), *_asked_again(p)]
+    return [*_assigned(p), *_recorded(p), *_returned(p), *_asked_again(p), *_switched(p)]
+
+
+def _switched(p: Probe) -> list[Evidence]:
+    """``f(x, device_type="cuda")`` where the same-file ``f`` tests that parameter against
+    ``"cuda"`` and the test stays (``if device_type == "cuda":``, the device-flag family's form
+    of a former ``cuda=True``): the caller asks for CUDA's arm by name, and a neutral value would
+    take the other arm on CUDA's behalf (a later run rewrote the converted call again)."""
+    kw = p.index.parents.get(p.node)
+    call = p.index.parents.get(kw)
+    if not (isinstance(kw, ast.keyword) and kw.value is p.node and isinstance(call, ast.Call)):
+        return []
+    callee = next((c for _sp, n, c in p.index.calls if n is call), None)
+    if callee is None or kw.arg is None:
+        return []
+    for n in ast.walk(callee):
+        if not (isinstance(n, ast.Compare) and len(n.ops) == 1):
+            continue
+        sides = [n.left, n.comparators[0]]
+        named = any(isinstance(x, ast.Name) and x.id == kw.arg for x in sides)
+        if named and any(isinstance(x, ast.Constant) and x.value == "cuda" for x in sides):
+            hits = p.remaining(span_of(n), p.own)
+            if hits:
+                line, what = hits[0]
+                return [Evidence(KIND, line, f"{callee.name}() tests it: {what} (line {line})")]
+    return []
 
 
 def _assigned(p: Probe) -> list[Evidence]:
