@@ -387,3 +387,30 @@ def test_a_converted_switch_call_is_settled_in_one_run():
     assert 'device_type="cuda"' in first.after
     second, _ = fix(first.after, "pkg/_impl.py")
     assert second.after == first.after, "a second run changed the code again"
+
+
+def test_a_converted_switch_call_from_another_file_is_settled(tmp_path):
+    """The same across files: ``_load`` in ``pkg/_impl.py``, its caller imports it by name."""
+    import subprocess
+    import sys
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "_impl.py").write_text(
+        "def _load(x, cuda=False):\n    if cuda:\n        return x + 1\n    return x\n"
+    )
+    (pkg / "_use.py").write_text(
+        "import torch\n\nfrom pkg._impl import _load\n\n\ndef caller(x, device):\n"
+        "    y = torch.zeros(1, device=device)\n    return _load(x, cuda=True) + y\n"
+    )
+
+    def diff() -> str:
+        cmd = [sys.executable, "-m", "patches.generate", str(tmp_path), "--diff", "--unsafe-fixes"]
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        assert out.returncode in (0, 1), out.stderr  # 1: there is a diff
+        return out.stdout
+
+    first = diff()
+    assert 'device_type="cuda"' in first
+    subprocess.run(["git", "apply", "-"], input=first, text=True, cwd=tmp_path, check=True)
+    assert diff() == ""

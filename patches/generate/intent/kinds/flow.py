@@ -32,28 +32,72 @@ def detect(p: Probe) -> list[Evidence]:
 
 
 def _switched(p: Probe) -> list[Evidence]:
-    """``f(x, device_type="cuda")`` where the same-file ``f`` tests that parameter against
-    ``"cuda"`` and the test stays (``if device_type == "cuda":``, the device-flag family's form
-    of a former ``cuda=True``): the caller asks for CUDA's arm by name, and a neutral value would
-    take the other arm on CUDA's behalf (a later run rewrote the converted call again)."""
+    """``f(x, device_type="cuda")`` where ``f`` tests that parameter against ``"cuda"`` (``if
+    device_type == "cuda":``, the device-flag family's form of a former ``cuda=True``) and the
+    test stays: the caller asks for CUDA's arm by name, and a neutral value would take the other
+    arm on CUDA's behalf (a later run rewrote the converted call again). In this file the test
+    must remain; a function of another file of the tree (imported by name) keeps it where its
+    parameter is a device type it takes (``device_type: str = "cpu"``: ``device-predicates``
+    keeps CUDA's arm of such a per-device choice)."""
     kw = p.index.parents.get(p.node)
     call = p.index.parents.get(kw)
     if not (isinstance(kw, ast.keyword) and kw.value is p.node and isinstance(call, ast.Call)):
         return []
-    callee = next((c for _sp, n, c in p.index.calls if n is call), None)
-    if callee is None or kw.arg is None:
+    if kw.arg is None:
         return []
-    for n in ast.walk(callee):
-        if not (isinstance(n, ast.Compare) and len(n.ops) == 1):
-            continue
-        sides = [n.left, n.comparators[0]]
-        named = any(isinstance(x, ast.Name) and x.id == kw.arg for x in sides)
-        if named and any(isinstance(x, ast.Constant) and x.value == "cuda" for x in sides):
-            hits = p.remaining(span_of(n), p.own)
+    callee = next((c for _sp, n, c in p.index.calls if n is call), None)
+    if callee is not None:
+        for test in _tests_of(callee, kw.arg):
+            hits = p.remaining(span_of(test), p.own)
             if hits:
                 line, what = hits[0]
                 return [Evidence(KIND, line, f"{callee.name}() tests it: {what} (line {line})")]
+        return []
+    d = _imported_def(p, call)
+    if d is not None and _takes_type(d.node, kw.arg) and any(_tests_of(d.node, kw.arg)):
+        return [Evidence(KIND, call.lineno, f"{d.qualname}() tests it against 'cuda' ({d.path})")]
     return []
+
+
+def _tests_of(fn: ast.AST, name: str):
+    """The comparisons of ``name`` with ``"cuda"`` in ``fn``."""
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Compare) and len(n.ops) == 1:
+            sides = [n.left, n.comparators[0]]
+            if any(isinstance(x, ast.Name) and x.id == name for x in sides) and any(
+                isinstance(x, ast.Constant) and x.value == "cuda" for x in sides
+            ):
+                yield n
+
+
+def _imported_def(p: Probe, call: ast.Call):
+    """The module-level function of another file of the tree that ``call`` (``f(...)``, ``f``
+    imported by name) calls, or None."""
+    index = getattr(p.ctx, "tree_index", None)
+    if index is None or not isinstance(call.func, ast.Name):
+        return None
+    name = call.func.id
+    q = p.ctx.qualify(call.lineno, name)
+    if q is None or q == name:
+        return None
+    for rel in index.holding(f"def {name}".encode()):
+        for d in index.defs(rel):
+            if not d.cls and d.name == name and f"{d.module}.{d.name}" == q:
+                return d
+    return None
+
+
+def _takes_type(fn: ast.AST, name: str) -> bool:
+    """``name`` is a parameter of ``fn`` annotated ``str`` with ``"cpu"`` or no default."""
+    a = fn.args
+    pos = a.posonlyargs + a.args
+    defaults = [None] * (len(pos) - len(a.defaults)) + list(a.defaults)
+    for arg, default in [*zip(pos, defaults), *zip(a.kwonlyargs, a.kw_defaults)]:
+        if arg.arg == name:
+            ann, d = arg.annotation, default
+            typed = isinstance(ann, ast.Name) and ann.id == "str"
+            return typed and (d is None or (isinstance(d, ast.Constant) and d.value == "cpu"))
+    return False
 
 
 def _assigned(p: Probe) -> list[Evidence]:
