@@ -17,12 +17,17 @@ SUMMARY = "the setting it writes is saved or restored by code that stays CUDA-sp
 
 
 def _set_target(p: Probe) -> ast.Attribute | None:
-    """The dotted attribute the site's statement assigns, with the site inside it or its value."""
+    """The setting of torch's the site's statement assigns (``torch.backends.cuda.matmul.
+    allow_tf32``, through the file's imports), not an attribute of the file's own objects
+    (``cfg.cuda = torch.cuda.is_available()``)."""
     stmt = p.stmt
     if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
         return None
     target = stmt.targets[0]
-    return target if isinstance(target, ast.Attribute) else None
+    if not isinstance(target, ast.Attribute):
+        return None
+    q = p.ctx.qualify(target.lineno, ast.unparse(target))
+    return target if q is not None and q.startswith("torch.") else None
 
 
 def detect(p: Probe) -> list[Evidence]:
