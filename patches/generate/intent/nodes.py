@@ -133,3 +133,36 @@ def negative(test) -> bool:
             for c in test.comparators
         )
     )
+
+
+def declared(fn, name: str) -> tuple[ast.arg, ast.expr | None] | None:
+    """``(parameter, its default or None)`` of ``fn``'s parameter ``name``, or None."""
+    a = fn.args
+    pos = a.posonlyargs + a.args
+    defaults = [None] * (len(pos) - len(a.defaults)) + list(a.defaults)
+    for arg, default in [*zip(pos, defaults), *zip(a.kwonlyargs, a.kw_defaults)]:
+        if arg.arg == name:
+            return arg, default
+    return None
+
+
+def _annotated(arg: ast.arg, name: str) -> bool:
+    return isinstance(arg.annotation, ast.Name) and arg.annotation.id == name
+
+
+def switch_decl(arg: ast.arg, default: ast.expr | None) -> bool:
+    """A switch as the device-flag family (HN510) takes one: no default or a bool one, no
+    annotation or ``bool`` (``cuda=False``, ``use_cuda: bool``, ``use_cuda``; not ``mode:
+    CUDAInitMode``, not ``cuda="cuda:0"``)."""
+    if default is not None and not (
+        isinstance(default, ast.Constant) and isinstance(default.value, bool)
+    ):
+        return False
+    return arg.annotation is None or _annotated(arg, "bool")
+
+
+def device_type_decl(arg: ast.arg, default: ast.expr | None) -> bool:
+    """A device type the function takes: a ``str`` annotation, ``"cpu"`` or no default
+    (``device_type: str = "cpu"``, the device-flag family's form of a former switch)."""
+    cpu = default is None or (isinstance(default, ast.Constant) and default.value == "cpu")
+    return _annotated(arg, "str") and cpu

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from patches.generate.codemods.families.base import is_test_file, param_defaults
 from patches.generate.codemods.tree_index import Def, dotted
+from patches.generate.intent.nodes import switch_decl
 
 NEW = "device_type"
 _CUDA_ATTRS = ("is_cuda",)
@@ -83,12 +84,8 @@ def _param_of(d: Def, names: tuple[str, ...]):
         return None
     x, index = found[0]
     default = defaults.get(x.arg)
-    ann = x.annotation
-    is_bool_ann = isinstance(ann, ast.Name) and ann.id == "bool"
-    if default is not None and _bool_const(default) is None:
-        return None  # a default that is no truth value: not a switch
-    if ann is not None and not is_bool_ann:
-        return None
+    if not switch_decl(x, default):
+        return None  # a default that is no truth value, another annotation: not a switch
     return x.arg, index, _bool_const(default) if default is not None else None
 
 

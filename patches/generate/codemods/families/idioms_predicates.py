@@ -28,7 +28,7 @@ import ast
 
 import libcst as cst
 
-from patches.generate.codemods.families.base import Family, param_defaults
+from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.device_checks import picks_variant
 from patches.generate.codemods.families.idioms_common import (
     and_terms,
@@ -39,6 +39,7 @@ from patches.generate.codemods.families.idioms_common import (
 from patches.generate.codemods.families.script_picks import picked_type
 from patches.generate.codemods.families.sync_dispatch import device_type_read
 from patches.generate.intent.bindings import other_backend_bound
+from patches.generate.intent.nodes import declared, device_type_decl
 
 LITERAL_FAMILY = "device-literal"
 STRING_FAMILY = "device-defaults"  # HN509's (a "cuda" string anywhere else)
@@ -263,19 +264,8 @@ def _chosen_type(eng, original: cst.Comparison) -> str:
     fn = b[0].node if b is not None else None
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return ""
-    a = fn.args
-    params = a.posonlyargs + a.args
-    defaults = param_defaults(fn)
-    for x in params + a.kwonlyargs:
-        d = defaults.get(x.arg)
-        if (
-            x.arg == name
-            and isinstance(x.annotation, ast.Name)
-            and x.annotation.id == "str"
-            and (d is None or (isinstance(d, ast.Constant) and d.value == "cpu"))
-        ):
-            return name
-    return ""
+    decl = declared(fn, name)
+    return name if decl is not None and device_type_decl(*decl) else ""
 
 
 def _equality(eng, spec, original: cst.Comparison, updated: cst.Comparison, target):

@@ -21,7 +21,15 @@ import ast
 import re
 
 from patches.generate.intent.data import other_backend_only
-from patches.generate.intent.nodes import DEFS, exits, last_name, negative, span_of
+from patches.generate.intent.nodes import (
+    DEFS,
+    declared,
+    exits,
+    last_name,
+    negative,
+    span_of,
+    switch_decl,
+)
 from patches.generate.intent.probe import Evidence, Probe, first_hit
 
 KIND = "cuda-branch"
@@ -69,17 +77,6 @@ def _reached_without(p: Probe, test) -> bool:
     return any(not p.remaining(span_of(v), p.own) for v in test.values)
 
 
-def _switch(arg: ast.arg, default) -> bool:
-    """A switch as the device-flag family takes one: no default or a bool one, no annotation or
-    ``bool`` (``cuda=False``, ``use_cuda: bool``, ``use_cuda``; not ``mode: CUDAInitMode``)."""
-    if default is not None and not (
-        isinstance(default, ast.Constant) and isinstance(default.value, bool)
-    ):
-        return False
-    ann = arg.annotation
-    return ann is None or (isinstance(ann, ast.Name) and ann.id == "bool")
-
-
 def _declared(p: Probe, test) -> list:
     """The switch parameters ``test`` reads by their bare name, as the spans of their
     declarations (``cuda=False``: the name and its default) in the function enclosing it."""
@@ -88,16 +85,14 @@ def _declared(p: Probe, test) -> list:
     while names and (n := p.index.parents.get(n)) is not None:
         if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             continue
-        a = n.args
-        pos = a.posonlyargs + a.args
-        defaults = [None] * (len(pos) - len(a.defaults)) + list(a.defaults)
-        pairs = list(zip(pos, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))
-        for arg, default in pairs:
-            if arg.arg in names:
-                names.discard(arg.arg)
-                if _switch(arg, default):
+        for name in sorted(names):
+            decl = declared(n, name)
+            if decl is not None:
+                names.discard(name)
+                arg, default = decl
+                if switch_decl(arg, default):
                     spans.append(span_of([arg] + ([default] if default is not None else [])))
-        names -= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+        names -= {x.arg for x in (n.args.vararg, n.args.kwarg) if x is not None}
     return spans
 
 

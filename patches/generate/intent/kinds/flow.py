@@ -20,7 +20,7 @@ import ast
 from patches.generate.intent.bindings import other_backend_bound
 from patches.generate.intent.data import calls
 from patches.generate.intent.index import Hits
-from patches.generate.intent.nodes import called, inside, span_of
+from patches.generate.intent.nodes import called, declared, device_type_decl, inside, span_of
 from patches.generate.intent.probe import Evidence, Probe, first_hit
 
 KIND = "cuda-flow"
@@ -54,7 +54,8 @@ def _switched(p: Probe) -> list[Evidence]:
                 return [Evidence(KIND, line, f"{callee.name}() tests it: {what} (line {line})")]
         return []
     d = _imported_def(p, call)
-    if d is not None and _takes_type(d.node, kw.arg) and any(_tests_of(d.node, kw.arg)):
+    decl = declared(d.node, kw.arg) if d is not None else None
+    if decl is not None and device_type_decl(*decl) and any(_tests_of(d.node, kw.arg)):
         return [Evidence(KIND, call.lineno, f"{d.qualname}() tests it against 'cuda' ({d.path})")]
     return []
 
@@ -85,19 +86,6 @@ def _imported_def(p: Probe, call: ast.Call):
             if not d.cls and d.name == name and f"{d.module}.{d.name}" == q:
                 return d
     return None
-
-
-def _takes_type(fn: ast.AST, name: str) -> bool:
-    """``name`` is a parameter of ``fn`` annotated ``str`` with ``"cpu"`` or no default."""
-    a = fn.args
-    pos = a.posonlyargs + a.args
-    defaults = [None] * (len(pos) - len(a.defaults)) + list(a.defaults)
-    for arg, default in [*zip(pos, defaults), *zip(a.kwonlyargs, a.kw_defaults)]:
-        if arg.arg == name:
-            ann, d = arg.annotation, default
-            typed = isinstance(ann, ast.Name) and ann.id == "str"
-            return typed and (d is None or (isinstance(d, ast.Constant) and d.value == "cpu"))
-    return False
 
 
 def _assigned(p: Probe) -> list[Evidence]:
