@@ -9,8 +9,9 @@ reached with no ``d`` at all).
 A test reading a switch parameter of the function (the device-flag family's switch: no default
 or a bool one, no annotation or ``bool``) is judged by that parameter's declaration: ``if cuda:``
 under ``def f(self, cuda=False)`` is CUDA's branch while the switch stays a CUDA switch (its HN510
-site is left), as gpytorch's tests hold it and as upstream keeps every site under such a switch
-(``distributed_test.py``'s ``if cuda: t = t.cuda(rank)``, ``codecache.py``, ``profiler.py``).
+site is left), as gpytorch's tests hold it; upstream neutralised none of the 44 labelled sites
+on or just under ``if cuda:`` / ``if use_cuda:`` (``distributed_test.py``'s ``if cuda: t =
+t.cuda(rank)``, ``codecache.py``, ``profiler.py``, ``cpp_extension.py``).
 Else the device-flag family would convert the switch on the next run, once this run had
 rewritten the CUDA code it selects. A parameter that is no switch (``mode: CUDAInitMode``) is
 the author's word, no evidence."""

@@ -17,7 +17,7 @@ SUMMARY = "the setting it writes is saved or restored by code that stays CUDA-sp
 
 
 def _set_target(p: Probe) -> ast.Attribute | None:
-    """The setting of torch's the site's statement assigns (``torch.backends.cuda.matmul.
+    """The torch setting that the site's statement assigns (``torch.backends.cuda.matmul.
     allow_tf32``, through the file's imports), not an attribute of the file's own objects
     (``cfg.cuda = torch.cuda.is_available()``)."""
     stmt = p.stmt
