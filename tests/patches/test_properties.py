@@ -414,3 +414,20 @@ def test_a_converted_switch_call_from_another_file_is_settled(tmp_path):
     assert 'device_type="cuda"' in first
     subprocess.run(["git", "apply", "-"], input=first, text=True, cwd=tmp_path, check=True)
     assert diff() == ""
+
+
+def test_a_converted_switch_attribute_is_settled_in_one_run():
+    """The device-flag family stores ``self.cuda = gpus > 0`` as ``self.device_type = "cuda" if
+    gpus > 0 else "cpu"`` and reads ``if self.device_type == "cuda":``; a second run ported both
+    (``current_accelerator().type if ...``, ``!= "cpu"``): they are the converted switch's own
+    form, kept as a ``str`` device-type parameter's are."""
+    src = (
+        "import torch\n\n\nclass _Runner:\n    def __init__(self, gpus):\n"
+        "        self.cuda = gpus > 0\n\n    def run(self, x):\n        if self.cuda:\n"
+        "            return x + 1\n        return x\n"
+    )
+    first, _ = fix(src, "pkg/_runner.py")
+    assert not first.error, first.error
+    assert 'self.device_type = "cuda" if gpus > 0 else "cpu"' in first.after
+    second, _ = fix(first.after, "pkg/_runner.py")
+    assert second.after == first.after, "a second run changed the code again"

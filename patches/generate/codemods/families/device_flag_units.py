@@ -172,3 +172,44 @@ def _binds_any(node, name: str) -> bool:
         (isinstance(n, ast.Name) and n.id == name) or (isinstance(n, ast.arg) and n.arg == name)
         for n in ast.walk(node)
     )
+
+
+def _flag_form(value: ast.expr) -> bool:
+    """A value the device-flag family stores in its attribute: ``"cuda"``/``"cpu"`` (from
+    ``True``/``False``), a converted switch (``device_type``), ``"cuda" if v else "cpu"``."""
+    if isinstance(value, ast.Constant):
+        return value.value in ("cuda", "cpu")
+    if isinstance(value, ast.Name):
+        return value.id == NEW
+    return (
+        isinstance(value, ast.IfExp)
+        and isinstance(value.body, ast.Constant)
+        and value.body.value == "cuda"
+        and isinstance(value.orelse, ast.Constant)
+        and value.orelse.value == "cpu"
+    )
+
+
+def converted_attr(tree: ast.Module, line: int) -> bool:
+    """The class holding ``line`` stores ``self.device_type`` only in the device-flag family's
+    forms (``_flag_form``): the attribute is a converted switch, a device type the object takes,
+    whose ``== "cuda"`` test and stores stay as they are (a second run would port them)."""
+    classes = [
+        c
+        for c in ast.walk(tree)
+        if isinstance(c, ast.ClassDef) and c.lineno <= line <= c.end_lineno
+    ]
+    if not classes:
+        return False
+    cls = max(classes, key=lambda c: c.lineno)
+    values = [
+        n.value
+        for n in ast.walk(cls)
+        if isinstance(n, ast.Assign)
+        and len(n.targets) == 1
+        and isinstance(t := n.targets[0], ast.Attribute)
+        and t.attr == NEW
+        and isinstance(t.value, ast.Name)
+        and t.value.id == "self"
+    ]
+    return bool(values) and all(_flag_form(v) for v in values)

@@ -24,6 +24,7 @@ import re
 import libcst as cst
 
 from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.device_flag_units import NEW, converted_attr
 from patches.generate.codemods.families.idioms_common import (
     CUDA_DEVICE_STR,
     CURRENT,
@@ -192,6 +193,19 @@ def or_cpu(eng, node, new: cst.BaseExpression) -> cst.BaseExpression:
     return pick.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
+def _converted_store(eng, pick: cst.IfExp) -> bool:
+    """``self.device_type = "cuda" if v else "cpu"``, the device-flag family's store of a
+    converted switch (``converted_attr``): its ``== "cuda"`` test is kept, so is this."""
+    stmt = eng.parent(pick)
+    if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1):
+        return False
+    t = stmt.targets[0].target
+    if not (isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name)):
+        return False
+    mine = t.value.value == "self" and t.attr.value == NEW
+    return mine and converted_attr(eng.ctx.tree, eng.line(pick))
+
+
 class DeviceDefaults(Family):
     name = "device-defaults"
 
@@ -227,6 +241,10 @@ class DeviceDefaults(Family):
         spec = specs[0]
         if not _is_default(eng, original):
             parent = eng.parent(original)
+            if in_pick and _converted_store(eng, parent):
+                why = f"the device-flag family's `self.{NEW}` (a converted switch): kept"
+                eng.fail(spec, original, why)
+                return None
             if in_pick:
                 return self._pick(eng, spec, original, parent, m.group(1))
             if not isinstance(parent, cst.Arg) or parent.star:

@@ -30,6 +30,7 @@ import libcst as cst
 
 from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.device_checks import picks_variant
+from patches.generate.codemods.families.device_flag_units import NEW, converted_attr
 from patches.generate.codemods.families.idioms_common import (
     and_terms,
     specs_at,
@@ -255,12 +256,18 @@ class DevicePredicates(Family):
 def _chosen_type(eng, original: cst.Comparison) -> str:
     """The compared name, where it is a parameter of the enclosing function with a ``str``
     annotation and ``"cpu"`` or nothing as its default (``def include_paths(device_type: str =
-    "cpu")``, the device-flag family's form of a former ``cuda`` switch); else ""."""
+    "cpu")``, the device-flag family's form of a former ``cuda`` switch), or its attribute form
+    (``self.device_type``, stored only as that family stores it: ``converted_attr``); else ""."""
     names = [original.left] + [c.comparator for c in original.comparisons]
+    line = eng.line(original)
+    for n in names:
+        attr = isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name)
+        if attr and n.value.value == "self" and n.attr.value == NEW:
+            return f"self.{NEW}" if converted_attr(eng.ctx.tree, line) else ""
     name = next((n.value for n in names if isinstance(n, cst.Name)), None)
     if name is None:
         return ""
-    b = eng.ctx.binding(eng.line(original), name)
+    b = eng.ctx.binding(line, name)
     fn = b[0].node if b is not None else None
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return ""
@@ -282,8 +289,10 @@ def _equality(eng, spec, original: cst.Comparison, updated: cst.Comparison, targ
         return None
     chosen = _chosen_type(eng, original) if cuda else ""
     if chosen:
+        what = "the object" if chosen.startswith("self.") else "the function"
+        how = "a converted switch" if chosen.startswith("self.") else "a `str` parameter"
         why = (
-            f"`{chosen}` is the device type the function takes (a `str` parameter): the callers "
+            f"`{chosen}` is the device type {what} takes ({how}): the callers "
             "choose the device, and this is CUDA's arm of a per-device choice (torch 2.13's "
             "include_paths and code cache keep it, beside an arm per device), kept"
         )
