@@ -20,6 +20,7 @@ ORDER = (
     "comment",
     "check",
     "expectation",
+    "placed",
     "tuning",
     "state",
     "restore",
