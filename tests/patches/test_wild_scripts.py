@@ -332,13 +332,19 @@ def test_pypi_digest_other_than_the_pin_is_refused(monkeypatch, tmp_path):
         wild_fetch.download("p", "1", ("p-1.tar.gz", DIGEST), tmp_path)
 
 
-def test_fetch_failure_exits_2_naming_the_project(monkeypatch, tmp_path, capsys):
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [(["--projects", "fairscale"], "fairscale==0.4.13"), (["--set", "held-out"], "opacus==1.6.0")],
+)
+def test_fetch_failure_exits_2_naming_the_project(monkeypatch, tmp_path, capsys, args, named):
+    """A tuned project or a held-out one: exit 2, naming the sdist that could not be had."""
+
     def fail(name, version, pin):
         raise wild_scripts.FetchError(f"{name}=={version}: cannot read it")
 
     monkeypatch.setattr(wild_scripts.wild_fetch, "download", fail)
-    assert wild_scripts.main(["--projects", "fairscale", "--keep", str(tmp_path)]) == 2
-    assert "fairscale==0.4.13" in capsys.readouterr().err
+    assert wild_scripts.main([*args, "--keep", str(tmp_path)]) == 2
+    assert named in capsys.readouterr().err
 
 
 def test_a_library_flag_left_beside_a_rewrite_splits_nothing():
@@ -446,12 +452,3 @@ def test_the_report_prints_held_out_projects_apart(capsys):
     first, _, second = out.partition("Held-out projects")
     assert "ignite==0.5.5" in first and "opacus" not in first
     assert "opacus==1.6.0" in second and "ignite" not in second
-
-
-def test_fetch_failure_of_a_held_out_project_exits_2(monkeypatch, tmp_path, capsys):
-    def fail(name, version, pin):
-        raise wild_scripts.FetchError(f"{name}=={version}: cannot read it")
-
-    monkeypatch.setattr(wild_scripts.wild_fetch, "download", fail)
-    assert wild_scripts.main(["--set", "held-out", "--keep", str(tmp_path)]) == 2
-    assert "opacus==1.6.0" in capsys.readouterr().err

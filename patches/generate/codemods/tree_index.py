@@ -149,6 +149,13 @@ class TreeIndex:
             self.memo[key] = out
         return self.memo[key]
 
+    def named(self, name: str) -> list[Def]:
+        """Every function and method of the tree called ``name`` (files that spell
+        ``def name`` only)."""
+        return [
+            d for r in self.holding(f"def {name}".encode()) for d in self.defs(r) if d.name == name
+        ]
+
     def _defs(self, body, module: str, cls: str, rel: str, out: list[Def]) -> None:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -79,11 +79,15 @@ class Probe:
         return self.index.defs(self.node) if self.node is not None else []
 
     @functools.cached_property
+    def functions(self) -> list[ast.AST]:
+        """The functions holding the site, innermost first."""
+        return [d for d in self.defs if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+    @functools.cached_property
     def outermost_function(self) -> ast.AST | None:
         """The outermost function holding the site (a test method, with the helpers and classes
         it defines), or None at module or class level."""
-        funcs = [d for d in self.defs if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        return funcs[-1] if funcs else None
+        return self.functions[-1] if self.functions else None
 
     @functools.cached_property
     def _top(self) -> tuple[ast.AST, ast.stmt]:

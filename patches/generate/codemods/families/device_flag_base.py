@@ -43,11 +43,7 @@ class _TreeBase:
     def _targets(self, rel: str, ctx, node: ast.AST, name: str) -> tuple[str, set]:
         """Where a reference ``...name`` at ``node`` goes: ("ours", defs of the tree),
         ("other", set()) for a function outside the tree, ("unknown", set())."""
-        defs = {}
-        for r in self.index.holding(f"def {name}".encode()):
-            for d in self.index.defs(r):
-                if d.name == name:
-                    defs[(d.cls or d.module, d.path, d.node.lineno)] = d
+        defs = {(d.cls or d.module, d.path, d.node.lineno): d for d in self.index.named(name)}
         if isinstance(node, ast.Name):
             q = ctx.qualify(node.lineno, name)
             if q is None:

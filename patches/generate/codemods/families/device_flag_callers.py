@@ -329,12 +329,7 @@ class _Tree(_AttrChecks):
             return ""
         # an unknown receiver: ours only when it can be no other function
         if explicit:
-            others = [
-                d
-                for r in self.index.holding(f"def {unit.name}".encode())
-                for d in self.index.defs(r)
-                if d.name == unit.name and _param_of(d, self.names) is None
-            ]
+            others = [d for d in self.index.named(unit.name) if _param_of(d, self.names) is None]
             if others:
                 return f"`.{unit.name}(...)` on an unknown object may be `{others[0].qualname}`"
         return ""

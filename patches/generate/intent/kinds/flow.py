@@ -81,11 +81,7 @@ def _imported_def(p: Probe, call: ast.Call):
     q = p.ctx.qualify(call.lineno, name)
     if q is None or q == name:
         return None
-    for rel in index.holding(f"def {name}".encode()):
-        for d in index.defs(rel):
-            if not d.cls and d.name == name and f"{d.module}.{d.name}" == q:
-                return d
-    return None
+    return next((d for d in index.named(name) if not d.cls and f"{d.module}.{name}" == q), None)
 
 
 def _assigned(p: Probe) -> list[Evidence]:

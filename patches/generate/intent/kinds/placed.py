@@ -48,10 +48,9 @@ def detect(p: Probe) -> list[Evidence]:
     if not _assertion(stmt):
         return []
     names = _subjects(stmt)
-    funcs = [d for d in p.defs if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    if not names or not funcs:
+    if not names or not p.functions:
         return []
-    for before in ast.walk(funcs[0]):
+    for before in ast.walk(p.functions[0]):
         if not isinstance(before, ast.stmt) or before.lineno >= stmt.lineno:
             continue
         if isinstance(before, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

@@ -35,8 +35,7 @@ def detect(p: Probe) -> list[Evidence]:
     if target is None:
         return []
     text = ast.unparse(target)
-    funcs = [d for d in p.defs if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    scope = funcs[0] if funcs else p.ctx.tree
+    scope = p.functions[0] if p.functions else p.ctx.tree
     for n in ast.walk(scope):
         if not (isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)):
             continue
