@@ -165,6 +165,47 @@ PROJECTS = {
         ("tests", "pyproject.toml"),
         held_out=True,
     ),
+    # held out (round 24): libraries people import, measured at first contact
+    "skorch": Project(
+        "skorch",
+        "1.4.0",
+        (
+            "skorch-1.4.0.tar.gz",
+            "f7a5d3c13a3aecf0a0fe689ff25188be1145a95268f8fe81f01aaa9fbd7cead1",
+        ),
+        ("skorch", "pyproject.toml", "setup.cfg"),
+        held_out=True,
+    ),
+    "monai": Project(
+        "monai",
+        "1.6.1",
+        (
+            "monai-1.6.1.tar.gz",
+            "e24ae4bb944f1779b7a6445acc4ff2efd9cc504d05dffe2498c49af117350136",
+        ),
+        ("monai", "pyproject.toml", "setup.cfg"),
+        held_out=True,
+    ),
+    "pyg": Project(
+        "torch-geometric",
+        "2.8.1",
+        (
+            "torch_geometric-2.8.1.tar.gz",
+            "3d4431567fcf4865a29cfec25c52484382dd38fd46a45fb4f9d473545d64b812",
+        ),
+        ("torch_geometric", "pyproject.toml"),
+        held_out=True,
+    ),
+    "mmengine": Project(
+        "mmengine",
+        "0.10.7",
+        (
+            "mmengine-0.10.7.tar.gz",
+            "d20ffcc31127567e53dceff132612a87f0081de06cbb7ab2bdb7439125a69225",
+        ),
+        ("mmengine", "setup.cfg"),
+        held_out=True,
+    ),
 }
 SETS = {
     "tuned": [k for k, p in PROJECTS.items() if not p.held_out],
