@@ -49,3 +49,66 @@ def test_one_guard(body, expected):
     rw, _ = fix(src, "bench/report.py")
     assert not rw.error, rw.error
     assert rw.after == "import torch\n\n\ndef report():\n" + expected, diff(src, rw.after)
+
+
+PICK = f'{ACC}.current_accelerator().type if {ACC}.is_available() else "cpu"'
+HEAD = "import pytest\nimport torch\n\n\n"
+DEVICE_CASES = [
+    (  # a generator's early return: the rest runs only with an accelerator (skorch's tests)
+        "def data():\n    yield 'cpu'\n    if not torch.cuda.is_available():\n        return\n"
+        "    device = 'cuda'\n    yield device\n",
+        f"def data():\n    yield 'cpu'\n    if not {ACC}.is_available():\n        return\n"
+        f"    device = {ACC}.current_accelerator().type\n    yield device\n",
+    ),
+    (  # a skip call leaves too
+        "def test_a():\n    if not torch.cuda.is_available():\n        pytest.skip('no GPU')\n"
+        "    device = 'cuda:0'\n    assert device\n",
+        f"def test_a():\n    if not {ACC}.is_available():\n        pytest.skip('no GPU')\n"
+        f'    device = f"{{{ACC}.current_accelerator().type}}:0"\n    assert device\n',
+    ),
+    (  # a skip decorator: the definition's body
+        "@pytest.mark.skipif(not torch.cuda.is_available(), reason='no GPU')\n"
+        "def test_b():\n    device = 'cuda'\n    assert device\n",
+        f"@pytest.mark.skipif(not {ACC}.is_available(), reason='no GPU')\n"
+        f"def test_b():\n    device = {ACC}.current_accelerator().type\n    assert device\n",
+    ),
+    (  # skipUnless: the body runs where the test holds
+        "import unittest\n\n\nclass T(unittest.TestCase):\n"
+        "    @unittest.skipUnless(torch.cuda.is_available(), 'no GPU')\n"
+        "    def test_c(self):\n        device = 'cuda'\n        self.assertTrue(device)\n",
+        "import unittest\nfrom torch.testing._internal.common_utils import TEST_ACCELERATOR\n\n"
+        "\nclass T(unittest.TestCase):\n"
+        "    @unittest.skipUnless(TEST_ACCELERATOR, 'no GPU')\n"
+        f"    def test_c(self):\n        device = {ACC}.current_accelerator().type\n"
+        "        self.assertTrue(device)\n",
+    ),
+    (  # skipIf on another test: the body also runs on a CPU-only machine, so the CPU side stays
+        "@pytest.mark.skipif(torch.cuda.is_available(), reason='CPU only')\n"
+        "def test_d():\n    device = 'cuda'\n    assert device\n",
+        f"@pytest.mark.skipif({ACC}.is_available(), reason='CPU only')\n"
+        f"def test_d():\n    device = {PICK}\n    assert device\n",
+    ),
+    (  # no check at all: the CPU side stays
+        "def test_e():\n    device = 'cuda'\n    assert device\n",
+        f"def test_e():\n    device = {PICK}\n    assert device\n",
+    ),
+]
+
+
+@pytest.mark.parametrize("body,expected", DEVICE_CASES)
+def test_a_checked_device_default_has_no_cpu_side(body, expected):
+    """A ``device = "cuda"`` that only runs with an accelerator names the accelerator's type,
+    with no ``else "cpu"`` that cannot run."""
+    rw, _ = fix(HEAD + body, "tests/test_device.py")
+    assert not rw.error, rw.error
+    assert rw.after == HEAD + expected, diff(HEAD + body, rw.after)
+
+
+def test_a_counter_after_a_skip_call_has_one_guard():
+    body = (
+        "def test_mem():\n    if not torch.cuda.is_available():\n        pytest.skip('no GPU')\n"
+        "    assert torch.cuda.memory_allocated() >= 0\n"
+    )
+    rw, _ = fix(HEAD + body, "tests/test_mem.py")
+    assert not rw.error, rw.error
+    assert f"    assert {ACC}.memory_allocated() >= 0\n" in rw.after, diff(HEAD + body, rw.after)

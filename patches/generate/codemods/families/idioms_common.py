@@ -13,6 +13,8 @@ import re
 
 import libcst as cst
 
+from patches.generate.intent.nodes import exits, last_name
+
 CUDA_DEVICE_STR = re.compile(r"cuda(?::(\d+))?")  # "cuda" / "cuda:N"
 
 CURRENT = "torch.accelerator.current_accelerator()"
@@ -225,14 +227,30 @@ def after_availability(eng, node) -> bool:
     return False
 
 
-_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+# a test decorator that skips its definition: where the test holds / where it fails
+_SKIP_IF = frozenset({"skipif", "skipIf"})
+_SKIP_UNLESS = frozenset({"skipUnless"})
+
+
+def _skip_decorators(node) -> list[tuple[ast.expr, bool]]:
+    """(test, whether the body runs where it holds) of each ``@pytest.mark.skipif(test, ...)`` /
+    ``@unittest.skipIf(test, ...)`` / ``@unittest.skipUnless(test, ...)`` of a definition."""
+    out = []
+    for dec in getattr(node, "decorator_list", ()):
+        if isinstance(dec, ast.Call) and dec.args:
+            name = last_name(dec.func)
+            if name in _SKIP_IF or name in _SKIP_UNLESS:
+                out.append((dec.args[0], name in _SKIP_UNLESS))
+    return out
 
 
 def known_blocks(tree: ast.AST, judge) -> list[tuple[int, int, int, object]]:
-    """(first line, last line, line of the deciding ``if``, what ``judge`` said) of every block
+    """(first line, last line, line of the deciding test, what ``judge`` said) of every block
     that runs only where ``judge(test, taken)`` holds (not None): the body (``taken``) or the
-    ``else`` of an ``if``, and the rest of a block after an ``if`` with no ``else`` that ends in
-    ``return``/``raise``/``continue``/``break`` (``taken`` False: the test failed)."""
+    ``else`` of an ``if``, the rest of a block after an ``if`` with no ``else`` that leaves
+    (``return``/``raise``/``continue``/``break``, a skip or exit call: ``taken`` False, the test
+    failed), and the body of a definition under a skip decorator (``@pytest.mark.skipif(test)``:
+    ``taken`` False; ``@unittest.skipUnless(test)``: True)."""
     out: list[tuple[int, int, int, object]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.If):
@@ -240,16 +258,16 @@ def known_blocks(tree: ast.AST, judge) -> list[tuple[int, int, int, object]]:
                 said = judge(node.test, taken) if block else None
                 if said is not None:
                     out.append((block[0].lineno, block[-1].end_lineno, node.lineno, said))
+        for test, taken in _skip_decorators(node):
+            said = judge(test, taken)
+            if said is not None:
+                out.append((node.body[0].lineno, node.body[-1].end_lineno, test.lineno, said))
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
             if not isinstance(block, list):
                 continue
             for i, stmt in enumerate(block[:-1]):
-                if (
-                    isinstance(stmt, ast.If)
-                    and not stmt.orelse
-                    and isinstance(stmt.body[-1], _EXITS)
-                ):
+                if isinstance(stmt, ast.If) and not stmt.orelse and exits(stmt.body):
                     said = judge(stmt.test, False)
                     if said is not None:
                         rest = block[i + 1 :]

@@ -36,6 +36,7 @@ from patches.generate.codemods.families.idioms_common import (
     type_or_cpu,
     with_value,
 )
+from patches.generate.codemods.families.idioms_memory import checked_here
 from patches.generate.codemods.families.literals import device_type_arg, held_device
 from patches.generate.codemods.families.script_device import is_script
 from patches.generate.codemods.families.script_plan import (
@@ -262,6 +263,10 @@ class DeviceDefaults(Family):
                 f'f"{{accelerator_api.device_type()}}:{m.group(1)}"',
             )
         eng.done(spec, original)
+        if checked_here(eng, original):
+            # reached only with an accelerator (`if not torch.cuda.is_available(): return` above
+            # it, a skip decorator): no CPU side to write (issue 24: no redundant inner guard)
+            return self._indexed(eng, spec, original, m.group(1))
         if m.group(1) is None:
             return type_or_cpu(eng, spec, original)
         # "cuda:N" as a default: that index of the accelerator, CPU when there is none.
@@ -292,6 +297,11 @@ class DeviceDefaults(Family):
             return None
         # an is_available() pick is the availability family's, dispatched before this one
         eng.done(spec, original)
+        return self._indexed(eng, spec, original, index)
+
+    @staticmethod
+    def _indexed(eng, spec, original, index: str | None):
+        """The accelerator's type, or that index of it (``f"{<type>}:0"``), where there is one."""
         if index is None:
             return accel_type(eng, spec, original)
         return expr(
