@@ -139,3 +139,17 @@ def device_types() -> frozenset[str]:
 def library_flags() -> tuple[str, ...]:
     """``[library_flags] prefixes``: dotted names of CUDA's library settings."""
     return tuple(data()["library_flags"]["prefixes"])
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_libraries() -> tuple[str, ...]:
+    """``[libraries] modules``: other projects' libraries that run on CUDA devices alone."""
+    return tuple(data()["libraries"]["modules"])
+
+
+def cuda_library(module: str) -> str | None:
+    """The listed library that ``module`` is or lies under (``cupyx.scipy.ndimage`` ->
+    ``cupyx``), or None."""
+    return next(
+        (lib for lib in cuda_libraries() if module == lib or module.startswith(lib + ".")), None
+    )

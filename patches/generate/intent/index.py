@@ -15,6 +15,7 @@ from patches.generate.intent.bindings import bindings
 from patches.generate.intent.comments import comments
 from patches.generate.intent.constants import constant_reads, module_constants
 from patches.generate.intent.data import is_cuda_word, library_flags
+from patches.generate.intent.libraries import library_names, library_uses
 from patches.generate.intent.nodes import (
     DEFS,
     Span,
@@ -120,6 +121,7 @@ class Index:
         self.constants = module_constants(ctx.tree, self.bindings)
         self.constant_reads = constant_reads(ctx.nodes, self.constants)
         self.op_calls = op_calls(ctx, cuda_only_ops(getattr(ctx, "tree_index", None), ctx))
+        self.library_uses = library_uses(ctx.nodes, library_names(ctx.nodes, self.bindings))
         self.words = words(ctx.nodes)  # the author's own identifiers: no evidence
         self.comments = comments(ctx.source)
         self.tokens = tokens
@@ -208,6 +210,10 @@ class Index:
     def ops_called_in(self, span: Span) -> list[tuple[Span, str]]:
         """The calls of CUDA-only operators (``ops.py``) inside ``span``."""
         return _within(self.op_calls, span)
+
+    def libraries_used_in(self, span: Span) -> list[tuple[Span, str]]:
+        """The uses of CUDA-only libraries' names (``libraries.py``) inside ``span``."""
+        return _within(self.library_uses, span)
 
     def node_of(self, f) -> ast.AST | None:
         """The expression a finding is about (a call finding's func -> the call)."""

@@ -80,6 +80,13 @@ class _Remaining:
                 return [(sp[0][0], f"{name.rsplit('.', 1)[-1]} (an operator only CUDA implements)")]
         return []
 
+    def library_hit(self, unit: Span, own: Span) -> Hits:
+        """A use in ``unit`` of a name bound to a CUDA-only library (``libraries.py``)."""
+        for sp, what in self.index.libraries_used_in(unit):
+            if not inside(sp, own):
+                return [(sp[0][0], what)]
+        return []
+
     def finding_hit(self, line: int, unit: Span, own: Span) -> Hits:
         for f in self.by_line.get(line, ()):
             sp = finding_span(f)
@@ -94,7 +101,12 @@ class _Remaining:
 
     def __call__(self, unit: Span, own: Span) -> Hits:
         """The first token hit and, per line, the first finding hit."""
-        hits = self.token_hit(unit, own) or self.constant_hit(unit, own) or self.op_hit(unit, own)
+        hits = (
+            self.token_hit(unit, own)
+            or self.constant_hit(unit, own)
+            or self.op_hit(unit, own)
+            or self.library_hit(unit, own)
+        )
         for line in range(unit[0][0], unit[1][0] + 1):
             hits += self.finding_hit(line, unit, own)
         return sorted(hits)

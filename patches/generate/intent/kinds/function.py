@@ -47,6 +47,8 @@ def detect(p: Probe) -> list[Evidence]:
             continue
         if is_cuda_word(d.name) and _named_for(p, d):
             return [Evidence(KIND, d.lineno, f"inside {d.name}")]
+        if is_cuda_word(d.name) and _forwards(p, d):
+            return [Evidence(KIND, d.lineno, f"{d.name} hands its own call on to its parts")]
         doc = ast.get_docstring(d, clean=False)
         if doc and about_cuda_summary(doc) and _named_for(p, d) and not _callers_device(p, d):
             line = doc.strip().split("\n")[0][:60]
@@ -73,6 +75,19 @@ def _callers_device(p: Probe, d) -> bool:
         for c in calls
         for v in [*c.args, *(k.value for k in c.keywords)]
     )
+
+
+def _forwards(p: Probe, d) -> bool:
+    """The site is a method call of ``d``'s own name inside ``d`` (mmengine's
+    ``BaseDataElement.cuda``: ``v = v.cuda()`` for each of its items, beside ``npu``/``musa``
+    twins): the method hands its own contract on to its parts, so the call means what ``d``'s name
+    says, whatever ``d`` returns."""
+    if isinstance(d, ast.ClassDef):
+        return False
+    n = p.node
+    while n is not None and not isinstance(n, (ast.Call, ast.stmt)):
+        n = p.index.parents.get(n)
+    return isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == d.name
 
 
 def _serves_others(p: Probe, d) -> bool:

@@ -5,7 +5,8 @@ that code, so the two change together or not at all. A context manager that sets
 (``with torch.cuda.device("cuda:0"):``) sets it for its body: a body that stays CUDA (CUDA
 streams, ``torch.cuda._sleep``) keeps it; and code inside a context that stays CUDA's (``with
 torch.cuda.stream(s):`` ... ``torch.zeros(100, device="cuda:0")``) runs on CUDA's device and
-stream: a neutral device there would not be the one the context sets."""
+stream: a neutral device there would not be the one the context sets. So does code inside the
+device context of a CUDA-only library (``with cp.cuda.Device(i):``, ``libraries.py``)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,9 @@ def _inside(p: Probe) -> list[Evidence]:
         if isinstance(parent, (ast.With, ast.AsyncWith)) and n in parent.body:
             for item in parent.items:
                 ctx = item.context_expr
+                used = p.index.libraries_used_in(span_of(ctx))
+                if used:  # `with cp.cuda.Device(i):`: the device of a CUDA-only library
+                    return first_hit(KIND, [(sp[0][0], what) for sp, what in used])
                 if isinstance(ctx, ast.Call) and called(p.ctx, ctx) in sets:
                     hits = p.remaining(span_of(ctx.func), p.own)
                     if hits:

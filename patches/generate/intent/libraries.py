@@ -1,0 +1,79 @@
+"""Names a file binds to a CUDA-only library of another project (``[libraries]`` of
+``cuda_intent.toml``: CuPy, cuCIM, kvikio, TensorRT, ...), and where the file uses them.
+
+A binding is an import (``import cupy as cp``, ``from cucim.skimage import measure``), the targets
+of an assignment whose value is a call naming such a module by a string (MONAI's ``cp, has_cp =
+optional_import("cupy")``: the module and the flag that says it is there; ``importlib.
+import_module("tensorrt")``), or a name set to a constant in a ``try`` that imports one
+(``HAS_CUPY = True``, and ``False`` in its handler). A name the file also binds to anything else is no evidence: its spelling
+is the author's. A use (a load of the name) is CUDA work that stays (``remaining``): the library
+takes CUDA memory only, so a device check that selects the code using it stays CUDA's."""
+
+from __future__ import annotations
+
+import ast
+
+from patches.generate.intent.data import cuda_library
+from patches.generate.intent.nodes import Span, span_of
+
+
+def library_names(nodes, bindings) -> dict[str, str]:
+    """name -> the CUDA-only library the file binds it to (every binding of the name is one)."""
+    bound: dict[str, list[str]] = {}
+    for node in nodes:
+        for name, lib in _bound_by(node):
+            bound.setdefault(name, []).append(lib)
+    return {
+        name: libs[0] for name, libs in bound.items() if len(libs) >= len(bindings.get(name, ()))
+    }
+
+
+def _bound_by(node) -> list[tuple[str, str]]:
+    if isinstance(node, ast.Import):
+        return [
+            ((a.asname or a.name).split(".")[0], lib)
+            for a in node.names
+            if (lib := cuda_library(a.name))
+        ]
+    if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        lib = cuda_library(node.module)
+        return [(a.asname or a.name, lib) for a in node.names if lib and a.name != "*"]
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+        lib = _named_module(node.value)
+        if lib:
+            return [
+                (n.id, lib) for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)
+            ]
+    if isinstance(node, ast.Try):
+        libs = [lib for st in node.body for _, lib in _bound_by(st) if isinstance(st, ast.Import)]
+        if libs:  # the flags it sets, in its body and its handlers (`HAS_CUPY = False`)
+            blocks = [node.body, *(h.body for h in node.handlers), node.orelse]
+            return [
+                (t.id, libs[0])
+                for block in blocks
+                for st in block
+                if isinstance(st, ast.Assign) and isinstance(st.value, ast.Constant)
+                for t in st.targets
+                if isinstance(t, ast.Name)
+            ]
+    return []
+
+
+def _named_module(call: ast.Call) -> str | None:
+    """The listed library a call's first argument names as a string (``optional_import("cupy")``)."""
+    first = call.args[0] if call.args else None
+    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+        return cuda_library(first.value)
+    return None
+
+
+def library_uses(nodes, names: dict[str, str]) -> list[tuple[Span, str]]:
+    """(span, "name (library)") of every load of a name in ``names``, sorted."""
+    if not names:
+        return []
+    out = [
+        (span_of(n), f"{n.id} ({names[n.id]}, a CUDA-only library)")
+        for n in nodes
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names
+    ]
+    return sorted(out)
