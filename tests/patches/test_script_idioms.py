@@ -292,12 +292,16 @@ class TestScriptIdioms(expecttest.TestCase):
 # left HN502:32: no device in scope for autocast's device type
 # left HN502:38: no device in scope for autocast's device type
 # left HN502:44: no device in scope for autocast's device type
+# left HN502:59: no device in scope for autocast's device type
 @@ -8 +8 @@
 -        with autocast("cuda", enabled=with_amp):
 +        with autocast(torch.device(config.device).type, enabled=with_amp):
 @@ -18 +18 @@
 -        with torch.autocast("cuda"):
 +        with torch.autocast(torch.device(self.device).type):
+@@ -51 +51 @@
+-    with torch.autocast("cuda", **engine.amp_kwargs):
++    with torch.autocast(torch.device(engine.state.device).type, **engine.amp_kwargs):
 """,
         )
 

@@ -161,14 +161,19 @@ def _chain(node: ast.expr) -> str | None:
 
 
 def _device_keywords(fn: ast.AST) -> dict[str, ast.expr]:
-    """What the calls under ``fn`` hand as ``device=``, by its code."""
-    return {
-        ast.unparse(k.value): k.value
-        for n in ast.walk(fn)
-        if isinstance(n, ast.Call)
-        for k in n.keywords
-        if k.arg == "device"
-    }
+    """What the calls under ``fn`` hand as ``device=``, or as an argument that is an object's
+    ``device`` attribute (MONAI's ``engine.prepare_batch(batchdata, engine.state.device)``), by
+    its code."""
+    out = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call):
+            out.update((ast.unparse(k.value), k.value) for k in n.keywords if k.arg == "device")
+            out.update(
+                (ast.unparse(a), a)
+                for a in n.args
+                if isinstance(a, ast.Attribute) and a.attr == "device"
+            )
+    return out
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -177,7 +182,7 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 def held_device(ctx, line: int) -> str | None:
     """The device the function around ``line`` holds: the one expression its calls (else its
     enclosing function's) hand as ``device=`` (ignite's ``prepare_batch(batch,
-    device=config.device)``), where that is a plain name/attribute chain (``config.device``,
+    device=config.device)``) or as an argument that is some object's ``.device``, where that is a plain name/attribute chain (``config.device``,
     ``self.device``) that names no CUDA and whose head resolves at ``line`` to a parameter or
     an assignment, not an import. Else None: several device expressions, a call's result, or
     none."""
