@@ -32,7 +32,7 @@ Hits = list[tuple[int, str]]  # (line, what stays CUDA there)
 Remaining = Callable[[Span, Span], Hits]
 
 # a device other than CUDA named in a message: its text is about devices, not CUDA's contract
-_OTHER_DEVICE = re.compile(
+OTHER_DEVICE = re.compile(
     r"\b(?:%s)\b" % "|".join(("cpu", "meta", *vocabulary.NAMED_BACKENDS)), re.IGNORECASE
 )
 
@@ -88,7 +88,7 @@ def _names_a_device(test: ast.AST) -> bool:
             text = n.value
         else:
             continue
-        if is_cuda_word(text) or _OTHER_DEVICE.search(text) or DEVICE_NAME.fullmatch(text):
+        if is_cuda_word(text) or OTHER_DEVICE.search(text) or DEVICE_NAME.fullmatch(text):
             return True
     return False
 
@@ -142,7 +142,7 @@ class Index:
             text = node.value
             if not any(c.isspace() for c in text):
                 return text
-            return text if self._message(node) and not _OTHER_DEVICE.search(text) else None
+            return text if self._message(node) and not OTHER_DEVICE.search(text) else None
         if isinstance(node, (ast.arg, ast.keyword)):
             return node.arg
         if isinstance(node, ast.alias):  # `from torch._inductor import cudagraph_trees`

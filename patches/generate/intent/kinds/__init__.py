@@ -18,6 +18,7 @@ ORDER = (
     "owned_path",
     "function",
     "comment",
+    "label",
     "check",
     "expectation",
     "placed",

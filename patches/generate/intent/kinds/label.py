@@ -1,0 +1,55 @@
+"""``cuda-label``: the site's value is shown under a text that calls it CUDA's: another argument
+of the call that reports it (MONAI's ``_dict_append(output, "Has CUDA", lambda:
+bool(torch.cuda.is_available()))``, ``print("CUDA devices:", torch.cuda.device_count())``), the
+text around it in an f-string (``f"CUDA available: {torch.cuda.is_available()}"``), or its key in
+a dict display (``{"CUDA version": ...}``). Rewritten, the value would answer for another
+accelerator while the text still says CUDA: "Has CUDA: True" on a machine with none. A text that
+names another device too ("CUDA/XPU devices") is about devices, not CUDA's; the reason of a skip
+is not a label."""
+
+from __future__ import annotations
+
+import ast
+
+from patches.generate.intent.data import is_cuda_word
+from patches.generate.intent.index import OTHER_DEVICE
+from patches.generate.intent.nodes import last_name
+from patches.generate.intent.probe import Evidence, Probe
+
+KIND = "cuda-label"
+SUMMARY = "the text it is shown under calls it CUDA's"
+
+
+def detect(p: Probe) -> list[Evidence]:
+    child, n = p.node, p.index.parents.get(p.node) if p.node is not None else None
+    while n is not None and not isinstance(n, ast.stmt):
+        for text in _labels(n, child):
+            if " " in text.strip() and is_cuda_word(text) and not OTHER_DEVICE.search(text):
+                return [Evidence(KIND, p.f.line, repr(text.strip()[:60]))]
+        child, n = n, p.index.parents.get(n)
+    return []
+
+
+def _labels(n: ast.AST, child: ast.AST) -> list[str]:
+    """The texts ``n`` shows ``child`` under: the other string arguments of a call, the
+    constant parts of an f-string, the key of a dict entry."""
+    if isinstance(n, ast.Call) and child is not n.func and not _gate(n):
+        values = [*n.args, *(k.value for k in n.keywords)]
+        return [_text(v) for v in values if v is not child and _text(v)]
+    if isinstance(n, ast.JoinedStr):
+        return [v.value for v in n.values if isinstance(v, ast.Constant)]
+    if isinstance(n, ast.Dict) and child in n.values:
+        key = n.keys[n.values.index(child)]
+        return [_text(key)] if key is not None and _text(key) else []
+    return []
+
+
+def _gate(call: ast.Call) -> bool:
+    """A skip or expected failure (``skipUnless(torch.cuda.is_available(), "Requires CUDA")``):
+    its text is the reason of a test of the value, judged as such (``cuda-guarded``)."""
+    name = last_name(call.func).lower()
+    return "skip" in name or "xfail" in name
+
+
+def _text(node) -> str:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
