@@ -68,6 +68,48 @@ def _declares_is_cuda_field(ctx) -> bool:
     return False
 
 
+_TENSOR_CLASSES = frozenset({"Tensor", "Parameter", "FakeTensor", "DTensor"})
+
+
+def _narrowed_elsewhere(eng, check: cst.Attribute) -> str | None:
+    """A class other than a tensor's that an ``isinstance`` test of the check's receiver, earlier
+    in its ``and`` chain or in an enclosing ``if`` test, narrows it to (PyG's
+    ``isinstance(data, (Data, HeteroData)) and data.is_cuda``: ``Data`` has an ``is_cuda`` of
+    its own and no ``device``), else None."""
+    receiver = cst.Module([]).code_for_node(check.value)
+    tests: list[ast.AST] = []
+    node, parent = check, eng.parent(check)
+    while isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
+        if isinstance(parent, cst.BooleanOperation) and parent.right is node:
+            if isinstance(parent.operator, cst.And):
+                code = cst.Module([]).code_for_node(parent.left)
+                tests.append(ast.parse(f"({code})", mode="eval"))
+        node, parent = parent, eng.parent(parent)
+    line = eng.line(check)
+    tests += [
+        n.test
+        for n in ast.walk(eng.ctx.tree)
+        if isinstance(n, ast.If) and n.body[0].lineno <= line <= n.body[-1].end_lineno
+    ]
+    for test in tests:
+        for call in ast.walk(test):
+            if (
+                isinstance(call, ast.Call)
+                and ast.unparse(call.func) == "isinstance"
+                and len(call.args) == 2
+                and ast.unparse(call.args[0]) == receiver
+            ):
+                kinds = call.args[1].elts if isinstance(call.args[1], ast.Tuple) else [call.args[1]]
+                other = [
+                    name
+                    for k in kinds
+                    if (name := ast.unparse(k).rsplit(".", 1)[-1]) not in _TENSOR_CLASSES
+                ]
+                if other:
+                    return other[0]
+    return None
+
+
 def writes_cuda(ctx, line: int) -> bool:
     """The ``if`` whose test is on ``line`` guards code that writes "cuda" into text (generated
     source such as ``', device="cuda"'``): the check is about CUDA for that text."""
@@ -209,9 +251,14 @@ def device_type_compare(value: cst.BaseExpression, op: str) -> cst.Comparison:
 
 
 def _receiver_defines(eng, spec, check: cst.Attribute) -> bool:
-    """``self.is_cuda`` where the file defines ``is_cuda`` itself, or any ``x.is_cuda`` where a
-    class of the file declares it as a field (left, and said so)."""
+    """``self.is_cuda`` where the file defines ``is_cuda`` itself, any ``x.is_cuda`` where a
+    class of the file declares it as a field, or where ``isinstance`` narrows ``x`` to a class
+    that is no tensor (left, and said so)."""
     receiver = check.value
+    other = _narrowed_elsewhere(eng, check)
+    if other is not None:
+        eng.fail(spec, check, f"its receiver is narrowed to {other}, not a tensor: its own is_cuda")
+        return True
     if _declares_is_cuda_field(eng.ctx):
         eng.fail(spec, check, "a class of this file declares an is_cuda field")
         return True
