@@ -20,6 +20,7 @@ ORDER = (
     "comment",
     "label",
     "check",
+    "missing",
     "expectation",
     "placed",
     "tuning",
