@@ -1,13 +1,17 @@
-"""Names a file binds to a CUDA-only library of another project (``[libraries]`` of
-``cuda_intent.toml``: CuPy, cuCIM, kvikio, TensorRT, ...), and where the file uses them.
+"""Names a file binds to another project's library that runs on no accelerator but CUDA
+(``[libraries]`` of ``cuda_intent.toml``: CuPy, cuCIM, kvikio, TensorRT, PyG's CPU-and-CUDA
+operator libraries, ...), and where the file uses them.
 
-A binding is an import (``import cupy as cp``, ``from cucim.skimage import measure``), the targets
-of an assignment whose value is a call naming such a module by a string (MONAI's ``cp, has_cp =
-optional_import("cupy")``: the module and the flag that says it is there; ``importlib.
-import_module("tensorrt")``), or a name set to a constant in a ``try`` that imports one
-(``HAS_CUPY = True``, and ``False`` in its handler). A name the file also binds to anything else is no evidence: its spelling
-is the author's. A use (a load of the name) is CUDA work that stays (``remaining``): the library
-takes CUDA memory only, so a device check that selects the code using it stays CUDA's."""
+A binding is an import (``import cupy as cp``, ``from cucim.skimage import measure``), the
+targets of an assignment whose value is a call naming such a module by a string (MONAI's ``cp,
+has_cp = optional_import("cupy")``: the module and the flag that says it is there;
+``importlib.import_module("tensorrt")``), a name imported from the project under the library's
+own name (``from torch_geometric.typing import torch_scatter``), or a name set to a constant in a
+``try`` that imports one (``HAS_CUPY = True``, and ``False`` in its handler). A name the file
+also binds to anything else is no evidence: its spelling is the author's. A use (a load of the
+name, or an import of the library in the code a check guards: ``if src.is_cuda: import cudf``)
+is CUDA work that stays (``remaining``): the library takes no other accelerator's memory, so a
+device check that selects the code using it stays CUDA's."""
 
 from __future__ import annotations
 
@@ -35,9 +39,15 @@ def _bound_by(node) -> list[tuple[str, str]]:
             for a in node.names
             if (lib := cuda_library(a.name))
         ]
-    if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-        lib = cuda_library(node.module)
-        return [(a.asname or a.name, lib) for a in node.names if lib and a.name != "*"]
+    if isinstance(node, ast.ImportFrom) and node.module:
+        # from the library, or the library's own module re-exported by the project under its
+        # name (PyG's `from torch_geometric.typing import torch_scatter`)
+        lib = cuda_library(node.module) if not node.level else None
+        return [
+            (a.asname or a.name, found)
+            for a in node.names
+            if a.name != "*" and (found := lib or cuda_library(a.name))
+        ]
     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
         lib = _named_module(node.value)
         if lib:
@@ -68,12 +78,17 @@ def _named_module(call: ast.Call) -> str | None:
 
 
 def library_uses(nodes, names: dict[str, str]) -> list[tuple[Span, str]]:
-    """(span, "name (library)") of every load of a name in ``names``, sorted."""
-    if not names:
-        return []
+    """(span, "name (library)") of every load of a name in ``names`` and of every import of a
+    listed library (PyG's ``if src.is_cuda: import cudf``), sorted."""
     out = [
-        (span_of(n), f"{n.id} ({names[n.id]}, a CUDA-only library)")
+        (span_of(n), f"{n.id} ({names[n.id]}: no accelerator but CUDA)")
         for n in nodes
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names
+    ]
+    out += [
+        (span_of(n), f"import {lib} (no accelerator but CUDA)")
+        for n in nodes
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+        for name, lib in _bound_by(n)[:1]
     ]
     return sorted(out)
