@@ -12,7 +12,10 @@ torch.cuda.is_available() ...`` stays; ``Storage.cuda``: ``device2 = torch.devic
 device.type != "cuda": return False`` stays; ``onlyCUDAAndPRIVATEUSE1``: the wrapper it returns
 keeps its device test), not for how its body works: the events and syncs of ``_benchmark_collective_with_cuda_events_impl`` ("Core
 benchmarking logic using CUDA events"), the current device inside a ``.cuda()`` method ("Returns
-a copy of this object in CUDA memory"), a workspace allocated inside ``get_symm_mem_workspace``
+a copy of this object in CUDA memory"), or the ``.cuda()`` such a method hands on to its parts
+(``ShardedTensor.cuda``'s ``shard.tensor.cuda(device=current_device)`` became ``.to(...)`` on
+the accelerator's current device in 2.14.1; mmengine's ``BaseDataElement.cuda`` is the same
+shape), a workspace allocated inside ``get_symm_mem_workspace``
 are judged by their own unit (upstream neutralised all three between 2.13 and 2.14). Nor does a
 summary speak for a call handed the function's own device parameter (opacus' benchmark helper,
 "Safely resets CUDA peak memory statistics of device", round 22): the caller picks the device. The one class
@@ -47,8 +50,6 @@ def detect(p: Probe) -> list[Evidence]:
             continue
         if is_cuda_word(d.name) and _named_for(p, d):
             return [Evidence(KIND, d.lineno, f"inside {d.name}")]
-        if is_cuda_word(d.name) and _forwards(p, d):
-            return [Evidence(KIND, d.lineno, f"{d.name} hands its own call on to its parts")]
         doc = ast.get_docstring(d, clean=False)
         if doc and about_cuda_summary(doc) and _named_for(p, d) and not _callers_device(p, d):
             line = doc.strip().split("\n")[0][:60]
@@ -75,19 +76,6 @@ def _callers_device(p: Probe, d) -> bool:
         for c in calls
         for v in [*c.args, *(k.value for k in c.keywords)]
     )
-
-
-def _forwards(p: Probe, d) -> bool:
-    """The site is a method call of ``d``'s own name inside ``d`` (mmengine's
-    ``BaseDataElement.cuda``: ``v = v.cuda()`` for each of its items, beside ``npu``/``musa``
-    twins): the method hands its own contract on to its parts, so the call means what ``d``'s name
-    says, whatever ``d`` returns."""
-    if isinstance(d, ast.ClassDef):
-        return False
-    n = p.node
-    while n is not None and not isinstance(n, (ast.Call, ast.stmt)):
-        n = p.index.parents.get(n)
-    return isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == d.name
 
 
 def _serves_others(p: Probe, d) -> bool:
