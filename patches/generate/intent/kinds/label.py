@@ -1,7 +1,7 @@
-"""``cuda-label``: the site's value is shown under a text that calls it CUDA's: another argument
-of the call that reports it (MONAI's ``_dict_append(output, "Has CUDA", lambda:
+"""``cuda-label``: the site's value is shown under a short text that calls it CUDA's: the string
+argument before it in the call that reports it (MONAI's ``_dict_append(output, "Has CUDA", lambda:
 bool(torch.cuda.is_available()))``, ``print("CUDA devices:", torch.cuda.device_count())``), the
-text around it in an f-string (``f"CUDA available: {torch.cuda.is_available()}"``), or its key in
+text right before it in an f-string (``f"CUDA available: {torch.cuda.is_available()}"``), or its key in
 a dict display (``{"CUDA version": ...}``). Rewritten, the value would answer for another
 accelerator while the text still says CUDA: "Has CUDA: True" on a machine with none. A text that
 names another device too ("CUDA/XPU devices") is about devices, not CUDA's; the reason of a skip
@@ -31,17 +31,25 @@ def detect(p: Probe) -> list[Evidence]:
 
 
 def _labels(n: ast.AST, child: ast.AST) -> list[str]:
-    """The texts ``n`` shows ``child`` under: the other string arguments of a call, the
-    constant parts of an f-string, the key of a dict entry."""
+    """The label ``n`` shows ``child`` under: the nearest string argument before it in a call, the
+    text right before it in an f-string, its key in a dict display. A label is short: a
+    message's sentence before a value ("please call `torch.cuda.set_device()` ...") is advice."""
     if isinstance(n, ast.Call) and child is not n.func and not _gate(n):
         values = [*n.args, *(k.value for k in n.keywords)]
-        return [_text(v) for v in values if v is not child and _text(v)]
-    if isinstance(n, ast.JoinedStr):
-        return [v.value for v in n.values if isinstance(v, ast.Constant)]
+        before = values[: values.index(child)] if child in values else []
+        texts = [_text(v) for v in before if _text(v)]
+        return texts[-1:] if texts and len(texts[-1]) <= _SHORT else []
+    if isinstance(n, ast.JoinedStr) and child in n.values:
+        before = n.values[: n.values.index(child)]
+        last = _text(before[-1]) if before else ""
+        return [last] if last and len(last) <= _SHORT else []
     if isinstance(n, ast.Dict) and child in n.values:
         key = n.keys[n.values.index(child)]
         return [_text(key)] if key is not None and _text(key) else []
     return []
+
+
+_SHORT = 50
 
 
 def _gate(call: ast.Call) -> bool:
