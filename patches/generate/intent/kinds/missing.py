@@ -49,10 +49,11 @@ def _names_cuda(v: ast.AST) -> bool:
 
 
 def _not_available(p: Probe, v: ast.AST) -> bool:
-    """``not torch.cuda.is_available()`` (through the file's imports)."""
-    return (
-        isinstance(v, ast.UnaryOp)
-        and isinstance(v.op, ast.Not)
-        and isinstance(v.operand, ast.Call)
-        and called(p.ctx, v.operand) == AVAILABLE
-    )
+    """``not torch.cuda.is_available()`` (through the file's imports), or the negation of an
+    ``and`` chain holding it (``not (torch.cuda.is_available() and torch.cuda.device_count() >
+    0)``)."""
+    if not (isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)):
+        return False
+    x = v.operand
+    terms = x.values if isinstance(x, ast.BoolOp) and isinstance(x.op, ast.And) else [x]
+    return any(isinstance(t, ast.Call) and called(p.ctx, t) == AVAILABLE for t in terms)
