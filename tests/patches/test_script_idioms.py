@@ -305,6 +305,29 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_a_parameter_that_defaults_to_none_is_no_device(self):
+        # `device=None` assigned nowhere before the site may hold no value (MONAI resolves it
+        # into `device_`): not the device a `.cuda()`, `.to("cuda")` or autocast follows
+        self.assertExpectedInline(
+            _fixed("device_param_none.py"),
+            """\
+# left HN502:8: no `device` variable bound before it in scope
+# left HN502:9: no device in scope for autocast's device type
+@@ -6 +6 @@
+-    device_ = device or ("cuda:0" if torch.cuda.is_available() else "cpu")
++    device_ = device or (torch.device(torch.accelerator.current_accelerator().type, 0) if torch.accelerator.is_available() else "cpu")
+@@ -10 +10 @@
+-        return net(x.cuda())
++        return net(x.to(torch.accelerator.current_accelerator()))
+@@ -17 +17 @@
+-    return net(x.cuda())
++    return net(x.to(device))
+@@ -22 +22 @@
+-    return net(x.cuda())
++    return net(x.to(device))
+""",
+        )
+
     def test_sync_in_a_script_with_a_cpu_path(self):
         self.assertExpectedInline(
             _fixed("sync_script.py"),

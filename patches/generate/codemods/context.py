@@ -157,12 +157,19 @@ class FileContext:
 
     def bound_before(self, line: int, name: str) -> bool:
         """``name`` is a parameter, or assigned (not imported) before ``line``, in the scope that
-        resolves it: ``device = torch.device("cuda")`` does not make its own line a use of it."""
+        resolves it: ``device = torch.device("cuda")`` does not make its own line a use of it.
+        Not a parameter that defaults to ``None`` and is assigned nowhere before ``line`` (MONAI's
+        ``device: str | None = None``, resolved into another name): it may hold no value."""
         b = self.binding(line, name)
-        return b is not None and b[1] == {"other"} and b[0].first.get(name, line) < line
+        if b is None or b[1] != {"other"} or b[0].first.get(name, line) >= line:
+            return False
+        return not _unset_parameter(b[0].node, name, line)
 
     def in_scope(self, line: int, name: str) -> bool:
-        return self.binding(line, name) is not None
+        """``name`` resolves at ``line``, and not only to a parameter that defaults to ``None``
+        and is assigned nowhere before ``line``."""
+        b = self.binding(line, name)
+        return b is not None and not _unset_parameter(b[0].node, name, line)
 
     def defined_locally(self, line: int, name: str) -> bool:
         b = self.binding(line, name)
@@ -189,3 +196,32 @@ class ClassContext(FileContext):
     most of that pass."""
 
     function_bodies = False
+
+
+def param_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> dict[str, ast.expr]:
+    """Parameter name -> its default value, for the parameters of ``fn`` that have one."""
+    a = fn.args
+    positional = [x.arg for x in a.posonlyargs + a.args]
+    out = dict(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
+    out.update({x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+    return out
+
+
+def _unset_parameter(fn, name: str, line: int) -> bool:
+    """``name`` is a parameter of ``fn`` with a ``None`` default, assigned nowhere in ``fn``'s
+    own body before ``line``."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        return False
+    default = param_defaults(fn).get(name)
+    if not (isinstance(default, ast.Constant) and default.value is None):
+        return False
+    todo = list(fn.body) if isinstance(fn.body, list) else []
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
+            if n.lineno < line:
+                return False
+        todo += ast.iter_child_nodes(n)
+    return True

@@ -13,6 +13,8 @@ import ast
 
 import libcst as cst
 
+from patches.generate.codemods.context import param_defaults
+
 
 class Family:
     """A rewrite shape. One instance per file (``registry.new_families``), so a family may keep
@@ -69,15 +71,6 @@ def device_type_expr(eng, node: cst.CSTNode) -> cst.BaseExpression | None:
         eng.add_needed_import("torch", node=node)
         return cst.parse_expression("torch.device(device).type")
     return None
-
-
-def param_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> dict[str, ast.expr]:
-    """Parameter name -> its default value, for the parameters of ``fn`` that have one."""
-    a = fn.args
-    positional = [x.arg for x in a.posonlyargs + a.args]
-    out = dict(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
-    out.update({x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
-    return out
 
 
 def is_int_param(ctx, line: int, name: str) -> bool:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from patches.generate.codemods.families.base import is_test_file, param_defaults
+from patches.generate.codemods.context import param_defaults
+from patches.generate.codemods.families.base import is_test_file
 from patches.generate.codemods.tree_index import Def, dotted
 from patches.generate.intent.nodes import switch_decl
 

@@ -8,7 +8,8 @@ import functools
 import libcst as cst
 import libcst.matchers as m
 
-from patches.generate.codemods.families.base import Family, param_defaults
+from patches.generate.codemods.context import param_defaults
+from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.idioms_common import API_TYPE, CURRENT, expr
 from patches.generate.codemods.families.script_plan import pytorch_module
 from patches.generate.codemods.families.values import is_index

@@ -21,7 +21,7 @@ import ast
 import functools
 from dataclasses import dataclass
 
-from patches.generate.codemods.families.base import param_defaults
+from patches.generate.codemods.context import param_defaults
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
