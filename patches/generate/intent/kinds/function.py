@@ -112,20 +112,34 @@ def _returns(outer, fn) -> bool:
 
 def _decides_return(fn, stmt) -> bool:
     """``stmt`` (of ``fn`` itself) decides what ``fn`` returns: a ``return``, the test of an
-    ``if`` one of whose arms returns (``if device.type != "cuda": return False``), or an
-    assignment of a name a ``return`` of ``fn`` reads (``device2 = torch.device("cuda", i)``
-    ... ``return self.to(device2)``)."""
+    ``if`` one of whose arms returns (``if device.type != "cuda": return False``) or adds to what
+    it returns, or a statement that sets or adds to a name a ``return`` of ``fn`` reads
+    (``device2 = torch.device("cuda", i)`` ... ``return self.to(device2)``; PyG's ``withCUDA``,
+    "test both on CPU and CUDA": ``if torch.cuda.is_available(): devices.append(...)`` ...
+    ``return pytest.mark.parametrize("device", devices)(func)``)."""
     if isinstance(stmt, ast.Return):
         return True
+    returned = {n.id for r in _own_returns(fn) for n in ast.walk(r) if isinstance(n, ast.Name)}
     if isinstance(stmt, ast.If):
-        return any(isinstance(s, ast.Return) for s in [*stmt.body, *stmt.orelse])
-    if not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        return False
-    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-    names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    return any(
-        isinstance(n, ast.Name) and n.id in names for r in _own_returns(fn) for n in ast.walk(r)
-    )
+        arms = [*stmt.body, *stmt.orelse]
+        return any(isinstance(s, ast.Return) or _sets(s) & returned for s in arms)
+    return bool(_sets(stmt) & returned)
+
+
+_ADDS = frozenset({"append", "extend", "insert", "add", "update"})
+
+
+def _sets(stmt) -> set[str]:
+    """The names ``stmt`` assigns, or adds to by a method call (``devices.append(...)``)."""
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+        recv = call.func.value
+        if call.func.attr in _ADDS and isinstance(recv, ast.Name):
+            return {recv.id}
+    return set()
 
 
 def _own_returns(fn):
