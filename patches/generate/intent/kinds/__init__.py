@@ -21,6 +21,7 @@ ORDER = (
     "label",
     "check",
     "missing",
+    "saved",
     "expectation",
     "placed",
     "tuning",
