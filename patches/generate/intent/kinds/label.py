@@ -1,11 +1,12 @@
 """``cuda-label``: the site's value is shown under a short text that calls it CUDA's: the string
 argument before it in the call that reports it (MONAI's ``_dict_append(output, "Has CUDA", lambda:
-bool(torch.cuda.is_available()))``, ``print("CUDA devices:", torch.cuda.device_count())``), the
-text right before it in an f-string (``f"CUDA available: {torch.cuda.is_available()}"``), or its key in
-a dict display (``{"CUDA version": ...}``). Rewritten, the value would answer for another
+bool(torch.cuda.is_available()))``, ``print("CUDA devices:", torch.cuda.device_count())``), or its
+key in a dict display (``{"CUDA version": ...}``): a report's table. Rewritten, the value would answer for another
 accelerator while the text still says CUDA: "Has CUDA: True" on a machine with none. A text that
 names another device too ("CUDA/XPU devices") is about devices, not CUDA's; the reason of a skip
-is not a label."""
+is not a label. Nor is the text of an f-string: a script's ``print(f"Is cuda available: {...},
+number of devices: {world_size}")`` is prose around its values, and kept it would keep the
+device count beside it CUDA's (``cuda-flow``: opacus' FSDP example lost its world size to it)."""
 
 from __future__ import annotations
 
@@ -31,18 +32,14 @@ def detect(p: Probe) -> list[Evidence]:
 
 
 def _labels(n: ast.AST, child: ast.AST) -> list[str]:
-    """The label ``n`` shows ``child`` under: the nearest string argument before it in a call, the
-    text right before it in an f-string, its key in a dict display. A label is short: a
-    message's sentence before a value ("please call `torch.cuda.set_device()` ...") is advice."""
+    """The label ``n`` shows ``child`` under: the nearest string argument before it in a call, its
+    key in a dict display. A label is short: a message's sentence before a value ("please call
+    `torch.cuda.set_device()` ...") is advice."""
     if isinstance(n, ast.Call) and child is not n.func and not _gate(n):
         values = [*n.args, *(k.value for k in n.keywords)]
         before = values[: values.index(child)] if child in values else []
         texts = [_text(v) for v in before if _text(v)]
         return texts[-1:] if texts and len(texts[-1]) <= _SHORT else []
-    if isinstance(n, ast.JoinedStr) and child in n.values:
-        before = n.values[: n.values.index(child)]
-        last = _text(before[-1]) if before else ""
-        return [last] if last and len(last) <= _SHORT else []
     if isinstance(n, ast.Dict) and child in n.values:
         key = n.keys[n.values.index(child)]
         return [_text(key)] if key is not None and _text(key) else []
