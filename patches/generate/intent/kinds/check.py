@@ -7,6 +7,8 @@
   elif t == "cuda": ... else: ...``): the code gives other devices their own answer on purpose;
 - the same subject is compared with another device type in the function (``is_gpu = d.type ==
   "cuda"`` beside ``is_tpu = d.type == "tpu"``): the code enumerates devices;
+- the same subject is tested against CUDA again in the function, and that test stays (a move off
+  the device and back: ``.to("cpu") if t == "cuda"`` ... ``.to("cuda") if t == "cuda"``);
 - the check is and-ed with a size threshold (``x.device.type == "cuda" and n_channels < 4``): a
   performance heuristic tuned on CUDA, which a neutral check would apply to other devices.
 
@@ -18,11 +20,14 @@ from __future__ import annotations
 import ast
 
 from patches.generate.intent.data import device_types, kernel_decorators
-from patches.generate.intent.nodes import CUDA_DEVICE_STR, qualified
+from patches.generate.intent.nodes import CUDA_DEVICE_STR, qualified, span_of
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-check"
-SUMMARY = "a device-type check whose unit asks for CUDA (kernel inputs, a per-device dispatch, a tuned heuristic)"
+SUMMARY = (
+    "a device-type check whose unit asks for CUDA (kernel inputs, a per-device dispatch, a "
+    "tuned heuristic, a paired test that stays)"
+)
 
 
 def _cuda_string(x) -> bool:
@@ -121,6 +126,21 @@ def _other_device(p: Probe, cmp: ast.Compare) -> str | None:
     return None
 
 
+def _kept_twin(p: Probe, cmp: ast.Compare) -> str | None:
+    """Another test of the same subject against a CUDA string in the function, which stays
+    (MONAI's ``_cat_inputs``: ``.to("cpu") if input_type == "cuda"`` on the way in, ``.to("cuda")
+    if input_type == "cuda"`` on the way out): the two pair a move off the device and back."""
+    subject = _subject(cmp)
+    scope = p.functions[0] if p.functions else None
+    for x in ast.walk(scope) if subject and scope is not None else ():
+        if isinstance(x, ast.Compare) and x is not cmp and _subject(x) == subject:
+            if any(_cuda_string(c) for c in [x.left, *x.comparators]):
+                hits = p.remaining(span_of(x), p.own)
+                if hits:
+                    return f"{subject} is tested against CUDA again at line {x.lineno}, which stays"
+    return None
+
+
 def detect(p: Probe) -> list[Evidence]:
     n, parent = p.node, None
     while n is not None and not isinstance(n, ast.stmt):
@@ -138,6 +158,9 @@ def detect(p: Probe) -> list[Evidence]:
     other = _other_device(p, n)
     if other:
         return [Evidence(KIND, p.f.line, other)]
+    twin = _kept_twin(p, n)
+    if twin:
+        return [Evidence(KIND, p.f.line, twin)]
     if _dispatch_arm(p, n):
         return [Evidence(KIND, p.f.line, "an arm of a per-device dispatch with an else")]
     if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
