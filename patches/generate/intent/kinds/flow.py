@@ -91,13 +91,35 @@ def _assigned(p: Probe) -> list[Evidence]:
     stmt, node = p.stmt, p.node
     if not isinstance(stmt, ast.Assign):
         return []
-    # the value itself, or a call inside it (`n = torch.cuda.device_count() if ... else 8`)
+    # the value itself, or a call inside it (`n = torch.cuda.device_count() if ... else 8`), or
+    # the device string of an arm that is the value (`d = x if ... else torch.device("cuda", r)`)
     if stmt.value is not node and not (
         isinstance(node, ast.Call) and any(x is node for x in ast.walk(stmt.value))
     ):
-        return []
+        if not _arm_device(stmt.value, node):
+            return []
     return _handed_on(p, stmt, {t.id for t in stmt.targets if isinstance(t, ast.Name)}) or (
         _kept_on_self(p, stmt)
+    )
+
+
+def _arm_device(value: ast.expr, node: ast.AST) -> bool:
+    """``node`` is the device string of ``torch.device(<node>, ...)`` that is ``value`` or one of
+    its ``IfExp`` arms (MONAI's ``device = self.device if ... else torch.device("cuda", rank)``,
+    later tested against "cuda" by a check that stays)."""
+    arms, todo = [], [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, ast.IfExp):
+            todo += [v.body, v.orelse]
+        else:
+            arms.append(v)
+    return any(
+        isinstance(a, ast.Call)
+        and a.args
+        and a.args[0] is node
+        and ast.unparse(a.func).endswith("device")
+        for a in arms
     )
 
 
