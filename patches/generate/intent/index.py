@@ -15,7 +15,7 @@ from patches.generate.intent.bindings import bindings
 from patches.generate.intent.comments import comments
 from patches.generate.intent.constants import constant_reads, module_constants
 from patches.generate.intent.data import is_cuda_word, library_flags
-from patches.generate.intent.libraries import library_names, library_uses
+from patches.generate.intent.libraries import library_uses
 from patches.generate.intent.nodes import (
     DEFS,
     Span,
@@ -121,7 +121,7 @@ class Index:
         self.constants = module_constants(ctx.tree, self.bindings)
         self.constant_reads = constant_reads(ctx.nodes, self.constants)
         self.op_calls = op_calls(ctx, cuda_only_ops(getattr(ctx, "tree_index", None), ctx))
-        self.library_uses = library_uses(ctx.nodes, library_names(ctx.nodes, self.bindings))
+        self.library_uses = library_uses(ctx)
         self.words = words(ctx.nodes)  # the author's own identifiers: no evidence
         self.comments = comments(ctx.source)
         self.tokens = tokens

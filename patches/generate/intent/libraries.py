@@ -7,7 +7,7 @@ targets of an assignment whose value is a call naming such a module by a string 
 has_cp = optional_import("cupy")``: the module and the flag that says it is there;
 ``importlib.import_module("tensorrt")``), a name imported from the project under the library's
 own name (``from torch_geometric.typing import torch_scatter``), or a name set to a constant in a
-``try`` that imports one (``HAS_CUPY = True``, and ``False`` in its handler). A name the file
+``try`` that imports one (``HAS_CUPY = True``, and ``False`` in its handler). A name its scope
 also binds to anything else is no evidence: its spelling is the author's. A use (a load of the
 name, or an import of the library in the code a check guards: ``if src.is_cuda: import cudf``)
 is CUDA work that stays (``remaining``): the library takes no other accelerator's memory, so a
@@ -18,18 +18,7 @@ from __future__ import annotations
 import ast
 
 from patches.generate.intent.data import cuda_library
-from patches.generate.intent.nodes import Span, span_of
-
-
-def library_names(nodes, bindings) -> dict[str, str]:
-    """name -> the CUDA-only library the file binds it to (every binding of the name is one)."""
-    bound: dict[str, list[str]] = {}
-    for node in nodes:
-        for name, lib in _bound_by(node):
-            bound.setdefault(name, []).append(lib)
-    return {
-        name: libs[0] for name, libs in bound.items() if len(libs) >= len(bindings.get(name, ()))
-    }
+from patches.generate.intent.nodes import COMPS, Span, span_of
 
 
 def _bound_by(node) -> list[tuple[str, str]]:
@@ -77,18 +66,50 @@ def _named_module(call: ast.Call) -> str | None:
     return None
 
 
-def library_uses(nodes, names: dict[str, str]) -> list[tuple[Span, str]]:
-    """(span, "name (library)") of every load of a name in ``names`` and of every import of a
-    listed library (PyG's ``if src.is_cuda: import cudf``), sorted."""
-    out = [
-        (span_of(n), f"{n.id} ({names[n.id]}: no accelerator but CUDA)")
-        for n in nodes
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names
-    ]
-    out += [
-        (span_of(n), f"import {lib} (no accelerator but CUDA)")
-        for n in nodes
-        if isinstance(n, (ast.Import, ast.ImportFrom))
-        for name, lib in _bound_by(n)[:1]
-    ]
+def library_uses(ctx) -> list[tuple[Span, str]]:
+    """(span, "name (library)") of every load of a name that resolves (``ctx.binding``) to a scope
+    whose every binding of it is a library binding, and of every import of a listed library
+    (PyG's ``if src.is_cuda: import cudf``), sorted. A function's own ``distance_transform_edt
+    = optional_import("cucim...")`` counts there, beside a module function of that name."""
+    libs: dict[tuple[int, str], list[str]] = {}
+    out: list[tuple[Span, str]] = []
+    for node in ctx.nodes:
+        found = _bound_by(node)
+        if found and isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.append((span_of(node), f"import {found[0][1]} (no accelerator but CUDA)"))
+        for name, lib in found:
+            libs.setdefault((id(ctx.scope_at(node.lineno)), name), []).append(lib)
+    if not libs:
+        return out
+    names = {name for _, name in libs}
+    for n in ctx.nodes:
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names:
+            b = ctx.binding(n.lineno, n.id)
+            found = libs.get((id(b[0]), n.id)) if b is not None else None
+            if found and len(found) >= _bindings_in(b[0].node, n.id):
+                out.append((span_of(n), f"{n.id} ({found[0]}: no accelerator but CUDA)"))
     return sorted(out)
+
+
+def _bindings_in(scope: ast.AST, name: str) -> int:
+    """How often ``scope`` (a module, function or class) binds ``name`` itself: parameters,
+    stores, imports, definitions (not in the scopes nested in it)."""
+    count = 0
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        a = scope.args
+        params = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
+        count += sum(1 for x in params if x is not None and x.arg == name)
+    todo = list(scope.body) if isinstance(getattr(scope, "body", None), list) else []
+    while todo:
+        x = todo.pop()
+        if isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            count += x.name == name
+            continue
+        if isinstance(x, (ast.Lambda, *COMPS)):
+            continue
+        if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store):
+            count += x.id == name
+        elif isinstance(x, (ast.Import, ast.ImportFrom)):
+            count += sum(1 for a in x.names if (a.asname or a.name).split(".")[0] == name)
+        todo += ast.iter_child_nodes(x)
+    return count

@@ -1,5 +1,6 @@
 """``cuda-timeline``: an event, stream or synchronize (``[timeline]``) in a block whose other
-statements call ``torch.cuda.*`` code this run leaves: the work it times or orders stays CUDA's
+statements call ``torch.cuda.*`` code this run leaves, or a CUDA-only library (``libraries.py``:
+cuCIM's transform before MONAI's sync): the work it times or orders stays CUDA's
 (events around ``torch.cuda._sleep(...)``), so a neutral event would time nothing. A stream
 scope (``with torch.cuda.stream(s):``) orders the work of its own body too. Only calls
 count, not names (``cuda_time``), and not ``[timeline] resolvers`` (``_get_device_index``: an
@@ -39,6 +40,9 @@ def _left_on_timeline(p: Probe) -> Hits:
         for c in _run_here(sub):
             if not isinstance(c, ast.Call):
                 continue
+            lib = p.index.libraries_used_in(span_of(c.func))
+            if lib:  # a CUDA-only library's work (MONAI's cuCIM transform before its sync)
+                return [(lib[0][0][0][0], lib[0][1])]
             name = qualified(p.ctx, c.func) or ""
             if not name.startswith("torch.cuda.") or span_of(c.func) in p.options.neutral_later:
                 continue  # neutral_later: a run with more rules rewrites it
