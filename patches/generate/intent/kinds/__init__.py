@@ -27,6 +27,7 @@ ORDER = (
     "tuning",
     "state",
     "restore",
+    "scaler",
     "timeline",
     "name",
     "chain",
