@@ -367,7 +367,7 @@ class Index:
         # `@skipIf(not P, ...)` / `@skipUnless(P, ...)`: the decorated definition.
         dec = self.parents.get(top)
         if isinstance(dec, DEFS) and top in dec.decorator_list and isinstance(top, ast.Call):
-            out.append(("cuda-guarded", [span_of(dec.body)]))
+            out.append(("cuda-guarded", [span_of(dec.body), *_other_decorators(dec, top)]))
         return out
 
     def _guard_end(self, p, n, negated: bool) -> list[tuple[str, list[Span]]] | None:
@@ -394,7 +394,7 @@ class Index:
             parts += [c for g in comp.generators for c in g.ifs]
             return [("cuda-comprehension", [span_of(x) for x in parts])]
         if isinstance(p, DEFS) and n in p.decorator_list:
-            return [("cuda-guarded", [span_of(p.body)])]
+            return [("cuda-guarded", [span_of(p.body), *_other_decorators(p, n)])]
         return None
 
     def unit(self, f) -> list[Span]:
@@ -415,6 +415,13 @@ class Index:
     def statement_span(top, stmt) -> Span:
         """The site's statement, or the header expression of a compound one."""
         return span_of(stmt) if not compound(stmt) else span_of(top)
+
+
+def _other_decorators(d, dec) -> list[Span]:
+    """The spans of ``d``'s decorators other than ``dec``: a skip gate guards the parametrisation
+    beside it too (skorch: ``@pytest.mark.skipif(not torch.cuda.is_available(), ...)`` over
+    ``@pytest.mark.parametrize("device", ["cpu", "cuda"])``)."""
+    return [span_of(x) for x in d.decorator_list if x is not dec]
 
 
 def _within(items: list[tuple[Span, str]], span: Span) -> list[tuple[Span, str]]:
