@@ -9,9 +9,10 @@ has_cp = optional_import("cupy")``: the module and the flag that says it is ther
 own name (``from torch_geometric.typing import torch_scatter``), or a name set to a constant in a
 ``try`` that imports one (``HAS_CUPY = True``, and ``False`` in its handler). A name its scope
 also binds to anything else is no evidence: its spelling is the author's. A use (a load of the
-name, or an import of the library in the code a check guards: ``if src.is_cuda: import cudf``)
-is CUDA work that stays (``remaining``): the library takes no other accelerator's memory, so a
-device check that selects the code using it stays CUDA's."""
+name), an import of the library in the code a check guards (``if src.is_cuda: import cudf``),
+and a call of the library's operators (``torch.ops.torch_sparse.spmm_sum``) are CUDA work that
+stays (``remaining``): the library takes no other accelerator's memory, so a device check that
+selects the code using it stays CUDA's."""
 
 from __future__ import annotations
 
@@ -79,8 +80,15 @@ def library_uses(ctx) -> list[tuple[Span, str]]:
             out.append((span_of(node), f"import {found[0][1]} (no accelerator but CUDA)"))
         for name, lib in found:
             libs.setdefault((id(ctx.scope_at(node.lineno)), name), []).append(lib)
+    out += [
+        (span_of(n), f"torch.ops.{n.attr} ({lib}: no accelerator but CUDA)")
+        for n in ctx.nodes
+        if isinstance(n, ast.Attribute)
+        and ast.unparse(n.value) == "torch.ops"
+        and (lib := cuda_library(n.attr))
+    ]
     if not libs:
-        return out
+        return sorted(out)
     names = {name for _, name in libs}
     for n in ctx.nodes:
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names:
