@@ -104,9 +104,11 @@ def _assigned(p: Probe) -> list[Evidence]:
 
 
 def _arm_device(value: ast.expr, node: ast.AST) -> bool:
-    """``node`` is the device string of ``torch.device(<node>, ...)`` that is ``value`` or one of
-    its ``IfExp`` arms (MONAI's ``device = self.device if ... else torch.device("cuda", rank)``,
+    """``node`` is the device string of ``torch.device(<node>, ...)`` that is one of the arms of
+    the ``IfExp`` ``value`` (MONAI's ``device = self.device if ... else torch.device("cuda", rank)``,
     later tested against "cuda" by a check that stays)."""
+    if not isinstance(value, ast.IfExp):
+        return False  # `device = torch.device("cuda")` itself: judged as the value's own site
     arms, todo = [], [value]
     while todo:
         v = todo.pop()
