@@ -147,9 +147,16 @@ def cuda_libraries() -> tuple[str, ...]:
     return tuple(data()["libraries"]["modules"])
 
 
+@functools.lru_cache(maxsize=1)
+def _library_heads() -> frozenset[str]:
+    return frozenset(lib.split(".")[0] for lib in cuda_libraries())
+
+
 def cuda_library(module: str) -> str | None:
     """The listed library that ``module`` is or lies under (``cupyx.scipy.ndimage`` ->
     ``cupyx``), or None."""
+    if module.split(".", 1)[0] not in _library_heads():
+        return None
     return next(
         (lib for lib in cuda_libraries() if module == lib or module.startswith(lib + ".")), None
     )

@@ -84,8 +84,8 @@ def library_uses(ctx) -> list[tuple[Span, str]]:
         (span_of(n), f"torch.ops.{n.attr} ({lib}: no accelerator but CUDA)")
         for n in ctx.nodes
         if isinstance(n, ast.Attribute)
+        and (lib := cuda_library(n.attr))  # before unparsing: most attributes are no library
         and ast.unparse(n.value) == "torch.ops"
-        and (lib := cuda_library(n.attr))
     ]
     if not libs:
         return sorted(out)

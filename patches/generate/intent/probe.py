@@ -78,6 +78,15 @@ class Probe:
     def defs(self) -> list[ast.AST]:
         return self.index.defs(self.node) if self.node is not None else []
 
+    def climb(self):
+        """(node, parent) from the site up through the expressions holding it; the last parent is
+        its statement (or None)."""
+        n = self.node
+        while n is not None and not isinstance(n, ast.stmt):
+            parent = self.index.parents.get(n)
+            yield n, parent
+            n = parent
+
     @functools.cached_property
     def functions(self) -> list[ast.AST]:
         """The functions holding the site, innermost first."""

@@ -22,12 +22,12 @@ SUMMARY = "the text it is shown under calls it CUDA's"
 
 
 def detect(p: Probe) -> list[Evidence]:
-    child, n = p.node, p.index.parents.get(p.node) if p.node is not None else None
-    while n is not None and not isinstance(n, ast.stmt):
+    for child, n in p.climb():
+        if n is None or isinstance(n, ast.stmt):
+            break
         for text in _labels(n, child):
             if " " in text.strip() and is_cuda_word(text) and not OTHER_DEVICE.search(text):
                 return [Evidence(KIND, p.f.line, repr(text.strip()[:60]))]
-        child, n = n, p.index.parents.get(n)
     return []
 
 

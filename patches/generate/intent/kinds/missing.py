@@ -21,16 +21,13 @@ AVAILABLE = "torch.cuda.is_available"
 
 
 def detect(p: Probe) -> list[Evidence]:
-    n = p.node
-    while n is not None and not isinstance(n, ast.stmt):
-        parent = p.index.parents.get(n)
+    for _, parent in p.climb():
         if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
             names = [v for v in parent.values if _names_cuda(v)]
             missing = [v for v in parent.values if _not_available(p, v)]
             if names and missing:
                 what = ast.unparse(names[0])[:40]
                 return [Evidence(KIND, p.f.line, f"{what}, where CUDA is not available")]
-        n = parent
     return []
 
 

@@ -17,15 +17,12 @@ _NAME = "map_location"
 
 
 def detect(p: Probe) -> list[Evidence]:
-    n = p.node
-    while n is not None and not isinstance(n, ast.stmt):
-        parent = p.index.parents.get(n)
+    for n, parent in p.climb():
         if isinstance(parent, ast.IfExp) and parent.test is n:
             kept = parent.orelse if negative(n) else parent.body
             if _none(kept) and _for_map_location(p, parent):
                 return [Evidence(KIND, p.f.line, f"{_NAME} = None where CUDA is there")]
             return []
-        n = parent
     return []
 
 

@@ -81,17 +81,8 @@ def _key(n: ast.AST, mine: bool = True) -> tuple[str, str] | None:
 
 def _autocast(p: Probe) -> ast.Call | None:
     """The autocast call whose arguments hold the site."""
-    n = p.node
-    while n is not None and not isinstance(n, ast.stmt):
-        parent = p.index.parents.get(n)
-        if (
-            isinstance(parent, ast.Call)
-            and n is not parent.func
-            and called(p.ctx, parent) in AUTOCAST
-        ):
-            return parent
-        if isinstance(parent, ast.keyword):
-            n = parent
-            continue
-        n = parent
+    for n, parent in p.climb():
+        if isinstance(parent, ast.Call) and n is not parent.func:
+            if called(p.ctx, parent) in AUTOCAST:
+                return parent
     return None
