@@ -257,7 +257,7 @@ class _Index:
     def __init__(self, ctx, line: int, params: set | None = None) -> None:
         self.b = _bindings(ctx)
         self.ctx, self.line = ctx, line
-        self.seen: set[str] = set()
+        self.seen: set = set()  # names, and ("local", name) for a local value being judged
         self.params = set() if params is None else params  # producers' recursion guard
 
     def scoped(self, node: ast.Name) -> bool:
@@ -307,10 +307,22 @@ class _Index:
         if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice):
             return self.elements(node.value)
         if isinstance(node, ast.Name) and (value := self.local(node.id)) is not None:
-            return self.expr(value)
+            return self._local_expr(node.id, value)
         if isinstance(node, (ast.Name, ast.Attribute)):
             return self.name(_key(node)) or (isinstance(node, ast.Name) and self.scoped(node))
         return False
+
+    def _local_expr(self, name: str, value) -> bool:
+        """``value``, the last assignment of ``name`` before the line, is an index; an assignment
+        that reads the name itself (``i = i + 1``) is judged once (it recursed without end)."""
+        key = ("local", name)
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        try:
+            return self.expr(value)
+        finally:
+            self.seen.discard(key)
 
     def name(self, key) -> bool:
         if key is None or key in self.seen:
