@@ -7,8 +7,9 @@
   elif t == "cuda": ... else: ...``): the code gives other devices their own answer on purpose;
 - the same subject is compared with another device type in the function (``is_gpu = d.type ==
   "cuda"`` beside ``is_tpu = d.type == "tpu"``): the code enumerates devices;
-- the same subject is tested against CUDA again in the function, and that test stays (a move off
-  the device and back: ``.to("cpu") if t == "cuda"`` ... ``.to("cuda") if t == "cuda"``);
+- the check picks a move to the CPU whose move back, picked by a test of the same subject against
+  CUDA in the function, stays (``.to("cpu") if t == "cuda"`` ... ``.to("cuda") if t ==
+  "cuda"``): one round trip;
 - the check is and-ed with a size threshold (``x.device.type == "cuda" and n_channels < 4``): a
   performance heuristic tuned on CUDA, which a neutral check would apply to other devices.
 
@@ -127,18 +128,53 @@ def _other_device(p: Probe, cmp: ast.Compare) -> str | None:
 
 
 def _kept_twin(p: Probe, cmp: ast.Compare) -> str | None:
-    """Another test of the same subject against a CUDA string in the function, which stays
-    (MONAI's ``_cat_inputs``: ``.to("cpu") if input_type == "cuda"`` on the way in, ``.to("cuda")
-    if input_type == "cuda"`` on the way out): the two pair a move off the device and back."""
+    """The check picks a move to the CPU, and another test of the same subject against a CUDA
+    string in the function picks the move back to CUDA and stays (MONAI's ``_cat_inputs``:
+    ``.to("cpu") if input_type == "cuda"`` on the way in, ``.to("cuda") if input_type ==
+    "cuda"`` on the way out): the two are one round trip. Independent checks of one subject
+    (a cast, a pin, a cuDNN setting) are not."""
     subject = _subject(cmp)
     scope = p.functions[0] if p.functions else None
-    for x in ast.walk(scope) if subject and scope is not None else ():
+    if not subject or scope is None or not _moves(p, cmp, _to_cpu):
+        return None
+    for x in ast.walk(scope):
         if isinstance(x, ast.Compare) and x is not cmp and _subject(x) == subject:
-            if any(_cuda_string(c) for c in [x.left, *x.comparators]):
+            if any(_cuda_string(c) for c in [x.left, *x.comparators]) and _moves(p, x, _to_cuda):
                 hits = p.remaining(span_of(x), p.own)
                 if hits:
                     return f"{subject} is tested against CUDA again at line {x.lineno}, which stays"
     return None
+
+
+def _to_cpu(call: ast.Call) -> bool:
+    return _move(call, "cpu")
+
+
+def _to_cuda(call: ast.Call) -> bool:
+    return _move(call, "cuda")
+
+
+def _move(call: ast.Call, device: str) -> bool:
+    """``x.cpu()`` / ``x.cuda()``, or ``x.to("cpu", ...)`` / ``x.to("cuda", ...)``."""
+    f = call.func
+    if not isinstance(f, ast.Attribute):
+        return False
+    if f.attr == device:
+        return True
+    first = call.args[0] if call.args else None
+    return f.attr == "to" and isinstance(first, ast.Constant) and first.value == device
+
+
+def _moves(p: Probe, cmp: ast.Compare, kind) -> bool:
+    """The ``if``/``IfExp`` that ``cmp`` is the test of (or a term of) selects such a move."""
+    n = cmp
+    while n is not None and not isinstance(n, ast.stmt):
+        parent = p.index.parents.get(n)
+        if isinstance(parent, (ast.If, ast.IfExp)) and parent.test is n:
+            body = parent.body if isinstance(parent.body, list) else [parent.body]
+            return any(isinstance(c, ast.Call) and kind(c) for b in body for c in ast.walk(b))
+        n = parent
+    return False
 
 
 def detect(p: Probe) -> list[Evidence]:
