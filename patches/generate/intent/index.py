@@ -215,6 +215,10 @@ class Index:
         """The uses of CUDA-only libraries' names (``libraries.py``) inside ``span``."""
         return _within(self.library_uses, span)
 
+    def library_hits(self, span: Span) -> Hits:
+        """Those uses as hits (line, what)."""
+        return [(sp[0][0], what) for sp, what in self.libraries_used_in(span)]
+
     def node_of(self, f) -> ast.AST | None:
         """The expression a finding is about (a call finding's func -> the call)."""
         node = self.at.get(finding_span(f))

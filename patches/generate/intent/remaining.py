@@ -75,17 +75,15 @@ class _Remaining:
 
     def op_hit(self, unit: Span, own: Span) -> Hits:
         """A call in ``unit`` of an operator only CUDA implements (``ops.py``)."""
-        for sp, name in self.index.ops_called_in(unit):
-            if not inside(sp, own):
-                return [(sp[0][0], f"{name.rsplit('.', 1)[-1]} (an operator only CUDA implements)")]
-        return []
+        return _first_outside(
+            self.index.ops_called_in(unit),
+            own,
+            lambda name: f"{name.rsplit('.', 1)[-1]} (an operator only CUDA implements)",
+        )
 
     def library_hit(self, unit: Span, own: Span) -> Hits:
         """A use in ``unit`` of a name bound to a CUDA-only library (``libraries.py``)."""
-        for sp, what in self.index.libraries_used_in(unit):
-            if not inside(sp, own):
-                return [(sp[0][0], what)]
-        return []
+        return _first_outside(self.index.libraries_used_in(unit), own, str)
 
     def finding_hit(self, line: int, unit: Span, own: Span) -> Hits:
         for f in self.by_line.get(line, ()):
@@ -110,6 +108,14 @@ class _Remaining:
         for line in range(unit[0][0], unit[1][0] + 1):
             hits += self.finding_hit(line, unit, own)
         return sorted(hits)
+
+
+def _first_outside(items: list[tuple[Span, str]], own: Span, show) -> Hits:
+    """The first of ``items`` (sorted (span, name)) outside ``own``, as a hit shown by ``show``."""
+    for sp, name in items:
+        if not inside(sp, own):
+            return [(sp[0][0], show(name))]
+    return []
 
 
 def remaining_of(

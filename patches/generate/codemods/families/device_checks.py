@@ -26,7 +26,11 @@ import re
 import libcst as cst
 
 from patches.generate.codemods.families import Family
-from patches.generate.codemods.families.idioms_common import CUDA_DEVICE_STR, specs_at
+from patches.generate.codemods.families.idioms_common import (
+    CUDA_DEVICE_STR,
+    known_blocks,
+    specs_at,
+)
 
 ATTRIBUTE = "is_cuda"
 _CUDA_TEXT = re.compile(r"\bcuda\b")
@@ -71,43 +75,44 @@ def _declares_is_cuda_field(ctx) -> bool:
 _TENSOR_CLASSES = frozenset({"Tensor", "Parameter", "FakeTensor", "DTensor"})
 
 
+@functools.lru_cache(maxsize=8)
+def _if_bodies(tree: ast.Module) -> list[tuple[int, int, int, ast.expr]]:
+    """(first line, last line, test line, test) of every ``if`` body (``known_blocks``)."""
+    return known_blocks(tree, lambda test, taken: test if taken else None)
+
+
 def _narrowed_elsewhere(eng, check: cst.Attribute) -> str | None:
     """A class other than a tensor's that an ``isinstance`` test of the check's receiver, earlier
     in its ``and`` chain or in an enclosing ``if`` test, narrows it to (PyG's
     ``isinstance(data, (Data, HeteroData)) and data.is_cuda``: ``Data`` has an ``is_cuda`` of
     its own and no ``device``), else None."""
-    receiver = cst.Module([]).code_for_node(check.value)
     tests: list[ast.AST] = []
     node, parent = check, eng.parent(check)
     while isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
-        if isinstance(parent, cst.BooleanOperation) and parent.right is node:
-            if isinstance(parent.operator, cst.And):
+        if isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.And):
+            if parent.right is node:
                 code = cst.Module([]).code_for_node(parent.left)
                 tests.append(ast.parse(f"({code})", mode="eval"))
         node, parent = parent, eng.parent(parent)
     line = eng.line(check)
-    tests += [
-        n.test
-        for n in ast.walk(eng.ctx.tree)
-        if isinstance(n, ast.If) and n.body[0].lineno <= line <= n.body[-1].end_lineno
-    ]
-    for test in tests:
-        for call in ast.walk(test):
-            if (
-                isinstance(call, ast.Call)
-                and ast.unparse(call.func) == "isinstance"
-                and len(call.args) == 2
-                and ast.unparse(call.args[0]) == receiver
-            ):
-                kinds = call.args[1].elts if isinstance(call.args[1], ast.Tuple) else [call.args[1]]
-                other = [
-                    name
-                    for k in kinds
-                    if (name := ast.unparse(k).rsplit(".", 1)[-1]) not in _TENSOR_CLASSES
-                ]
-                if other:
-                    return other[0]
+    tests += [t for first, last, _, t in _if_bodies(eng.ctx.tree) if first <= line <= last]
+    receiver = cst.Module([]).code_for_node(check.value)
+    for call in (c for t in tests for c in ast.walk(t)):
+        other = _narrowed_to(call, receiver)
+        if other:
+            return other
     return None
+
+
+def _narrowed_to(call: ast.AST, receiver: str) -> str | None:
+    """The first class no tensor's that ``isinstance(<receiver>, ...)`` names, else None."""
+    if not (isinstance(call, ast.Call) and ast.unparse(call.func) == "isinstance"):
+        return None
+    if len(call.args) != 2 or ast.unparse(call.args[0]) != receiver:
+        return None
+    kinds = call.args[1].elts if isinstance(call.args[1], ast.Tuple) else [call.args[1]]
+    names = (ast.unparse(k).rsplit(".", 1)[-1] for k in kinds)
+    return next((n for n in names if n not in _TENSOR_CLASSES), None)
 
 
 def writes_cuda(ctx, line: int) -> bool:

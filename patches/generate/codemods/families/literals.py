@@ -182,10 +182,10 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 def held_device(ctx, line: int) -> str | None:
     """The device the function around ``line`` holds: the one expression its calls (else its
     enclosing function's) hand as ``device=`` (ignite's ``prepare_batch(batch,
-    device=config.device)``) or as an argument that is some object's ``.device``, where that is a plain name/attribute chain (``config.device``,
-    ``self.device``) that names no CUDA and whose head resolves at ``line`` to a parameter or
-    an assignment, not an import. Else None: several device expressions, a call's result, or
-    none."""
+    device=config.device)``) or as an argument that is some object's ``.device``, where that is
+    a plain name/attribute chain (``config.device``, ``self.device``) that names no CUDA and
+    whose head resolves at ``line`` to a parameter or an assignment, not an import. Else None:
+    several device expressions, a call's result, or none."""
     scope, held = ctx.scope_at(line), {}
     for _ in range(2):  # the function, then the one around it
         if scope is None or not isinstance(scope.node, _FUNCTIONS):

@@ -53,9 +53,9 @@ def _inside(p: Probe) -> list[Evidence]:
         if isinstance(parent, (ast.With, ast.AsyncWith)) and n in parent.body:
             for item in parent.items:
                 ctx = item.context_expr
-                used = p.index.libraries_used_in(span_of(ctx))
+                used = p.index.library_hits(span_of(ctx))
                 if used:  # `with cp.cuda.Device(i):`: the device of a CUDA-only library
-                    return first_hit(KIND, [(sp[0][0], what) for sp, what in used])
+                    return first_hit(KIND, used)
                 if isinstance(ctx, ast.Call) and called(p.ctx, ctx) in sets:
                     hits = p.remaining(span_of(ctx.func), p.own)
                     if hits:

@@ -40,9 +40,9 @@ def _left_on_timeline(p: Probe) -> Hits:
         for c in _run_here(sub):
             if not isinstance(c, ast.Call):
                 continue
-            lib = p.index.libraries_used_in(span_of(c.func))
+            lib = p.index.library_hits(span_of(c.func))
             if lib:  # a CUDA-only library's work (MONAI's cuCIM transform before its sync)
-                return [(lib[0][0][0][0], lib[0][1])]
+                return lib[:1]
             name = qualified(p.ctx, c.func) or ""
             if not name.startswith("torch.cuda.") or span_of(c.func) in p.options.neutral_later:
                 continue  # neutral_later: a run with more rules rewrites it
