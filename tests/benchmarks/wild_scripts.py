@@ -206,6 +206,48 @@ PROJECTS = {
         ("mmengine", "setup.cfg"),
         held_out=True,
     ),
+    # held out (round 25): what people run to train and serve (a detector's CLI, a trainer, a
+    # diffusion library, an embedding library), measured at first contact
+    "ultralytics": Project(
+        "ultralytics",
+        "8.4.190",
+        (
+            "ultralytics-8.4.190.tar.gz",
+            "c7a0ebb21d10f1de98682b6a4dc22bc0d1d0634b9398c086bd03b1e5bf40cbc3",
+        ),
+        ("ultralytics", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "lightning": Project(
+        "lightning",
+        "2.6.6",
+        (
+            "lightning-2.6.6.tar.gz",
+            "1c6329e241f8a85f29fedead89c1ee138b36caa08de60c260c6a7eaee81c8295",
+        ),
+        ("src/lightning=lightning", "pyproject.toml"),
+        held_out=True,
+    ),
+    "diffusers": Project(
+        "diffusers",
+        "0.42.1",
+        (
+            "diffusers-0.42.1.tar.gz",
+            "ce855ab670c8cd1c7a61be8f12fbc68c081bca8ec5e747273946d8d6c2aff23b",
+        ),
+        ("src/diffusers=diffusers", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "sentence-transformers": Project(
+        "sentence-transformers",
+        "6.3.0",
+        (
+            "sentence_transformers-6.3.0.tar.gz",
+            "a19acbf76a958817136ee4e89f90b483255d77f3dc9a7309814f7600592c450e",
+        ),
+        ("sentence_transformers", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
 }
 SETS = {
     "tuned": [k for k, p in PROJECTS.items() if not p.held_out],

@@ -113,6 +113,21 @@ class TreeIndex:
     def text(self, rel: str) -> str:
         return self.files()[rel].decode("utf-8")
 
+    def names_in(self, folder: str) -> frozenset[str]:
+        """The modules and packages directly in ``folder`` (``""``: the root): a ``*.py``
+        file's stem, or a sub-folder that holds Python files."""
+        if "names_in" not in self.memo:
+            table: dict[str, set[str]] = {}
+            for rel in self.files():
+                parts = rel.split("/")
+                for i, name in enumerate(parts):
+                    last = i == len(parts) - 1
+                    table.setdefault("/".join(parts[:i]), set()).add(
+                        name[:-3] if last and name.endswith(".py") else name
+                    )
+            self.memo["names_in"] = {k: frozenset(v) for k, v in table.items()}
+        return self.memo["names_in"].get(folder, frozenset())
+
     def imported(self, rel: str) -> bool:
         """Another file of the tree imports ``rel``'s module (``import a.b``, ``from a import
         b``, ``from .b import x``, or a bare ``import b`` / ``from b import x`` beside it, as a

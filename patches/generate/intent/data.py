@@ -160,3 +160,29 @@ def cuda_library(module: str) -> str | None:
     return next(
         (lib for lib in cuda_libraries() if module == lib or module.startswith(lib + ".")), None
     )
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_environment() -> frozenset[str]:
+    """``[libraries] environment``: CUDA's own environment variables."""
+    return frozenset(data()["libraries"]["environment"])
+
+
+_REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def cuda_build(text: str) -> str | None:
+    """The distribution a requirement string names when it is a build for CUDA (its name ends
+    in a ``[libraries] build_suffixes`` entry, with or without a CUDA version:
+    ``paddlepaddle-gpu>=3.0``, ``cupy-cuda12x``), or a listed library with a version
+    (``tensorrt>=10``); else None."""
+    m = _REQUIREMENT.match(text.strip())
+    if m is None or m.end() < len(text.strip()) and text.strip()[m.end()] not in "<>=!~[;, ":
+        return None
+    name = m.group(0).lower()
+    for suffix in data()["libraries"]["build_suffixes"]:
+        head, sep, tail = name.rpartition(suffix)
+        if sep and head and re.fullmatch(r"[0-9]*x?", tail):
+            return name
+    pinned = any(c in text for c in "<>=~")  # a bare "tensorrt" may be a format's name
+    return name if pinned and cuda_library(name) else None

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 
-from patches.generate.intent.data import cuda_library
+from patches.generate.intent.data import cuda_build, cuda_environment, cuda_library
 from patches.generate.intent.nodes import COMPS, Span, span_of
 
 
@@ -38,8 +38,9 @@ def _bound_by(node) -> list[tuple[str, str]]:
             for a in node.names
             if a.name != "*" and (found := lib or cuda_library(a.name))
         ]
-    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-        lib = _named_module(node.value)
+    if isinstance(node, ast.Assign):
+        lib = _named_module(node.value) if isinstance(node.value, ast.Call) else None
+        lib = lib or _environment(node.value)
         if lib:
             return [
                 (n.id, lib) for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)
@@ -67,6 +68,38 @@ def _named_module(call: ast.Call) -> str | None:
     return None
 
 
+def _environment(value: ast.expr) -> str | None:
+    """The CUDA environment variable a value reads (``os.environ.get("CUDA_VISIBLE_DEVICES",
+    "").replace(" ", "")``, ``os.getenv(...)``, ``os.environ[...]``), or None."""
+    for n in ast.walk(value):
+        key = None
+        if isinstance(n, ast.Call) and n.args and ast.unparse(n.func).endswith(_GETENV):
+            key = n.args[0]
+        elif isinstance(n, ast.Subscript) and ast.unparse(n.value).endswith("environ"):
+            key = n.slice
+        if isinstance(key, ast.Constant) and key.value in cuda_environment():
+            return key.value
+    return None
+
+
+_GETENV = ("environ.get", "getenv")
+
+
+def _builds(ctx) -> list[tuple[Span, str]]:
+    """A call handed a requirement of a CUDA build (``check_requirements("paddlepaddle-gpu")``):
+    the code that installs it runs CUDA's build."""
+    return [
+        (span_of(a), f"{name} (a build for CUDA)")
+        for n in ctx.nodes
+        if isinstance(n, ast.Call)
+        for arg in n.args
+        for a in ast.walk(arg)  # an arm of a pick too: `"x-gpu" if cuda else "x"`
+        if isinstance(a, ast.Constant)
+        and isinstance(a.value, str)
+        and (name := cuda_build(a.value))
+    ]
+
+
 def library_uses(ctx) -> list[tuple[Span, str]]:
     """(span, "name (library)") of every load of a name that resolves (``ctx.binding``) to a scope
     whose every binding of it is a library binding, and of every import of a listed library
@@ -87,8 +120,10 @@ def library_uses(ctx) -> list[tuple[Span, str]]:
         and (lib := cuda_library(n.attr))  # before unparsing: most attributes are no library
         and ast.unparse(n.value) == "torch.ops"
     ]
+    out += _builds(ctx)
     if not libs:
         return sorted(out)
+    _derived(ctx, libs)
     names = {name for _, name in libs}
     for n in ctx.nodes:
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names:
@@ -97,6 +132,27 @@ def library_uses(ctx) -> list[tuple[Span, str]]:
             if found and len(found) >= _bindings_in(b[0].node, n.id):
                 out.append((span_of(n), f"{n.id} ({found[0]}: no accelerator but CUDA)"))
     return sorted(out)
+
+
+def _derived(ctx, libs: dict) -> None:
+    """A name set from a name bound to a CUDA environment variable holds its ids too
+    (``visible = [...cvd.split(",")...]``): bound alike, in source order."""
+    env = cuda_environment()
+    for node in ctx.nodes:
+        if not isinstance(node, ast.Assign):
+            continue
+        scope = id(ctx.scope_at(node.lineno))
+        read = [
+            lib
+            for n in ast.walk(node.value)
+            if isinstance(n, ast.Name)
+            for lib in libs.get((scope, n.id), ())
+            if lib in env
+        ]
+        for t in node.targets if read else ():
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name):
+                    libs.setdefault((scope, n.id), []).append(read[0])
 
 
 def _bindings_in(scope: ast.AST, name: str) -> int:

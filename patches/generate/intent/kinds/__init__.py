@@ -16,6 +16,7 @@ import importlib
 
 ORDER = (
     "owned_path",
+    "legacy",
     "function",
     "comment",
     "label",

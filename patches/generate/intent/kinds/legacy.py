@@ -1,0 +1,63 @@
+"""``cuda-legacy``: the site lies in the arm a test of torch's own version takes on releases
+older than the other arm's (Lightning's ``torch.amp.GradScaler(device=device) if
+_TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()``). The other arm is the project's
+port for newer torch; this one exists for a torch that may lack the neutral API (there,
+``torch.amp.GradScaler`` did not exist before 2.3), so it stays as written.
+
+A test reads torch's version when it compares ``torch.__version__`` (or a ``Version`` of it),
+calls a helper named for the torch version (``is_torch_version(">=", "2.4")``), or reads a flag
+so named (``_TORCH_GREATER_EQUAL_2_4``, ``TORCH_2_0``, ``TORCH_LT_2_1``). Names that say less
+than or before take the old arm on their true side; ``not`` turns it."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from patches.generate.intent.probe import Evidence, Probe
+
+KIND = "cuda-legacy"
+SUMMARY = "the arm a torch version test takes on older torch (the other arm is the port)"
+
+_FLAG = re.compile(
+    r"(?i)(^|_)torch_?((version|greater|less|ge|gt|le|lt|before|after)(_|$|[0-9])|[0-9])"
+)
+_VERSION = re.compile(r"(?i)__version__|(^|_)torch_?version")
+_OLDER = re.compile(r"(?i)(^|_)(less|lt|le|before|older|below)(_|$)")
+_HELPER = re.compile(r"(?i)torch_version|torch_at_least")
+
+
+def detect(p: Probe) -> list[Evidence]:
+    n = p.node
+    while n is not None:
+        parent = p.index.parents.get(n)
+        if isinstance(parent, (ast.If, ast.IfExp)) and n is not parent.test:
+            older = _older_side(parent.test)
+            if older is not None:
+                in_body = n is parent.body or (isinstance(parent.body, list) and n in parent.body)
+                if in_body == older:
+                    line = getattr(parent, "lineno", p.f.line)
+                    return [Evidence(KIND, line, f"{ast.unparse(parent.test)[:60]} is False")]
+        n = parent
+    return []
+
+
+def _older_side(test) -> bool | None:
+    """True when ``test`` is true on the older torch, False when on the newer, None when it is
+    no test of torch's version."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        side = _older_side(test.operand)
+        return None if side is None else not side
+    if isinstance(test, (ast.Name, ast.Attribute)):
+        name = test.id if isinstance(test, ast.Name) else test.attr
+        return bool(_OLDER.search(name)) if _FLAG.search(name) else None
+    if isinstance(test, ast.Call) and _HELPER.search(ast.unparse(test.func)):
+        op = test.args[0] if test.args else None
+        if isinstance(op, ast.Constant) and op.value in ("<", "<=", ">", ">="):
+            return op.value.startswith("<")
+        return None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        if not _VERSION.search(ast.unparse(test.left)):
+            return None
+        return isinstance(test.ops[0], (ast.Lt, ast.LtE))
+    return None
