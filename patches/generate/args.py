@@ -6,7 +6,7 @@ import argparse
 
 from audits.model import Report
 from patches.common.cli import UsageError, input_dir, input_file, output_dir, parse_devices
-from patches.generate import audit_io
+from patches.generate import audit_io, torch_floor
 
 
 def check_args(args: argparse.Namespace) -> Report | None:
@@ -21,6 +21,11 @@ def check_args(args: argparse.Namespace) -> Report | None:
                 f"--out {args.out} already holds a series; give an empty or new directory"
             )
     parse_devices(args.devices)
+    if args.torch_floor not in ("auto", "none"):
+        try:
+            torch_floor.parse(args.torch_floor)
+        except ValueError as e:
+            raise UsageError(f"--torch-floor: {e}") from None
     if args.report is None:
         return None
     input_file("--report", args.report)

@@ -69,6 +69,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "or a fixed date, so reruns are byte-identical",
     )
     ap.add_argument("--devices", default="cpu,trn", help="devices named in the Test Plan")
+    ap.add_argument(
+        "--torch-floor",
+        default="auto",
+        help="the oldest torch the patches must run on: auto (what the tree's packaging "
+        "declares, e.g. torch>=2.1 in pyproject.toml; default), none, or a release such as 2.1; "
+        "a rewrite that calls a newer API is left",
+    )
     ap.add_argument("--report", type=Path, help="reuse a `audits.scan --format json` report")
     args = ap.parse_args(argv)
     if args.explain:
@@ -125,7 +132,7 @@ def _explain(args) -> int:
 
     try:
         file, line = explain.parse_site(args.explain, args.path)
-        options = (args.unsafe_fixes, _split(args.select), _split(args.ignore))
+        options = (args.unsafe_fixes, _split(args.select), _split(args.ignore), args.torch_floor)
         sys.stdout.write(explain.explain(file, line, args.path, args.target, *options))
     except (UsageError, ValueError) as e:  # ValueError: FILE not under the tree given
         return fail(e)
@@ -158,6 +165,7 @@ def _settings(args) -> Settings:
         tree=str(args.path),
         series=str(args.out or Path("DIR")),
         devices=args.devices,
+        torch_floor=args.torch_floor,
     )
 
 

@@ -91,12 +91,15 @@ def explain(
     unsafe_fixes: bool = True,
     select: tuple[str, ...] = (),
     ignore: tuple[str, ...] = (),
+    torch_floor: str = "auto",
 ) -> str:
     """The decision of ``generate`` with these options (``--unsafe-fixes`` by default, as the
     library call; the command line passes its own flags) for each finding on ``line``, with the
     gate's evidence or the reason it is left."""
     root = (root or tree_root(file)).resolve()
-    settings = Settings(root, target, unsafe_fixes, tuple(select), tuple(ignore))
+    settings = Settings(
+        root, target, unsafe_fixes, tuple(select), tuple(ignore), torch_floor=torch_floor
+    )
     return at_line(decisions(file, root, settings), line)
 
 

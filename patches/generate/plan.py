@@ -25,6 +25,7 @@ from patches.generate import (
     project_style,
     pytorch_style,
     torch_alias,
+    torch_floor,
     tree_uses,
 )
 from patches.generate.codemods import FileOptions, FixSpec, rewrite_steps
@@ -335,6 +336,7 @@ def file_steps(
         package_prefix=run.audit.prefix,
         evidence=evidence,
         tree=tree_index(run),
+        torch_floor=torch_floor.of(run),
     )
     results = rewrite_steps(text, path, groups, options=options)
     start = text

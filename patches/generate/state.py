@@ -28,6 +28,10 @@ class Settings:
     tree: str = "."  # the tree and the series as the Test Plan names them
     series: str = "DIR"
     devices: str = "cpu,trn"
+    # the oldest torch the patches must run on: "auto" (the tree's packaging declares it:
+    # ``torch_floor.declared``), "none", or a release ("2.1"); rewrites that call a newer API
+    # are left
+    torch_floor: str = "auto"
 
 
 @dataclass
@@ -104,3 +108,6 @@ class Run:
     # (qualified name -> ``Wrapper``) as it stands (``tree_uses``: each read once, on demand)
     python_files: list[str] | None = None
     wrappers: dict | None = None
+    # the resolved ``settings.torch_floor`` (``torch_floor.of``): a Floor, None, or False
+    # before it is first asked
+    floor: object = False

@@ -84,6 +84,8 @@ def generate(tree: Path, out: Path, opts, cache: Path) -> tuple[int, str]:
     """Run the real codemod CLI (from ``opts.project``); (number of patches, its summary)."""
     cmd = [sys.executable, "-m", "patches.generate", str(tree), "--out", str(out)]
     cmd += ["--unsafe-fixes"] if opts.unsafe else []
+    floor = getattr(opts, "torch_floor", None)  # the wild benchmark's; torch's tree has none
+    cmd += ["--torch-floor", floor] if floor else []
     env = dict(os.environ, XDG_CACHE_HOME=str(cache))  # a private, cold scan cache
     proc = subprocess.run(cmd, cwd=opts.project, env=env, capture_output=True, text=True)
     (out.parent / f"{out.name}.log").write_text(proc.stdout + proc.stderr)

@@ -2,7 +2,7 @@
 
     .venv/bin/python tests/benchmarks/wild_scripts.py [--set tuned|held-out|all]
         [--projects ignite,fairscale,...] [--keep DIR] [--json OUT] [--plain]
-        [--project CHECKOUT]
+        [--project CHECKOUT] [--torch-floor auto|none|X.Y]
 
 ``--set tuned`` (the default): ignite, fairscale, fairseq, the projects round 21 mended the codemod
 from; ``--set held-out``: projects (``held_out=True``) measured at first contact, reported apart.
@@ -14,8 +14,10 @@ replay.apply_each); generate runs again on the result (a rerun must add nothing)
 own decision for every finding of the unpatched tree (wild_why: ``--explain``'s reasons) gives
 the tallies (findings before / fixed / left per rule, left ones per reason, "no `device` in
 scope" apart) and the split units (wild_units: a function, or the top level, where the series
-rewrote a CUDA site and left another). Exit 0 when every check passes, 1 when one fails or
-generate crashes, 2 when an sdist cannot be had.
+rewrote a CUDA site and left another). ``--torch-floor`` is generate's (default ``auto``: each
+project's declared torch; ``none`` measures the rewrites as for the newest torch, as rounds 21 to
+24 did). Exit 0 when every check passes, 1 when one fails or generate crashes, 2 when an sdist
+cannot be had.
 """
 
 from __future__ import annotations
@@ -256,11 +258,11 @@ SETS = {
 }
 
 
-def decide(tree: Path, project: Path, cache: Path) -> subprocess.Popen:
+def decide(tree: Path, project: Path, cache: Path, floor: str) -> subprocess.Popen:
     """wild_why on the unpatched ``tree``, asked of the checkout ``project`` with a private, cold
     scan cache (started, not awaited: it reads the tree while generate does; ``decided`` waits
     for it)."""
-    cmd = [sys.executable, str(Path(__file__).with_name("wild_why.py")), str(tree)]
+    cmd = [sys.executable, str(Path(__file__).with_name("wild_why.py")), str(tree), floor]
     env = dict(os.environ, XDG_CACHE_HOME=str(cache))
     pipe = subprocess.PIPE
     return subprocess.Popen(cmd, cwd=project, env=env, stdout=pipe, stderr=pipe, text=True)
@@ -314,7 +316,7 @@ def measure(src: Path, opts, base: Path) -> dict:
     t1 = time.perf_counter()
     files = sorted(p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file())
     tree = replay.make_tree(src, files, base / "tree")
-    why = decide(tree, opts.project, base / "cache-why")
+    why = decide(tree, opts.project, base / "cache-why", getattr(opts, "torch_floor", "auto"))
     res = replay.ModeResult("unsafe")
     try:
         res.patches, res.generate_summary = replay.generate(
@@ -379,6 +381,12 @@ def parse_args(argv):
     )
     ap.add_argument("--json", type=Path, metavar="OUT", help="also write the results as JSON")
     ap.add_argument("--plain", action="store_true", help="plain text even when rich is installed")
+    ap.add_argument(
+        "--torch-floor",
+        default="auto",
+        help="generate's --torch-floor (default auto: each project's declared torch; none: "
+        "rewrite as for the newest torch)",
+    )
     ap.add_argument(
         "--project",
         type=Path,

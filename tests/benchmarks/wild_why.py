@@ -27,8 +27,8 @@ from patches.generate import explain, pipeline  # noqa: E402
 from patches.generate.state import Settings  # noqa: E402
 
 
-def decide(root: Path) -> dict:
-    run = pipeline.scan(pipeline.read(Settings(root, unsafe_fixes=True)))
+def decide(root: Path, floor: str = "auto") -> dict:
+    run = pipeline.scan(pipeline.read(Settings(root, unsafe_fixes=True, torch_floor=floor)))
     report = run.report
     out = {
         "files_scanned": report.files_scanned,
@@ -71,4 +71,5 @@ def undecided(scanned: list, found: list) -> list[dict]:
 
 
 if __name__ == "__main__":
-    json.dump(decide(Path(sys.argv[1]).resolve()), sys.stdout)
+    floor = sys.argv[2] if len(sys.argv) > 2 else "auto"  # generate's --torch-floor
+    json.dump(decide(Path(sys.argv[1]).resolve(), floor), sys.stdout)

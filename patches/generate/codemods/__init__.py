@@ -72,6 +72,7 @@ class FileOptions:
     package_prefix: str = ""
     evidence: dict | None = None
     tree: object | None = None
+    torch_floor: object | None = None  # torch_floor.Floor: rewrites needing newer torch stay
 
 
 def rewrite(
@@ -103,6 +104,7 @@ class _File:
         tree = options.tree.parsed(path, source) if options.tree else ast.parse(source)
         self.ctx = FileContext(source, tree, path, options.package_prefix)
         self.ctx.tree_index = options.tree
+        self.ctx.torch_floor = options.torch_floor
         self.families = new_families()
         self.groups = groups = [[(s, self._prepare(s, ls)) for s, ls in g] for g in groups]
         self.shadow = [(s, self._prepare(s, ls)) for g in options.shadow for s, ls in g]

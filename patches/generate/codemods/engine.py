@@ -16,6 +16,7 @@ from libcst.metadata import ExpressionContextProvider, ParentNodeProvider, Posit
 
 from audits.model import expand_name
 from patches.generate.codemods.context import FileContext
+from patches.generate.torch_floor import too_new
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ class Engine(cst.CSTTransformer):
         self.adds: list[tuple[str, str | None]] = []  # (module, name) or (module, None)
         self.removes: set[str] = set()  # local names whose import may now be unused
         self.uses: set[str] = set()  # names the rewritten region uses
+        self.floor = getattr(ctx, "torch_floor", None)  # torch_floor.Floor or None
 
     # -- helpers the families use ---------------------------------------------------------
     def line(self, node: cst.CSTNode) -> int:
@@ -173,21 +175,55 @@ class Engine(cst.CSTTransformer):
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         return False
 
+    def _floored(self, original, updated, ask):
+        """``ask()``'s node, unless it calls an API newer than the project's torch floor: then
+        the sites it and the code under it rewrote are left (``torch_floor``) and ``original``
+        stays as it was."""
+        applied = len(self.outcome.applied)
+        new = ask()
+        if new is None or self.floor is None or new is original:
+            return new
+        code = cst.Module([]).code_for_node
+        before = code(original)
+        newer = too_new(before, code(new), self.floor)
+        if not newer:
+            return new
+        first, last = self.line(original), self.end_line(original)
+        undo = [
+            (i, site)
+            for i, site in enumerate(self.outcome.applied)
+            if i >= applied or first <= site[1] <= last
+        ]
+        api, since = newer[0]
+        why = f"needs torch>={since} ({api}); the project supports {self.floor}"
+        for i, (rule, line) in reversed(undo):
+            del self.outcome.applied[i]
+            self.outcome.failed.append((rule, line, why))
+        return original
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        return _or(self._floored(original, updated, lambda: self._call(original, updated)), updated)
+
+    def _call(self, original, updated):
         for fam in self.families.values():
             new = fam.on_call(self, original, updated)
             if new is not None:
                 return new
-        return updated
+        return None
 
     def leave_SimpleString(
         self, original: cst.SimpleString, updated: cst.SimpleString
     ) -> cst.BaseExpression:
+        return _or(
+            self._floored(original, updated, lambda: self._literal(original, updated)), updated
+        )
+
+    def _literal(self, original, updated):
         for fam in self.families.values():
             new = fam.on_literal(self, original, updated)
             if new is not None:
                 return new
-        return updated
+        return None
 
     # Whole idioms (idioms_*.py families): expressions and statements a family may replace as
     # a unit (`"cuda" if "cuda" in d else "cpu"`, `f"cuda:{i}"`, `flag = True`,
@@ -231,12 +267,17 @@ class Engine(cst.CSTTransformer):
         return self._node(original, updated)
 
     def _node(self, original, updated):
+        return _or(
+            self._floored(original, updated, lambda: self._whole(original, updated)), updated
+        )
+
+    def _whole(self, original, updated):
         for fam in self.families.values():
             hook = getattr(fam, "on_node", None)
             new = hook(self, original, updated) if hook is not None else None
             if new is not None:
                 return new
-        return updated
+        return None
 
     def leave_Attribute(
         self, original: cst.Attribute, updated: cst.Attribute
@@ -247,11 +288,20 @@ class Engine(cst.CSTTransformer):
         return self._ref(original, updated)
 
     def _ref(self, original, updated):
+        return _or(
+            self._floored(original, updated, lambda: self._named(original, updated)), updated
+        )
+
+    def _named(self, original, updated):
         for fam in self.families.values():
             new = fam.on_ref(self, original, updated)
             if new is not None:
                 return new
-        return updated
+        return None
+
+
+def _or(new, updated):
+    return updated if new is None else new
 
 
 def dotted_name(node: cst.CSTNode) -> str | None:

@@ -17,6 +17,7 @@ import importlib
 ORDER = (
     "owned_path",
     "legacy",
+    "mocked",
     "function",
     "comment",
     "label",

@@ -7,7 +7,11 @@ port for newer torch; this one exists for a torch that may lack the neutral API 
 A test reads torch's version when it compares ``torch.__version__`` (or a ``Version`` of it),
 calls a helper named for the torch version (``is_torch_version(">=", "2.4")``), or reads a flag
 so named (``_TORCH_GREATER_EQUAL_2_4``, ``TORCH_2_0``, ``TORCH_LT_2_1``). Names that say less
-than or before take the old arm on their true side; ``not`` turns it."""
+than or before take the old arm on their true side; ``not`` turns it.
+
+A CUDA check joined by ``and`` to such a test dates a CUDA feature: ultralytics'
+``fused=True if TORCH_2_0 and p.is_cuda`` says when fused Adam came to CUDA (it came to MPS in
+2.4), so the check stays CUDA's."""
 
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ import re
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-legacy"
-SUMMARY = "the arm a torch version test takes on older torch (the other arm is the port)"
+SUMMARY = "a torch version test dates it: the arm older torch takes, or a CUDA feature's release"
 
 _FLAG = re.compile(
     r"(?i)(^|_)torch_?((version|greater|less|ge|gt|le|lt|before|after)(_|$|[0-9])|[0-9])"
@@ -31,6 +35,10 @@ def detect(p: Probe) -> list[Evidence]:
     n = p.node
     while n is not None:
         parent = p.index.parents.get(n)
+        if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
+            dated = [v for v in parent.values if v is not n and _older_side(v) is not None]
+            if dated:  # `TORCH_2_0 and p.is_cuda`: the release CUDA got the feature in
+                return [Evidence(KIND, p.f.line, f"{ast.unparse(dated[0])[:60]} dates it")]
         if isinstance(parent, (ast.If, ast.IfExp)) and n is not parent.test:
             older = _older_side(parent.test)
             if older is not None:

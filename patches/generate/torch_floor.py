@@ -1,0 +1,116 @@
+"""The oldest torch a project supports, and the neutral APIs a rewrite would need newer.
+
+A project declares its torch floor in its packaging (``torch>=2.1`` in ``pyproject.toml``'s
+``[project] dependencies``, ``setup.cfg``'s ``install_requires``, a ``setup.py`` string, or a
+``requirements*.txt``); ``declared`` reads the lowest one at the tree's root (and in a
+``requirements/`` folder), as ruff reads ``requires-python`` for the rewrites it may make. A
+rewrite whose new code calls an API first released after the floor (``torch_since.toml``,
+checked against the wheels by ``tests/benchmarks/torch_api_since.py``) breaks the project on
+the releases it still supports, so the engine leaves that site (``codemods.engine``).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomllib
+
+_DATA = Path(__file__).with_name("torch_since.toml")
+# `torch>=2.1.0`, `torch >= 1.8, <3`, `torch~=2.2`, `torch==2.4.*` (not torchvision, not
+# torch-geometric): the name, then the specifiers up to a marker or the end of the string
+_REQUIREMENT = re.compile(r"""(?<![\w.-])torch\s*((?:[<>=!~]=?\s*[\w.*]+\s*,?\s*)+)""")
+_LOWER = re.compile(r"(>=|~=|==|>)\s*([0-9]+)\.([0-9]+)")
+_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "requirements.txt")
+
+
+@dataclass(frozen=True)
+class Floor:
+    version: tuple[int, int]
+    source: str  # where it was read ("pyproject.toml", or "--torch-floor")
+
+    def __str__(self) -> str:
+        return f"torch>={self.version[0]}.{self.version[1]} ({self.source})"
+
+
+@functools.lru_cache(maxsize=1)
+def since_table() -> dict[str, str]:
+    return dict(tomllib.loads(_DATA.read_text())["since"])
+
+
+def parse(value: str, source: str = "--torch-floor") -> Floor:
+    """``"2.1"`` or ``"2.1.0"`` as a floor; ValueError otherwise."""
+    m = re.fullmatch(r"([0-9]+)\.([0-9]+)(?:\.[0-9]+)?", value.strip())
+    if m is None:
+        raise ValueError(f"not a torch release: {value!r} (say 2.1, or auto, or none)")
+    return Floor((int(m.group(1)), int(m.group(2))), source)
+
+
+def declared(root: Path) -> Floor | None:
+    """The lowest torch floor the project's packaging at ``root`` declares, or None."""
+    root = Path(root)
+    files = [root / n for n in _FILES]
+    req = root / "requirements"
+    if req.is_dir():
+        files += sorted(p for p in req.rglob("*.txt") if not p.is_symlink())
+    files += sorted(root.glob("requirements*.txt"))
+    found: list[Floor] = []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        except OSError:
+            continue
+        for spec in _REQUIREMENT.findall(text):
+            for op, major, minor in _LOWER.findall(spec):
+                found.append(Floor((int(major), int(minor)), str(path.relative_to(root))))
+    return min(found, key=lambda f: f.version) if found else None
+
+
+def resolve(setting: str, root: Path) -> Floor | None:
+    """``--torch-floor``'s value: ``auto`` (what the tree declares), ``none``, or a release."""
+    if setting == "none":
+        return None
+    if setting == "auto":
+        return declared(root)
+    return parse(setting)
+
+
+def of(run) -> Floor | None:
+    """The run's floor, resolved once."""
+    if run.floor is False:
+        run.floor = resolve(run.settings.torch_floor, run.settings.root)
+    return run.floor
+
+
+def key(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+@functools.lru_cache(maxsize=None)
+def _pattern(api: str) -> re.Pattern:
+    """How the API reads in written code: ``accelerator.synchronize`` (under any alias of
+    torch), ``torch.Stream``, ``amp.GradScaler``, and a distributed function by its own name
+    (``dist.get_default_backend_for_device``)."""
+    parts = api.split(".")
+    if parts[1] == "distributed" or parts[1] == "nn":
+        text = parts[-1]
+    else:
+        text = ".".join(parts[-2:])
+    return re.compile(r"(?<![\w])" + re.escape(text) + r"(?![\w])")
+
+
+def too_new(before: str, after: str, floor: Floor | None) -> list[tuple[str, str]]:
+    """(API, its first release) for each API ``after`` calls more often than ``before`` that
+    came after ``floor``."""
+    if floor is None:
+        return []
+    out = []
+    for api, since in since_table().items():
+        if key(since) > floor.version:
+            pat = _pattern(api)
+            if len(pat.findall(after)) > len(pat.findall(before)):
+                out.append((api, since))
+    return out

@@ -1,0 +1,135 @@
+"""The torch floor (``patches/generate/torch_floor.py``): a project that declares an older torch
+gets no rewrite that calls a newer API, and says why; the table of first releases holds for the
+installed torch."""
+
+from __future__ import annotations
+
+import operator
+
+import pytest
+import torch
+
+from patches.generate import torch_floor
+from patches.generate.cli import main
+from patches.generate.explain import explain
+
+SOURCE = """import torch
+import torch.distributed as dist
+
+
+def sync():
+    torch.cuda.synchronize()
+
+
+def free():
+    torch.cuda.empty_cache()
+
+
+def stream():
+    return torch.cuda.Stream()
+"""
+
+
+def _tree(tmp_path, packaging: dict[str, str]):
+    for rel, text in {**packaging, "pkg/a.py": SOURCE}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return tmp_path
+
+
+PYPROJECT = (
+    '[project]\nname = "x"\ndependencies = ["numpy", "torch>=2.1.0,<3", "torchvision>=0.9"]\n'
+)
+
+
+@pytest.mark.parametrize(
+    "packaging, want",
+    [
+        ({"pyproject.toml": PYPROJECT}, ((2, 1), "pyproject.toml")),
+        ({"setup.cfg": "[options]\ninstall_requires =\n    torch >= 1.8\n"}, ((1, 8), "setup.cfg")),
+        ({"setup.py": 'setup(install_requires=["torch~=2.2"])\n'}, ((2, 2), "setup.py")),
+        (  # the lowest of several
+            {
+                "requirements/base.txt": "torch>=2.4\n",
+                "requirements.txt": "torch>=2.3; python_version>'3.8'\n",
+            },
+            ((2, 3), "requirements.txt"),
+        ),
+        (
+            {
+                "pyproject.toml": '[project]\ndependencies = ["torchvision>=0.9", "torch-geometric>=2"]\n'
+            },
+            None,
+        ),
+        ({}, None),
+    ],
+)
+def test_declared(tmp_path, packaging, want):
+    _tree(tmp_path, packaging)
+    got = torch_floor.declared(tmp_path)
+    assert (got.version, got.source) == want if want else got is None
+
+
+def test_too_new_reads_aliases_and_counts_what_the_rewrite_adds():
+    floor = torch_floor.parse("2.1")
+    after = "backend = dist.get_default_backend_for_device(d)\nacc.synchronize()\n"
+    assert torch_floor.too_new("", after, floor) == [
+        ("torch.distributed.get_default_backend_for_device", "2.6")
+    ]
+    same = "torch.accelerator.synchronize()\n"
+    assert torch_floor.too_new(same, same, floor) == []  # already there: the project's own
+    assert torch_floor.too_new("", same, None) == []
+
+
+def test_a_declared_floor_leaves_what_needs_newer_torch(tmp_path, capsys):
+    _tree(tmp_path, {"pyproject.toml": PYPROJECT})
+    main([str(tmp_path), "--diff", "--unsafe-fixes"])
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert (
+        "needs torch>=2.6 (torch.accelerator.synchronize); the project supports torch>=2.1 (pyproject.toml)"
+        in out.err
+    )
+    assert "needs torch>=2.4 (torch.Stream)" in out.err
+
+
+def test_a_given_floor_lets_through_what_it_has(tmp_path, capsys):
+    _tree(tmp_path, {"pyproject.toml": PYPROJECT})
+    main([str(tmp_path), "--diff", "--unsafe-fixes", "--torch-floor", "2.6"])
+    out = capsys.readouterr()
+    assert (
+        "+    torch.accelerator.synchronize()" in out.out
+        and "+    return torch.Stream()" in out.out
+    )
+    assert "torch.accelerator.empty_cache" not in out.out
+    assert (
+        "needs torch>=2.9 (torch.accelerator.empty_cache); the project supports torch>=2.6 (--torch-floor)"
+        in out.err
+    )
+    main([str(tmp_path), "--diff", "--unsafe-fixes", "--torch-floor", "none"])
+    assert "+        torch.accelerator.empty_cache()" in capsys.readouterr().out
+
+
+def test_explain_says_what_generate_does(tmp_path):
+    _tree(tmp_path, {"pyproject.toml": PYPROJECT})
+    said = explain(tmp_path / "pkg/a.py", 10, tmp_path)
+    assert "LEFT: needs torch>=2.9 (torch.accelerator.empty_cache)" in said
+    said = explain(tmp_path / "pkg/a.py", 10, tmp_path, torch_floor="none")
+    assert "REWRITTEN" in said
+
+
+def test_a_bad_floor_is_refused_before_the_scan(tmp_path, capsys):
+    _tree(tmp_path, {})
+    assert main([str(tmp_path), "--diff", "--torch-floor", "two"]) == 2
+    assert "--torch-floor: not a torch release: 'two'" in capsys.readouterr().err
+
+
+def test_every_api_of_the_table_is_in_the_installed_torch():
+    """The table is read from the wheels (``tests/benchmarks/torch_api_since.py --check``);
+    here, every entry the installed release is new enough for resolves on it."""
+    have = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+    table = torch_floor.since_table()
+    assert len(table) >= 30
+    for api, since in table.items():
+        if torch_floor.key(since) <= have:
+            operator.attrgetter(api.removeprefix("torch."))(torch)
