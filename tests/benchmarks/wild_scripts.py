@@ -74,7 +74,7 @@ PROJECTS = {
             "fairscale-0.4.13.tar.gz",
             "1b797825c427f5dba92253fd0d8daa574e8bd651a2423497775fab1b30cfb768",
         ),
-        ("benchmarks", "pyproject.toml", "setup.cfg"),
+        ("benchmarks", "pyproject.toml", "setup.cfg", "requirements.txt"),
     ),
     "fairseq": Project(
         "fairseq",
@@ -93,7 +93,7 @@ PROJECTS = {
             "opacus-1.6.0.tar.gz",
             "20d77252c1e8528cd5826fbaba345cd39ed5c3edb841707eafb6403fe276140a",
         ),
-        ("examples", "benchmarks", "setup.cfg"),
+        ("examples", "benchmarks", "setup.cfg", "requirements.txt"),
         held_out=True,
     ),
     "timm": Project(
@@ -113,7 +113,7 @@ PROJECTS = {
             "peft-0.21.2.tar.gz",
             "b803ccfb3f3f316004d850284306687833a2235ea278fb56abc856203456142e",
         ),
-        ("tests", "pyproject.toml", "setup.cfg"),
+        ("tests", "pyproject.toml", "setup.cfg", "setup.py"),
         held_out=True,
     ),
     "accelerate": Project(
@@ -123,7 +123,13 @@ PROJECTS = {
             "accelerate-1.16.0.tar.gz",
             "43c446b9affb145220946a63fe32e14e968fcfca645d25b5f1f3fdbc375657ae",
         ),
-        ("src/accelerate/test_utils/scripts=scripts", "tests", "pyproject.toml", "setup.cfg"),
+        (
+            "src/accelerate/test_utils/scripts=scripts",
+            "tests",
+            "pyproject.toml",
+            "setup.cfg",
+            "setup.py",
+        ),
         held_out=True,
     ),
     "deepspeed": Project(
@@ -133,7 +139,7 @@ PROJECTS = {
             "deepspeed-0.19.8.tar.gz",
             "9e491abd0827ea5c389dd702e15e11e13d83d904bac4a20d6c2a4cb37207a9af",
         ),
-        ("benchmarks", "bin", "setup.cfg"),
+        ("benchmarks", "bin", "setup.cfg", "requirements"),
         held_out=True,
     ),
     # held out (round 23): first measured before any change made for them
@@ -227,7 +233,7 @@ PROJECTS = {
             "lightning-2.6.6.tar.gz",
             "1c6329e241f8a85f29fedead89c1ee138b36caa08de60c260c6a7eaee81c8295",
         ),
-        ("src/lightning=lightning", "pyproject.toml"),
+        ("src/lightning=lightning", "pyproject.toml", "requirements"),
         held_out=True,
     ),
     "diffusers": Project(
@@ -237,7 +243,7 @@ PROJECTS = {
             "diffusers-0.42.1.tar.gz",
             "ce855ab670c8cd1c7a61be8f12fbc68c081bca8ec5e747273946d8d6c2aff23b",
         ),
-        ("src/diffusers=diffusers", "tests", "pyproject.toml"),
+        ("src/diffusers=diffusers", "tests", "pyproject.toml", "setup.py"),
         held_out=True,
     ),
     "sentence-transformers": Project(
