@@ -18,8 +18,8 @@ _PATCHERS = ("setattr", "patch", "patch.object", "setitem")
 
 
 def detect(p: Probe) -> list[Evidence]:
-    for d in p.defs:
-        nodes = [*d.decorator_list, *d.body]
+    for d in p.defs:  # a class by its decorators only: one method's mock is no other's
+        nodes = [*d.decorator_list, *([] if isinstance(d, ast.ClassDef) else d.body)]
         for call in (c for n in nodes for c in ast.walk(n) if isinstance(c, ast.Call)):
             target = _patched(call)
             if target:
