@@ -171,11 +171,14 @@ def cuda_environment() -> frozenset[str]:
 _REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
-def cuda_build(text: str) -> str | None:
+def cuda_build(text: str, installer: bool = False) -> str | None:
     """The distribution a requirement string names when it is a build for CUDA (its name ends
     in a ``[libraries] build_suffixes`` entry, with or without a CUDA version:
-    ``paddlepaddle-gpu>=3.0``, ``cupy-cuda12x``), or a listed library with a version
-    (``tensorrt>=10``); else None."""
+    ``paddlepaddle-gpu>=3.0``, ``cupy-cuda12x``), or a listed library; else None. The string
+    must pin a version unless it goes to an ``installer`` (``check_requirements``, ``pip``): a
+    bare ``"multi-gpu"`` or ``"tensorrt"`` is more often a label or a format's name."""
+    if not installer and not any(c in text for c in "<>=~"):
+        return None
     m = _REQUIREMENT.match(text.strip())
     if m is None or m.end() < len(text.strip()) and text.strip()[m.end()] not in "<>=!~[;, ":
         return None
@@ -184,5 +187,4 @@ def cuda_build(text: str) -> str | None:
         head, sep, tail = name.rpartition(suffix)
         if sep and head and re.fullmatch(r"[0-9]*x?", tail):
             return name
-    pinned = any(c in text for c in "<>=~")  # a bare "tensorrt" may be a format's name
-    return name if pinned and cuda_library(name) else None
+    return name if cuda_library(name) else None

@@ -17,6 +17,7 @@ selects the code using it stays CUDA's."""
 from __future__ import annotations
 
 import ast
+import re
 
 from patches.generate.intent.data import cuda_build, cuda_environment, cuda_library
 from patches.generate.intent.nodes import COMPS, Span, span_of
@@ -86,18 +87,29 @@ _GETENV = ("environ.get", "getenv")
 
 
 def _builds(ctx) -> list[tuple[Span, str]]:
-    """A call handed a requirement of a CUDA build (``check_requirements("paddlepaddle-gpu")``):
-    the code that installs it runs CUDA's build."""
-    return [
-        (span_of(a), f"{name} (a build for CUDA)")
-        for n in ctx.nodes
-        if isinstance(n, ast.Call)
-        for arg in n.args
-        for a in ast.walk(arg)  # an arm of a pick too: `"x-gpu" if cuda else "x"`
-        if isinstance(a, ast.Constant)
-        and isinstance(a.value, str)
-        and (name := cuda_build(a.value))
-    ]
+    """A requirement of a CUDA build: pinned anywhere (``"onnxruntime-gpu>=1.18"``), or
+    handed to an installer (``check_requirements("paddlepaddle-gpu")``, an arm of a pick
+    too): the code that installs it runs CUDA's build."""
+    found: dict[Span, str] = {}
+    for n in ctx.nodes:
+        if isinstance(n, ast.Constant) and isinstance(n.value, str):
+            name = cuda_build(n.value)
+            if name:
+                found[span_of(n)] = name
+        elif isinstance(n, ast.Call) and _INSTALLER.search(_last_name(n.func)):
+            for a in (a for arg in n.args for a in ast.walk(arg)):
+                if isinstance(a, ast.Constant) and isinstance(a.value, str):
+                    name = cuda_build(a.value, installer=True)
+                    if name:
+                        found[span_of(a)] = name
+    return [(span, f"{name} (a build for CUDA)") for span, name in found.items()]
+
+
+def _last_name(func) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+_INSTALLER = re.compile(r"(?i)requir|install|^pip")
 
 
 def library_uses(ctx) -> list[tuple[Span, str]]:

@@ -45,7 +45,8 @@ def detect(p: Probe) -> list[Evidence]:
                 in_body = n is parent.body or (isinstance(parent.body, list) and n in parent.body)
                 if in_body == older:
                     line = getattr(parent, "lineno", p.f.line)
-                    return [Evidence(KIND, line, f"{ast.unparse(parent.test)[:60]} is False")]
+                    test = ast.unparse(parent.test)[:60]
+                    return [Evidence(KIND, line, f"older torch's arm of {test}")]
         n = parent
     return []
 
