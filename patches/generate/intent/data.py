@@ -168,7 +168,11 @@ def cuda_environment() -> frozenset[str]:
     return frozenset(data()["libraries"]["environment"])
 
 
-_REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# a requirement string: a distribution, extras, version specifiers, a marker
+_REQUIREMENT = re.compile(
+    r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*"
+    r"((?:(?:==|>=|<=|~=|!=|<|>)\s*[0-9][\w.*+]*\s*,?\s*)*)(?:;.*)?"
+)
 
 
 def cuda_build(text: str, installer: bool = False) -> str | None:
@@ -177,12 +181,10 @@ def cuda_build(text: str, installer: bool = False) -> str | None:
     ``paddlepaddle-gpu>=3.0``, ``cupy-cuda12x``), or a listed library; else None. The string
     must pin a version unless it goes to an ``installer`` (``check_requirements``, ``pip``): a
     bare ``"multi-gpu"`` or ``"tensorrt"`` is more often a label or a format's name."""
-    if not installer and not any(c in text for c in "<>=~"):
+    m = _REQUIREMENT.fullmatch(text.strip())
+    if m is None or not (installer or m.group(2)):
         return None
-    m = _REQUIREMENT.match(text.strip())
-    if m is None or m.end() < len(text.strip()) and text.strip()[m.end()] not in "<>=!~[;, ":
-        return None
-    name = m.group(0).lower()
+    name = m.group(1).lower()
     for suffix in data()["libraries"]["build_suffixes"]:
         head, sep, tail = name.rpartition(suffix)
         if sep and head and re.fullmatch(r"[0-9]*x?", tail):
