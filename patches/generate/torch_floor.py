@@ -57,7 +57,7 @@ def declared(root: Path) -> Floor | None:
         files += sorted(p for p in req.rglob("*.txt") if not p.is_symlink())
     files += sorted(root.glob("requirements*.txt"))
     found: list[Floor] = []
-    for path in files:
+    for path in dict.fromkeys(files):  # requirements.txt once
         try:
             text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
         except OSError:

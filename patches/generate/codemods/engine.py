@@ -175,17 +175,25 @@ class Engine(cst.CSTTransformer):
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         return False
 
-    def _floored(self, original, updated, ask):
-        """``ask()``'s node, unless it calls an API newer than the project's torch floor: then
-        the sites it and the code under it rewrote are left (``torch_floor``) and ``original``
-        stays as it was."""
+    def _dispatch(self, hook: str, original, updated):
+        """The first family's answer to ``hook`` (``on_call``, ``on_literal``, ``on_node``,
+        ``on_ref``), held to the project's torch floor (``_floored``); else ``updated``."""
         applied = len(self.outcome.applied)
-        new = ask()
-        if new is None or self.floor is None or new is original:
+        for fam in self.families.values():
+            ask = getattr(fam, hook, None)
+            new = ask(self, original, updated) if ask is not None else None
+            if new is not None:
+                return self._floored(original, new, applied)
+        return updated
+
+    def _floored(self, original, new, applied: int):
+        """``new``, unless it calls an API newer than the project's torch floor: then the sites
+        it and the code under it rewrote (``applied`` on: this answer's) are left
+        (``torch_floor``) and ``original`` stays as it was."""
+        if self.floor is None or new is original:
             return new
         code = cst.Module([]).code_for_node
-        before = code(original)
-        newer = too_new(before, code(new), self.floor)
+        newer = too_new(code(original), code(new), self.floor)
         if not newer:
             return new
         first, last = self.line(original), self.end_line(original)
@@ -202,28 +210,12 @@ class Engine(cst.CSTTransformer):
         return original
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        return _or(self._floored(original, updated, lambda: self._call(original, updated)), updated)
-
-    def _call(self, original, updated):
-        for fam in self.families.values():
-            new = fam.on_call(self, original, updated)
-            if new is not None:
-                return new
-        return None
+        return self._dispatch("on_call", original, updated)
 
     def leave_SimpleString(
         self, original: cst.SimpleString, updated: cst.SimpleString
     ) -> cst.BaseExpression:
-        return _or(
-            self._floored(original, updated, lambda: self._literal(original, updated)), updated
-        )
-
-    def _literal(self, original, updated):
-        for fam in self.families.values():
-            new = fam.on_literal(self, original, updated)
-            if new is not None:
-                return new
-        return None
+        return self._dispatch("on_literal", original, updated)
 
     # Whole idioms (idioms_*.py families): expressions and statements a family may replace as
     # a unit (`"cuda" if "cuda" in d else "cpu"`, `f"cuda:{i}"`, `flag = True`,
@@ -267,17 +259,7 @@ class Engine(cst.CSTTransformer):
         return self._node(original, updated)
 
     def _node(self, original, updated):
-        return _or(
-            self._floored(original, updated, lambda: self._whole(original, updated)), updated
-        )
-
-    def _whole(self, original, updated):
-        for fam in self.families.values():
-            hook = getattr(fam, "on_node", None)
-            new = hook(self, original, updated) if hook is not None else None
-            if new is not None:
-                return new
-        return None
+        return self._dispatch("on_node", original, updated)
 
     def leave_Attribute(
         self, original: cst.Attribute, updated: cst.Attribute
@@ -288,20 +270,7 @@ class Engine(cst.CSTTransformer):
         return self._ref(original, updated)
 
     def _ref(self, original, updated):
-        return _or(
-            self._floored(original, updated, lambda: self._named(original, updated)), updated
-        )
-
-    def _named(self, original, updated):
-        for fam in self.families.values():
-            new = fam.on_ref(self, original, updated)
-            if new is not None:
-                return new
-        return None
-
-
-def _or(new, updated):
-    return updated if new is None else new
+        return self._dispatch("on_ref", original, updated)
 
 
 def dotted_name(node: cst.CSTNode) -> str | None:

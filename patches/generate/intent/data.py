@@ -181,6 +181,8 @@ def cuda_build(text: str, installer: bool = False) -> str | None:
     ``paddlepaddle-gpu>=3.0``, ``cupy-cuda12x``), or a listed library; else None. The string
     must pin a version unless it goes to an ``installer`` (``check_requirements``, ``pip``): a
     bare ``"multi-gpu"`` or ``"tensorrt"`` is more often a label or a format's name."""
+    if not installer and not any(c in text for c in "<>=~"):  # no specifier: most strings
+        return None
     m = _REQUIREMENT.fullmatch(text.strip())
     if m is None or not (installer or m.group(2)):
         return None

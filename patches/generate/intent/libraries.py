@@ -72,14 +72,18 @@ def _named_module(call: ast.Call) -> str | None:
 def _environment(value: ast.expr) -> str | None:
     """The CUDA environment variable a value reads (``os.environ.get("CUDA_VISIBLE_DEVICES",
     "").replace(" ", "")``, ``os.getenv(...)``, ``os.environ[...]``), or None."""
+    env = cuda_environment()
     for n in ast.walk(value):
-        key = None
-        if isinstance(n, ast.Call) and n.args and ast.unparse(n.func).endswith(_GETENV):
-            key = n.args[0]
-        elif isinstance(n, ast.Subscript) and ast.unparse(n.value).endswith("environ"):
-            key = n.slice
-        if isinstance(key, ast.Constant) and key.value in cuda_environment():
-            return key.value
+        if isinstance(n, ast.Call) and n.args:
+            key, reader, tails = n.args[0], n.func, _GETENV
+        elif isinstance(n, ast.Subscript):
+            key, reader, tails = n.slice, n.value, ("environ",)
+        else:
+            continue
+        # the key first: unparsing every call of every assignment would cost each file
+        if isinstance(key, ast.Constant) and key.value in env:
+            if ast.unparse(reader).endswith(tails):
+                return key.value
     return None
 
 
