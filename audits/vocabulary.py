@@ -75,6 +75,17 @@ NEUTRAL_WORDS = (
 )
 
 
+# A text naming CUDA with one of these says other devices take another path on purpose ("keep the
+# original path for other devices", "CUDA only").
+EXCLUSIVE_PHRASES = (
+    r"\bother (?:devices|backends|accelerators|hardware|targets|platforms)\b",
+    r"\bcuda\b[^.;:]*\botherwise\b",
+    r"\bnon-?cuda\b",
+    r"\bcuda[- ]only\b",
+    r"\bonly (?:on |for |with |in )?cuda\b",
+)
+
+
 def marker_patterns() -> tuple[str, ...]:
     """The CUDA markers plus the other backends' names as whole words (regular expressions)."""
     return CUDA_MARKERS + tuple(f"(?<![a-z]){b}(?![a-z])" for b in NAMED_BACKENDS)

@@ -3,8 +3,10 @@
 at least one written by the series, become one block. Different rules guard ``empty_cache()``
 and ``reset_peak_memory_stats()`` (a ``flush()`` helper between benchmark runs), each in its own
 patch; a maintainer writes the check once. The test asks a question nothing in the blocks can
-change, so one check is the same as two. Applied to every step of a file (``plan``): a later
-step starts from the merged text and keeps it.
+change, so one check is the same as two. An ``else:`` holding nothing but such a check, written by
+the series, becomes an ``elif`` (trl's ``else: torch.cuda.empty_cache()`` at the end of a
+per-backend chain; pylint's ``else-if-used``). Applied to every step of a file (``plan``): a
+later step starts from the merged text and keeps it.
 """
 
 from __future__ import annotations
@@ -22,10 +24,10 @@ _CODE = cst.Module([])
 
 def merge(original: str, after: str) -> str:
     """``after`` with neighbouring guards merged where one of them is not in ``original``."""
-    if after == original or sum(after.count(t) for t in TESTS) < 2:
+    if after == original or not any(t in after for t in TESTS):
         return after
     new = {n for a, b in changed_ranges(original, after) for n in range(a, b + 1)}
-    if not _neighbours(after, new):
+    if not _mergeable(after, new):
         return after  # ``ast`` is ~30x faster than libcst's parse and positions: look first
     try:
         wrapper = MetadataWrapper(cst.parse_module(after))
@@ -35,14 +37,21 @@ def merge(original: str, after: str) -> str:
     return merged.code
 
 
-def _neighbours(text: str, new_lines: set[int]) -> bool:
+def _mergeable(text: str, new_lines: set[int]) -> bool:
     """Some block holds two sibling ``if <TEST>:`` statements with no ``else`` in a row, one of
-    them starting on a written line (what ``_Merge`` may join; it checks the rest)."""
+    them starting on a written line, or some ``else:`` holds nothing but such a statement (not an
+    ``elif``): what ``_Merge`` may join (it checks the rest)."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return False
+    lines = text.splitlines()
     for node in ast.walk(tree):
+        if isinstance(node, ast.If) and len(node.orelse) == 1:
+            inner = node.orelse[0]
+            if _ast_guard(inner) and inner.lineno in new_lines:
+                if lines[inner.lineno - 1].lstrip().startswith("if "):
+                    return True
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
             if not isinstance(block, list):
@@ -69,6 +78,20 @@ class _Merge(cst.CSTTransformer):
 
     def leave_IndentedBlock(self, original, updated):
         return updated.with_changes(body=self._merged(original.body, updated.body))
+
+    def leave_If(self, original, updated):
+        """``else:`` holding only a written guard -> ``elif``."""
+        orelse = updated.orelse
+        if not isinstance(orelse, cst.Else) or not isinstance(orelse.body, cst.IndentedBlock):
+            return updated
+        inner = orelse.body.body
+        if len(inner) != 1 or not _guard(inner[0]) or orelse.body.header.comment:
+            return updated
+        if any(line.comment for line in (*orelse.leading_lines, *inner[0].leading_lines)):
+            return updated
+        if not self._written(original.orelse.body.body[0]):
+            return updated
+        return updated.with_changes(orelse=inner[0].with_changes(leading_lines=[]))
 
     def leave_Module(self, original, updated):
         return updated.with_changes(body=self._merged(original.body, updated.body))

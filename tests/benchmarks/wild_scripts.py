@@ -256,6 +256,53 @@ PROJECTS = {
         ("sentence_transformers", "tests", "pyproject.toml"),
         held_out=True,
     ),
+    # held out (round 26): a CLIP trainer's CLI, an RL library, a fine-tuning library and its
+    # CLI scripts, a vision library with its benchmarks, measured at first contact
+    "open_clip": Project(
+        "open_clip_torch",
+        "3.3.0",
+        (
+            "open_clip_torch-3.3.0.tar.gz",
+            "904b1a9f909df8281bb3de60ab95491cd2994a509177ea4f9d6292a84fe24d6d",
+        ),
+        (
+            "src/open_clip=open_clip",
+            "src/open_clip_train=open_clip_train",
+            "tests",
+            "pyproject.toml",
+        ),
+        held_out=True,
+    ),
+    "stable-baselines3": Project(
+        "stable-baselines3",
+        "2.9.2",
+        (
+            "stable_baselines3-2.9.2.tar.gz",
+            "8af267e9513343f481b3f0680b7740ad79a746873db24f18a9fb2edcbd9a2df7",
+        ),
+        ("stable_baselines3", "tests", "pyproject.toml", "setup.py"),
+        held_out=True,
+    ),
+    "trl": Project(
+        "trl",
+        "1.16.0",
+        (
+            "trl-1.16.0.tar.gz",
+            "999bd4a85b08870b7bfa387e1efa5177d2a4b88fe82b2526a057ac5d3cc600cd",
+        ),
+        ("trl", "pyproject.toml", "setup.cfg"),
+        held_out=True,
+    ),
+    "kornia": Project(
+        "kornia",
+        "0.9.0",
+        (
+            "kornia-0.9.0.tar.gz",
+            "65e82219b10e73289fb8cb3c739879d917e6908c0a977b1d65f388cba1741f71",
+        ),
+        ("kornia", "benchmarks", "pyproject.toml"),
+        held_out=True,
+    ),
 }
 SETS = {
     "tuned": [k for k, p in PROJECTS.items() if not p.held_out],

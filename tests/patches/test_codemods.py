@@ -515,7 +515,7 @@ class TestRuleFixtures(expecttest.TestCase):
 # left HN503:7: compared with: asks whether it is CUDA, kept
 # left HN503:19: no `device` variable bound before it in scope
 # left HN503:24: no `device` variable bound before it in scope
-# left HN503:9: cuda-statement: 'not on cuda:1' (line 9)
+# left HN503:9: cuda-required: 'not on cuda:1'; cuda-statement: 'not on cuda:1' (line 9)
 @@ -5,2 +5,2 @@
 -    batch = batch.to(torch.device("cuda"))
 -    out = torch.empty(4, device=torch.device("cuda"))

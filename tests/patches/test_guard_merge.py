@@ -44,6 +44,22 @@ def test_what_stays_apart():
         assert guard_merge.merge("", text) == text, text
 
 
+def test_an_else_holding_only_a_written_guard_is_an_elif():
+    before = "if mps():\n    a()\nelse:\n    torch.cuda.empty_cache()\n"
+    after = f"if mps():\n    a()\nelse:\n    {ACC}        torch.accelerator.empty_cache()\n"
+    assert guard_merge.merge(before, after) == (
+        f"if mps():\n    a()\nel{ACC}    torch.accelerator.empty_cache()\n"
+    )
+    user = f"if mps():\n    a()\nelse:\n    {ACC}        b()\n"
+    kept = [  # the user's own else-if, a comment on the else, more than the guard in it
+        (user, user + "z = 1\n"),
+        (before, f"if mps():\n    a()\nelse:  # why\n    {ACC}        b()\n"),
+        (before, f"if mps():\n    a()\nelse:\n    {ACC}        b()\n    c()\n"),
+    ]
+    for old, text in kept:
+        assert guard_merge.merge(old, text) == text, text
+
+
 FLUSH = '''"""A benchmark's flush between runs."""
 import gc
 

@@ -56,11 +56,9 @@ class TestIdiomFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn112_is_bf16_supported.py"),
             """\
-@@ -3,2 +3,2 @@
--dtype = "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float16"
--bf16 = torch.cuda.is_bf16_supported()                     # alone: guarded, False without one
-+dtype = "bfloat16" if torch.accelerator.is_available() and torch.get_device_module().is_bf16_supported() else "float16"
-+bf16 = (torch.accelerator.is_available() and torch.get_device_module().is_bf16_supported())                     # alone: guarded, False without one
+# left HN101:3: cuda-chain: HN112 torch.cuda.is_bf16_supported (line 3)
+# left HN112:3: module-lacks: torch.mps has no is_bf16_supported; CUDA's fell back without CUDA
+# left HN112:4: module-lacks: torch.mps has no is_bf16_supported; CUDA's fell back without CUDA
 """,
         )
 

@@ -175,8 +175,9 @@ class _File:
         self.index = self.index or Index(self.ctx)
         self.gate = gate = Gate(self.ctx, findings, candidates, companions, options, self.index)
         failed: set[tuple[str, int]] = set()
-        for _ in range(4):
-            left = self.evidence = gate.settle(failed)
+        late = False  # the gate's LATE kinds speak once the families' failures are known
+        for _ in range(5):
+            left = self.evidence = gate.settle(failed, late)
             self.left = {k: "; ".join(str(e) for e in ev[:2]) for k, ev in left.items()}
             self.variants = {}
             try:
@@ -185,8 +186,9 @@ class _File:
             except (_Failed, SyntaxError, ValueError):
                 return failed  # cannot tell what the families do: the step reports the failure
             new = {c for c in candidates - set(left) if c not in applied} - failed
-            if not new:
+            if not new and (late or not gate.late_speaks(left, failed)):
                 return failed
+            late = late or not new
             failed |= new
         self.variants = {}
         return failed

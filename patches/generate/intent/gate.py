@@ -15,11 +15,14 @@ from patches.generate.intent.remaining import remaining_of
 _NOT_CUDA = ("redundant", "unguarded")
 
 
-def evidence(probe: Probe) -> list[Evidence]:
+def evidence(probe: Probe, late: bool = True) -> list[Evidence]:
     """Why the site of ``probe`` is left (empty: nothing says so): every kind of the registry in
-    order, one evidence per kind and per thing that stays CUDA."""
+    order, one evidence per kind and per thing that stays CUDA; the ``LATE`` kinds only when
+    ``late``."""
     out: list[Evidence] = []
     for kind in REGISTRY:
+        if getattr(kind, "LATE", False) and not late:
+            continue
         if getattr(kind, "ALONE", False) and out:
             continue
         if getattr(kind, "NEEDS_NODE", True) and probe.node is None:
@@ -68,12 +71,34 @@ class Gate:
     def fixes(self, rule: str, line: int) -> bool:
         return (rule, line) in self.candidates and (rule, line) not in self.left
 
-    def settle(self, failed: Iterable[Site] = ()) -> dict[Site, list[Evidence]]:
+    def settle(self, failed: Iterable[Site] = (), late: bool = True) -> dict[Site, list[Evidence]]:
         """Iterate to the least fixed point: a site is left when evidence remains with every
         site not left counted as fixed; ``failed`` sites (a family could not rewrite them) stay
-        CUDA too."""
+        CUDA too. The ``LATE`` kinds speak (when ``late``) after the others have settled, so that
+        a site they would also leave is named by what its code is."""
         failed = set(failed)
-        left: dict[Site, list[Evidence]] = dict(self.left)
+        left = self._settle(dict(self.left), failed, late=False)
+        if late and self.late_speaks(left, failed):
+            left = self._settle(left, failed, late=True)
+        self.left = left
+        return left
+
+    def late_speaks(self, left: dict[Site, list[Evidence]], failed: set[Site]) -> bool:
+        """A ``LATE`` kind has evidence for a site still let through (asked alone: the others
+        had none at the fixed point)."""
+        late = [k for k in REGISTRY if getattr(k, "LATE", False)]
+        for f in self.findings:
+            site = (f.rule, f.line)
+            if site in self.candidates and site not in left and site not in failed:
+                if f.rule in self.options.exact:
+                    continue
+                probe = Probe(self.index, f, lambda *_: [], self.options)
+                if probe.node is not None and any(k.detect(probe) for k in late):
+                    return True
+        return False
+
+    def _settle(self, left: dict[Site, list[Evidence]], failed: set[Site], late: bool):
+        """``settle``'s fixed point from ``left``, asking the ``LATE`` kinds when ``late``."""
         # an exact refactor's site is rewritten but still names CUDA, and a partial one's neutral
         # call exists on some accelerators only: not fixed for the others (a partial site counts
         # the other partial sites fixed: a pool made by the device's module, used by it)
@@ -94,13 +119,12 @@ class Gate:
                     continue  # an exact refactor: the same behaviour on every device
                 mine = wider if site in partial else (fixed, spans)
                 remaining = self._remaining(mine[1], mine[0], f)
-                ev = evidence(Probe(self.index, f, remaining, self.options))
+                ev = evidence(Probe(self.index, f, remaining, self.options), late)
                 if ev:
                     new[site] = ev
             if new.keys() == left.keys():
                 break
             left = new
-        self.left = left
         return left
 
     def _remaining(self, spans: dict[int, list[Span]], fixed: set[Site], me) -> Remaining:

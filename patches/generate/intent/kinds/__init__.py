@@ -4,7 +4,8 @@ A kind is one module here (ruff's one rule per module) with ``KIND`` (its name),
 line for reports), ``detect(probe) -> [Evidence]`` and a docstring that says what it detects and
 why. Optional flags: ``NEEDS_NODE = False`` (asked also when no expression sits at the finding's
 span) and ``ALONE = True`` (asked only when no kind before it answered: evidence about the rewrite,
-not about CUDA). Adding a kind is one module and one line of ``ORDER``.
+not about CUDA), ``LATE = True`` (asked once the others have settled: a reason they would name
+more precisely). Adding a kind is one module and one line of ``ORDER``.
 
 Order matters: the gate keeps one evidence per kind and per thing that stays CUDA (the first),
 and the reason a site is left names its first two.
@@ -20,6 +21,7 @@ ORDER = (
     "mocked",
     "function",
     "comment",
+    "required",
     "label",
     "check",
     "missing",
@@ -43,7 +45,9 @@ ORDER = (
     "device_unit",
     "statement",
     "self_implementation",
+    "stated",
     "redundant",
+    "module_lacks",
     "unguarded",
 )
 

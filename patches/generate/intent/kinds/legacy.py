@@ -9,6 +9,12 @@ calls a helper named for the torch version (``is_torch_version(">=", "2.4")``), 
 so named (``_TORCH_GREATER_EQUAL_2_4``, ``TORCH_2_0``, ``TORCH_LT_2_1``). Names that say less
 than or before take the old arm on their true side; ``not`` turns it.
 
+A test of an attribute of torch (``hasattr(torch, "accelerator")``) is true on the newer torch.
+So is a ``try`` whose body calls torch: its handler for the error a missing API raises
+(``AttributeError``, ``TypeError``, ``ImportError``) is the older arm (open_clip's ``except
+(AttributeError, TypeError): scaler = torch.cuda.amp.GradScaler()`` after ``torch.amp.GradScaler(
+device=device)``): made neutral, it would fail the way the body just did.
+
 A CUDA check joined by ``and`` to such a test dates a CUDA feature: ultralytics'
 ``fused=True if TORCH_2_0 and p.is_cuda`` says when fused Adam came to CUDA (it came to MPS in
 2.4), so the check stays CUDA's."""
@@ -29,6 +35,7 @@ _FLAG = re.compile(
 _VERSION = re.compile(r"(?i)__version__|(^|_)torch_?version")
 _OLDER = re.compile(r"(?i)(^|_)(less|lt|le|before|older|below)(_|$)")
 _HELPER = re.compile(r"(?i)torch_version|torch_at_least")
+_MISSING_API = {"AttributeError", "TypeError", "ImportError", "ModuleNotFoundError"}
 
 
 def detect(p: Probe) -> list[Evidence]:
@@ -47,8 +54,43 @@ def detect(p: Probe) -> list[Evidence]:
                     line = getattr(parent, "lineno", p.f.line)
                     test = ast.unparse(parent.test)[:60]
                     return [Evidence(KIND, line, f"older torch's arm of {test}")]
+        if isinstance(n, ast.stmt) and _after_newer_exit(n, parent):
+            return [Evidence(KIND, n.lineno, "older torch's arm: the newer one returned")]
+        if isinstance(parent, ast.ExceptHandler) and _missing_api(p, parent):
+            return [Evidence(KIND, parent.lineno, "older torch's arm of a try on torch's API")]
         n = parent
     return []
+
+
+def _after_newer_exit(stmt: ast.stmt, parent) -> bool:
+    """``stmt`` follows, in its block, an ``if`` on the newer torch whose body returns or
+    raises (``if hasattr(torch, "accelerator"): return ...``)."""
+    block = next(
+        (
+            b
+            for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
+            if isinstance(b, list) and stmt in b
+        ),
+        [],
+    )
+    for prev in block[: block.index(stmt)] if block else []:
+        if isinstance(prev, ast.If) and not prev.orelse and _older_side(prev.test) is False:
+            if isinstance(prev.body[-1], (ast.Return, ast.Raise)):
+                return True
+    return False
+
+
+def _missing_api(p: Probe, handler: ast.ExceptHandler) -> bool:
+    """``handler`` catches what a missing API raises, after a ``try`` body that calls torch
+    (under any alias: ``import torch as th``)."""
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    if not any(t is not None and ast.unparse(t) in _MISSING_API for t in types):
+        return False
+    trial = p.index.parents.get(handler)
+    body = trial.body if isinstance(trial, ast.Try) else []
+    calls = (c for stmt in body for c in ast.walk(stmt) if isinstance(c, ast.Call))
+    names = (p.ctx.qualify(c.lineno, ast.unparse(c.func)) or "" for c in calls)
+    return any(name.startswith("torch.") for name in names)
 
 
 def _older_side(test) -> bool | None:
@@ -60,6 +102,8 @@ def _older_side(test) -> bool | None:
     if isinstance(test, (ast.Name, ast.Attribute)):
         name = test.id if isinstance(test, ast.Name) else test.attr
         return bool(_OLDER.search(name)) if _FLAG.search(name) else None
+    if isinstance(test, ast.Call) and ast.unparse(test.func) == "hasattr" and test.args:
+        return False if ast.unparse(test.args[0]).split(".")[0] == "torch" else None
     if isinstance(test, ast.Call) and _HELPER.search(ast.unparse(test.func)):
         op = test.args[0] if test.args else None
         if isinstance(op, ast.Constant) and op.value in ("<", "<=", ">", ">="):

@@ -4,7 +4,12 @@
 without it, so the CUDA devices it builds and expects (``torch.device("cuda", 3)`` must be
 refused where the stand-in counts 2) are the simulated ones: made neutral, they name whatever
 accelerator the test machine has, or raise on one with none (ultralytics' ``test_select_device``,
-round 25)."""
+round 25).
+
+A test that sets a CUDA device on an object (``model.device = th.device("cuda")``, "pretend to
+be on the GPU") stands in for CUDA too: it builds no tensor there and checks what the code does
+with a CUDA device, on the CPU machine it runs on (stable-baselines3's ``test_ppo_warnings``).
+Made neutral, the object's device is the CPU there, and the check it makes fails."""
 
 from __future__ import annotations
 
@@ -13,11 +18,14 @@ import ast
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-mocked"
-SUMMARY = "the enclosing function stands in for CUDA's API (a mock of torch.cuda)"
+SUMMARY = "the enclosing test stands in for CUDA (a mock of torch.cuda, a CUDA device it sets)"
 _PATCHERS = ("setattr", "patch", "patch.object", "setitem")
 
 
 def detect(p: Probe) -> list[Evidence]:
+    stand_in = _stand_in(p)
+    if stand_in:
+        return [Evidence(KIND, p.stmt.lineno, stand_in)]
     for d in p.defs:  # a class by its decorators only: one method's mock is no other's
         nodes = [*d.decorator_list, *([] if isinstance(d, ast.ClassDef) else d.body)]
         for call in (c for n in nodes for c in ast.walk(n) if isinstance(c, ast.Call)):
@@ -41,3 +49,23 @@ def _patched(call: ast.Call) -> str:
         name = attr.value if isinstance(attr, ast.Constant) else "..."
         return f"torch.cuda.{name}"
     return ""
+
+
+def _stand_in(p: Probe) -> str:
+    """The site is the value a test function assigns to another object's attribute (not its
+    own: ``self.device = "cuda"`` is where the test's tensors go)."""
+    stmt = p.stmt
+    if not isinstance(stmt, ast.Assign) or not p.functions:
+        return ""
+    if not p.functions[-1].name.startswith("test") or p.node is None:
+        return ""
+    if not all(_others(t) for t in stmt.targets):
+        return ""
+    if p.top is not stmt.value:
+        return ""
+    return f"{p.functions[-1].name} sets {ast.unparse(stmt.targets[0])[:40]} to a CUDA device"
+
+
+def _others(target) -> bool:
+    owner = target.value if isinstance(target, ast.Attribute) else None
+    return isinstance(owner, ast.Name) and owner.id not in ("self", "cls")

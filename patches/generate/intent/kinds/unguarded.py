@@ -21,7 +21,7 @@ ALONE = True
 
 
 def detect(p: Probe) -> list[Evidence]:
-    if p.f.rule not in p.options.unguarded or _checked(p):
+    if p.f.rule not in p.options.unguarded or checked(p):
         return []
     return [Evidence(KIND, p.f.line, "no is_available() check around it")]
 
@@ -34,7 +34,9 @@ def _checks(test) -> bool:
     )
 
 
-def _checked(p: Probe) -> bool:
+def checked(p: Probe) -> bool:
+    """An availability check around the site: an enclosing test, an earlier operand of its
+    ``and`` chain, an earlier ``if not ...: return`` of its block."""
     n, it = p.node, p.index
     while n is not None:
         parent = it.parents.get(n)

@@ -1,0 +1,40 @@
+"""``module-lacks``: the rewrite asks the current accelerator's module a query that an in-tree
+accelerator's module lacks (``torch.mps`` has no ``is_bf16_supported``, ``get_device_name`` or
+``get_device_properties``: ``[modules] lacks``), where the original fell back when CUDA was
+absent: ``torch.cuda.is_bf16_supported()`` answers False there, and a query under an availability
+check is not reached. Rewritten, a Mac takes the neutral path and raises ``AttributeError``
+(Lightning's bitsandbytes default dtype, ultralytics' benchmark table, round 25). A query with no
+such fallback raised on a Mac before as well, and is rewritten.
+
+Safety, not CUDA intent: asked only when no kind before it answered, and only once the others
+have settled (``LATE``: a query only CUDA reaches is left as ``cuda-branch``). The query stays
+CUDA's, so the check around it stays too."""
+
+from __future__ import annotations
+
+import ast
+
+from patches.generate.intent.data import data
+from patches.generate.intent.kinds.unguarded import checked
+from patches.generate.intent.probe import Evidence, Probe
+
+KIND = "module-lacks"
+LATE = True
+SUMMARY = "an accelerator's module lacks the query, where CUDA's fell back without CUDA"
+ALONE = True
+
+
+def detect(p: Probe) -> list[Evidence]:
+    node = p.node
+    if not isinstance(node, ast.Call):
+        return []
+    name = p.ctx.qualify(node.lineno, ast.unparse(node.func)) or ""
+    module, _, query = name.rpartition(".")
+    if module != "torch.cuda":
+        return []
+    table = data()["modules"]
+    lacking = sorted(m for m, names in table["lacks"].items() if query in names)
+    if not lacking or not (query in table["false_without_cuda"] or checked(p)):
+        return []
+    where = ", ".join(f"torch.{m}" for m in lacking)
+    return [Evidence(KIND, p.f.line, f"{where} has no {query}; CUDA's fell back without CUDA")]

@@ -1,0 +1,73 @@
+"""``cuda-stated``: the author wrote that other devices take the other path. A sentence names CUDA
+and says so ("keep the original path for autograd and other devices", "CUDA only", "on other
+devices (CPU, MPS) ...", "on a CUDA device, ``patch`` otherwise": ``vocabulary.
+EXCLUSIVE_PHRASES``; ``prose.excludes_others``) in the comment block above the site or in its
+statement's header, or in a paragraph of the docstring of the function holding it (or of that
+method's class). Or the function's own docstring speaks of CUDA and, apart from it, of another
+backend by name (kornia's morphology engine: "MPS keeps ``shift`` ..."): its author weighed the
+devices. Made neutral, the code would take CUDA's path where its author said it must not.
+
+Not read: a comment above a module constant the site reads (torch's ``_JIT_TIME  # CUDA-only
+timing`` says what the timing did, and upstream made it neutral; trl's "``addmm(...,
+out_dtype=...)`` from bf16/fp16 inputs, CUDA only" is the same shape), and a list of backends
+with CUDA ("moved to cuda, xpu and hpu but not otherwise": ``masked_fill``'s open list).
+
+``LATE``: asked once the other kinds have settled, so that a site they leave is named by what its
+code is (a timeline, a state)."""
+
+from __future__ import annotations
+
+import ast
+
+from patches.generate.intent.nodes import compound
+from patches.generate.intent.probe import Evidence, Probe
+from patches.generate.intent.prose import excludes_others, weighs_backends
+
+KIND = "cuda-stated"
+LATE = True
+SUMMARY = "the author wrote that other devices take the other path"
+
+
+def detect(p: Probe) -> list[Evidence]:
+    stmt = p.stmt
+    if not hasattr(stmt, "lineno"):
+        return []
+    for where, text in _texts(p, stmt):
+        if where and excludes_others(text):
+            return [Evidence(KIND, min(where), repr(" ".join(text.split())[:60]))]
+    for d in p.functions[:1]:  # a class's docstring speaks for all its methods: not there
+        if weighs_backends(ast.get_docstring(d) or ""):
+            return [Evidence(KIND, d.body[0].lineno, f"{d.name}'s docstring weighs the backends")]
+    return []
+
+
+def _texts(p: Probe, stmt: ast.stmt):
+    """(lines, text) of each place an author explains the site."""
+    comments = p.index.comments
+    end = stmt.body[0].lineno - 1 if compound(stmt) and stmt.body else stmt.end_lineno
+    header = [ln for ln in range(stmt.lineno, end + 1) if comments.get(ln, ("", False))[1]]
+    yield _joined(comments, header + _block_above(comments, stmt.lineno))
+    for d in _documented(p):
+        doc = ast.get_docstring(d) or ""
+        yield from (([d.body[0].lineno], para) for para in doc.split("\n\n"))
+
+
+def _documented(p: Probe) -> list[ast.AST]:
+    """The innermost function holding the site, and its class when it is a method."""
+    fns = p.functions[:1]
+    owner = p.index.parents.get(fns[0]) if fns else None
+    return fns + ([owner] if isinstance(owner, ast.ClassDef) else [])
+
+
+def _joined(comments, lines: list[int]) -> tuple[list[int], str]:
+    found = sorted(ln for ln in lines if ln in comments)
+    return found, " ".join(comments[ln][0] for ln in found)
+
+
+def _block_above(comments, line: int) -> list[int]:
+    """The lines of the comment block right above ``line``."""
+    out, above = [], line - 1
+    while above in comments and comments[above][1]:
+        out.append(above)
+        above -= 1
+    return out
