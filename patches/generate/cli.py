@@ -73,8 +73,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--torch-floor",
         default="auto",
         help="the oldest torch the patches must run on: auto (what the tree's packaging "
-        "declares, e.g. torch>=2.1 in pyproject.toml; default), none, or a release such as 2.1; "
-        "a rewrite that calls a newer API is left",
+        "declares, e.g. torch>=2.1 in pyproject.toml, else the release before the lowest its "
+        "code tests torch's version for; default), none, or a release such as 2.1; a rewrite "
+        "that calls a newer API is left",
     )
     ap.add_argument("--report", type=Path, help="reuse a `audits.scan --format json` report")
     args = ap.parse_args(argv)

@@ -7,11 +7,19 @@ A project declares its torch floor in its packaging (``torch>=2.1`` in ``pyproje
 rewrite whose new code calls an API first released after the floor (``torch_since.toml``,
 checked against the wheels by ``tests/benchmarks/torch_api_since.py``) breaks the project on
 the releases it still supports, so the engine leaves that site (``codemods.engine``).
+
+A tree that declares no floor may still say which torch it runs on: its code tests torch's
+version (``Version(torch.__version__) >= Version("2.6.0")``, ``is_torch_version(">=", "2.4")``,
+``hasattr(torch, "accelerator")``), and a test for a release means the project runs on the one
+before it. ``implied`` reads the lowest such release; the floor is the release before it (trl
+declares no torch and tests ``>= 2.4``: it supports 2.3). A declared floor wins: diffusers
+declares ``torch>=2.6`` and still tests ``>= 1.9`` in code the floor made dead.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +32,13 @@ _DATA = Path(__file__).with_name("torch_since.toml")
 _REQUIREMENT = re.compile(r"""(?<![\w.-])torch\s*((?:[<>=!~]=?\s*[\w.*]+\s*,?\s*)+)""")
 _LOWER = re.compile(r"(>=|~=|==|>)\s*([0-9]+)\.([0-9]+)")
 _FILES = ("pyproject.toml", "setup.cfg", "setup.py", "requirements.txt")
+# a test in code for a newer torch: `torch.__version__) >= Version("2.6"`, `torch_version(">=",
+# "2.4"`, `hasattr(torch, "accelerator")`
+_TESTED = re.compile(
+    r"""torch\.__version__\)?\s*>=?\s*[\w.]*\(?\s*["']([0-9]+)\.([0-9]+)"""
+    r"""|torch_version\(\s*["']>=?["']\s*,\s*["']([0-9]+)\.([0-9]+)"""
+    r"""|hasattr\(\s*torch\s*,\s*["'](\w+)["']\s*\)"""
+)
 
 
 @dataclass(frozen=True)
@@ -68,12 +83,55 @@ def declared(root: Path) -> Floor | None:
     return min(found, key=lambda f: f.version) if found else None
 
 
+def implied(root: Path) -> Floor | None:
+    """The release before the lowest one the tree's code tests torch for, or None."""
+    root = Path(root)
+    low: tuple[tuple[int, int], str] | None = None
+    for folder, dirs, files in os.walk(root):  # symlinked folders are not followed
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = Path(folder) / name
+            if path.is_symlink():
+                continue
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            for version in _tested(text) if "torch" in text else ():
+                if low is None or version < low[0]:
+                    low = (version, str(path.relative_to(root)))
+    if low is None:
+        return None
+    (major, minor), rel = low
+    before = (major, minor - 1) if minor else (major - 1, 0)
+    return Floor(before, f"{rel} tests torch>={major}.{minor}")
+
+
+def _tested(text: str):
+    """The releases ``text`` tests torch for."""
+    for m in _TESTED.finditer(text):
+        if m.group(5):
+            since = _attribute_since(m.group(5))
+            if since:
+                yield since
+        else:
+            major, minor = m.group(1) or m.group(3), m.group(2) or m.group(4)
+            yield int(major), int(minor)
+
+
+def _attribute_since(name: str) -> tuple[int, int] | None:
+    """The first release of ``torch.<name>`` (or of its functions), from ``torch_since.toml``."""
+    found = [key(v) for api, v in since_table().items() if api.split(".")[1] == name]
+    return min(found) if found else None
+
+
 def resolve(setting: str, root: Path) -> Floor | None:
-    """``--torch-floor``'s value: ``auto`` (what the tree declares), ``none``, or a release."""
+    """``--torch-floor``'s value: ``auto`` (what the tree declares, else what its code's version
+    tests imply), ``none``, or a release."""
     if setting == "none":
         return None
     if setting == "auto":
-        return declared(root)
+        return declared(root) or implied(root)
     return parse(setting)
 
 

@@ -110,6 +110,41 @@ def test_a_given_floor_lets_through_what_it_has(tmp_path, capsys):
     assert "+        torch.accelerator.empty_cache()" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(
+    "code, want",
+    [
+        (  # the lowest release tested, under any spelling; the floor is the release before it
+            'if Version(torch.__version__) >= Version("2.6.0"): pass\n'
+            'if is_torch_version(">=", "2.4.0"): pass\n',
+            ((2, 3), "pkg/b.py tests torch>=2.4"),
+        ),
+        ('OK = hasattr(torch, "accelerator")\n', ((2, 5), "pkg/b.py tests torch>=2.6")),
+        (
+            "if digit_version(torch.__version__) >= digit_version('2.0'): pass\n",
+            ((1, 0), "pkg/b.py tests torch>=2.0"),
+        ),
+        (
+            'if torch.__version__ < "2.6": pass\nhasattr(torch, "compile")\n',
+            None,
+        ),  # no test for newer
+    ],
+)
+def test_implied_by_the_code(tmp_path, code, want):
+    _tree(tmp_path, {"pkg/b.py": "import torch\n" + code})
+    got = torch_floor.implied(tmp_path)
+    assert (got.version, got.source) == want if want else got is None
+
+
+def test_a_declared_floor_wins_over_the_code(tmp_path, capsys):
+    code = 'import torch\nif is_torch_version(">=", "1.9"): pass\n'
+    _tree(tmp_path, {"pyproject.toml": PYPROJECT, "pkg/b.py": code})
+    assert torch_floor.resolve("auto", tmp_path).source == "pyproject.toml"
+    (tmp_path / "pyproject.toml").unlink()
+    assert torch_floor.resolve("auto", tmp_path).version == (1, 8)
+    main([str(tmp_path), "--diff", "--unsafe-fixes"])
+    assert "the project supports torch>=1.8 (pkg/b.py tests torch>=1.9)" in capsys.readouterr().err
+
+
 def test_explain_says_what_generate_does(tmp_path):
     _tree(tmp_path, {"pyproject.toml": PYPROJECT})
     said = explain(tmp_path / "pkg/a.py", 10, tmp_path)
