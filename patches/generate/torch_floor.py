@@ -13,7 +13,8 @@ version (``Version(torch.__version__) >= Version("2.6.0")``, ``is_torch_version(
 ``hasattr(torch, "accelerator")``), and a test for a release means the project runs on the one
 before it. ``implied`` reads the lowest such release; the floor is the release before it (trl
 declares no torch and tests ``>= 2.4``: it supports 2.3). A declared floor wins: diffusers
-declares ``torch>=2.6`` and still tests ``>= 1.9`` in code the floor made dead.
+declares ``torch>=2.6`` and still tests ``>= 1.9`` in code the floor made dead. Only a project
+with packaging at its root is read so: not torch's own tree, not a folder of installed packages.
 """
 
 from __future__ import annotations
@@ -84,8 +85,15 @@ def declared(root: Path) -> Floor | None:
 
 
 def implied(root: Path) -> Floor | None:
-    """The release before the lowest one the tree's code tests torch for, or None."""
+    """The release before the lowest one the tree's code tests torch for, or None. Only for a
+    project (its packaging at the root) that is not torch itself: a folder of installed packages
+    (``site-packages``, where ``make prove`` and ``make run`` read torch) holds other projects'
+    tests."""
     root = Path(root)
+    if (root / "torch" / "__init__.py").is_file() or not any(
+        (root / name).is_file() for name in _FILES[:3]
+    ):
+        return None
     low: tuple[tuple[int, int], str] | None = None
     for folder, dirs, files in os.walk(root):  # symlinked folders are not followed
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))

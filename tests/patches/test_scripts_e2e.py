@@ -171,6 +171,10 @@ GATED = {
     "run_classifier.py": "12 -> 6: n_gpu stays CUDA's device count (it decides the DataParallel "
     "wrap, whose scatter only CUDA implements: on a Trainium or Intel GPU host the model runs "
     "unwrapped on one device), and the --no_cuda option the user passes, with its help text",
+    "amp_finetune.py": "11 -> 4: the bf16 pick `torch.cuda.is_available() and "
+    "torch.cuda.is_bf16_supported()` stays CUDA's (module-lacks: torch.mps has no "
+    "is_bf16_supported, and a Mac would raise where the original picked float16)",
+    "nanogpt_train.py": "12 -> 4: the same bf16 pick stays CUDA's (module-lacks)",
     "tv_reference": "11 -> 4: cudnn.benchmark stays (HN412 keep); reduce_across_processes' "
     "device='cuda' has no device in scope (the process group's device, gloo or an accelerator's, "
     "is not the script's to guess); two --help strings name CUDA: the choices a user may pass "

@@ -131,15 +131,20 @@ def test_a_given_floor_lets_through_what_it_has(tmp_path, capsys):
 )
 def test_implied_by_the_code(tmp_path, code, want):
     _tree(tmp_path, {"pkg/b.py": "import torch\n" + code})
+    assert torch_floor.implied(tmp_path) is None  # no packaging: a folder, not a project
+    (tmp_path / "setup.cfg").write_text("[metadata]\nname = x\n")
     got = torch_floor.implied(tmp_path)
     assert (got.version, got.source) == want if want else got is None
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text("")
+    assert torch_floor.implied(tmp_path) is None  # torch's own tree
 
 
 def test_a_declared_floor_wins_over_the_code(tmp_path, capsys):
     code = 'import torch\nif is_torch_version(">=", "1.9"): pass\n'
     _tree(tmp_path, {"pyproject.toml": PYPROJECT, "pkg/b.py": code})
     assert torch_floor.resolve("auto", tmp_path).source == "pyproject.toml"
-    (tmp_path / "pyproject.toml").unlink()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
     assert torch_floor.resolve("auto", tmp_path).version == (1, 8)
     main([str(tmp_path), "--diff", "--unsafe-fixes"])
     assert "the project supports torch>=1.8 (pkg/b.py tests torch>=1.9)" in capsys.readouterr().err
