@@ -20,18 +20,21 @@ with packaging at its root is read so: not torch's own tree, not a folder of ins
 from __future__ import annotations
 
 import functools
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import tomllib
 
+from audits.languages import LANGUAGES
+from audits.walk import walk
+
 _DATA = Path(__file__).with_name("torch_since.toml")
 # `torch>=2.1.0`, `torch >= 1.8, <3`, `torch~=2.2`, `torch==2.4.*` (not torchvision, not
 # torch-geometric): the name, then the specifiers up to a marker or the end of the string
 _REQUIREMENT = re.compile(r"""(?<![\w.-])torch\s*((?:[<>=!~]=?\s*[\w.*]+\s*,?\s*)+)""")
 _LOWER = re.compile(r"(>=|~=|==|>)\s*([0-9]+)\.([0-9]+)")
+PYTHON = next(lang for lang in LANGUAGES if lang.name == "python")
 _FILES = ("pyproject.toml", "setup.cfg", "setup.py", "requirements.txt")
 # a test in code for a newer torch: `torch.__version__) >= Version("2.6"`, `torch_version(">=",
 # "2.4"`, `hasattr(torch, "accelerator")`
@@ -95,19 +98,15 @@ def implied(root: Path) -> Floor | None:
     ):
         return None
     low: tuple[tuple[int, int], str] | None = None
-    for folder, dirs, files in os.walk(root):  # symlinked folders are not followed
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(f for f in files if f.endswith(".py")):
-            path = Path(folder) / name
-            if path.is_symlink():
-                continue
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            for version in _tested(text) if "torch" in text else ():
-                if low is None or version < low[0]:
-                    low = (version, str(path.relative_to(root)))
+    entries, _ = walk(str(root), languages=[PYTHON])  # the scanner's walk: no symlinks, no loops
+    for entry in entries:
+        try:
+            text = Path(entry.abspath).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for version in _tested(text) if "torch" in text else ():
+            if low is None or version < low[0]:
+                low = (version, entry.relpath)
     if low is None:
         return None
     (major, minor), rel = low

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import tokenize
 
+from patches.generate.intent.nodes import compound
+
 
 def comments(source: str) -> dict[int, tuple[str, bool]]:
     """line -> (comment text, whether the line holds nothing but the comment)."""
@@ -17,3 +19,17 @@ def comments(source: str) -> dict[int, tuple[str, bool]]:
     except (tokenize.TokenError, SyntaxError, IndentationError):
         pass
     return out
+
+
+def block_above(found: dict[int, tuple[str, bool]], line: int) -> list[int]:
+    """The lines of the comment block right above ``line`` (comments alone on their lines)."""
+    out, above = [], line - 1
+    while above in found and found[above][1]:
+        out.append(above)
+        above -= 1
+    return out
+
+
+def header_end(stmt) -> int:
+    """The last line of ``stmt``'s header (the whole statement when it is simple)."""
+    return stmt.body[0].lineno - 1 if compound(stmt) and stmt.body else stmt.end_lineno

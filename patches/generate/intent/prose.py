@@ -52,11 +52,12 @@ _CPU = re.compile(r"(?<![a-z])cpus?(?![a-z])")
 
 def _listed(low: str) -> bool:
     """Another backend is named within a few characters of "cuda": listed with it."""
-    near = _LISTED_WITHIN
-    for m in _CUDA_DEVICE.finditer(low):
-        if _OTHER_BACKEND.search(low[max(0, m.start() - near) : m.end() + near]):
-            return True
-    return False
+    return any(_OTHER_BACKEND.search(_around(low, m)) for m in _CUDA_DEVICE.finditer(low))
+
+
+def _around(low: str, m: re.Match) -> str:
+    """``m``'s text with ``_LISTED_WITHIN`` characters either side."""
+    return low[max(0, m.start() - _LISTED_WITHIN) : m.end() + _LISTED_WITHIN]
 
 
 def weighs_backends(doc: str) -> bool:
@@ -67,11 +68,7 @@ def weighs_backends(doc: str) -> bool:
     low = doc.lower()
     if not _CUDA_DEVICE.search(low):
         return False
-    near = _LISTED_WITHIN
-    return any(
-        not _CUDA_DEVICE.search(low[max(0, m.start() - near) : m.end() + near])
-        for m in _OTHER_BACKEND.finditer(doc)
-    )
+    return any(not _CUDA_DEVICE.search(_around(low, m)) for m in _OTHER_BACKEND.finditer(low))
 
 
 _LISTED_WITHIN = 25  # characters: a backend this close to "cuda" is listed with it

@@ -7,8 +7,8 @@ such code like any other. Trailing comments are tags more often than explanation
 
 from __future__ import annotations
 
+from patches.generate.intent.comments import block_above, header_end
 from patches.generate.intent.data import about_cuda_feature
-from patches.generate.intent.nodes import compound
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-comment"
@@ -19,13 +19,7 @@ def detect(p: Probe) -> list[Evidence]:
     stmt, comments = p.stmt, p.index.comments
     if not hasattr(stmt, "lineno"):
         return []
-    first = stmt.lineno
-    hdr_end = stmt.body[0].lineno - 1 if compound(stmt) and stmt.body else stmt.end_lineno
-    lines = list(range(first, hdr_end + 1))
-    above = first - 1
-    while above in comments and comments[above][1]:
-        lines.append(above)
-        above -= 1
+    lines = [*range(stmt.lineno, header_end(stmt) + 1), *block_above(comments, stmt.lineno)]
     for ln in sorted(lines):
         text, alone = comments.get(ln, ("", False))
         if text and alone and about_cuda_feature(text):

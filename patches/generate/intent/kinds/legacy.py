@@ -54,7 +54,7 @@ def detect(p: Probe) -> list[Evidence]:
                     line = getattr(parent, "lineno", p.f.line)
                     test = ast.unparse(parent.test)[:60]
                     return [Evidence(KIND, line, f"older torch's arm of {test}")]
-        if isinstance(n, ast.stmt) and _after_newer_exit(n, parent):
+        if isinstance(n, ast.stmt) and _after_newer_exit(p, n):
             return [Evidence(KIND, n.lineno, "older torch's arm: the newer one returned")]
         if isinstance(parent, ast.ExceptHandler) and _missing_api(p, parent):
             return [Evidence(KIND, parent.lineno, "older torch's arm of a try on torch's API")]
@@ -62,18 +62,11 @@ def detect(p: Probe) -> list[Evidence]:
     return []
 
 
-def _after_newer_exit(stmt: ast.stmt, parent) -> bool:
+def _after_newer_exit(p: Probe, stmt: ast.stmt) -> bool:
     """``stmt`` follows, in its block, an ``if`` on the newer torch whose body returns or
     raises (``if hasattr(torch, "accelerator"): return ...``)."""
-    block = next(
-        (
-            b
-            for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
-            if isinstance(b, list) and stmt in b
-        ),
-        [],
-    )
-    for prev in block[: block.index(stmt)] if block else []:
+    block = p.index.block_of(stmt) or []
+    for prev in block[: block.index(stmt)] if stmt in block else []:
         if isinstance(prev, ast.If) and not prev.orelse and _older_side(prev.test) is False:
             if isinstance(prev.body[-1], (ast.Return, ast.Raise)):
                 return True

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 
-from patches.generate.intent.nodes import compound
+from patches.generate.intent.comments import block_above, header_end
 from patches.generate.intent.probe import Evidence, Probe
 from patches.generate.intent.prose import excludes_others, weighs_backends
 
@@ -44,9 +44,9 @@ def detect(p: Probe) -> list[Evidence]:
 def _texts(p: Probe, stmt: ast.stmt):
     """(lines, text) of each place an author explains the site."""
     comments = p.index.comments
-    end = stmt.body[0].lineno - 1 if compound(stmt) and stmt.body else stmt.end_lineno
-    header = [ln for ln in range(stmt.lineno, end + 1) if comments.get(ln, ("", False))[1]]
-    yield _joined(comments, header + _block_above(comments, stmt.lineno))
+    header = range(stmt.lineno, header_end(stmt) + 1)
+    alone = [ln for ln in header if comments.get(ln, ("", False))[1]]
+    yield _joined(comments, alone + block_above(comments, stmt.lineno))
     for d in _documented(p):
         doc = ast.get_docstring(d) or ""
         yield from (([d.body[0].lineno], para) for para in doc.split("\n\n"))
@@ -62,12 +62,3 @@ def _documented(p: Probe) -> list[ast.AST]:
 def _joined(comments, lines: list[int]) -> tuple[list[int], str]:
     found = sorted(ln for ln in lines if ln in comments)
     return found, " ".join(comments[ln][0] for ln in found)
-
-
-def _block_above(comments, line: int) -> list[int]:
-    """The lines of the comment block right above ``line``."""
-    out, above = [], line - 1
-    while above in comments and comments[above][1]:
-        out.append(above)
-        above -= 1
-    return out
