@@ -53,7 +53,7 @@ import libcst as cst
 from audits.resolve import absolute_module, module_name, package_name
 from patches.generate import project_style, pytorch_style
 from patches.generate.codemods.imports import fix_imports
-from patches.generate.codemods.reexports import tree_bytes
+from patches.generate.codemods.reexports import python_files, tree_bytes
 from patches.generate.helper_rename_body import _Untranslatable, candidate, new_name
 from patches.generate.helper_rename_body import translate as translate  # re-exported
 from patches.generate.helper_rename_edit import Helper, _Rename
@@ -364,13 +364,7 @@ def of(run) -> HelperRenames | None:
 
 def _cached(run) -> HelperRenames:
     root = Path(run.settings.root)
-    stamp = []
-    for p in sorted(root.rglob("*.py")):
-        try:
-            st = p.stat()
-        except OSError:
-            continue
-        stamp.append((p.as_posix(), st.st_size, st.st_mtime_ns, st.st_ino))
+    stamp = [(e.relpath, e.size, e.mtime_ns, e.inode) for e in python_files(root)]
     key = (str(root.resolve()), run.audit.prefix, tuple(sorted(run.audit.rules)), tuple(stamp))
     if key not in _CACHE:
         if len(_CACHE) >= 4:

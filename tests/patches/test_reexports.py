@@ -33,3 +33,24 @@ def test_without_importers_the_unused_import_goes(tmp_path, capsys):
     out = _run(tmp_path, capsys, "from other import TEST_CUDA  # noqa: HN704\n")
     assert "+from torch.testing._internal.common_utils import TEST_ACCELERATOR\n" in out.out
     assert "kept import" not in out.err
+
+
+def test_the_tree_is_walked_as_the_scanner_walks_it(tmp_path, capsys, monkeypatch):
+    # An importer under .git or a virtual environment is not the project's code, and those
+    # folders are never listed: git may pack .git/objects while generate reads the tree.
+    import os
+
+    for folder in (".git/objects/f3", ".venv/lib"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "use_x.py").write_text("from test.common_x import TEST_CUDA\n")
+    listed = []
+    scandir = os.scandir
+
+    def spy(path="."):
+        listed.append(os.fspath(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", spy)
+    out = _run(tmp_path, capsys, None)
+    assert "+from torch.testing._internal.common_utils import TEST_ACCELERATOR\n" in out.out
+    assert listed and not [p for p in listed if "/.git" in p or "/.venv" in p]

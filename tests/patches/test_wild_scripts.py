@@ -452,3 +452,28 @@ def test_the_report_prints_held_out_projects_apart(capsys):
     first, _, second = out.partition("Held-out projects")
     assert "ignite==0.5.5" in first and "opacus" not in first
     assert "opacus==1.6.0" in second and "ignite" not in second
+
+
+def test_a_project_that_breaks_generate_does_not_hide_the_others(
+    measured, monkeypatch, tmp_path, capsys
+):
+    """One project's generate crash is reported and exits 1; the projects after it are still
+    measured and shown (round 27: lm_eval's crash hid the other three projects' figures)."""
+    res, _ = measured
+
+    def run(key, opts, work):
+        if key == "fairscale":
+            raise RuntimeError("generate exited 1: FileNotFoundError")
+        proj = wild_scripts.PROJECTS[key]
+        return {"project": key, "folders": list(proj.folders), "held_out": False, **res}
+
+    monkeypatch.setattr(wild_scripts, "run_project", run)
+    out_json = tmp_path / "out.json"
+    argv = ["--projects", "fairscale,ignite", "--plain", "--json", str(out_json)]
+    assert wild_scripts.main([*argv, "--keep", str(tmp_path)]) == 1
+    out = capsys.readouterr()
+    assert "fairscale: generate exited 1" in out.err
+    assert "fairscale: NOT MEASURED: generate exited 1" in out.out and "ignite" in out.out
+    saved = json.loads(out_json.read_text())
+    assert [p["project"] for p in saved["projects"]] == ["ignite"]
+    assert saved["broken"] == {"fairscale": "generate exited 1: FileNotFoundError"}

@@ -11,19 +11,27 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from audits.languages import BY_NAME
 from audits.resolve import absolute_module, module_name, package_name
+from audits.walk import Entry, walk
+
+
+def python_files(root: Path) -> list[Entry]:
+    """The ``*.py`` files under ``root`` as the scanner walks them (``audits.walk``: nothing
+    outside the root, no ``.git`` or virtual environment, links and loops cut), sorted."""
+    entries, _errors = walk(str(root), languages=(BY_NAME["python"],))
+    return [e for e in entries if e.relpath.endswith(".py")]
 
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
-    """Every ``*.py`` file under ``root`` (no symlinks, nothing under ``.git``; an unreadable
-    file is skipped): path relative to ``root`` -> its bytes."""
+    """Every ``python_files`` file: path relative to ``root`` -> its bytes (one that cannot be
+    read, or went away meanwhile, is skipped)."""
     out = {}
-    for p in sorted(root.rglob("*.py")):
-        if p.is_file() and not p.is_symlink() and ".git" not in p.parts:
-            try:
-                out[p.relative_to(root).as_posix()] = p.read_bytes()
-            except OSError:
-                continue
+    for e in python_files(root):
+        try:
+            out[e.relpath] = Path(e.abspath).read_bytes()
+        except OSError:
+            continue
     return out
 
 
