@@ -1,9 +1,10 @@
 """Which layout a changed file keeps (``pytorch_style.Style``): PyTorch's lint configuration for
-PyTorch's own files; for another project's file, the line length its own configuration sets
-(the nearest ``pyproject.toml`` ``[tool.ruff]``/``[tool.black]``, ``ruff.toml``, or a
-``[flake8]``/``[pycodestyle]`` section of ``setup.cfg``, ``tox.ini``, ``.flake8``, looked up
-from the file's folder to the scanned root, never above it); with none, the file's own: its
-longest line, at least black's and ruff's default 88. A ported script's new lines then fit where its author's did.
+PyTorch's own files; for another project's file, the line length its own configuration sets (the
+nearest ``pyproject.toml`` ``[tool.ruff]``/``[tool.black]``/``[tool.yapf]``, ``ruff.toml``, a
+``[flake8]``/``[pycodestyle]``/``[yapf]`` section of ``setup.cfg``, ``tox.ini``, ``.flake8``, or
+``.style.yapf``, looked up from the file's folder to the scanned root, never above it); with
+none, the file's own: its longest line, at least black's and ruff's default 88. A ported
+script's new lines then fit where its author's did.
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ from patches.generate.pytorch_style import PYTORCH, Style
 
 PYTORCH_PACKAGES = frozenset({"torch", "torchgen", "functorch"})
 FLOOR = 88  # black's and ruff's default line length
-_INI = ("setup.cfg", "tox.ini", ".flake8")
+_INI = ("setup.cfg", "tox.ini", ".flake8", ".style.yapf")
+_INI_KEYS = (
+    ("flake8", "max-line-length"),
+    ("pycodestyle", "max-line-length"),
+    ("yapf", "column_limit"),  # setup.cfg
+    ("style", "column_limit"),  # .style.yapf
+)
 
 
 def style_for(root: Path, prefix: str, rel: str, original: str) -> Style:
@@ -80,6 +87,8 @@ def _pyproject(folder: Path) -> Style | None:
     if (n := _length(black.get("line-length"))) is not None:
         quotes = "preserve" if black.get("skip-string-normalization") else "double"
         return Style(n, n, quotes, f"{where} [tool.black]")
+    if (n := _length(tool.get("yapf", {}).get("column_limit"))) is not None:
+        return Style(n, n, "preserve", f"{where} [tool.yapf]")  # yapf leaves quotes alone
     return None
 
 
@@ -99,8 +108,8 @@ def _ini(folder: Path) -> Style | None:
             parser.read(folder / name, encoding="utf-8")
         except (configparser.Error, UnicodeDecodeError):
             continue
-        for section in ("flake8", "pycodestyle"):
-            value = parser.get(section, "max-line-length", fallback="").strip()
+        for section, key in _INI_KEYS:
+            value = parser.get(section, key, fallback="").strip()
             if value.isdigit() and int(value) > 0:
                 n = int(value)
                 return Style(n, n, "preserve", f"{folder / name} [{section}]")

@@ -48,6 +48,10 @@ def test_pytorch_files_take_pytorchs_configuration(tmp_path):
         ("setup.cfg", "[flake8]\nmax-line-length = 99\n", (99, "preserve")),
         ("tox.ini", "[pycodestyle]\nmax-line-length = 97\n", (97, "preserve")),
         (".flake8", "[flake8]\nmax-line-length = 79\n", (79, "preserve")),
+        # yapf's column limit (composer, round 27), which leaves quotes as they are
+        ("pyproject.toml", "[tool.yapf]\ncolumn_limit = 120\n", (120, "preserve")),
+        ("setup.cfg", "[yapf]\ncolumn_limit = 119\n", (119, "preserve")),
+        (".style.yapf", "[style]\nbased_on_style = pep8\ncolumn_limit = 100\n", (100, "preserve")),
     ],
 )
 def test_the_projects_own_configuration(tmp_path, name, text, want):

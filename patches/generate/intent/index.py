@@ -232,10 +232,11 @@ class Index:
     # -- one call away: a same-file function or method, resolved by name -----------------------
     def _local_calls(self, tree, nodes) -> list[tuple[Span, ast.Call, ast.AST]]:
         """(span, call, callee) for every call of a module-level function (``f(...)``) or of a
-        method of the enclosing class (``self.f(...)``, ``cls.f(...)``) defined in this file."""
-        funcs = {
-            d.name: d for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
-        }
+        method of the enclosing class (``self.f(...)``, ``cls.f(...)``) defined in this file,
+        and of a module-level class (``Wrapper(...)``: the callee is its whole body, the methods
+        the object it builds will run: speechbrain's ``_CudaDefaultGeneratorWrapper``)."""
+        kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        funcs = {d.name: d for d in tree.body if isinstance(d, kinds)}
         out = []
         for node in nodes:
             if not isinstance(node, ast.Call):

@@ -47,6 +47,7 @@ ORDER = (
     "self_implementation",
     "stated",
     "redundant",
+    "class_constant",
     "module_lacks",
     "unguarded",
 )

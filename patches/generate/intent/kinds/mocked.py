@@ -9,7 +9,13 @@ round 25).
 A test that sets a CUDA device on an object (``model.device = th.device("cuda")``, "pretend to
 be on the GPU") stands in for CUDA too: it builds no tensor there and checks what the code does
 with a CUDA device, on the CPU machine it runs on (stable-baselines3's ``test_ppo_warnings``).
-Made neutral, the object's device is the CPU there, and the check it makes fails."""
+Made neutral, the object's device is the CPU there, and the check it makes fails.
+
+So does a test that hands a CUDA device string on as data and asserts the same string back
+(``EvaluatorConfig.from_cli(Namespace(device="cuda:1"))`` then ``assert cfg.device ==
+"cuda:1"``: lm_eval's CLI test): what it checks is that the text passes through unchanged.
+Made neutral, the text names another device (or, with none, the rewrite raises) and the
+assert, which keeps the literal, fails."""
 
 from __future__ import annotations
 
@@ -18,7 +24,10 @@ import ast
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-mocked"
-SUMMARY = "the enclosing test stands in for CUDA (a mock of torch.cuda, a CUDA device it sets)"
+SUMMARY = (
+    "the enclosing test stands in for CUDA (a mock of torch.cuda, a CUDA device it sets or asserts "
+    "back)"
+)
 _PATCHERS = ("setattr", "patch", "patch.object", "setitem")
 
 
@@ -26,6 +35,10 @@ def detect(p: Probe) -> list[Evidence]:
     stand_in = _stand_in(p)
     if stand_in:
         return [Evidence(KIND, p.stmt.lineno, stand_in)]
+    echoed = _asserted_back(p)
+    if echoed is not None:
+        what = f"{p.functions[-1].name} asserts {p.node.value!r} back"
+        return [Evidence(KIND, echoed.lineno, what)]
     for d in p.defs:  # a class by its decorators only: one method's mock is no other's
         nodes = [*d.decorator_list, *([] if isinstance(d, ast.ClassDef) else d.body)]
         for call in (c for n in nodes for c in ast.walk(n) if isinstance(c, ast.Call)):
@@ -69,3 +82,29 @@ def _stand_in(p: Probe) -> str:
 def _others(target) -> bool:
     owner = target.value if isinstance(target, ast.Attribute) else None
     return isinstance(owner, ast.Name) and owner.id not in ("self", "cls")
+
+
+def _asserted_back(p: Probe) -> ast.AST | None:
+    """The ``assert x == "cuda:1"`` (or ``assertEqual(x, "cuda:1")``) of the test function
+    holding the site, a string, that compares with the site's own text."""
+    node = p.node
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and p.functions):
+        return None
+    test = p.functions[-1]
+    if not test.name.startswith("test"):
+        return None
+    for n in ast.walk(test):
+        if isinstance(n, ast.Assert) and isinstance(n.test, ast.Compare):
+            sides = [n.test.left, *n.test.comparators]
+            if any(isinstance(o, ast.Eq) for o in n.test.ops) and _holds(sides, node):
+                return n
+        elif isinstance(n, ast.Call) and ast.unparse(n.func).endswith("assertEqual"):
+            if _holds(n.args[:2], node):
+                return n
+    return None
+
+
+def _holds(sides, node: ast.Constant) -> bool:
+    return any(
+        s is not node and isinstance(s, ast.Constant) and s.value == node.value for s in sides
+    )

@@ -1,8 +1,9 @@
 """``unguarded``: a plain rename of a ``guard: true`` rule (``empty_cache``: a no-op without CUDA,
 the neutral one raises without an accelerator) with no availability check around the site: an
 enclosing test, an earlier operand of its ``and`` chain, or an earlier ``if not ...: return`` of
-its block that names ``is_available`` (or a ``TEST_*`` gate). Not about CUDA but safety, so asked
-only when no kind before it answered, and a site left for it keeps no other site CUDA."""
+its block that names ``is_available`` (an imported alias of it too) or a ``TEST_*`` gate. Not
+about CUDA but safety, so asked only when no kind before it answered, and a site left for it
+keeps no other site CUDA."""
 
 from __future__ import annotations
 
@@ -26,12 +27,18 @@ def detect(p: Probe) -> list[Evidence]:
     return [Evidence(KIND, p.f.line, "no is_available() check around it")]
 
 
-def _checks(test) -> bool:
-    return any(
-        (isinstance(x, ast.Attribute) and x.attr == "is_available")
-        or (isinstance(x, ast.Name) and x.id.startswith("TEST_"))
-        for x in ast.walk(test)
-    )
+def _checks(test, p: Probe) -> bool:
+    """``test`` names ``is_available`` (or a ``TEST_*`` gate), directly or through an imported
+    alias (``from torch.cuda import is_available as cuda_available``)."""
+    for x in ast.walk(test):
+        if isinstance(x, ast.Attribute) and x.attr == "is_available":
+            return True
+        if isinstance(x, ast.Name) and (
+            x.id.startswith("TEST_")
+            or (p.ctx.qualify(x.lineno, x.id) or "").endswith(".is_available")
+        ):
+            return True
+    return False
 
 
 def checked(p: Probe) -> bool:
@@ -43,17 +50,17 @@ def checked(p: Probe) -> bool:
         if (
             isinstance(parent, (ast.If, ast.While, ast.IfExp))
             and n is not parent.test
-            and _checks(parent.test)
+            and _checks(parent.test, p)
         ):
             return True
         if isinstance(parent, ast.BoolOp) and any(
-            _checks(v) for v in parent.values[: parent.values.index(n)]
+            _checks(v, p) for v in parent.values[: parent.values.index(n)]
         ):
             return True
         if isinstance(n, ast.stmt):
             block = it.block_of(n) or []
             for prev in block[: block.index(n)] if n in block else []:
-                if isinstance(prev, ast.If) and exits(prev.body) and _checks(prev.test):
+                if isinstance(prev, ast.If) and exits(prev.body) and _checks(prev.test, p):
                     return True
         n = parent
     return False
