@@ -233,10 +233,14 @@ class Index:
     def _local_calls(self, tree, nodes) -> list[tuple[Span, ast.Call, ast.AST]]:
         """(span, call, callee) for every call of a module-level function (``f(...)``) or of a
         method of the enclosing class (``self.f(...)``, ``cls.f(...)``) defined in this file,
-        and of a module-level class (``Wrapper(...)``: the callee is its whole body, the methods
-        the object it builds will run: speechbrain's ``_CudaDefaultGeneratorWrapper``)."""
-        kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        and of a module-level class named for CUDA (``_CudaGeneratorWrapper(i)``: the callee is
+        its whole body, the methods the object it builds will run; speechbrain's RNG saver). A
+        class named otherwise is a larger thing (``Backend(name)``) than the guard's need."""
+        kinds = (ast.FunctionDef, ast.AsyncFunctionDef)
         funcs = {d.name: d for d in tree.body if isinstance(d, kinds)}
+        funcs |= {
+            d.name: d for d in tree.body if isinstance(d, ast.ClassDef) and is_cuda_word(d.name)
+        }
         out = []
         for node in nodes:
             if not isinstance(node, ast.Call):

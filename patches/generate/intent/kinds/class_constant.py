@@ -4,9 +4,11 @@ probe of the machine run at import (``torch.accelerator.is_available()`` initial
 a worker is forked), and a constant becomes whatever the importing machine has: lm_eval's
 ``EvaluatorConfig.device = "cuda:0"``, a default its tests read back and its help text quotes;
 composer's ``DeviceGPU.dist_backend = 'nccl'``, the constant of a class built only with CUDA,
-beside its siblings' ``'gloo'``, ``'hccl'`` and ``'xla'``. A lambda's text runs later, not at
-import. Not about CUDA but safety, so asked only when no kind before it answered, and a site
-left for it keeps no other site CUDA."""
+beside its siblings' ``'gloo'``, ``'hccl'`` and ``'xla'``; torch's ``DefaultDeviceType`` in
+``torch/utils/checkpoint.py``, which upstream made ``None``, resolved when asked. A lambda's
+text runs later, not at import, and a method's parameter default is rewritten to ``None``. Not
+about CUDA but safety, so asked only when no kind before it answered, and a site left for it
+keeps no other site CUDA."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from patches.generate.intent.probe import Evidence, Probe
 KIND = "class-constant"
 SUMMARY = "a class attribute's string: rewritten, it would probe the machine at import"
 ALONE = True
+_VALUES = (ast.Assign, ast.AnnAssign)  # not a method's parameter default: rewritten to None
 
 
 def detect(p: Probe) -> list[Evidence]:
@@ -24,7 +27,7 @@ def detect(p: Probe) -> list[Evidence]:
     if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
         return []
     owner = p.index.parents.get(p.stmt)
-    if not isinstance(owner, ast.ClassDef):
+    if not isinstance(owner, ast.ClassDef) or not isinstance(p.stmt, _VALUES):
         return []
     if any(isinstance(n, ast.Lambda) for n, _ in p.climb()):
         return []
