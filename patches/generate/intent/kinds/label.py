@@ -1,12 +1,14 @@
 """``cuda-label``: the site's value is shown under a short text that calls it CUDA's: the string
 argument before it in the call that reports it (MONAI's ``_dict_append(output, "Has CUDA", lambda:
-bool(torch.cuda.is_available()))``, ``print("CUDA devices:", torch.cuda.device_count())``), or its
-key in a dict display (``{"CUDA version": ...}``): a report's table. Rewritten, the value would answer for another
-accelerator while the text still says CUDA: "Has CUDA: True" on a machine with none. A text that
-names another device too ("CUDA/XPU devices") is about devices, not CUDA's; the reason of a skip
-is not a label. Nor is the text of an f-string: a script's ``print(f"Is cuda available: {...},
-number of devices: {world_size}")`` is prose around its values, and kept it would keep the
-device count beside it CUDA's (``cuda-flow``: opacus' FSDP example lost its world size to it)."""
+bool(torch.cuda.is_available()))``, ``print("CUDA devices:", torch.cuda.device_count())``), its
+key in a dict display (``{"CUDA version": ...}``: a report's table), or the text right before an
+f-string's only value (lm_eval's ``eval_logger.info(f"Cuda Available? {...}")``, round 27).
+Rewritten, the value would answer for another accelerator while the text still says CUDA: "Has
+CUDA: True" on a machine with none. A text that names another device too ("CUDA/XPU devices") is
+about devices, not CUDA's; the reason of a skip is not a label. Nor is the text of an f-string
+with other values: a script's ``print(f"Is cuda available: {...}, number of devices:
+{world_size}")`` is prose around its values, and kept it would keep the device count beside it
+CUDA's (``cuda-flow``: opacus' FSDP example lost its world size to it)."""
 
 from __future__ import annotations
 
@@ -40,6 +42,8 @@ def _labels(n: ast.AST, child: ast.AST) -> list[str]:
         before = values[: values.index(child)] if child in values else []
         texts = [_text(v) for v in before if _text(v)]
         return texts[-1:] if texts and len(texts[-1]) <= _SHORT else []
+    if isinstance(n, ast.JoinedStr) and child in n.values:
+        return _field_label(n, child)
     if isinstance(n, ast.Dict) and child in n.values:
         key = n.keys[n.values.index(child)]
         return [_text(key)] if key is not None and _text(key) else []
@@ -47,6 +51,18 @@ def _labels(n: ast.AST, child: ast.AST) -> list[str]:
 
 
 _SHORT = 50
+
+
+def _field_label(n: ast.JoinedStr, child: ast.AST) -> list[str]:
+    """The text right before an f-string's only value (``f"Cuda Available? {...}"``: lm_eval's
+    log line). With more values it is prose around them (opacus' ``f"Is cuda available: {...},
+    number of devices: {world_size}"``), and kept it would keep the count beside it CUDA's."""
+    fields = [v for v in n.values if isinstance(v, ast.FormattedValue)]
+    i = n.values.index(child)
+    if fields != [child] or i == 0:
+        return []
+    text = _text(n.values[i - 1])
+    return [text] if text and len(text) <= _SHORT else []
 
 
 def _gate(call: ast.Call) -> bool:
