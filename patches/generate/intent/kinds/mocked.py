@@ -99,7 +99,7 @@ def _asserted_back(p: Probe) -> ast.AST | None:
             sides = [n.test.left, *n.test.comparators]
             if any(isinstance(o, ast.Eq) for o in n.test.ops) and _holds(sides, node):
                 return n
-        elif isinstance(n, ast.Call) and ast.unparse(n.func).endswith("assertEqual"):
+        elif isinstance(n, ast.Call) and last_name(n.func) == "assertEqual":
             if _holds(n.args[:2], node):
                 return n
     return None
