@@ -23,3 +23,13 @@ def test_the_module_lacks_what_cuda_has(module, query):
 @pytest.mark.parametrize("query", TABLE["false_without_cuda"])
 def test_false_without_cuda(query):
     assert getattr(torch.cuda, query)() is False
+
+
+IN_TREE = ("xpu", "mps", "mtia")  # the accelerator modules torch itself ships besides CUDA's
+
+
+@pytest.mark.parametrize("query", sorted({q for _, q in PAIRS}))
+def test_every_in_tree_module_lacking_the_query_is_listed(query):
+    lacking = {m for m in IN_TREE if hasattr(torch, m) and not hasattr(getattr(torch, m), query)}
+    listed = {m for m, names in TABLE["lacks"].items() if query in names}
+    assert lacking == listed

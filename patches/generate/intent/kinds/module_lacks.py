@@ -1,6 +1,6 @@
 """``module-lacks``: the rewrite asks the current accelerator's module a query that an in-tree
 accelerator's module lacks (``torch.mps`` has no ``is_bf16_supported``, ``get_device_name`` or
-``get_device_properties``: ``[modules] lacks``), where the original fell back when CUDA was
+``get_device_properties``, ``torch.mtia`` no ``get_device_name``: ``[modules] lacks``), where the original fell back when CUDA was
 absent: ``torch.cuda.is_bf16_supported()`` answers False there, and a query under an availability
 check is not reached. Rewritten, a Mac takes the neutral path and raises ``AttributeError``
 (Lightning's bitsandbytes default dtype, ultralytics' benchmark table, round 25). A query with no
@@ -36,5 +36,6 @@ def detect(p: Probe) -> list[Evidence]:
     lacking = sorted(m for m, names in table["lacks"].items() if query in names)
     if not lacking or not (query in table["false_without_cuda"] or checked(p)):
         return []
-    where = ", ".join(f"torch.{m}" for m in lacking)
-    return [Evidence(KIND, p.f.line, f"{where} has no {query}; CUDA's fell back without CUDA")]
+    where = " and ".join(f"torch.{m}" for m in lacking)
+    verb = "has" if len(lacking) == 1 else "have"
+    return [Evidence(KIND, p.f.line, f"{where} {verb} no {query}; CUDA's fell back without CUDA")]
