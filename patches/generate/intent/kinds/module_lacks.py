@@ -1,10 +1,11 @@
 """``module-lacks``: the rewrite asks the current accelerator's module a query that an in-tree
 accelerator's module lacks (``torch.mps`` has no ``is_bf16_supported``, ``get_device_name`` or
-``get_device_properties``, ``torch.mtia`` no ``get_device_name``: ``[modules] lacks``), where the original fell back when CUDA was
-absent: ``torch.cuda.is_bf16_supported()`` answers False there, and a query under an availability
-check is not reached. Rewritten, a Mac takes the neutral path and raises ``AttributeError``
-(Lightning's bitsandbytes default dtype, ultralytics' benchmark table, round 25). A query with no
-such fallback raised on a Mac before as well, and is rewritten.
+``get_device_properties``, ``torch.mtia`` no ``get_device_name``: ``[modules] lacks``), where
+the original fell back when CUDA was absent: ``torch.cuda.is_bf16_supported()`` answers False
+there, and a query under an availability check is not reached. Rewritten, a Mac takes the
+neutral path and raises ``AttributeError`` (Lightning's bitsandbytes default dtype, ultralytics'
+benchmark table, round 25). A query with no such fallback raised on a Mac before as well, and is
+rewritten.
 
 Safety, not CUDA intent: asked only when no kind before it answered, and only once the others
 have settled (``LATE``: a query only CUDA reaches is left as ``cuda-branch``). The query stays
