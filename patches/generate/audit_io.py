@@ -57,21 +57,36 @@ def wrapper_of(f: Finding) -> str | None:
     return of(f)
 
 
+def _python():
+    from audits.languages import LANGUAGES, load_scanner
+
+    return [lang for lang in LANGUAGES if lang.name == "python" and load_scanner(lang)]
+
+
 def python_files(root: Path) -> list[str]:
     """The tree's Python files the scan reads (its walk and ``exclude`` config), sorted."""
     from audits.config import load_config
-    from audits.languages import LANGUAGES, load_scanner
     from audits.walk import DEFAULT_MAX_BYTES, walk
 
     cfg = load_config(str(root))
-    langs = [lang for lang in LANGUAGES if lang.name == "python" and load_scanner(lang)]
     entries, _ = walk(
         str(root),
         excludes=cfg.exclude,
         max_bytes=cfg.max_file_size or DEFAULT_MAX_BYTES,
-        languages=langs,
+        languages=_python(),
     )
     return sorted(e.relpath for e in entries if e.language == "python")
+
+
+def python_entries(root: Path):
+    """Every Python file under ``root`` (``.py``, ``.pyi``) as the scanner walks the tree, with
+    no ``exclude`` config (``audits.walk.Entry``: relative and absolute path, size, mtime, inode):
+    nothing outside the root, never ``.git``, virtual environments or caches, links and loops
+    cut. For questions about the whole tree: who imports a name, which torch its code tests."""
+    from audits.walk import walk
+
+    entries, _ = walk(str(root), languages=_python())
+    return entries
 
 
 def scan_tree(

@@ -26,15 +26,13 @@ from pathlib import Path
 
 import tomllib
 
-from audits.languages import LANGUAGES
-from audits.walk import walk
+from patches.generate.audit_io import python_entries
 
 _DATA = Path(__file__).with_name("torch_since.toml")
 # `torch>=2.1.0`, `torch >= 1.8, <3`, `torch~=2.2`, `torch==2.4.*` (not torchvision, not
 # torch-geometric): the name, then the specifiers up to a marker or the end of the string
 _REQUIREMENT = re.compile(r"""(?<![\w.-])torch\s*((?:[<>=!~]=?\s*[\w.*]+\s*,?\s*)+)""")
 _LOWER = re.compile(r"(>=|~=|==|>)\s*([0-9]+)\.([0-9]+)")
-PYTHON = next(lang for lang in LANGUAGES if lang.name == "python")
 _FILES = ("pyproject.toml", "setup.cfg", "setup.py", "requirements.txt")
 # a test in code for a newer torch: `torch.__version__) >= Version("2.6"`, `torch_version(">=",
 # "2.4"`, `hasattr(torch, "accelerator")`
@@ -98,8 +96,7 @@ def implied(root: Path) -> Floor | None:
     ):
         return None
     low: tuple[tuple[int, int], str] | None = None
-    entries, _ = walk(str(root), languages=[PYTHON])  # the scanner's walk: no symlinks, no loops
-    for entry in entries:
+    for entry in python_entries(root):  # the scanner's walk: no symlinks, no loops
         try:
             text = Path(entry.abspath).read_text(encoding="utf-8", errors="replace")
         except OSError:

@@ -11,16 +11,14 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from audits.languages import BY_NAME
 from audits.resolve import absolute_module, module_name, package_name
-from audits.walk import Entry, walk
+from audits.walk import Entry
+from patches.generate.audit_io import python_entries
 
 
 def python_files(root: Path) -> list[Entry]:
-    """The ``*.py`` files under ``root`` as the scanner walks them (``audits.walk``: nothing
-    outside the root, no ``.git`` or virtual environment, links and loops cut), sorted."""
-    entries, _errors = walk(str(root), languages=(BY_NAME["python"],))
-    return [e for e in entries if e.relpath.endswith(".py")]
+    """The ``*.py`` files of ``audit_io.python_entries`` (the scanner's walk of the whole tree)."""
+    return [e for e in python_entries(root) if e.relpath.endswith(".py")]
 
 
 def tree_bytes(root: Path) -> dict[str, bytes]:

@@ -38,7 +38,7 @@ def detect(p: Probe) -> list[Evidence]:
         return [Evidence(KIND, p.stmt.lineno, stand_in)]
     echoed = _asserted_back(p)
     if echoed is not None:
-        what = f"{p.functions[-1].name} asserts {p.node.value!r} back"
+        what = f"{p.outermost_function.name} asserts {p.node.value!r} back"
         return [Evidence(KIND, echoed.lineno, what)]
     for d in p.defs:  # a class by its decorators only: one method's mock is no other's
         nodes = [*d.decorator_list, *([] if isinstance(d, ast.ClassDef) else d.body)]
@@ -68,16 +68,20 @@ def _patched(call: ast.Call) -> str:
 def _stand_in(p: Probe) -> str:
     """The site is the value a test function assigns to another object's attribute (not its
     own: ``self.device = "cuda"`` is where the test's tensors go)."""
-    stmt = p.stmt
-    if not isinstance(stmt, ast.Assign) or not p.functions:
-        return ""
-    if not p.functions[-1].name.startswith("test") or p.node is None:
+    stmt, test = p.stmt, _test(p)
+    if not isinstance(stmt, ast.Assign) or test is None or p.node is None:
         return ""
     if not all(_others(t) for t in stmt.targets):
         return ""
     if p.top is not stmt.value:
         return ""
-    return f"{p.functions[-1].name} sets {ast.unparse(stmt.targets[0])[:40]} to a CUDA device"
+    return f"{test.name} sets {ast.unparse(stmt.targets[0])[:40]} to a CUDA device"
+
+
+def _test(p: Probe) -> ast.AST | None:
+    """The test function holding the site (its outermost function, named ``test...``)."""
+    test = p.outermost_function
+    return test if test is not None and test.name.startswith("test") else None
 
 
 def _others(target) -> bool:
@@ -88,11 +92,10 @@ def _others(target) -> bool:
 def _asserted_back(p: Probe) -> ast.AST | None:
     """The ``assert x == "cuda:1"`` (or ``assertEqual(x, "cuda:1")``) of the test function
     holding the site, a string, that compares with the site's own text."""
-    node = p.node
-    if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and p.functions):
+    node, test = p.node, _test(p)
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
         return None
-    test = p.functions[-1]
-    if not test.name.startswith("test") or _checking(p):
+    if test is None or _checking(p):
         return None
     for n in ast.walk(test):
         if isinstance(n, ast.Assert) and isinstance(n.test, ast.Compare):
