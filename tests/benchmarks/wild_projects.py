@@ -303,6 +303,59 @@ PROJECTS = {
         ("whisper", "tests", "pyproject.toml", "requirements.txt"),
         held_out=True,
     ),
+    # held out (round 28): the model library people import most (its sources and common tests),
+    # a training library with its callbacks, an audio-generation toolkit with its scripts, a
+    # speaker-diarisation pipeline, and a music source separator's CLI, at first contact
+    "transformers": Project(
+        "transformers",
+        "5.25.0",
+        (
+            "transformers-5.25.0.tar.gz",
+            "9120226c6bf170d69abc3029036799bb5d48e552f7127646a529a5c9309812e2",
+        ),
+        ("src/transformers=transformers", "tests", "pyproject.toml", "setup.py"),
+        held_out=True,
+    ),
+    "fastai": Project(
+        "fastai",
+        "2.8.12",
+        (
+            "fastai-2.8.12.tar.gz",
+            "b995efbb1ade78c99cc228e65db7493a668eb10cfa4945e21d2e348d738aba04",
+        ),
+        ("fastai", "pyproject.toml", "setup.cfg"),
+        held_out=True,
+    ),
+    "audiocraft": Project(
+        "audiocraft",
+        "1.3.0",
+        (
+            "audiocraft-1.3.0.tar.gz",
+            "d82ade3eb4f934ee1adb438ae687a2bf59d33ca4a20039beab072548c038ac80",
+        ),
+        ("audiocraft", "scripts", "tests", "setup.py", "setup.cfg", "requirements.txt"),
+        held_out=True,
+    ),
+    "pyannote": Project(
+        "pyannote.audio",
+        "4.0.7",
+        (
+            "pyannote_audio-4.0.7.tar.gz",
+            "3a903dfb5ca711d134cc2522561c9158b186836f5d62e8a57c46c6648e8a8229",
+        ),
+        ("src/pyannote=pyannote", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "demucs": Project(
+        "demucs",
+        "4.1.0",
+        (
+            "demucs-4.1.0.tar.gz",
+            "d94c4f7dac886595b66af405c0fd1756fa00c297183f1cf021fd2eeedeeb67b2",
+        ),
+        ("demucs", "tools", "hubconf.py", "pyproject.toml", "setup.cfg"),
+        held_out=True,
+    ),
 }
 SETS = {
     "tuned": [k for k, p in PROJECTS.items() if not p.held_out],
