@@ -142,6 +142,7 @@ def test_negatives_say_why(tree):
     assert "**options" in why[("_build", "cuda")]
     assert "CUDA device code" in why[("_test_broadcast_helper", "cuda")]
     assert "public API" in why[("include_paths", "cuda")]
+    assert "public API" in why[("synth_batch", "cuda")]  # test_helpers.py holds no tests
     assert why[("train", "use_cuda")]  # a script's own (public here, and it selects .cuda())
     assert all(not why[k] for k in [("load", "cuda"), ("load_async", "cuda"), ("compile", "cuda")])
     assert a.attrs[("torch._inductor.graph.GraphLowering", "cuda")].ok

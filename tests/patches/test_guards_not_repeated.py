@@ -35,6 +35,23 @@ CASES = [
         f"    if not {ACC}.is_available():\n"
         f"        return {ACC}.memory_allocated() if {ACC}.is_available() else 0\n",
     ),
+    (  # a device count is a check too (round 28): inside it, in a loop over it, after it
+        "    if torch.cuda.device_count() > 0:\n        return torch.cuda.memory_allocated()\n"
+        "    return 0\n",
+        f"    if {ACC}.device_count() > 0:\n        return {ACC}.memory_allocated()\n    return 0\n",
+    ),
+    (
+        "    n = torch.cuda.device_count()\n    if n == 0:\n        return 0\n"
+        "    return torch.cuda.memory_allocated()\n",
+        f"    n = {ACC}.device_count()\n    if n == 0:\n        return 0\n"
+        f"    return {ACC}.memory_allocated()\n",
+    ),
+    (  # `n < 2` holds on one device too: no check, the guard stays
+        "    n = torch.cuda.device_count()\n    if n < 2:\n        return torch.cuda.memory_allocated()\n"
+        "    return 0\n",
+        f"    n = {ACC}.device_count()\n    if n < 2:\n"
+        f"        return {ACC}.memory_allocated() if {ACC}.is_available() else 0\n    return 0\n",
+    ),
     (  # the whole value of an assignment: no parentheses; inside an operation: kept
         "    before = torch.cuda.memory_allocated()\n    return torch.cuda.memory_reserved() / 1e9\n",
         f"    before = {ACC}.memory_allocated() if {ACC}.is_available() else 0\n"
@@ -87,6 +104,12 @@ DEVICE_CASES = [
         "def test_d():\n    device = 'cuda'\n    assert device\n",
         f"@pytest.mark.skipif({ACC}.is_available(), reason='CPU only')\n"
         f"def test_d():\n    device = {PICK}\n    assert device\n",
+    ),
+    (  # a device count picks it (audiocraft's `if torch.cuda.device_count(): device = 'cuda'`)
+        "def pick():\n    if torch.cuda.device_count():\n        device = 'cuda'\n"
+        "    else:\n        device = 'cpu'\n    return device\n",
+        f"def pick():\n    if {ACC}.device_count():\n        device = {ACC}.current_accelerator().type\n"
+        "    else:\n        device = 'cpu'\n    return device\n",
     ),
     (  # no check at all: the CPU side stays
         "def test_e():\n    device = 'cuda'\n    assert device\n",

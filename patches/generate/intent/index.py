@@ -25,7 +25,7 @@ from patches.generate.intent.nodes import (
     inside,
     span_of,
 )
-from patches.generate.intent.ops import cuda_only_ops, op_calls
+from patches.generate.intent.ops import argument_calls, cuda_only_ops, op_calls
 from patches.generate.intent.words import words
 
 Hits = list[tuple[int, str]]  # (line, what stays CUDA there)
@@ -121,6 +121,7 @@ class Index:
         self.constants = module_constants(ctx.tree, self.bindings)
         self.constant_reads = constant_reads(ctx.nodes, self.constants)
         self.op_calls = op_calls(ctx, cuda_only_ops(getattr(ctx, "tree_index", None), ctx))
+        self.argument_calls = argument_calls(ctx)
         self.library_uses = library_uses(ctx)
         self.words = words(ctx.nodes)  # the author's own identifiers: no evidence
         self.comments = comments(ctx.source)
@@ -210,6 +211,10 @@ class Index:
     def ops_called_in(self, span: Span) -> list[tuple[Span, str]]:
         """The calls of CUDA-only operators (``ops.py``) inside ``span``."""
         return _within(self.op_calls, span)
+
+    def arguments_in(self, span: Span) -> list[tuple[Span, str]]:
+        """The calls passing an argument only CUDA takes (``ops.argument_calls``) in ``span``."""
+        return _within(self.argument_calls, span)
 
     def libraries_used_in(self, span: Span) -> list[tuple[Span, str]]:
         """The uses of CUDA-only libraries' names (``libraries.py``) inside ``span``."""

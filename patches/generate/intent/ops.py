@@ -14,6 +14,7 @@ import ast
 
 from audits import vocabulary
 from audits.resolve import dotted_parts
+from patches.generate.intent.data import data
 from patches.generate.intent.nodes import Span, span_of
 
 _KEY = b"DispatchKey.CUDA"
@@ -92,4 +93,29 @@ def op_calls(ctx, ops: frozenset[str]) -> list[tuple[Span, str]]:
             q = f"{ctx.module_name}.{q}"
         if q in ops:
             out.append((span_of(n.func), q))
+    return sorted(out)
+
+
+def argument_calls(ctx) -> list[tuple[Span, str]]:
+    """(span of the call, ``name(keyword=value)``) of every call in the file passing an argument
+    only CUDA takes (``[arguments]``: ``torch.autocast(..., dtype=torch.float32)``,
+    ``torch.linalg.svd(a, driver="gesvd")``), sorted."""
+    table = data()["arguments"]
+    out = []
+    for n in ctx.nodes:
+        if not isinstance(n, ast.Call) or not n.keywords:
+            continue
+        parts = dotted_parts(n.func)
+        q = ctx.qualify(n.lineno, ".".join(parts)) if parts else None
+        wanted = table.get(q or "")
+        if not wanted:
+            continue
+        for k in n.keywords:
+            values = wanted.get(k.arg or "")
+            if values is None:
+                continue
+            shown = ast.unparse(k.value)
+            if values == "*" or shown in values:
+                out.append((span_of(n), f"{q.rsplit('.', 1)[-1]}({k.arg}={shown[:30]})"))
+                break
     return sorted(out)

@@ -81,6 +81,12 @@ class _Remaining:
             lambda name: f"{name.rsplit('.', 1)[-1]} (an operator only CUDA implements)",
         )
 
+    def argument_hit(self, unit: Span, own: Span) -> Hits:
+        """A call in ``unit`` passing an argument only CUDA takes (``ops.argument_calls``)."""
+        return _first_outside(
+            self.index.arguments_in(unit), own, lambda what: f"{what}, which only CUDA takes"
+        )
+
     def library_hit(self, unit: Span, own: Span) -> Hits:
         """A use in ``unit`` of a name bound to a CUDA-only library (``libraries.py``)."""
         return _first_outside(self.index.libraries_used_in(unit), own, str)
@@ -103,6 +109,7 @@ class _Remaining:
             self.token_hit(unit, own)
             or self.constant_hit(unit, own)
             or self.op_hit(unit, own)
+            or self.argument_hit(unit, own)
             or self.library_hit(unit, own)
         )
         for line in range(unit[0][0], unit[1][0] + 1):

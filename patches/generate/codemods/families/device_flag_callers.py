@@ -150,7 +150,7 @@ class _Tree(_AttrChecks):
         if unit.name.startswith("__"):
             unit.why = f"`{unit.name}` is called through its class or an operator, not by name"
             return
-        public = [d for d in defs if _is_public(d)]
+        public = [d for d in defs if _is_public(d, self.index)]
         if public:
             unit.why = (
                 f"public API `{public[0].qualname}`: callers outside the tree pass "

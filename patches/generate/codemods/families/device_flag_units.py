@@ -59,8 +59,25 @@ def _bool_const(node) -> bool | None:
     return None
 
 
-def _is_public(d: Def) -> bool:
-    if is_test_file(d.path):
+def holds_tests(index, rel: str) -> bool:
+    """``rel`` is a test module: named or placed as one (``is_test_file``) and, where only its
+    name says so, defining a ``test*`` function or a ``Test*`` class. A ``test_utils.py`` of an
+    importable package (fastai's ``synth_learner``) is its public API."""
+    if not is_test_file(rel):
+        return False
+    parts = rel.split("/")
+    if any(p in ("test", "tests") for p in parts[:-1]) or "testing/_internal/" in rel:
+        return True
+    tree = index.tree(rel)
+    return tree is None or any(
+        (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test"))
+        or (isinstance(n, ast.ClassDef) and n.name.startswith("Test"))
+        for n in tree.body
+    )
+
+
+def _is_public(d: Def, index) -> bool:
+    if holds_tests(index, d.path):
         return False
     parts = d.module.split(".") + (d.cls[len(d.module) + 1 :].split(".") if d.cls else [])
     return not any(p.startswith("_") for p in parts + [d.name] if p)

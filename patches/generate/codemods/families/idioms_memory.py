@@ -43,6 +43,7 @@ from patches.generate.codemods.families.idioms_common import (
     string_value,
     under_availability_check,
 )
+from patches.generate.intent.counts import count_names, count_test, counted_loop
 
 _NAMES = (
     "memory_allocated",
@@ -249,18 +250,25 @@ def _lines(stmts) -> set[int]:
     return {n for s in stmts for n in range(s.lineno, s.end_lineno + 1)}
 
 
-def _checks(test, taken: bool) -> bool | None:
+def _checks(test, taken: bool, counts: frozenset[str] = frozenset()) -> bool | None:
     """The branch runs only with an accelerator: the body of ``if ...is_available():``, the
-    ``else`` of ``if not ...is_available():``."""
+    ``else`` of ``if not ...is_available():``, and the same of a device count's test
+    (``intent.counts``: ``if torch.cuda.device_count():``, ``if n_gpu == 0: return``)."""
+    if count_test(test, counts) is taken:
+        return True
     return (_negated(test) if not taken else _asks(test) and not _negated(test)) or None
 
 
 @functools.lru_cache(maxsize=16)
 def _checked_lines(tree: ast.Module) -> frozenset[int]:
     """Lines only reached with an accelerator: the body of ``if ...is_available():``, the
-    ``else`` of ``if not ...is_available():``, and the rest of a block after
-    ``if not ...is_available(): return`` (or raise, continue, break)."""
-    return block_lines(known_blocks(tree, _checks))
+    ``else`` of ``if not ...is_available():``, the rest of a block after
+    ``if not ...is_available(): return`` (or raise, continue, break), and the same under a
+    device count's test or in a loop over one (``for i in range(n_gpu):``)."""
+    counts = count_names(tree)
+    loops = [n.body for n in ast.walk(tree) if counted_loop(n, counts)]
+    judged = block_lines(known_blocks(tree, functools.partial(_checks, counts=counts)))
+    return judged | frozenset(n for body in loops for n in _lines(body))
 
 
 def checked_here(eng, node) -> bool:

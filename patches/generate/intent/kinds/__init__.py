@@ -16,10 +16,12 @@ from __future__ import annotations
 import importlib
 
 ORDER = (
+    "generated",
     "owned_path",
     "legacy",
     "mocked",
     "function",
+    "twin",
     "comment",
     "required",
     "label",

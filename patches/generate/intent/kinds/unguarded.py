@@ -1,7 +1,8 @@
 """``unguarded``: a plain rename of a ``guard: true`` rule (``empty_cache``: a no-op without CUDA,
 the neutral one raises without an accelerator) with no availability check around the site: an
 enclosing test, an earlier operand of its ``and`` chain, or an earlier ``if not ...: return`` of
-its block that names ``is_available`` (an imported alias of it too) or a ``TEST_*`` gate. Not
+its block that names ``is_available`` (an imported alias of it too), a ``TEST_*`` gate or a device
+count (``intent.counts``: ``if n_gpu:``, ``for i in range(n_gpu):``). Not
 about CUDA but safety, so asked only when no kind before it answered, and a site left for it
 keeps no other site CUDA."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import ast
 
+from patches.generate.intent.counts import count_names, count_test, counted_loop
 from patches.generate.intent.nodes import exits
 from patches.generate.intent.probe import Evidence, Probe
 
@@ -29,7 +31,9 @@ def detect(p: Probe) -> list[Evidence]:
 
 def _checks(test, p: Probe) -> bool:
     """``test`` names ``is_available`` (or a ``TEST_*`` gate), directly or through an imported
-    alias (``from torch.cuda import is_available as cuda_available``)."""
+    alias (``from torch.cuda import is_available as cuda_available``), or tests a device count."""
+    if count_test(test, count_names(p.ctx.tree)) is not None:
+        return True
     for x in ast.walk(test):
         if isinstance(x, ast.Attribute) and x.attr == "is_available":
             return True
@@ -43,10 +47,12 @@ def _checks(test, p: Probe) -> bool:
 
 def checked(p: Probe) -> bool:
     """An availability check around the site: an enclosing test, an earlier operand of its
-    ``and`` chain, an earlier ``if not ...: return`` of its block."""
+    ``and`` chain, an earlier ``if not ...: return`` of its block, a loop over a device count."""
     n, it = p.node, p.index
     while n is not None:
         parent = it.parents.get(n)
+        if counted_loop(parent, count_names(it.ctx.tree)) and n in parent.body:
+            return True
         if (
             isinstance(parent, (ast.If, ast.While, ast.IfExp))
             and n is not parent.test
