@@ -26,9 +26,21 @@ def display_new(spec) -> str:
     return new.replace(".{name}", " APIs")
 
 
-def display_old(spec) -> str:
-    shown = ", ".join(spec.names[:3])
-    return shown + (f" (and {len(spec.names) - 3} more)" if len(spec.names) > 3 else "")
+def display_old(spec, sites: list[Finding] = ()) -> str:
+    """The CUDA names the patch replaces: those of the rule that its sites' code holds (by
+    their last component: ``torch.cuda.max_memory_allocated`` where a site calls it), else
+    every name of the rule."""
+    text = "\n".join(f.source for f in sites)
+    names = [
+        n for n in spec.names if re.search(rf"(?<![\w.]){re.escape(n)}\b|\.{_last(n)}\b", text)
+    ]
+    names = names or list(spec.names)
+    shown = ", ".join(names[:3])
+    return shown + (f" (and {len(names) - 3} more)" if len(names) > 3 else "")
+
+
+def _last(name: str) -> str:
+    return re.escape(name.rsplit(".", 1)[-1])
 
 
 GUARD = "torch.cuda.is_available()"
@@ -48,18 +60,31 @@ def guard_only(new: str, added: list[str]) -> bool:
 
 
 _ACCELERATOR_CALL = re.compile(r"\btorch\.accelerator\.\w+")
+_CPU_TEST = re.compile(r"\bdevice\.type\s*(==|!=)\s*[\"']cpu[\"']")
+
+
+def _writes(new: str, text: str) -> bool:
+    """``text`` writes ``new``: a tensor's method or attribute as ``.name``, anything else by
+    its name (a test symbol by its last component)."""
+    if new.startswith("torch.Tensor."):
+        return re.search(rf"\.{_last(new)}\b", text) is not None
+    return re.search(rf"(?<![\w.]){re.escape(short_name(new))}\b", text) is not None
 
 
 def written(new: str, added: list[str]) -> str:
-    """The replacement as the patch writes it: a test symbol the patch never writes
-    (``TEST_ACCELERATOR``, where ``probe-collapse`` made ``TEST_CUDA or TEST_XPU`` one
-    ``torch.accelerator.is_available()``) is named by the accelerator call its lines make."""
-    short = short_name(new)
+    """The replacement as the patch writes it, else what its lines write instead: a test symbol
+    the patch never writes (``TEST_ACCELERATOR``, where ``probe-collapse`` made ``TEST_CUDA or
+    TEST_XPU`` one ``torch.accelerator.is_available()``) is named by the accelerator call its
+    lines make; a device-type comparison written as a test against the CPU (HN505's
+    ``torch.device``, round 28) by that test."""
     text = "\n".join(added)
-    if "." in short or re.search(rf"\b{re.escape(short)}\b", text):
+    if _writes(new, text):
         return new
-    m = _ACCELERATOR_CALL.search(text)
-    return m.group(0) if m else new
+    m = _ACCELERATOR_CALL.search(text) if "." not in short_name(new) else None
+    if m:
+        return m.group(0)
+    m = _CPU_TEST.search(text)
+    return f'device.type {m.group(1)} "cpu"' if m else new
 
 
 def place(subsystem: str, paths: list[str]) -> str:

@@ -215,9 +215,10 @@ def _patches(run: Run, plan: Plan, changes, subsystem: str, rule_id: str) -> Non
     rules, spec, s = run.audit.rules, run.specs[rule_id], run.settings
     step = s.max_files
     chunks = [changes[i : i + step] for i in range(0, len(changes), step)]
-    old, named = message.display_old(spec), message.display_new(spec)
+    named = message.display_new(spec)
     for n, chunk in enumerate(chunks, 1):
         sites = [x for _, xs in chunk for x in xs]
+        old = message.display_old(spec, sites)
         also = [rules[r] for r in sorted({x.rule for x in sites} - {rule_id})]
         added = [ln for c, _ in chunk for ln in _added(c)]
         new = message.written(named, added)

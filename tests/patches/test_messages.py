@@ -78,3 +78,25 @@ def test_written_keeps_the_rule_name_where_the_patch_writes_it():
         "torch.accelerator.is_available"
     )
     assert written("torch.Tensor.device", ["if x.device.type != 'cpu':"]) == "torch.Tensor.device"
+
+
+def test_a_device_type_test_is_named_as_written():
+    from patches.generate.message import written
+
+    # HN505's replacement is torch.device; the patch writes a test against the CPU (round 28)
+    assert written("torch.device", ['    if x.device.type != "cpu":']) == 'device.type != "cpu"'
+    assert written("torch.device", ["    d = torch.device(kind)"]) == "torch.device"
+    assert written("torch.Tensor.to", ["    y = x.to(device)"]) == "torch.Tensor.to"
+
+
+def test_the_old_names_are_the_sites_own():
+    from types import SimpleNamespace
+
+    from patches.generate.message import display_old
+
+    names = [f"torch.cuda.{n}" for n in ("memory_allocated", "max_memory_allocated", "a", "b")]
+    spec = SimpleNamespace(names=names)
+    site = SimpleNamespace(source="peak = torch.cuda.max_memory_allocated() / 2**20")
+    assert display_old(spec, [site]) == "torch.cuda.max_memory_allocated"
+    nothing = SimpleNamespace(source="x = 1")
+    assert display_old(spec, [nothing]) == ", ".join(names[:3]) + " (and 1 more)"
