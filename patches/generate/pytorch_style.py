@@ -16,9 +16,12 @@ applies: ``project_style.style_for``).
 from __future__ import annotations
 
 import functools
+import io
+import re
 import shutil
 import subprocess
 import sys
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,7 +104,42 @@ def conform(path: str, before: str, after: str, style: Style = PYTORCH) -> str:
         if new is None:
             return after
         text = new
+    if style.quotes == "single" or (style.quotes == "preserve" and _single_quoted(before)):
+        text = _requoted(before, text)
     return text
+
+
+_PLAIN_DOUBLE = re.compile(r"\A\"([^\"'\\\n]*)\"\Z")
+_PLAIN = re.compile(r"\A(['\"])[^\"'\\\n]*\1\Z")
+
+
+def _strings(text: str):
+    """The plain string tokens of ``text`` (no prefix, no quote or escape inside)."""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.STRING and _PLAIN.match(tok.string):
+                yield tok
+    except (tokenize.TokenError, SyntaxError):
+        return
+
+
+def _single_quoted(text: str) -> bool:
+    """Most plain strings of ``text`` are single-quoted (composer's, audiocraft's files)."""
+    quotes = [t.string[0] for t in _strings(text)]
+    return quotes.count("'") > quotes.count('"')
+
+
+def _requoted(before: str, after: str) -> str:
+    """``after`` with the plain double-quoted strings of its changed lines single-quoted: the
+    rewrite's ``"cpu"`` in a file whose author writes ``'cpu'``."""
+    changed = {n for a, b in changed_ranges(before, after) for n in range(a, b + 1)}
+    lines = after.splitlines(keepends=True)
+    hits = [t for t in _strings(after) if t.start[0] in changed and _PLAIN_DOUBLE.match(t.string)]
+    for t in sorted(hits, key=lambda t: t.start, reverse=True):
+        (row, col), (_, end) = t.start, t.end
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + "'" + t.string[1:-1] + "'" + line[end:]
+    return "".join(lines)
 
 
 def long_lines(before: str, after: str, limit: int = B950_LIMIT) -> list[int]:

@@ -124,3 +124,27 @@ def test_a_folder_linked_from_outside_the_root_reads_no_configuration_there(tmp_
     (root / "linked").symlink_to(outside)
     got = project_style.style_for(root, "", "linked/train.py", "x = 1\n")
     assert got.source == "the file's longest line" and got.limit == 88
+
+
+SINGLE = "import torch\n\nNAME = 'model'\nKIND = 'cuda'\n\n\ndef pick(ok):\n    return 'cuda'\n"
+
+
+@pytest.mark.parametrize(
+    "quotes,before,want",
+    [
+        # an author who writes 'cuda' gets 'cpu' on the changed line, and only there
+        ("preserve", SINGLE, "'cpu'"),
+        ("single", SINGLE.replace("'", '"'), "'cpu'"),
+        # a file of double quotes, or a formatter that asks for them, keeps the rewrite's
+        ("preserve", SINGLE.replace("'", '"'), '"cpu"'),
+        ("double", SINGLE, '"cpu"'),
+    ],
+)
+def test_the_rewrites_strings_take_the_files_quotes(quotes, before, want):
+    after = before.replace(
+        "    return 'cuda'\n" if "'cuda'" in before else '    return "cuda"\n',
+        '    return torch.accelerator.current_accelerator().type if ok else "cpu"\n',
+    )
+    got = style.conform("pkg/m.py", before, after, style.Style(120, 120, quotes, "test"))
+    assert got.splitlines()[-1].endswith(f"else {want}")
+    assert got.splitlines()[:-1] == after.splitlines()[:-1]  # nothing else moves
