@@ -36,8 +36,9 @@ def count_names(tree: ast.AST) -> frozenset[str]:
                     if isinstance(n, ast.Name):
                         plain = isinstance(t, ast.Name) and not isinstance(node, ast.AugAssign)
                         (counts if plain and _count_call(node.value) else other).add(n.id)
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.comprehension)):
-            for t in [node.target] if not isinstance(node, ast.With) else []:
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.withitem)):
+            t = node.optional_vars if isinstance(node, ast.withitem) else node.target
+            if t is not None:
                 other.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
         elif isinstance(node, ast.arg):
             other.add(node.arg)

@@ -6,7 +6,11 @@ stays, in whatever file it is made (``remaining``): a check that sends other dev
 (DTensor's ``first_local_arg.device.type != "cuda"`` made ``== "cpu"``) would break them.
 
 Read once per tree from the files holding ``DispatchKey.CUDA`` (``TreeIndex.memo``); an op is
-named by its module-level binding (``torch._prims.rng_prims.run_dtensor_rng_op``)."""
+named by its module-level binding (``torch._prims.rng_prims.run_dtensor_rng_op``).
+
+An operator any device runs may take an argument only CUDA does (``[arguments]`` of
+``cuda_intent.toml``: autocast to float32, ``linalg.svd``'s cuSOLVER ``driver=``, a matmul's
+``out_dtype=``): such a call is CUDA work that stays too (``argument_calls``)."""
 
 from __future__ import annotations
 
