@@ -20,13 +20,7 @@ import ast
 
 from patches.generate.intent.data import calls, data, no_work_calls
 from patches.generate.intent.index import Hits
-from patches.generate.intent.nodes import (
-    called,
-    cuda_literal,
-    placement_call,
-    qualified,
-    span_of,
-)
+from patches.generate.intent.nodes import called, placement_call, qualified, span_of
 from patches.generate.intent.probe import Evidence, Probe, first_hit
 
 KIND = "cuda-device-unit"
@@ -66,17 +60,9 @@ def _left_in(p: Probe, fn: ast.AST) -> Hits:
 
 def _cuda_work(p: Probe, call: ast.Call):
     """The span of ``call``'s callee when it is CUDA work: ``x.cuda(...)`` or ``torch.cuda.*``
-    (less ``no_work_calls``); of its CUDA device when it places a tensor there
-    (``torch.empty(1, device="cuda")``, ``x.to("cuda")``: demucs' ``share`` broadcasts such a
-    buffer beside a ``.cuda()`` one, round 28); else None."""
+    (less ``no_work_calls``); else None."""
     if placement_call(call) is not None:
         return span_of(call.func)
-    placed = [k.value for k in call.keywords if k.arg == "device"]
-    if isinstance(call.func, ast.Attribute) and call.func.attr == "to" and call.args:
-        placed.append(call.args[0])
-    for value in placed:
-        if cuda_literal(p.ctx, value) is not None:
-            return span_of(value)
     name = qualified(p.ctx, call.func) or ""
     if not name.startswith("torch.cuda.") or name in no_work_calls():
         return None
