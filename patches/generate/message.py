@@ -28,13 +28,14 @@ def display_new(spec) -> str:
 
 def display_old(spec, sites: list[Finding] = ()) -> str:
     """The CUDA names the patch replaces: those of the rule that its sites' code holds (by
-    their last component: ``torch.cuda.max_memory_allocated`` where a site calls it), else
-    every name of the rule."""
+    their last component: ``torch.cuda.max_memory_allocated`` where a site calls it, once
+    however many aliases the rule lists), else every name of the rule."""
     text = "\n".join(f.source for f in sites)
-    names = [
-        n for n in spec.names if re.search(rf"(?<![\w.]){re.escape(n)}\b|\.{_last(n)}\b", text)
-    ]
-    names = names or list(spec.names)
+    found: dict[str, str] = {}  # last component -> the rule's first name for it
+    for n in spec.names:
+        if re.search(rf"(?<![\w.]){re.escape(n)}\b|\.{_last(n)}\b", text):
+            found.setdefault(n.rsplit(".", 1)[-1], n)
+    names = list(found.values()) or list(spec.names)
     shown = ", ".join(names[:3])
     return shown + (f" (and {len(names) - 3} more)" if len(names) > 3 else "")
 

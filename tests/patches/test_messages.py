@@ -95,8 +95,9 @@ def test_the_old_names_are_the_sites_own():
     from patches.generate.message import display_old
 
     names = [f"torch.cuda.{n}" for n in ("memory_allocated", "max_memory_allocated", "a", "b")]
+    names.append("torch.cuda.memory.max_memory_allocated")  # an alias: named once
     spec = SimpleNamespace(names=names)
     site = SimpleNamespace(source="peak = torch.cuda.max_memory_allocated() / 2**20")
     assert display_old(spec, [site]) == "torch.cuda.max_memory_allocated"
     nothing = SimpleNamespace(source="x = 1")
-    assert display_old(spec, [nothing]) == ", ".join(names[:3]) + " (and 1 more)"
+    assert display_old(spec, [nothing]) == ", ".join(names[:3]) + " (and 2 more)"
