@@ -43,6 +43,7 @@ ORDER = (
     "branch",
     "parallel",
     "flow",
+    "picked",
     "placement",
     "device_unit",
     "statement",
