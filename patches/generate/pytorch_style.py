@@ -123,6 +123,7 @@ def _strings(text: str):
         return
 
 
+@functools.lru_cache(maxsize=64)
 def _single_quoted(text: str) -> bool:
     """Most plain strings of ``text`` are single-quoted (composer's, audiocraft's files)."""
     quotes = [t.string[0] for t in _strings(text)]

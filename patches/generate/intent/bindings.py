@@ -18,7 +18,7 @@ Bindings = dict[str, list[Span | None]]
 PARAMETER: Span = ((0, 0), (0, 0))
 
 
-def _targets(node: ast.AST) -> list[tuple[ast.AST, ast.AST | None]]:
+def binding_targets(node: ast.AST) -> list[tuple[ast.AST, ast.AST | None]]:
     """(target, value or None) of one binding statement or construct."""
     if isinstance(node, ast.Assign):
         return [(t, node.value if isinstance(t, ast.Name) else None) for t in node.targets]
@@ -35,7 +35,7 @@ def bindings(nodes) -> Bindings:
     """Every name the nodes (a file's, ``FileContext.nodes``) bind, with what."""
     out: Bindings = {}
     for node in nodes:
-        for target, value in _targets(node):
+        for target, value in binding_targets(node):
             for name in ast.walk(target):
                 if isinstance(name, ast.Name):
                     known = value is not None and name is target

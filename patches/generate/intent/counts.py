@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 import functools
 
+from patches.generate.intent.bindings import binding_targets
+
 _COUNT = "device_count"
 
 
@@ -24,24 +26,20 @@ def _count_call(node) -> bool:
 
 @functools.lru_cache(maxsize=16)
 def count_names(tree: ast.AST) -> frozenset[str]:
-    """Names every assignment of which in ``tree`` is a ``<module>.device_count()`` call (a
-    name bound otherwise anywhere in the file is not one)."""
+    """Names every binding of which in ``tree`` (``bindings.binding_targets``, parameters) is a
+    plain assignment of a ``<module>.device_count()`` call (a name bound otherwise anywhere in
+    the file is not one)."""
     counts: set[str] = set()
     other: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                for n in ast.walk(t):
-                    if isinstance(n, ast.Name):
-                        plain = isinstance(t, ast.Name) and not isinstance(node, ast.AugAssign)
-                        (counts if plain and _count_call(node.value) else other).add(n.id)
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.withitem)):
-            t = node.optional_vars if isinstance(node, ast.withitem) else node.target
-            if t is not None:
-                other.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
-        elif isinstance(node, ast.arg):
+        if isinstance(node, ast.arg):
             other.add(node.arg)
+        for target, value in binding_targets(node):
+            plain = isinstance(target, ast.Name) and not isinstance(node, ast.AugAssign)
+            for n in ast.walk(target):
+                if isinstance(n, ast.Name):
+                    counted = plain and n is target and _count_call(value)
+                    (counts if counted else other).add(n.id)
     return frozenset(counts - other)
 
 

@@ -96,13 +96,12 @@ COMMON_UTILS = "torch.testing._internal.common_utils"
 
 
 def is_test_file(path: str) -> bool:
-    """A test module: ``test_*.py``/``*_test.py``, under a ``test``/``tests`` directory, or
-    PyTorch's test harness (``torch/testing/_internal``)."""
-    parts = path.split("/")
-    name = parts[-1]
-    return (
-        name.startswith("test_")
-        or name.endswith("_test.py")
-        or any(d in ("test", "tests") for d in parts[:-1])
-        or "testing/_internal/" in path
-    )
+    """A test module: ``test_*.py``/``*_test.py``, or placed as one (``placed_as_test``)."""
+    name = path.rsplit("/", 1)[-1]
+    return name.startswith("test_") or name.endswith("_test.py") or placed_as_test(path)
+
+
+def placed_as_test(path: str) -> bool:
+    """Under a ``test``/``tests`` directory, or in PyTorch's test harness
+    (``torch/testing/_internal``)."""
+    return any(d in ("test", "tests") for d in path.split("/")[:-1]) or "testing/_internal/" in path

@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass, field
 
 from patches.generate.codemods.context import param_defaults
-from patches.generate.codemods.families.base import is_test_file
+from patches.generate.codemods.families.base import is_test_file, placed_as_test
 from patches.generate.codemods.tree_index import Def, dotted
 from patches.generate.intent.nodes import switch_decl
 
@@ -65,8 +65,7 @@ def holds_tests(index, rel: str) -> bool:
     importable package (fastai's ``synth_learner``) is its public API."""
     if not is_test_file(rel):
         return False
-    parts = rel.split("/")
-    if any(p in ("test", "tests") for p in parts[:-1]) or "testing/_internal/" in rel:
+    if placed_as_test(rel):
         return True
     tree = index.tree(rel)
     return tree is None or any(

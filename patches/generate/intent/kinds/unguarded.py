@@ -49,9 +49,10 @@ def checked(p: Probe) -> bool:
     """An availability check around the site: an enclosing test, an earlier operand of its
     ``and`` chain, an earlier ``if not ...: return`` of its block, a loop over a device count."""
     n, it = p.node, p.index
+    counts = count_names(it.ctx.tree)
     while n is not None:
         parent = it.parents.get(n)
-        if counted_loop(parent, count_names(it.ctx.tree)) and n in parent.body:
+        if counted_loop(parent, counts) and n in parent.body:
             return True
         if (
             isinstance(parent, (ast.If, ast.While, ast.IfExp))
