@@ -356,6 +356,70 @@ PROJECTS = {
         ("demucs", "tools", "hubconf.py", "pyproject.toml", "setup.cfg"),
         held_out=True,
     ),
+    # held out (round 29): a text-to-speech toolkit with the command-line programs people run
+    # (TTS/bin), an NLP pipeline, a sequence-labelling library with its tests, a forecasting
+    # library with its tests, a self-supervised-learning library, and the metrics library, at
+    # first contact
+    "coqui-tts": Project(
+        "coqui-tts",
+        "0.28.0",
+        (
+            "coqui_tts-0.28.0.tar.gz",
+            "0d19e499cafd49a3af94af222e6937c12d64f2a27ecb81fd77df4ba3581c090c",
+        ),
+        ("TTS", "recipes", "hubconf.py", "pyproject.toml"),
+        held_out=True,
+    ),
+    "stanza": Project(
+        "stanza",
+        "1.15.0",
+        (
+            "stanza-1.15.0.tar.gz",
+            "69f18af136ac5f88611f930af8dc37e89ae9e073e23860b3604bad9a941b44b2",
+        ),
+        ("stanza", "setup.py"),
+        held_out=True,
+    ),
+    "flair": Project(
+        "flair",
+        "0.15.1",
+        (
+            "flair-0.15.1.tar.gz",
+            "780b4eeffba044c4a181f1810872fc01201c2eaed8d2ef4bcb126a6464e91933",
+        ),
+        ("flair", "tests", "pyproject.toml", "setup.py", "requirements.txt"),
+        held_out=True,
+    ),
+    "pytorch-forecasting": Project(
+        "pytorch-forecasting",
+        "1.8.0",
+        (
+            "pytorch_forecasting-1.8.0.tar.gz",
+            "f7de2af2fb7ce0c4ef73287666b8b79391485ff55883c974b6267b505adf0422",
+        ),
+        ("pytorch_forecasting", "tests", "examples", "pyproject.toml"),
+        held_out=True,
+    ),
+    "lightly": Project(
+        "lightly",
+        "1.6.0",
+        (
+            "lightly-1.6.0.tar.gz",
+            "05cfb780837989a92cc1255aa0dfef7413881cb99b9e1d2a21b1c2f48231a7e9",
+        ),
+        ("lightly", "pyproject.toml", "setup.py"),
+        held_out=True,
+    ),
+    "torchmetrics": Project(
+        "torchmetrics",
+        "1.9.0",
+        (
+            "torchmetrics-1.9.0.tar.gz",
+            "a488609948600df52d3db4fcdab02e62aab2a85ef34da67037dc3e65b8512faa",
+        ),
+        ("src/torchmetrics=torchmetrics", "requirements", "requirements.txt", "setup.py"),
+        held_out=True,
+    ),
 }
 SETS = {
     "tuned": [k for k, p in PROJECTS.items() if not p.held_out],
