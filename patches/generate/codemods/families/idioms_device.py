@@ -23,6 +23,7 @@ import re
 
 import libcst as cst
 
+from patches.generate.codemods.families import operands
 from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.device_flag_units import NEW, converted_attr
 from patches.generate.codemods.families.idioms_common import (
@@ -207,6 +208,26 @@ def _converted_store(eng, pick: cst.IfExp) -> bool:
     return mine and converted_attr(eng.ctx.tree, eng.line(pick))
 
 
+_AUTOCASTS = frozenset({"torch.autocast", "torch.amp.autocast"})
+
+
+def _disabled_autocast(eng, arg: cst.Arg) -> bool:
+    """``arg`` is the device type of a ``with`` item ``torch.autocast(..., enabled=False)``."""
+    call = eng.parent(arg)
+    return (
+        isinstance(call, cst.Call)
+        and isinstance(eng.parent(call), cst.WithItem)
+        and bool(eng.qualnames(call.func) & _AUTOCASTS)
+        and any(
+            a.keyword is not None
+            and a.keyword.value == "enabled"
+            and isinstance(a.value, cst.Name)
+            and a.value.value == "False"
+            for a in call.args
+        )
+    )
+
+
 class DeviceDefaults(Family):
     name = "device-defaults"
 
@@ -317,7 +338,9 @@ class DeviceDefaults(Family):
         ``device_type`` bound before the site, else ``torch.device(device).type`` for a bound
         ``device``, else ``torch.device(<the device the function holds>).type``
         (``literals.held_device``: ignite's ``config.device``, handed to its batches as
-        ``device=``); with none, the site is left (DeviceLiteral says why)."""
+        ``device=``); a disabled autocast around work on a tensor parameter ``x`` takes
+        ``x.device.type`` (``operands.with_operand``); with none, the site is left
+        (DeviceLiteral says why)."""
         if not device_type_arg(eng, arg):
             return None
         line = eng.line(original)
@@ -326,7 +349,11 @@ class DeviceDefaults(Family):
             return cst.Name("device_type")
         held = "device" if eng.ctx.bound_before(line, "device") else held_device(eng.ctx, line)
         if held is None:
-            return None
+            param = _disabled_autocast(eng, arg) and operands.with_operand(eng.ctx, line)
+            if not param:
+                return None
+            eng.done(spec, original)
+            return cst.parse_expression(f"{param}.device.type")
         eng.done(spec, original)
         eng.add_needed_import("torch", node=original)
         return cst.parse_expression(f"torch.device({held}).type")

@@ -7,7 +7,9 @@ argument of a constructor whose first parameter is the device (diffusers' seeded
 ``torch.Generator("cuda")`` -> ``torch.Generator(device)``). Everything else stays,
 with a reason: comparisons (``x.device == torch.device("cuda")`` asks "is this CUDA?" on
 purpose), assignments (``device = torch.device("cuda")`` is where a device gets picked), an
-index (``"cuda:1"``), messages, and code with no ``device`` to use.
+index (``"cuda:1"``), messages, and code with no ``device`` to use. A factory with no ``device``
+in scope whose result meets a tensor parameter's data takes that tensor's device
+(``device=dense.device``: ``operands``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import ast
 
 import libcst as cst
 
+from patches.generate.codemods.families import operands
 from patches.generate.codemods.families.base import Family
 from patches.generate.intent import CUDA_DEVICE_STR
 
@@ -102,12 +105,26 @@ class DeviceLiteral(Family):
             eng.fail(spec, original, "device index")
             return None
         if not eng.ctx.bound_before(eng.line(original), "device"):
+            return self._operand(eng, spec, original, where)
+        if isinstance(original, cst.Call):
+            eng.remove_unused_import_by_node(original.func)
+        eng.done(spec, original)
+        return cst.Name("device")
+
+    @staticmethod
+    def _operand(eng, spec, original, where: str):
+        """``device=<p>.device`` for a factory whose result meets a tensor derived from the one
+        parameter ``p`` (``operands.factory_at``), else left."""
+        line = eng.line(original)
+        value = "cuda" if isinstance(original, cst.Call) else _string_value(original)
+        param = operands.factory_at(eng.ctx, line, value) if where == "device" else None
+        if param is None:
             eng.fail(spec, original, "no `device` variable bound before it in scope")
             return None
         if isinstance(original, cst.Call):
             eng.remove_unused_import_by_node(original.func)
         eng.done(spec, original)
-        return cst.Name("device")
+        return cst.Attribute(cst.Name(param), cst.Name("device"))
 
 
 def _device_argument(eng, node) -> str | None:
