@@ -10,7 +10,7 @@ scope (issue 24: "use the device the code already has: the tensor's own device")
   on a tensor parameter ``x``) -> ``x.device.type``: autocast off for the device the work runs on.
 
 A parameter counts only where the function shows it is a tensor (an annotation naming
-``Tensor``, or a method only tensors have: ``x.unsqueeze(...)``, ``x.bool()``, ``x.dim()``;
+``Tensor``, or a method only tensors have: ``x.unsqueeze(...)``, ``x.bool()``, ``x.dim()``, an in-place ``x.squeeze_(1)``;
 ``.shape`` beside a cast, which modules lack and NumPy spells otherwise), it is never
 assigned before the site, and it has no ``None`` default. Derivation follows a value's spine (the
 receiver of a method chain, a subscript, both sides of arithmetic) and stops at what makes a
@@ -93,7 +93,8 @@ def _is_tensor(fn, p: ast.arg, nodes) -> bool:
         for n in nodes
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == p.arg
     }
-    return bool(used & TENSOR_ONLY) or ("shape" in used and bool(used & CASTS))
+    in_place = any(a.endswith("_") and a[0] != "_" and a != "requires_grad_" for a in used)
+    return in_place or bool(used & TENSOR_ONLY) or ("shape" in used and bool(used & CASTS))
 
 
 def tensor_params(fn, before: int) -> list[str]:
