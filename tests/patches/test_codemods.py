@@ -48,8 +48,8 @@ class TestRuleFixtures(expecttest.TestCase):
             _fixed("hn101_cuda_is_available.py"),
             """\
 @@ -6 +6 @@
--    return "gpu" if torch.cuda.is_available() else "cpu"
-+    return "gpu" if torch.accelerator.is_available() else "cpu"
+-    return "accelerated" if torch.cuda.is_available() else "cpu"
++    return "accelerated" if torch.accelerator.is_available() else "cpu"
 """,
         )
 

@@ -846,6 +846,24 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_a_flag_rename_is_one_step_with_every_read(self):
+        # coqui-tts' tune_wavegrad (round 29): the `.cuda()` step held one read of
+        # `args.use_cuda`; renamed there alone (no `dest=`, the other reads kept), it read an
+        # attribute the namespace does not have, on every machine
+        self.assertExpectedInline(
+            _fixed("flag_step.py"),
+            """\
+@@ -5,0 +6 @@
++device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+@@ -12 +13 @@
+-    model.cuda()
++    model.to(device)
+@@ -14 +15 @@
+-    y_hat = model.inference(mel.cuda() if args.use_cuda else mel)
++    y_hat = model.inference(mel.to(device) if args.use_cuda else mel)
+""",
+        )
+
     def test_seed_repeated_after_torch_seed(self):
         self.assertExpectedInline(
             _fixed("seed_repeat.py"),

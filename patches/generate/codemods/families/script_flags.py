@@ -75,6 +75,8 @@ def units(ctx) -> tuple[Unit, ...]:
 def _word(n: ast.AST) -> str:
     if isinstance(n, ast.Name):
         return n.id
+    if isinstance(n, ast.keyword):
+        return n.arg or ""  # `f(use_cuda=...)`: the callee's parameter says CUDA
     if isinstance(n, ast.Attribute):
         return n.attr
     if (
@@ -116,6 +118,14 @@ def _leftover(ctx, gate, u: Unit, spans) -> bool:
 def _lines(u: Unit) -> frozenset[int]:
     own = range(u.define, max(u.define, u.end) + 1)
     return frozenset([*own, *(ln for a, b in u.reads for ln in range(a, b + 1))])
+
+
+def _whole(eng, line: int, serves: tuple[str, ...]) -> bool:
+    """The step rewriting ``line`` is one whose lines ``prepare`` made the whole unit (a
+    family the rename serves): a rename is made in one patch, with every read, or not at all.
+    A step of another family holding one read leaves the name (coqui-tts' ``--use_cuda``:
+    renamed on the ``.cuda()`` step's line alone, the other reads and the option kept)."""
+    return any(line in ls and s.family in serves for s, ls in eng.gated)
 
 
 def _spans(u: Unit) -> list[tuple[int, int]]:
@@ -199,11 +209,14 @@ class ScriptFlags(Family):
             return None  # not this step's lines
         for u in units(eng.ctx):
             if u.kind == kind and u.old == old and line in _lines(u):
-                return u if self._ready(eng, u) else None
+                return u if _whole(eng, line, self.serves) and self._ready(eng, u) else None
         return None
 
     def on_ref(self, eng, original, updated):
         if isinstance(original, cst.Name) and not eng.is_attr_name(original):
+            parent = eng.parent(original)
+            if isinstance(parent, cst.Arg) and parent.keyword is original:
+                return None  # the callee's parameter: its name is the callee's
             u = self._unit_at(eng, original, "name", original.value)
             return updated.with_changes(value=u.new) if u else None
         if (
@@ -266,9 +279,7 @@ class ScriptFlags(Family):
         for u in units(eng.ctx):
             if u.kind != "flag" or u.define != eng.line(original):
                 continue
-            if not any(u.define in ls for _, ls in eng.gated):
-                return None
-            if not self._ready(eng, u):
+            if not _whole(eng, u.define, self.serves) or not self._ready(eng, u):
                 return None
             args = list(updated.args)
             for i, a in enumerate(args):

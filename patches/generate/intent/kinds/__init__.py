@@ -28,6 +28,7 @@ ORDER = (
     "check",
     "missing",
     "saved",
+    "gpu_word",
     "expectation",
     "placed",
     "tuning",

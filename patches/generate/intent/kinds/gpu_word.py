@@ -1,0 +1,34 @@
+"""``cuda-gpu-word``: an availability check that picks the word ``"gpu"`` where CUDA is there
+(lightly's ``accelerator = "gpu" if torch.cuda.is_available() else "cpu"``, a Lightning
+``Trainer(accelerator=...)``; round 29). ``"gpu"`` is no torch device type: its meaning is the
+consumer's, and the consumers that take it give it CUDA's devices (Lightning: CUDA or MPS;
+torchrun's ``--nproc-per-node gpu``: CUDA). Made neutral, an XPU or a PrivateUse1 machine
+picks ``"gpu"`` and the consumer refuses it ("No supported gpu backend found!"), where the
+CPU ran before. The consumer's own neutral choice (Lightning's ``"auto"``) is a maintainer's."""
+
+from __future__ import annotations
+
+import ast
+
+from patches.generate.intent.nodes import negative
+from patches.generate.intent.probe import Evidence, Probe
+
+KIND = "cuda-gpu-word"
+SUMMARY = 'it picks "gpu", a name its consumer gives CUDA\'s devices, not a device type'
+_WORD = "gpu"
+
+
+def detect(p: Probe) -> list[Evidence]:
+    for n, parent in p.climb():
+        if isinstance(parent, ast.IfExp) and parent.test is n:
+            kept = parent.orelse if negative(n) else parent.body
+            if isinstance(kept, ast.Constant) and kept.value == _WORD:
+                return [Evidence(KIND, p.f.line, f'"{_WORD}" where CUDA is there')]
+            return []
+        if (isinstance(parent, ast.BoolOp) and n in parent.values) or (
+            isinstance(parent, ast.Call) and parent.func is n
+        ):
+            continue
+        if not isinstance(parent, ast.UnaryOp):
+            return []
+    return []
