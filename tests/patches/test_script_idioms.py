@@ -864,6 +864,20 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_a_rule_rewrites_its_own_site_on_a_shared_line(self):
+        # stanza's --profile_sort (round 29): the choice's HN509 rewrote the default beside it,
+        # which the gate had left (a profiler sort key, not a device)
+        self.assertExpectedInline(
+            _fixed("choices_line.py"),
+            """\
+# left HN509:8: not a default or a built string: decide by hand
+# left HN502:8: cuda-statement: 'cuda' (line 8)
+@@ -9 +9 @@
+-    parser.add_argument("--device", default="cuda", help="Where to run")
++    parser.add_argument("--device", default=torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu", help="Where to run")
+""",
+        )
+
     def test_seed_repeated_after_torch_seed(self):
         self.assertExpectedInline(
             _fixed("seed_repeat.py"),

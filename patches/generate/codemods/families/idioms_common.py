@@ -12,6 +12,7 @@ import ast
 import re
 
 import libcst as cst
+from libcst.metadata import PositionProvider
 
 from patches.generate.intent.nodes import exits, last_name
 
@@ -67,6 +68,19 @@ def with_value(node: cst.SimpleString, old: str, new: str) -> cst.SimpleString:
 def specs_at(eng, node, family: str, names: tuple[str, ...] = ()) -> list:
     """Specs of ``family`` at ``node``'s line (whose names include one of ``names``, if given)."""
     return [s for s in eng.specs_for(family, node) if not names or any(n in s.names for n in names)]
+
+
+def specs_here(eng, node, specs: list) -> list:
+    """Of ``specs``, those whose rule has a finding where ``node`` starts: a line can hold two
+    findings, and one rule's site is not another's (stanza's ``default='cuda', choices=['cpu',
+    'cuda']``: the choice's HN509 does not rewrite the default the gate left). All of them where
+    no findings are given."""
+    if eng.gate is None:
+        return specs
+    r = eng.get_metadata(PositionProvider, node)
+    at = (eng.line(node), r.start.column + 1)
+    rules = {f.rule for f in eng.gate.findings if (f.line, f.col) <= at <= (f.end_line, f.end_col)}
+    return [s for s in specs if s.rule in rules]
 
 
 def cuda_call_to(call: cst.Call, name: str) -> cst.Call | None:

@@ -33,6 +33,7 @@ from patches.generate.codemods.families.idioms_common import (
     expr,
     quoted,
     specs_at,
+    specs_here,
     string_value,
     type_or_cpu,
     with_value,
@@ -240,7 +241,7 @@ class DeviceDefaults(Family):
     def on_literal(self, eng, original, updated):
         new = self._literal(eng, original, updated)
         if new is None and string_value(original) is not None:
-            mine = specs_at(eng, original, self.name, (_STR,))
+            mine = specs_here(eng, original, specs_at(eng, original, self.name, (_STR,)))
             if mine and CUDA_DEVICE_STR.fullmatch(string_value(original)):
                 # HN509's own sites this family does not rewrite: say why
                 eng.fail(mine[0], original, "not a default or a built string: decide by hand")
@@ -254,6 +255,8 @@ class DeviceDefaults(Family):
         )
         # `torch.device("cuda" if flag else "cpu")` is HN503's site
         specs = self._specs(eng, original, (_STR, _CTOR) if in_pick else (_STR,))
+        if not in_pick:  # `torch.device("cuda" if ...)`: HN503's finding starts at the call
+            specs = specs_here(eng, original, specs)
         value = string_value(original)
         if not specs or value is None:
             return None

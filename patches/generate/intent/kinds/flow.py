@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 
 from patches.generate.intent.bindings import other_backend_bound
-from patches.generate.intent.data import calls
+from patches.generate.intent.data import calls, is_cuda_word
 from patches.generate.intent.index import Hits
 from patches.generate.intent.nodes import called, declared, device_type_decl, inside, span_of
 from patches.generate.intent.probe import Evidence, Probe, first_hit
@@ -182,13 +182,24 @@ def _handed_on(p: Probe, stmt, names: set[str]) -> list[Evidence]:
             and sub.id in names
             and isinstance(sub.ctx, ast.Load)
             and sub.lineno > stmt.end_lineno
-            and p.ctx.scope_at(sub.lineno) is scope
+            and _resolves_to(p, sub, scope)
         ):
             arm = _dispatch_arm(p, sub) if sub.id in several else None
             hits = _use(p, sub) if arm is None else p.remaining(span_of(arm), p.own) if arm else []
             if hits:
                 return first_hit(KIND, hits)
     return []
+
+
+def _resolves_to(p: Probe, sub: ast.Name, scope) -> bool:
+    """``sub`` reads the binding of ``scope``: a use in that scope, or, for a module's name, in a
+    function of the file that does not bind it itself (a script's ``use_cuda`` read by its
+    ``main``, coqui-tts' ``train_encoder``, round 29)."""
+    at = p.ctx.scope_at(sub.lineno)
+    if at is scope:
+        return True
+    found = p.ctx.binding(sub.lineno, sub.id) if scope is p.ctx.module else None
+    return found is not None and found[0] is scope
 
 
 def _dispatch_arm(p: Probe, sub: ast.Name) -> list[ast.AST] | None:
@@ -233,6 +244,9 @@ def _use(p: Probe, sub: ast.Name | ast.Attribute, own=None) -> Hits:
             hits = p.remaining(span_of(parent), own)  # `s.cuda_stream` while it stays
         elif isinstance(parent, ast.For) and n is parent.iter:
             hits = p.remaining(span_of(parent.body), own)
+        elif isinstance(parent, ast.keyword) and parent.arg and is_cuda_word(parent.arg):
+            # `f(use_cuda=x)`: the callee's slot asks for CUDA by contract (as `cuda-name`)
+            hits = [(parent.value.lineno, f"{parent.arg}=")]
         if hits or parent is None:
             return hits
         n = parent
