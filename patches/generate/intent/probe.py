@@ -87,6 +87,14 @@ class Probe:
             yield n, parent
             n = parent
 
+    def picked(self) -> tuple[ast.IfExp, ast.AST] | None:
+        """The first ``IfExp`` whose test holds the site, and the arm it picks where the site
+        says CUDA (the other arm for a negated test: ``negative``); None where there is none."""
+        for n, parent in self.climb():
+            if isinstance(parent, ast.IfExp) and parent.test is n:
+                return parent, parent.orelse if negative(n) else parent.body
+        return None
+
     @functools.cached_property
     def functions(self) -> list[ast.AST]:
         """The functions holding the site, innermost first."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 
-from patches.generate.intent.nodes import negative
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-gpu-word"
@@ -19,16 +18,8 @@ _WORD = "gpu"
 
 
 def detect(p: Probe) -> list[Evidence]:
-    for n, parent in p.climb():
-        if isinstance(parent, ast.IfExp) and parent.test is n:
-            kept = parent.orelse if negative(n) else parent.body
-            if isinstance(kept, ast.Constant) and kept.value == _WORD:
-                return [Evidence(KIND, p.f.line, f'"{_WORD}" where CUDA is there')]
-            return []
-        if (isinstance(parent, ast.BoolOp) and n in parent.values) or (
-            isinstance(parent, ast.Call) and parent.func is n
-        ):
-            continue
-        if not isinstance(parent, ast.UnaryOp):
-            return []
+    picked = p.picked()
+    kept = picked[1] if picked else None
+    if isinstance(kept, ast.Constant) and kept.value == _WORD:
+        return [Evidence(KIND, p.f.line, f'"{_WORD}" where CUDA is there')]
     return []

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 
-from patches.generate.intent.nodes import negative
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-saved"
@@ -17,12 +16,9 @@ _NAME = "map_location"
 
 
 def detect(p: Probe) -> list[Evidence]:
-    for n, parent in p.climb():
-        if isinstance(parent, ast.IfExp) and parent.test is n:
-            kept = parent.orelse if negative(n) else parent.body
-            if _none(kept) and _for_map_location(p, parent):
-                return [Evidence(KIND, p.f.line, f"{_NAME} = None where CUDA is there")]
-            return []
+    picked = p.picked()
+    if picked and _none(picked[1]) and _for_map_location(p, picked[0]):
+        return [Evidence(KIND, p.f.line, f"{_NAME} = None where CUDA is there")]
     return []
 
 
