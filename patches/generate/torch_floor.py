@@ -164,9 +164,17 @@ def _pattern(api: str) -> re.Pattern:
     return re.compile(r"(?<![\w])" + re.escape(text) + r"(?![\w])")
 
 
+# An autocast whose device type is read from a value (``torch.autocast(x.device.type, ...)``,
+# ``autocast(device_type=device, ...)``), not written as a string nor left to a keyword-only
+# call: the value is every accelerator's type, and ``torch.autocast`` refuses "mps" (a
+# RuntimeError, ``enabled=False`` or not) before the release that added MPS autocast.
+_VALUE_AUTOCAST = re.compile(r"""autocast\(\s*(?:device_type\s*=\s*)?(?!["'\s)]|\w+\s*=[^=])""")
+VALUE_AUTOCAST = ("torch.autocast with a device type read from a value", "2.5")
+
+
 def too_new(before: str, after: str, floor: Floor | None) -> list[tuple[str, str]]:
     """(API, its first release) for each API ``after`` calls more often than ``before`` that
-    came after ``floor``."""
+    came after ``floor``; an autocast whose device type is a value counts as such an API."""
     if floor is None:
         return []
     out = []
@@ -175,4 +183,9 @@ def too_new(before: str, after: str, floor: Floor | None) -> list[tuple[str, str
             pat = _pattern(api)
             if len(pat.findall(after)) > len(pat.findall(before)):
                 out.append((api, since))
+    api, since = VALUE_AUTOCAST
+    if key(since) > floor.version and len(_VALUE_AUTOCAST.findall(after)) > len(
+        _VALUE_AUTOCAST.findall(before)
+    ):
+        out.append((api, since))
     return out

@@ -173,3 +173,20 @@ def test_every_api_of_the_table_is_in_the_installed_torch():
     for api, since in table.items():
         if torch_floor.key(since) <= have:
             operator.attrgetter(api.removeprefix("torch."))(torch)
+
+
+def test_an_autocast_device_type_read_from_a_value_needs_mps_autocast():
+    # torch.autocast refuses "mps" before 2.5 (enabled=False or not): a device type read from a
+    # value may be that (coqui-tts' speaker encoder declares torch>=2.2; round 29)
+    value = torch_floor.VALUE_AUTOCAST
+    old, new = (
+        'with torch.autocast("cuda", enabled=False):',
+        "with torch.autocast(x.device.type, enabled=False):",
+    )
+    assert torch_floor.too_new(old, new, torch_floor.parse("2.2")) == [value]
+    assert torch_floor.too_new(old, new, torch_floor.parse("2.5")) == []
+    legacy = "with torch.amp.autocast(device_type=device, dtype=torch.bfloat16):"
+    assert torch_floor.too_new("with torch.cuda.amp.autocast():", legacy, torch_floor.parse("2.4"))
+    # a string, or keywords only: no value to read
+    for same in ('with torch.autocast(device_type="cpu"):', "with autocast(enabled=amp):"):
+        assert torch_floor.too_new("", same, torch_floor.parse("2.2")) == []
