@@ -878,6 +878,20 @@ class TestScriptIdioms(expecttest.TestCase):
 """,
         )
 
+    def test_an_autocast_to_float16_on_a_device_that_may_be_the_cpu(self):
+        # coqui-tts' Tortoise (round 29): `device_type=torch.device(self.device).type` turned CPU
+        # autocast on in float16 for a model on the CPU, where "cuda" left it off (float32);
+        # bfloat16, the CPU's own autocast dtype, follows the device as before
+        self.assertExpectedInline(
+            _fixed("autocast_half.py"),
+            """\
+# left HN502:9: an autocast to float16 on a device that may be the CPU: CUDA's was off there, and CPU autocast in float16 is another program (emulated on most CPUs)
+@@ -14 +14 @@
+-        with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=half):
++        with torch.autocast(device_type=torch.device(self.device).type, dtype=torch.bfloat16, enabled=half):
+""",
+        )
+
     def test_seed_repeated_after_torch_seed(self):
         self.assertExpectedInline(
             _fixed("seed_repeat.py"),

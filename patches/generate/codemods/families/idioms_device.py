@@ -229,6 +229,26 @@ def _disabled_autocast(eng, arg: cst.Arg) -> bool:
     )
 
 
+_HALF = frozenset({"torch.float16", "torch.half"})
+_HALF_WHY = (
+    "an autocast to float16 on a device that may be the CPU: CUDA's was off there, and CPU "
+    "autocast in float16 is another program (emulated on most CPUs)"
+)
+
+
+def _half_on_cpu(eng, arg: cst.Arg) -> bool:
+    """``arg`` is the device type of an autocast that names ``dtype=torch.float16`` and is not
+    disabled: read from a device that may be the CPU (coqui-tts' Tortoise, ``self.device``), it
+    turns CPU autocast on in float16 where ``"cuda"`` left the CPU in float32 (round 29)."""
+    call = eng.parent(arg)
+    if not (isinstance(call, cst.Call) and eng.qualnames(call.func) & _AUTOCASTS):
+        return False
+    return any(
+        a.keyword is not None and a.keyword.value == "dtype" and eng.qualnames(a.value) & _HALF
+        for a in call.args
+    ) and not _disabled_autocast(eng, arg)
+
+
 class DeviceDefaults(Family):
     name = "device-defaults"
 
@@ -351,6 +371,9 @@ class DeviceDefaults(Family):
             eng.done(spec, original)
             return cst.Name("device_type")
         held = "device" if eng.ctx.bound_before(line, "device") else held_device(eng.ctx, line)
+        if held is not None and _half_on_cpu(eng, arg):
+            eng.fail(spec, original, _HALF_WHY)
+            return None
         if held is None:
             param = _disabled_autocast(eng, arg) and operands.with_operand(eng.ctx, line)
             if not param:

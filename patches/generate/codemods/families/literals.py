@@ -94,6 +94,11 @@ class DeviceLiteral(Family):
             return None
         where = _device_argument(eng, original)
         if where is None and device_type_arg(eng, eng.parent(original)):
+            line = eng.line(original)
+            if any(eng.ctx.bound_before(line, n) for n in ("device_type", "device")) or (
+                held_device(eng.ctx, line) is not None
+            ):
+                return None  # a device is held: the device-defaults family decides, says why
             call = eng.parent(eng.parent(original))
             name = cst.Module([]).code_for_node(call.func).rsplit(".", 1)[-1]
             eng.fail(spec, original, f"no device in scope for {name}'s device type")
