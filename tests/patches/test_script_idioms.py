@@ -886,9 +886,13 @@ class TestScriptIdioms(expecttest.TestCase):
             _fixed("autocast_half.py"),
             """\
 # left HN502:9: an autocast to float16 on a device that may be the CPU: CUDA's was off there, and CPU autocast in float16 is another program (emulated on most CPUs)
+# left HN502:19: compared with: asks whether it is CUDA, kept
 @@ -14 +14 @@
 -        with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=half):
 +        with torch.autocast(device_type=torch.device(self.device).type, dtype=torch.bfloat16, enabled=half):
+@@ -19 +19 @@
+-        with torch.autocast(device_type="cuda", dtype=torch.float16, enabled=device.type == "cuda"):
++        with torch.autocast(device_type=torch.device(device).type, dtype=torch.float16, enabled=device.type != "cpu"):
 """,
         )
 

@@ -23,7 +23,7 @@ import re
 
 import libcst as cst
 
-from patches.generate.codemods.families import operands
+from patches.generate.codemods.families import autocast_types, operands
 from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.device_flag_units import NEW, converted_attr
 from patches.generate.codemods.families.idioms_common import (
@@ -209,46 +209,6 @@ def _converted_store(eng, pick: cst.IfExp) -> bool:
     return mine and converted_attr(eng.ctx.tree, eng.line(pick))
 
 
-_AUTOCASTS = frozenset({"torch.autocast", "torch.amp.autocast"})
-
-
-def _disabled_autocast(eng, arg: cst.Arg) -> bool:
-    """``arg`` is the device type of a ``with`` item ``torch.autocast(..., enabled=False)``."""
-    call = eng.parent(arg)
-    return (
-        isinstance(call, cst.Call)
-        and isinstance(eng.parent(call), cst.WithItem)
-        and bool(eng.qualnames(call.func) & _AUTOCASTS)
-        and any(
-            a.keyword is not None
-            and a.keyword.value == "enabled"
-            and isinstance(a.value, cst.Name)
-            and a.value.value == "False"
-            for a in call.args
-        )
-    )
-
-
-_HALF = frozenset({"torch.float16", "torch.half"})
-_HALF_WHY = (
-    "an autocast to float16 on a device that may be the CPU: CUDA's was off there, and CPU "
-    "autocast in float16 is another program (emulated on most CPUs)"
-)
-
-
-def _half_on_cpu(eng, arg: cst.Arg) -> bool:
-    """``arg`` is the device type of an autocast that names ``dtype=torch.float16`` and is not
-    disabled: read from a device that may be the CPU (coqui-tts' Tortoise, ``self.device``), it
-    turns CPU autocast on in float16 where ``"cuda"`` left the CPU in float32 (round 29)."""
-    call = eng.parent(arg)
-    if not (isinstance(call, cst.Call) and eng.qualnames(call.func) & _AUTOCASTS):
-        return False
-    return any(
-        a.keyword is not None and a.keyword.value == "dtype" and eng.qualnames(a.value) & _HALF
-        for a in call.args
-    ) and not _disabled_autocast(eng, arg)
-
-
 class DeviceDefaults(Family):
     name = "device-defaults"
 
@@ -367,20 +327,22 @@ class DeviceDefaults(Family):
         if not device_type_arg(eng, arg):
             return None
         line = eng.line(original)
-        if eng.ctx.bound_before(line, "device_type"):
-            eng.done(spec, original)
-            return cst.Name("device_type")
+        bound = eng.ctx.bound_before(line, "device_type")
         held = "device" if eng.ctx.bound_before(line, "device") else held_device(eng.ctx, line)
-        if held is not None and _half_on_cpu(eng, arg):
-            eng.fail(spec, original, _HALF_WHY)
-            return None
-        if held is None:
-            param = _disabled_autocast(eng, arg) and operands.with_operand(eng.ctx, line)
+        param = None
+        if not bound and held is None:
+            param = autocast_types.disabled(eng, arg) and operands.with_operand(eng.ctx, line)
             if not param:
                 return None
-            eng.done(spec, original)
-            return cst.parse_expression(f"{param}.device.type")
+        why = autocast_types.too_old(eng, arg) or autocast_types.half_on_cpu(eng, arg)
+        if why:
+            eng.fail(spec, original, why)
+            return None
         eng.done(spec, original)
+        if bound:
+            return cst.Name("device_type")
+        if param:
+            return cst.parse_expression(f"{param}.device.type")
         eng.add_needed_import("torch", node=original)
         return cst.parse_expression(f"torch.device({held}).type")
 

@@ -95,10 +95,12 @@ class DeviceLiteral(Family):
         where = _device_argument(eng, original)
         if where is None and device_type_arg(eng, eng.parent(original)):
             line = eng.line(original)
-            if any(eng.ctx.bound_before(line, n) for n in ("device_type", "device")) or (
-                held_device(eng.ctx, line) is not None
+            if (
+                any(eng.ctx.bound_before(line, n) for n in ("device_type", "device"))
+                or held_device(eng.ctx, line) is not None
+                or any(f[:2] == (spec.rule, line) for f in eng.outcome.failed)
             ):
-                return None  # a device is held: the device-defaults family decides, says why
+                return None  # a device is held, or device-defaults said why it is left
             call = eng.parent(eng.parent(original))
             name = cst.Module([]).code_for_node(call.func).rsplit(".", 1)[-1]
             eng.fail(spec, original, f"no device in scope for {name}'s device type")
