@@ -10,9 +10,9 @@ scope (issue 24: "use the device the code already has: the tensor's own device")
   on a tensor parameter ``x``) -> ``x.device.type``: autocast off for the device the work runs on.
 
 A parameter counts only where the function shows it is a tensor (an annotation naming
-``Tensor``, or a method only tensors have: ``x.unsqueeze(...)``, ``x.bool()``, ``x.dim()``, an in-place ``x.squeeze_(1)``;
-``.shape`` beside a cast, which modules lack and NumPy spells otherwise), it is never
-assigned before the site, and it has no ``None`` default. Derivation follows a value's spine (the
+``Tensor``, or a method only tensors have: ``x.unsqueeze(...)``, ``x.bool()``, ``x.dim()``, an
+in-place ``x.squeeze_(1)``; ``.shape`` beside a cast, which modules lack and NumPy spells
+otherwise), it is not assigned before the site, and it has no ``None`` default. Derivation follows a value's spine (the
 receiver of a method chain, a subscript, both sides of arithmetic) and stops at what makes a
 number or moves the data (``.shape``, ``.item()``, ``.to(...)`` with a device, ``.cpu()``): such
 a value's device says nothing about the site's. Several parameters, or none: nothing (left).
