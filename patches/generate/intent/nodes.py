@@ -82,6 +82,23 @@ def placement_call(node) -> ast.Call | None:
     return None
 
 
+def plain_cuda_device(node: ast.AST) -> bool:
+    """``torch.device("cuda")``, spelt so, with one plain argument."""
+    return (
+        isinstance(node, ast.Call)
+        and ast.unparse(node.func) == "torch.device"
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value == "cuda"
+    )
+
+
+def plain_cuda(node: ast.AST) -> bool:
+    """``"cuda"`` or ``torch.device("cuda")``: the plain CUDA device, a string or a device."""
+    return (isinstance(node, ast.Constant) and node.value == "cuda") or plain_cuda_device(node)
+
+
 def cuda_literal(ctx, node: ast.AST) -> str | None:
     """``"cuda"``/``"cuda:N"`` -> "str"; ``torch.device("cuda"[, N])``/``torch.device("cuda:N")``
     -> "device"; anything else None."""

@@ -39,7 +39,7 @@ from patches.generate.codemods.families.idioms_common import (
     with_value,
 )
 from patches.generate.codemods.families.idioms_memory import checked_here
-from patches.generate.codemods.families.literals import device_type_arg, held_device
+from patches.generate.codemods.families.literals import device_type_arg, type_source
 from patches.generate.codemods.families.script_device import is_script
 from patches.generate.codemods.families.script_plan import (
     DEFAULT_DEVICE_CALLS,
@@ -327,10 +327,9 @@ class DeviceDefaults(Family):
         if not device_type_arg(eng, arg):
             return None
         line = eng.line(original)
-        bound = eng.ctx.bound_before(line, "device_type")
-        held = "device" if eng.ctx.bound_before(line, "device") else held_device(eng.ctx, line)
+        held = type_source(eng.ctx, line)
         param = None
-        if not bound and held is None:
+        if held is None:
             param = autocast_types.disabled(eng, arg) and operands.with_operand(eng.ctx, line)
             if not param:
                 return None
@@ -339,7 +338,7 @@ class DeviceDefaults(Family):
             eng.fail(spec, original, why)
             return None
         eng.done(spec, original)
-        if bound:
+        if held == "device_type":
             return cst.Name("device_type")
         if param:
             return cst.parse_expression(f"{param}.device.type")

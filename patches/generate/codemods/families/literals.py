@@ -95,10 +95,8 @@ class DeviceLiteral(Family):
         where = _device_argument(eng, original)
         if where is None and device_type_arg(eng, eng.parent(original)):
             line = eng.line(original)
-            if (
-                any(eng.ctx.bound_before(line, n) for n in ("device_type", "device"))
-                or held_device(eng.ctx, line) is not None
-                or any(f[:2] == (spec.rule, line) for f in eng.outcome.failed)
+            if type_source(eng.ctx, line) is not None or any(
+                f[:2] == (spec.rule, line) for f in eng.outcome.failed
             ):
                 return None  # a device is held, or device-defaults said why it is left
             call = eng.parent(eng.parent(original))
@@ -122,9 +120,7 @@ class DeviceLiteral(Family):
     def _operand(eng, spec, original, where: str):
         """``device=<p>.device`` for a factory whose result meets a tensor derived from the one
         parameter ``p`` (``operands.factory_at``), else left."""
-        line = eng.line(original)
-        value = "cuda" if isinstance(original, cst.Call) else _string_value(original)
-        param = operands.factory_at(eng.ctx, line, value) if where == "device" else None
+        param = operands.factory_at(eng.ctx, eng.line(original)) if where == "device" else None
         if param is None:
             eng.fail(spec, original, "no `device` variable bound before it in scope")
             return None
@@ -201,6 +197,15 @@ def _device_keywords(fn: ast.AST) -> dict[str, ast.expr]:
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def type_source(ctx, line: int) -> str | None:
+    """What a device type can be read from at ``line``: ``device_type`` bound before it, else
+    ``device``, else the device the function holds (``held_device``); None where none is."""
+    for name in ("device_type", "device"):
+        if ctx.bound_before(line, name):
+            return name
+    return held_device(ctx, line)
 
 
 def held_device(ctx, line: int) -> str | None:

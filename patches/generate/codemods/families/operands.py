@@ -23,6 +23,9 @@ from __future__ import annotations
 import ast
 import re
 
+from patches.generate.codemods.context import param_defaults
+from patches.generate.intent.nodes import plain_cuda
+
 # methods (and attributes) that a torch.Tensor has and neither nn.Module nor numpy.ndarray does
 TENSOR_ONLY = frozenset(
     {
@@ -65,11 +68,11 @@ def _params(fn) -> list[ast.arg]:
 
 
 def _none_defaults(fn) -> set[str]:
-    a = fn.args
-    pos = a.posonlyargs + a.args
-    pairs = list(zip(pos[len(pos) - len(a.defaults) :], a.defaults))
-    pairs += [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
-    return {p.arg for p, d in pairs if isinstance(d, ast.Constant) and d.value is None}
+    return {
+        name
+        for name, d in param_defaults(fn).items()
+        if isinstance(d, ast.Constant) and d.value is None
+    }
 
 
 def _own(fn):
@@ -229,9 +232,9 @@ def enclosing_function(ctx, line: int):
     return fn if isinstance(fn, _FUNCS) else None
 
 
-def factory_at(ctx, line: int, value: str) -> str | None:
-    """The parameter for the factory calls at ``line`` passing ``device=<value>`` (each must
-    agree), else None."""
+def factory_at(ctx, line: int) -> str | None:
+    """The parameter for the factory calls at ``line`` passing ``device="cuda"`` (or
+    ``torch.device("cuda")``; each must agree), else None."""
     fn = enclosing_function(ctx, line)
     if fn is None:
         return None
@@ -240,24 +243,10 @@ def factory_at(ctx, line: int, value: str) -> str | None:
         for n in _own(fn)
         if isinstance(n, ast.Call)
         and n.lineno == line
-        and any(k.arg == "device" and _device_value(k.value) == value for k in n.keywords)
+        and any(k.arg == "device" and plain_cuda(k.value) for k in n.keywords)
     ]
     found = {factory_operand(fn, c) for c in calls}
     return found.pop() if len(found) == 1 else None
-
-
-def _device_value(node: ast.AST) -> str | None:
-    """``"cuda"`` for ``"cuda"`` and ``torch.device("cuda")``."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if (
-        isinstance(node, ast.Call)
-        and ast.unparse(node.func) == "torch.device"
-        and len(node.args) == 1
-        and not node.keywords
-    ):
-        return _device_value(node.args[0])
-    return None
 
 
 def with_operand(ctx, line: int) -> str | None:

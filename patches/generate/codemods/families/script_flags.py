@@ -205,11 +205,11 @@ class ScriptFlags(Family):
 
     def _unit_at(self, eng, node, kind: str, old: str) -> Unit | None:
         line = eng.line(node)
-        if not any(line in ls for _, ls in eng.gated):
-            return None  # not this step's lines
+        if not _whole(eng, line, self.serves):
+            return None  # not this step's lines, or a step that does not hold whole units
         for u in units(eng.ctx):
             if u.kind == kind and u.old == old and line in _lines(u):
-                return u if _whole(eng, line, self.serves) and self._ready(eng, u) else None
+                return u if self._ready(eng, u) else None
         return None
 
     def on_ref(self, eng, original, updated):

@@ -36,6 +36,7 @@ from patches.generate.codemods.families.literals import (
     DEVICE_TYPE_CALLS,
     DEVICE_TYPE_KEYWORD,
 )
+from patches.generate.intent.nodes import plain_cuda_device
 from patches.generate.project_style import PYTORCH_PACKAGES
 
 NAME = "device"
@@ -94,17 +95,6 @@ def is_plain_cuda(node: ast.AST) -> bool:
 
 def _cuda(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value == "cuda"
-
-
-def _cuda_device(node: ast.AST) -> bool:
-    """``torch.device("cuda")`` (one plain argument)."""
-    return (
-        isinstance(node, ast.Call)
-        and ast.unparse(node.func) == "torch.device"
-        and len(node.args) == 1
-        and not node.keywords
-        and _cuda(node.args[0])
-    )
 
 
 def indexed_cuda(node: ast.AST) -> bool:
@@ -183,7 +173,7 @@ def _uses(ctx) -> tuple[set[int], set[int]]:
                 uses.add(node.value.lineno)  # timm's `amp_autocast = torch.cuda.amp.autocast`
         if isinstance(node, ast.With):
             for item in node.items:
-                if _cuda_device(item.context_expr):
+                if plain_cuda_device(item.context_expr):
                     uses.add(item.context_expr.lineno)
                     taken.add(id(item.context_expr.args[0]))
         if not isinstance(node, ast.Call):
@@ -201,7 +191,7 @@ def _uses(ctx) -> tuple[set[int], set[int]]:
         if name in AUTOCAST + SCALER:
             uses.add(node.lineno)
         for value in _places(node, name):
-            inner = value.args[0] if _cuda_device(value) else value
+            inner = value.args[0] if plain_cuda_device(value) else value
             if _cuda(inner):
                 uses.add(value.lineno)
                 taken.add(id(inner))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 
+from patches.generate.intent.bindings import binding_targets
 from patches.generate.intent.index import DEVICE_NAME
 from patches.generate.intent.nodes import called, span_of
 from patches.generate.intent.probe import Evidence, Probe
@@ -22,19 +23,14 @@ _COUNT = "torch.cuda.device_count"
 
 
 def _targets(stmt) -> list[str]:
-    if isinstance(stmt, ast.Assign):
-        nodes = stmt.targets
-    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-        nodes = [stmt.target]
-    else:
+    """The names and attributes an assignment with a value sets (``bindings.binding_targets``)."""
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
         return []
-    out = []
-    for t in nodes:
-        if isinstance(t, ast.Name):
-            out.append(t.id)
-        elif isinstance(t, ast.Attribute):
-            out.append(t.attr)
-    return out
+    return [
+        t.id if isinstance(t, ast.Name) else t.attr
+        for t, _ in binding_targets(stmt)
+        if isinstance(t, (ast.Name, ast.Attribute))
+    ]
 
 
 def detect(p: Probe) -> list[Evidence]:
