@@ -420,6 +420,69 @@ PROJECTS = {
         ("src/torchmetrics=torchmetrics", "requirements", "requirements.txt", "setup.py"),
         held_out=True,
     ),
+    # round 30: an image-restoration toolbox with its training script, a NeRF framework with its
+    # tests, a knowledge-graph library with its tests, the generative-metrics tool, a
+    # metric-learning library, and a detection toolbox, at first contact
+    "basicsr": Project(
+        "basicsr",
+        "1.4.2",
+        (
+            "basicsr-1.4.2.tar.gz",
+            "b89b595a87ef964cda9913b4d99380ddb6554c965577c0c10cb7b78e31301e87",
+        ),
+        ("basicsr", "setup.py", "requirements.txt"),
+        held_out=True,
+    ),
+    "nerfstudio": Project(
+        "nerfstudio",
+        "1.1.5",
+        (
+            "nerfstudio-1.1.5.tar.gz",
+            "c3d8fd27208565e2031e4b0c89f82eb78199207d5194755f5b6c8f41e02f4cf9",
+        ),
+        ("nerfstudio", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "pykeen": Project(
+        "pykeen",
+        "1.11.1",
+        (
+            "pykeen-1.11.1.tar.gz",
+            "702cb807c354a0d2fce0f0593db46e1fe15fba2a37e92bbb18cd1b9d0a85fe13",
+        ),
+        ("src/pykeen=pykeen", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "torch-fidelity": Project(
+        "torch-fidelity",
+        "0.4.0",
+        (
+            "torch_fidelity-0.4.0.tar.gz",
+            "73548b97f1a844cb94dee7736c8485cbf1e5ae43670679f62ffb7bbb8bb3d455",
+        ),
+        ("torch_fidelity", "tests", "setup.py", "requirements.txt"),
+        held_out=True,
+    ),
+    "metric-learning": Project(
+        "pytorch-metric-learning",
+        "2.9.0",
+        (
+            "pytorch-metric-learning-2.9.0.tar.gz",
+            "27a626caf5e2876a0fd666605a78cb67ef7597e25d7a68c18053dd503830701f",
+        ),
+        ("src/pytorch_metric_learning=pytorch_metric_learning", "setup.py"),
+        held_out=True,
+    ),
+    "mmdet": Project(
+        "mmdet",
+        "3.3.0",
+        (
+            "mmdet-3.3.0.tar.gz",
+            "fe8cc2685d60a2a4f2530a4e92aa6269fe45af93265303a31bf4ea463eb3164f",
+        ),
+        ("mmdet", "requirements", "setup.py"),
+        held_out=True,
+    ),
 }
 SETS = {
     "tuned": [k for k, p in PROJECTS.items() if not p.held_out],
