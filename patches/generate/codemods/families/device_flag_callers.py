@@ -94,6 +94,10 @@ class _Tree(_AttrChecks):
                     break
                 if v is not None and _bool_const(v) is None and not self._switch_named(v):
                     wraps.append((key, v))
+            handed = self._handed_on(unit) if unit.ok else ""
+            if handed:
+                unit.why = handed
+                changed = True
             if unit.ok and unit.calls and len(wraps) == len(unit.calls):
                 (rel, line, _), v = wraps[0]
                 unit.why = (
@@ -102,6 +106,35 @@ class _Tree(_AttrChecks):
                 )
                 changed = True
         return changed
+
+    def _handed_on(self, unit: ParamUnit) -> str:
+        """Why a unit whose every read of the switch is handed on, by a switch-named keyword, to
+        a call no converted unit takes (torch-fidelity's test: ``calculate_metrics(...,
+        cuda=cuda)``) is left: the rewrite would only write the CUDA test back there
+        (``cuda=device_type == "cuda"``); "" where a read does something else."""
+        taken = {k for u in self.out.params.values() if u.ok for k in u.calls}
+        first = None
+        for d, _, _ in unit.defs:
+            parents = self.parents(d.path)
+            for stmt in d.node.body:
+                for n in ast.walk(stmt):
+                    if not (isinstance(n, ast.Name) and n.id == unit.param):
+                        continue
+                    kw, call = parents.get(n), None
+                    if isinstance(kw, ast.keyword) and kw.arg in self.names:
+                        call = parents.get(kw)
+                    func = getattr(call, "func", None)
+                    name = getattr(func, "id", None) or getattr(func, "attr", None)
+                    if name is None or (d.path, call.lineno, name) in taken:
+                        return ""
+                    first = first or (name, kw.arg, d.path, call.lineno)
+        if first is None:
+            return ""
+        name, slot, rel, line = first
+        return (
+            f"`{unit.param}` is only handed on, as `{name}(..., {slot}=)` ({rel}:{line}) and the "
+            "like, to switches that stay CUDA's: the rewrite would only write the CUDA test there"
+        )
 
     def _switch_named(self, v: ast.AST) -> bool:
         return (isinstance(v, ast.Name) and v.id in self.names) or (
