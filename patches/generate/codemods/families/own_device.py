@@ -50,29 +50,44 @@ def _self_devices(ctx) -> dict[int, bool]:
     for cls in ctx.nodes:
         if not isinstance(cls, ast.ClassDef):
             continue
-        values = [
-            n.value
-            for n in _own_nodes(cls)
-            if isinstance(n, (ast.Assign, ast.AnnAssign))
-            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-            if isinstance(t, ast.Attribute)
-            and t.attr == "device"
-            and isinstance(t.value, ast.Name)
-            and t.value.id == "self"
-        ]
+        values = [n.value for n in _self_device_stores(cls)]
         out[cls.lineno] = bool(values) and not any(v is None or _is_none(v) for v in values)
     return out
 
 
 def class_device(ctx, line: int) -> bool:
-    """``line`` is in a method (taking ``self``) of a class that always sets ``self.device``."""
+    """``line`` is in a method (taking ``self``) of a class that always sets ``self.device``,
+    and has been set by then: a method that sets it itself (``__init__`` always) must have done
+    so before ``line`` (mmdet's ``AppearanceFreeLink.__init__`` moves its model, then sets
+    ``self.device`` from it)."""
     scope = ctx.scope_at(line)
     if scope.is_class or "self" not in scope.bound:
         return False
     parent = scope.parent
     while parent is not None and not parent.is_class:
         parent = parent.parent
-    return parent is not None and _self_devices(ctx).get(parent.node.lineno, False)
+    if parent is None or not _self_devices(ctx).get(parent.node.lineno, False):
+        return False
+    fn = scope.node
+    sets = [n.lineno for n in _self_device_stores(fn)]
+    if sets or getattr(fn, "name", "") == "__init__":
+        return any(at < line for at in sets)
+    return True
+
+
+def _self_device_stores(fn: ast.AST) -> list[ast.AST]:
+    """The statements of ``fn`` (not of a class inside it) that set ``self.device``."""
+    body = ast.ClassDef(name="_", bases=[], keywords=[], body=getattr(fn, "body", []))
+    return [
+        n
+        for n in _own_nodes(body)
+        if isinstance(n, (ast.Assign, ast.AnnAssign))
+        for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+        if isinstance(t, ast.Attribute)
+        and t.attr == "device"
+        and isinstance(t.value, ast.Name)
+        and t.value.id == "self"
+    ]
 
 
 def _none_default(ctx, line: int, name: str) -> bool:
