@@ -83,6 +83,8 @@ EXCLUSIVE_PHRASES = (
     r"\bnon-?cuda\b",
     r"\bcuda[- ]only\b",
     r"\bonly (?:on |for |with |in )?cuda\b",
+    # "it can only be used with CUDA enabled", "only runs on CUDA", "only supported on CUDA"
+    r"\bonly (?:be )?(?:used|run|runs|works?|supported|available|implemented) (?:on|for|with|in) cuda\b",
 )
 
 

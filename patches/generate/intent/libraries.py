@@ -123,8 +123,9 @@ def library_uses(ctx) -> list[tuple[Span, str]]:
     = optional_import("cucim...")`` counts there, beside a module function of that name."""
     libs: dict[tuple[int, str], list[str]] = {}
     out: list[tuple[Span, str]] = []
+    built = _cuda_built(ctx)
     for node in ctx.nodes:
-        found = _bound_by(node)
+        found = _bound_by(node) or _built_binding(node, built)
         if found and isinstance(node, (ast.Import, ast.ImportFrom)):
             out.append((span_of(node), f"import {found[0][1]} (no accelerator but CUDA)"))
         for name, lib in found:
@@ -147,7 +148,69 @@ def library_uses(ctx) -> list[tuple[Span, str]]:
             found = libs.get((id(b[0]), n.id)) if b is not None else None
             if found and len(found) >= _bindings_in(b[0].node, n.id):
                 out.append((span_of(n), f"{n.id} ({found[0]}: no accelerator but CUDA)"))
-    return sorted(out)
+    return sorted(out + _wrappers(ctx, out))
+
+
+def _wrappers(ctx, uses: list[tuple[Span, str]]) -> list[tuple[Span, str]]:
+    """Reads of a module-level function of the file whose body uses such a library (mmdet's
+    ``def sigmoid_focal_loss(...): loss = _sigmoid_focal_loss(...)`` over ``mmcv.ops``, picked
+    by ``calculate_loss_func = sigmoid_focal_loss`` under ``pred.is_cuda``): one step, by name."""
+    wrapped: dict[str, str] = {}
+    for fn in ctx.tree.body:
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inside = [w for sp, w in uses if fn.lineno < sp[0][0] <= fn.end_lineno]
+            if inside:  # "name (lib: no accelerator but CUDA)" -> "name, lib"
+                head, _, rest = inside[0].partition(" (")
+                wrapped[fn.name] = f"{head}, {rest.split(':')[0].rstrip(')')}"
+    out = []
+    for n in ctx.nodes if wrapped else ():
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in wrapped:
+            b = ctx.binding(n.lineno, n.id)
+            if b is not None and b[0] is ctx.module:
+                out.append((span_of(n), f"{n.id} (wraps {wrapped[n.id]}: no accelerator but CUDA)"))
+    return out
+
+
+_BUILT = "an extension built from CUDA sources"
+_LOADERS = ("load", "load_inline")  # torch.utils.cpp_extension's JIT builds
+
+
+def _cuda_built(ctx) -> frozenset[str]:
+    """Names the file binds to a JIT build of CUDA sources (basicsr's ``deform_conv_ext =
+    load("deform_conv", sources=[..., "deform_conv_cuda_kernel.cu"])``, ``load_inline(...,
+    cuda_sources=...)``): its kernels exist for CUDA alone."""
+    names = set()
+    for node in ctx.nodes:
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        call = node.value
+        if _last_name(call.func) not in _LOADERS:
+            continue
+        cuda = any(k.arg == "cuda_sources" for k in call.keywords) or any(
+            isinstance(c, ast.Constant)
+            and isinstance(c.value, str)
+            and c.value.endswith((".cu", ".cuh"))
+            for c in ast.walk(call)
+        )
+        if cuda:
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return frozenset(names)
+
+
+def _built_binding(node, built: frozenset[str]) -> list[tuple[str, str]]:
+    """The build's own assignment, and an import of the same name in the file (the prebuilt
+    extension the file takes where it does not build it: ``from . import deform_conv_ext``)."""
+    if not built:
+        return []
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+        if _last_name(node.value.func) in _LOADERS:
+            return [
+                (t.id, _BUILT) for t in node.targets if isinstance(t, ast.Name) and t.id in built
+            ]
+        return []
+    if isinstance(node, ast.ImportFrom):
+        return [(a.asname or a.name, _BUILT) for a in node.names if (a.asname or a.name) in built]
+    return []
 
 
 def _derived(ctx, libs: dict) -> None:
