@@ -266,7 +266,7 @@ def build(device, n):
 
 def place(device, x):
     if device.type == "cuda":
-        x = x.pin_memory()
+        x = x.to(device, non_blocking=True)
     if device.type != "cuda":
         x = x.contiguous()
     return x

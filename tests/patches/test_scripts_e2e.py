@@ -166,7 +166,7 @@ def test_corpus_is_the_list():
 # What the gate still keeps (see docs/patches.md, issue 26).
 GATED = {
     "yolo_train.py": "select_device: the gate keeps the unit (its mps arm, CUDA_VISIBLE_DEVICES)",
-    "dcgan_style.py": "12 -> 5: cudnn.benchmark stays (HN412 keep) with its cudnn import, and the "
+    "dcgan_style.py": "12 -> 7: cudnn.benchmark stays (HN412 keep) with its cudnn import, and the "
     "--cuda option string and the warning that names it (the user's command line)",
     "run_classifier.py": "12 -> 6: n_gpu stays CUDA's device count (it decides the DataParallel "
     "wrap, whose scatter only CUDA implements: on a Trainium or Intel GPU host the model runs "
@@ -174,7 +174,11 @@ GATED = {
     "amp_finetune.py": "11 -> 4: the bf16 pick `torch.cuda.is_available() and "
     "torch.cuda.is_bf16_supported()` stays CUDA's (module-lacks: torch.mps has no "
     "is_bf16_supported, and a Mac would raise where the original picked float16)",
-    "nanogpt_train.py": "12 -> 4: the same bf16 pick stays CUDA's (module-lacks)",
+    "nanogpt_train.py": "12 -> 5: the same bf16 pick stays CUDA's (module-lacks), and get_batch's "
+    "check before pin_memory() (pinning-lacks: MPS has no pinned memory, and a Mac would raise "
+    "where the original copied unpinned)",
+    "char_gpt.py": "11 -> 4: the same bf16 pick and pinning check stay (module-lacks, "
+    "pinning-lacks)",
     "tv_reference": "11 -> 4: cudnn.benchmark stays (HN412 keep); reduce_across_processes' "
     "device='cuda' has no device in scope (the process group's device, gloo or an accelerator's, "
     "is not the script's to guess); two --help strings name CUDA: the choices a user may pass "

@@ -53,6 +53,7 @@ ORDER = (
     "redundant",
     "class_constant",
     "module_lacks",
+    "pinning",
     "unguarded",
 )
 
