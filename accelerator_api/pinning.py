@@ -1,7 +1,8 @@
 """Pinned (page-locked) host memory for fast copies to the current accelerator.
 
 In torch 2.13 `Tensor.pin_memory()` pins for the current accelerator and raises when there is
-none; these helpers make the CPU case a clean no-op instead.
+none, and on MPS, which has no pinned memory (pytorch#86060: torch's own DataLoader turns pinning
+off there); these helpers make both cases a clean no-op instead.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ import torch
 
 from . import runtime as _dev
 
+NO_PINNING = frozenset({"mps"})  # accelerators without pinned host memory
+
 
 def can_pin_memory() -> bool:
-    """True when there is an accelerator to pin host memory for."""
-    return _dev.is_available()
+    """True when there is an accelerator to pin host memory for, and it has pinned memory."""
+    return _dev.is_available() and _dev.device_type() not in NO_PINNING
 
 
 def pin_memory(t: torch.Tensor) -> torch.Tensor:

@@ -12,6 +12,7 @@ import sys
 
 import torch
 
+from ..pinning import NO_PINNING
 from .dtypes import check_dtype, legacy_dtype, port_autocast_args
 from .patcher import Patcher
 from .sites import RECORDER, is_internal
@@ -167,7 +168,7 @@ def install(p: Patcher) -> None:
     _REAL["Module.cuda"] = M.cuda
     p.set(M, "cuda", functools.wraps(M.cuda)(module_cuda))
     p.set(M, "to_empty", _kw_device(M.to_empty, "Module.to_empty"))
-    if Target.type == "cpu":
+    if Target.type == "cpu" or Target.type in NO_PINNING:
         _install_pin_noop(p)
 
     _install_load(p)
@@ -182,8 +183,9 @@ _REAL: dict[str, object] = {}
 
 
 def _install_pin_noop(p: Patcher) -> None:
-    """No accelerator: ``x.pin_memory()`` (nanoGPT's ``get_batch``) raises in torch; pinned
-    memory only speeds a copy to a device, so the tensor itself is the answer. So does
+    """No accelerator, or one without pinned memory (MPS): ``x.pin_memory()`` (nanoGPT's
+    ``get_batch``) raises in torch; pinned memory only speeds a copy to a device, so the tensor
+    itself is the answer. So does
     ``x.record_stream(s)`` for a CPU tensor, which orders nothing there."""
     real_pin = torch.Tensor.pin_memory
 
@@ -191,7 +193,7 @@ def _install_pin_noop(p: Patcher) -> None:
     def pin_memory(self, *args, **kwargs):
         if is_internal(sys._getframe(1).f_code.co_filename):
             return real_pin(self, *args, **kwargs)
-        RECORDER.hit("Tensor.pin_memory()", "the tensor itself (no accelerator to pin for)")
+        RECORDER.hit("Tensor.pin_memory()", "the tensor itself (no pinned memory here)")
         return self
 
     p.set(torch.Tensor, "pin_memory", pin_memory)

@@ -140,6 +140,18 @@ def test_properties_dtypes_distributed_pinning():
     assert A.pin_memory(t) is t and A.loader_kwargs() == {"pin_memory": False}
 
 
+def test_no_pinning_on_mps(monkeypatch):
+    """MPS has no pinned memory (torch's DataLoader turns it off there): the helpers say so
+    (the device queries answer as a Mac's would; MPS itself does not run here)."""
+    from accelerator_api import pinning
+
+    monkeypatch.setattr(pinning._dev, "is_available", lambda: True)
+    monkeypatch.setattr(pinning._dev, "device_type", lambda: "mps")
+    t = torch.ones(3)
+    assert not A.can_pin_memory() and A.pin_memory(t) is t
+    assert A.loader_kwargs() == {"pin_memory": False}
+
+
 @cpu_only_process
 def test_graph_runs_eagerly_without_capture():
     calls = []
