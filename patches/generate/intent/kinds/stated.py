@@ -1,9 +1,11 @@
 """``cuda-stated``: the author wrote that other devices take the other path. A sentence names CUDA
 and says so ("keep the original path for autograd and other devices", "CUDA only", "on other
-devices (CPU, MPS) ...", "on a CUDA device, ``patch`` otherwise": ``vocabulary.
-EXCLUSIVE_PHRASES``; ``prose.excludes_others``) in the comment block above the site or in its
-statement's header, or in a paragraph of the docstring of the function holding it (or of that
-method's class). Or the function's own docstring speaks of CUDA and, apart from it, of another
+devices (CPU, MPS) ...", "on a CUDA device, ``patch`` otherwise", "it can only be used with CUDA
+enabled": ``vocabulary.EXCLUSIVE_PHRASES``; ``prose.excludes_others``) in the comment block above
+the site or in its statement's header, or in a paragraph of the docstring of the function holding
+it, or of that method's class where the site is a check that chooses a path (basicsr's BasicVSR++:
+"it can only be used with CUDA enabled. If CUDA is not enabled, feature alignment will be
+skipped" speaks for the check that builds the alignment, not for its CPU cache's ``.cuda()``). Or the function's own docstring speaks of CUDA and, apart from it, of another
 backend by name (kornia's morphology engine: "MPS keeps ``shift`` ..."): its author weighed the
 devices. Made neutral, the code would take CUDA's path where its author said it must not.
 
@@ -48,6 +50,8 @@ def _texts(p: Probe, stmt: ast.stmt):
     alone = [ln for ln in header if comments.get(ln, ("", False))[1]]
     yield _joined(comments, alone + block_above(comments, stmt.lineno))
     for d in _documented(p):
+        if isinstance(d, ast.ClassDef) and not any(p.arms):
+            continue  # a class's sentence speaks for the checks that choose its paths
         doc = ast.get_docstring(d) or ""
         yield from (([d.body[0].lineno], para) for para in doc.split("\n\n"))
 
