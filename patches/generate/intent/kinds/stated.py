@@ -50,10 +50,27 @@ def _texts(p: Probe, stmt: ast.stmt):
     alone = [ln for ln in header if comments.get(ln, ("", False))[1]]
     yield _joined(comments, alone + block_above(comments, stmt.lineno))
     for d in _documented(p):
-        if isinstance(d, ast.ClassDef) and not any(p.arms):
+        if isinstance(d, ast.ClassDef) and not _tests(p):
             continue  # a class's sentence speaks for the checks that choose its paths
         doc = ast.get_docstring(d) or ""
         yield from (([d.body[0].lineno], para) for para in doc.split("\n\n"))
+
+
+def _tests(p: Probe) -> bool:
+    """The site tests the device: an ``if``/``IfExp`` test, a part of a comparison or a boolean
+    expression (kornia's ``use_conv = ... (self.mode == "auto" and x.is_cuda)``, which its
+    class's docstring explains), ``x.is_cuda`` or an ``is_available()``; not work done on a
+    device (``.cuda()``, ``empty_cache()``)."""
+    if any(p.arms):
+        return True
+    n = p.node
+    if isinstance(n, ast.Attribute) and n.attr == "is_cuda":
+        return True
+    if isinstance(n, ast.Call) and ast.unparse(n.func).endswith("is_available"):
+        return True
+    return any(
+        isinstance(parent, (ast.Compare, ast.BoolOp, ast.UnaryOp)) for _, parent in p.climb()
+    )
 
 
 def _documented(p: Probe) -> list[ast.AST]:
