@@ -33,10 +33,10 @@ def _is_none(node) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
-def _own_nodes(cls: ast.ClassDef):
-    """The nodes of ``cls`` outside its nested classes (a local ``nn.Module`` in a test method
-    has its own ``self``)."""
-    todo = list(cls.body)
+def _own_nodes(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+    """The nodes of a class's or function's body outside its nested classes (a local
+    ``nn.Module`` in a test method has its own ``self``)."""
+    todo = list(node.body)
     while todo:
         node = todo.pop()
         yield node
@@ -75,12 +75,14 @@ def class_device(ctx, line: int) -> bool:
     return True
 
 
-def _self_device_stores(fn: ast.AST) -> list[ast.AST]:
-    """The statements of ``fn`` (not of a class inside it) that set ``self.device``."""
-    body = ast.ClassDef(name="_", bases=[], keywords=[], body=getattr(fn, "body", []))
+def _self_device_stores(node: ast.AST) -> list[ast.AST]:
+    """The statements of a class or function (not of a class inside it) that set
+    ``self.device``."""
+    if not isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
     return [
         n
-        for n in _own_nodes(body)
+        for n in _own_nodes(node)
         if isinstance(n, (ast.Assign, ast.AnnAssign))
         for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
         if isinstance(t, ast.Attribute)

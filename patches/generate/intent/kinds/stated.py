@@ -3,11 +3,12 @@ and says so ("keep the original path for autograd and other devices", "CUDA only
 devices (CPU, MPS) ...", "on a CUDA device, ``patch`` otherwise", "it can only be used with CUDA
 enabled": ``vocabulary.EXCLUSIVE_PHRASES``; ``prose.excludes_others``) in the comment block above
 the site or in its statement's header, or in a paragraph of the docstring of the function holding
-it, or of that method's class where the site is a check that chooses a path (basicsr's BasicVSR++:
-"it can only be used with CUDA enabled. If CUDA is not enabled, feature alignment will be
-skipped" speaks for the check that builds the alignment, not for its CPU cache's ``.cuda()``). Or the function's own docstring speaks of CUDA and, apart from it, of another
-backend by name (kornia's morphology engine: "MPS keeps ``shift`` ..."): its author weighed the
-devices. Made neutral, the code would take CUDA's path where its author said it must not.
+it, or of that method's class where the site tests the device (basicsr's BasicVSR++: "it can
+only be used with CUDA enabled. If CUDA is not enabled, feature alignment will be skipped" speaks
+for the check that builds the alignment, not for its CPU cache's ``.cuda()``). Or the function's
+own docstring speaks of CUDA and, apart from it, of another backend by name (kornia's morphology
+engine: "MPS keeps ``shift`` ..."): its author weighed the devices. Made neutral, the code would
+take CUDA's path where its author said it must not.
 
 Not read: a comment above a module constant the site reads (torch's ``_JIT_TIME  # CUDA-only
 timing`` says what the timing did, and upstream made it neutral; trl's "``addmm(...,
