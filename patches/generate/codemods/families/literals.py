@@ -20,6 +20,7 @@ import libcst as cst
 
 from patches.generate.codemods.families import operands
 from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.held_self import class_device
 from patches.generate.intent import CUDA_DEVICE_STR
 
 # Keywords whose value may be any device (str or torch.device) and so may be `device` itself.
@@ -119,8 +120,13 @@ class DeviceLiteral(Family):
     @staticmethod
     def _operand(eng, spec, original, where: str):
         """``device=<p>.device`` for a factory whose result meets a tensor derived from the one
-        parameter ``p`` (``operands.factory_at``), else left."""
-        param = operands.factory_at(eng.ctx, eng.line(original)) if where == "device" else None
+        parameter ``p`` (``operands.factory_at``), else ``self.device`` in a method of a class
+        that holds its device (``own_device.class_device``: set, never to None, and set by then
+        where the method sets it), else left."""
+        line = eng.line(original)
+        param = operands.factory_at(eng.ctx, line) if where == "device" else None
+        if param is None and class_device(eng.ctx, line):
+            param = "self"  # a method of a class that holds its device (set by then)
         if param is None:
             eng.fail(spec, original, "no `device` variable bound before it in scope")
             return None

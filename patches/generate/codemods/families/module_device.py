@@ -28,12 +28,13 @@ import libcst.matchers as m
 
 from patches.generate.codemods.families.base import Family, is_test_file
 from patches.generate.codemods.families.expect_device import expectations
+from patches.generate.codemods.families.held_self import class_device
 from patches.generate.codemods.families.idioms_common import (
     cuda_call_to,
     insert_device_line,
 )
 from patches.generate.codemods.families.method_to_device import storage_form
-from patches.generate.codemods.families.own_device import TO_DEVICE, class_device
+from patches.generate.codemods.families.own_device import TO_DEVICE
 from patches.generate.codemods.families.script_plan import after_imports as _after_imports
 from patches.generate.codemods.families.script_plan import binds as _binds
 from patches.generate.codemods.families.script_plan import is_plain_cuda as _plain

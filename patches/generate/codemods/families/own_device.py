@@ -16,80 +16,17 @@ be None (a parameter defaulting to None, an attribute ever set to None) is left.
 from __future__ import annotations
 
 import ast
-import functools
 
 import libcst as cst
 import libcst.matchers as m
 
 from patches.generate.codemods.families import Family
+from patches.generate.codemods.families.held_self import class_device, is_none
 from patches.generate.codemods.families.method_to_device import storage_form
 
 TO_DEVICE = "to-device"  # HN501's family (catalogue style `method-to`)
 MODULE_TYPES = ("DEVICE_TYPE", "device_type")
 _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
-
-
-def _is_none(node) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
-
-
-def _own_nodes(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-    """The nodes of a class's or function's body outside its nested classes (a local
-    ``nn.Module`` in a test method has its own ``self``)."""
-    todo = list(node.body)
-    while todo:
-        node = todo.pop()
-        yield node
-        todo.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.ClassDef))
-
-
-@functools.lru_cache(maxsize=8)
-def _self_devices(ctx) -> dict[int, bool]:
-    """class line -> whether its ``self.device`` is always set to something other than None."""
-    out: dict[int, bool] = {}
-    for cls in ctx.nodes:
-        if not isinstance(cls, ast.ClassDef):
-            continue
-        values = [n.value for n in _self_device_stores(cls)]
-        out[cls.lineno] = bool(values) and not any(v is None or _is_none(v) for v in values)
-    return out
-
-
-def class_device(ctx, line: int) -> bool:
-    """``line`` is in a method (taking ``self``) of a class that always sets ``self.device``,
-    and has been set by then: a method that sets it itself (``__init__`` always) must have done
-    so before ``line`` (mmdet's ``AppearanceFreeLink.__init__`` moves its model, then sets
-    ``self.device`` from it)."""
-    scope = ctx.scope_at(line)
-    if scope.is_class or "self" not in scope.bound:
-        return False
-    parent = scope.parent
-    while parent is not None and not parent.is_class:
-        parent = parent.parent
-    if parent is None or not _self_devices(ctx).get(parent.node.lineno, False):
-        return False
-    fn = scope.node
-    sets = [n.lineno for n in _self_device_stores(fn)]
-    if sets or getattr(fn, "name", "") == "__init__":
-        return any(at < line for at in sets)
-    return True
-
-
-def _self_device_stores(node: ast.AST) -> list[ast.AST]:
-    """The statements of a class or function (not of a class inside it) that set
-    ``self.device``."""
-    if not isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-        return []
-    return [
-        n
-        for n in _own_nodes(node)
-        if isinstance(n, (ast.Assign, ast.AnnAssign))
-        for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-        if isinstance(t, ast.Attribute)
-        and t.attr == "device"
-        and isinstance(t.value, ast.Name)
-        and t.value.id == "self"
-    ]
 
 
 def _none_default(ctx, line: int, name: str) -> bool:
@@ -101,7 +38,7 @@ def _none_default(ctx, line: int, name: str) -> bool:
     pos = a.posonlyargs + a.args
     pairs = list(zip(pos[len(pos) - len(a.defaults) :], a.defaults))
     pairs += [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
-    return any(p.arg == name and _is_none(d) for p, d in pairs)
+    return any(p.arg == name and is_none(d) for p, d in pairs)
 
 
 def _named_device(eng, node: cst.BaseExpression) -> bool:
