@@ -159,15 +159,14 @@ def _wrappers(ctx, uses: list[tuple[Span, str]]) -> list[tuple[Span, str]]:
     for fn in ctx.tree.body:
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             inside = [w for sp, w in uses if fn.lineno < sp[0][0] <= fn.end_lineno]
-            if inside:  # "name (lib: no accelerator but CUDA)" -> "name, lib"
-                head, _, rest = inside[0].partition(" (")
-                wrapped[fn.name] = f"{head}, {rest.split(':')[0].rstrip(')')}"
+            if inside:
+                wrapped[fn.name] = inside[0]
     out = []
     for n in ctx.nodes if wrapped else ():
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in wrapped:
             b = ctx.binding(n.lineno, n.id)
             if b is not None and b[0] is ctx.module:
-                out.append((span_of(n), f"{n.id} (wraps {wrapped[n.id]}: no accelerator but CUDA)"))
+                out.append((span_of(n), f"{n.id} (wraps {wrapped[n.id]})"))
     return out
 
 

@@ -76,6 +76,9 @@ class _Tree(_AttrChecks):
                     )
                     changed = True
                     break
+        # the calls converted units take, as this pass starts (a unit left later in the pass is
+        # seen by the next one: the loop runs until nothing changes)
+        taken = {k for u in self.out.params.values() if u.ok for k in u.calls}
         for unit in self.out.params.values():
             if not unit.ok:
                 continue
@@ -94,7 +97,7 @@ class _Tree(_AttrChecks):
                     break
                 if v is not None and _bool_const(v) is None and not self._switch_named(v):
                     wraps.append((key, v))
-            handed = self._handed_on(unit) if unit.ok else ""
+            handed = self._handed_on(unit, taken) if unit.ok else ""
             if handed:
                 unit.why = handed
                 changed = True
@@ -107,12 +110,12 @@ class _Tree(_AttrChecks):
                 changed = True
         return changed
 
-    def _handed_on(self, unit: ParamUnit) -> str:
+    def _handed_on(self, unit: ParamUnit, taken: set) -> str:
         """Why a unit whose every read of the switch is handed on, by a switch-named keyword, to
         a call no converted unit takes (torch-fidelity's test: ``calculate_metrics(...,
         cuda=cuda)``) is left: the rewrite would only write the CUDA test back there
-        (``cuda=device_type == "cuda"``); "" where a read does something else."""
-        taken = {k for u in self.out.params.values() if u.ok for k in u.calls}
+        (``cuda=device_type == "cuda"``); "" where a read does something else or goes to a
+        call in ``taken`` (a converted unit's)."""
         first = None
         for d, _, _ in unit.defs:
             parents = self.parents(d.path)
