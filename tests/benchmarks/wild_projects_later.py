@@ -1,0 +1,278 @@
+"""The wild-scripts projects held out from round 28 on (data; ``wild_projects`` merges them)."""
+
+from __future__ import annotations
+
+from wild_project import Project
+
+LATER = {
+    # held out (round 28): the model library people import most (its sources and common tests),
+    # a training library with its callbacks, an audio-generation toolkit with its scripts, a
+    # speaker-diarisation pipeline, and a music source separator's CLI, at first contact
+    "transformers": Project(
+        "transformers",
+        "5.25.0",
+        (
+            "transformers-5.25.0.tar.gz",
+            "9120226c6bf170d69abc3029036799bb5d48e552f7127646a529a5c9309812e2",
+        ),
+        ("src/transformers=transformers", "tests", "pyproject.toml", "setup.py"),
+        held_out=True,
+    ),
+    "fastai": Project(
+        "fastai",
+        "2.8.12",
+        (
+            "fastai-2.8.12.tar.gz",
+            "b995efbb1ade78c99cc228e65db7493a668eb10cfa4945e21d2e348d738aba04",
+        ),
+        ("fastai", "pyproject.toml", "setup.cfg"),
+        held_out=True,
+    ),
+    "audiocraft": Project(
+        "audiocraft",
+        "1.3.0",
+        (
+            "audiocraft-1.3.0.tar.gz",
+            "d82ade3eb4f934ee1adb438ae687a2bf59d33ca4a20039beab072548c038ac80",
+        ),
+        ("audiocraft", "scripts", "tests", "setup.py", "setup.cfg", "requirements.txt"),
+        held_out=True,
+    ),
+    "pyannote": Project(
+        "pyannote.audio",
+        "4.0.7",
+        (
+            "pyannote_audio-4.0.7.tar.gz",
+            "3a903dfb5ca711d134cc2522561c9158b186836f5d62e8a57c46c6648e8a8229",
+        ),
+        ("src/pyannote=pyannote", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "demucs": Project(
+        "demucs",
+        "4.1.0",
+        (
+            "demucs-4.1.0.tar.gz",
+            "d94c4f7dac886595b66af405c0fd1756fa00c297183f1cf021fd2eeedeeb67b2",
+        ),
+        ("demucs", "tools", "hubconf.py", "pyproject.toml", "setup.cfg"),
+        held_out=True,
+    ),
+    # held out (round 29): a text-to-speech toolkit with the command-line programs people run
+    # (TTS/bin), an NLP pipeline, a sequence-labelling library with its tests, a forecasting
+    # library with its tests, a self-supervised-learning library, and the metrics library, at
+    # first contact
+    "coqui-tts": Project(
+        "coqui-tts",
+        "0.28.0",
+        (
+            "coqui_tts-0.28.0.tar.gz",
+            "0d19e499cafd49a3af94af222e6937c12d64f2a27ecb81fd77df4ba3581c090c",
+        ),
+        ("TTS", "recipes", "hubconf.py", "pyproject.toml"),
+        held_out=True,
+    ),
+    "stanza": Project(
+        "stanza",
+        "1.15.0",
+        (
+            "stanza-1.15.0.tar.gz",
+            "69f18af136ac5f88611f930af8dc37e89ae9e073e23860b3604bad9a941b44b2",
+        ),
+        ("stanza", "setup.py"),
+        held_out=True,
+    ),
+    "flair": Project(
+        "flair",
+        "0.15.1",
+        (
+            "flair-0.15.1.tar.gz",
+            "780b4eeffba044c4a181f1810872fc01201c2eaed8d2ef4bcb126a6464e91933",
+        ),
+        ("flair", "tests", "pyproject.toml", "setup.py", "requirements.txt"),
+        held_out=True,
+    ),
+    "pytorch-forecasting": Project(
+        "pytorch-forecasting",
+        "1.8.0",
+        (
+            "pytorch_forecasting-1.8.0.tar.gz",
+            "f7de2af2fb7ce0c4ef73287666b8b79391485ff55883c974b6267b505adf0422",
+        ),
+        ("pytorch_forecasting", "tests", "examples", "pyproject.toml"),
+        held_out=True,
+    ),
+    "lightly": Project(
+        "lightly",
+        "1.6.0",
+        (
+            "lightly-1.6.0.tar.gz",
+            "05cfb780837989a92cc1255aa0dfef7413881cb99b9e1d2a21b1c2f48231a7e9",
+        ),
+        ("lightly", "pyproject.toml", "setup.py"),
+        held_out=True,
+    ),
+    "torchmetrics": Project(
+        "torchmetrics",
+        "1.9.0",
+        (
+            "torchmetrics-1.9.0.tar.gz",
+            "a488609948600df52d3db4fcdab02e62aab2a85ef34da67037dc3e65b8512faa",
+        ),
+        ("src/torchmetrics=torchmetrics", "requirements", "requirements.txt", "setup.py"),
+        held_out=True,
+    ),
+    # round 30: an image-restoration toolbox with its training script, a NeRF framework with its
+    # tests, a knowledge-graph library with its tests, the generative-metrics tool, a
+    # metric-learning library, and a detection toolbox, at first contact
+    "basicsr": Project(
+        "basicsr",
+        "1.4.2",
+        (
+            "basicsr-1.4.2.tar.gz",
+            "b89b595a87ef964cda9913b4d99380ddb6554c965577c0c10cb7b78e31301e87",
+        ),
+        ("basicsr", "setup.py", "requirements.txt"),
+        held_out=True,
+    ),
+    "nerfstudio": Project(
+        "nerfstudio",
+        "1.1.5",
+        (
+            "nerfstudio-1.1.5.tar.gz",
+            "c3d8fd27208565e2031e4b0c89f82eb78199207d5194755f5b6c8f41e02f4cf9",
+        ),
+        ("nerfstudio", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "pykeen": Project(
+        "pykeen",
+        "1.11.1",
+        (
+            "pykeen-1.11.1.tar.gz",
+            "702cb807c354a0d2fce0f0593db46e1fe15fba2a37e92bbb18cd1b9d0a85fe13",
+        ),
+        ("src/pykeen=pykeen", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "torch-fidelity": Project(
+        "torch-fidelity",
+        "0.4.0",
+        (
+            "torch_fidelity-0.4.0.tar.gz",
+            "73548b97f1a844cb94dee7736c8485cbf1e5ae43670679f62ffb7bbb8bb3d455",
+        ),
+        ("torch_fidelity", "tests", "setup.py", "requirements.txt"),
+        held_out=True,
+    ),
+    "metric-learning": Project(
+        "pytorch-metric-learning",
+        "2.9.0",
+        (
+            "pytorch-metric-learning-2.9.0.tar.gz",
+            "27a626caf5e2876a0fd666605a78cb67ef7597e25d7a68c18053dd503830701f",
+        ),
+        ("src/pytorch_metric_learning=pytorch_metric_learning", "setup.py"),
+        held_out=True,
+    ),
+    "mmdet": Project(
+        "mmdet",
+        "3.3.0",
+        (
+            "mmdet-3.3.0.tar.gz",
+            "fe8cc2685d60a2a4f2530a4e92aa6269fe45af93265303a31bf4ea463eb3164f",
+        ),
+        ("mmdet", "requirements", "setup.py"),
+        held_out=True,
+    ),
+    # round 31: a probabilistic-programming library with its tests, a continual-learning library
+    # with its examples, a training-extras library (streams, profiler), a vision-language
+    # library with its apps, a segmentation toolbox with its tests, a tabular GAN with its
+    # public cuda switch, and a super-resolution inference script, at first contact
+    "pyro": Project(
+        "pyro-ppl",
+        "1.9.2",
+        (
+            "pyro_ppl-1.9.2.tar.gz",
+            "e4a4b089023777c0bc98c01db4c6ed5e39a1001985ebccfe210dc545bf5b24dd",
+        ),
+        ("pyro", "tests", "pyproject.toml", "setup.cfg"),
+        held_out=True,
+    ),
+    "avalanche": Project(
+        "avalanche-lib",
+        "0.6.0",
+        (
+            "avalanche_lib-0.6.0.tar.gz",
+            "8d0886e76dbc2a769aa581aa879c711fcf7fa069291bb9986dffdd5d07f91d4a",
+        ),
+        ("avalanche", "examples", "tests", "pyproject.toml", "setup.cfg", "setup.py"),
+        held_out=True,
+    ),
+    "pfn-extras": Project(
+        "pytorch-pfn-extras",
+        "0.9.0",
+        (
+            "pytorch_pfn_extras-0.9.0.tar.gz",
+            "82acc16094ebbb661e1bc6d80dd5604080f93d514f82cfe229a9420be36930ce",
+        ),
+        ("pytorch_pfn_extras", "pyproject.toml", "setup.cfg", "setup.py"),
+        held_out=True,
+    ),
+    "lavis": Project(
+        "salesforce-lavis",
+        "1.0.2",
+        (
+            "salesforce-lavis-1.0.2.tar.gz",
+            "778f6be1717a6e60ca7787f164bd04f8f361694baf04154805e9ac9c27a08a37",
+        ),
+        (
+            "lavis",
+            "app",
+            "projects",
+            "tests",
+            "pyproject.toml",
+            "setup.cfg",
+            "setup.py",
+            "requirements.txt",
+        ),
+        held_out=True,
+    ),
+    "mmseg": Project(
+        "mmsegmentation",
+        "1.2.2",
+        (
+            "mmsegmentation-1.2.2.tar.gz",
+            "35dbd8089fd1c2baa467d3b7c2e1b197043f4f955ad5de8005170eee469102ec",
+        ),
+        ("mmseg", "tests", "requirements", "setup.cfg", "setup.py"),
+        held_out=True,
+    ),
+    "ctgan": Project(
+        "ctgan",
+        "0.12.1",
+        (
+            "ctgan-0.12.1.tar.gz",
+            "e545c2b1a752affba3de2933a5f8037228e837f7a73f5593399b52cfe9611bc7",
+        ),
+        ("ctgan", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "realesrgan": Project(
+        "realesrgan",
+        "0.3.0",
+        (
+            "realesrgan-0.3.0.tar.gz",
+            "0d36da96ab9f447071606e91f502ccdfb08f80cc82ee4f8caf720c7745ccec7e",
+        ),
+        (
+            "inference_realesrgan.py",
+            "realesrgan",
+            "scripts",
+            "setup.py",
+            "setup.cfg",
+            "requirements.txt",
+        ),
+        held_out=True,
+    ),
+}
