@@ -62,8 +62,9 @@ def _format(text: str, path: str, style: Style, extra: tuple[str, ...] = ()) -> 
     if exe is None:
         return None
     cmd = [exe, "format", *style.args(), *extra, "--stdin-filename", path, "-"]
-    done = subprocess.run(cmd, input=text, capture_output=True, text=True, check=False)
-    return done.stdout if done.returncode == 0 else None
+    # bytes both ways: text mode would read ruff's CRLF output back as LF (a whole-file diff)
+    done = subprocess.run(cmd, input=text.encode("utf-8"), capture_output=True, check=False)
+    return done.stdout.decode("utf-8") if done.returncode == 0 else None
 
 
 def formatted(text: str, path: str = "x.py", style: Style = PYTORCH) -> bool:
@@ -85,9 +86,12 @@ def changed_ranges(before: str, after: str) -> list[tuple[int, int]]:
 def conform(path: str, before: str, after: str, style: Style = PYTORCH) -> str:
     """``after`` with its changed lines in the style's format where ``before`` is formatted; in
     a file outside the formatter only the changed statements over the style's limit are
-    formatted (flake8 would reject them); ``after`` itself whenever ruff is unavailable or fails."""
+    formatted (flake8 would reject them); ``after`` itself whenever ruff is unavailable or fails.
+    The lines a CRLF file gains (an import, a statement written with ``\\n``) end CRLF too."""
     if after == before:
         return after
+    if before.count("\n") == before.count("\r\n") > 0:  # a CRLF file: so are the lines it gains
+        after = re.sub(r"(?<!\r)\n", "\r\n", after)
     ranges = changed_ranges(before, after)
     if not formatted(before, path, style):
         lines = after.splitlines()

@@ -110,8 +110,8 @@ def make_tree(src: Path, files: list[str], dest: Path) -> Path:
 
 
 def apply_each(tree: Path, series: Path, res: ModeResult) -> None:
-    """``git am`` one patch at a time; after each, every file it changed must compile and read
-    no attribute a neutral object lacks (bisect_series.bad_attributes)."""
+    """``git am`` one patch at a time; after each, every file it changed must compile, read no
+    attribute a neutral object lacks (bisect_series.bad_attributes) and keep its line endings."""
     from bisect_series import bad_attributes  # imports torch: only when there is a series
 
     for i, name in enumerate((series / "series").read_text().split(), 1):
@@ -131,9 +131,19 @@ def apply_each(tree: Path, series: Path, res: ModeResult) -> None:
                 continue
             for b in bad_attributes(text):
                 res.prefix_failures.append(f"prefix {i} ({name}): {rel} {b}")
+            was = subprocess.run(["git", "show", f"HEAD~1:{rel}"], cwd=tree, capture_output=True)
+            ends = (_newlines(was.stdout), _newlines((tree / rel).read_bytes()))
+            if ends[0] in ("lf", "crlf") and ends[1] != ends[0]:
+                res.prefix_failures.append(f"prefix {i} ({name}): {rel} line endings {ends}")
             before = gitutil.git("show", f"HEAD~1:{rel}", cwd=tree).stdout
             for why in lint(tree, rel, before, text):
                 res.patch_lint.append(f"patch {i} ({name}): {why}")
+
+
+def _newlines(data: bytes) -> str:
+    """How ``data``'s lines end: "lf", "crlf", "mixed", or "none"."""
+    crlf, lf = data.count(b"\r\n"), data.count(b"\n")
+    return "none" if not lf else "crlf" if crlf == lf else "lf" if not crlf else "mixed"
 
 
 def lint(tree: Path, rel: str, before: str, after: str) -> list[str]:

@@ -109,3 +109,27 @@ def test_every_patch_of_a_file_ends_in_its_format(tmp_path):
     for text in states:
         assert style.formatted(text, "torch/_dynamo/sync.py"), text
     assert "torch.cuda" not in states[1]
+
+
+def test_a_crlf_file_keeps_its_line_endings():
+    """Only the wrapped statement changes: a CRLF file formatted, or outside the formatter with an
+    overlong changed line, stays CRLF (avalanche's files; text mode once turned the whole file
+    to LF)."""
+    long_call = "g(" + ", ".join(f"argument_{i}" for i in range(12)) + ")"
+    for before in (FORMATTED, "x = {'a' : 1}\n\n\ndef f():\n    return g(1)\n"):
+        before = before.replace("\n", "\r\n")
+        after = before.replace("return x", "return " + long_call).replace("g(1)", long_call)
+        out = style.conform("pkg/x.py", before, after)
+        assert out.count("\r\n") == out.count("\n"), "every line ends CRLF"
+        assert style.long_lines(before, out) == []
+    assert style.formatted(FORMATTED.replace("\n", "\r\n"))
+
+
+def test_the_lines_a_crlf_file_gains_end_crlf():
+    """A family writes its new lines (an import, a guard) with ``\\n``; in a CRLF file they take
+    the file's ending, or ``git am --keep-cr`` leaves a file of mixed endings."""
+    before = "import os\r\n\r\nx = os.getpid()\r\n"
+    after = "import os\r\nimport torch\n\r\nx = torch.accelerator.is_available()\r\n"
+    assert style.conform("t.py", before, after) == after.replace("torch\n", "torch\r\n")
+    lf = before.replace("\r\n", "\n")
+    assert style.conform("t.py", lf, lf + "y = 1\n") == lf + "y = 1\n"
