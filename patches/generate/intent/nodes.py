@@ -178,6 +178,16 @@ def switch_decl(arg: ast.arg, default: ast.expr | None) -> bool:
     return arg.annotation is None or _annotated(arg, "bool")
 
 
+def tri_state_decl(arg: ast.arg, default: ast.expr | None) -> bool:
+    """A switch with a third state, which the device-flag family never converts: ``cuda=None``
+    ("True: to CUDA, False: to the CPU, None: leave it"), no annotation or ``Optional[bool]`` /
+    ``bool | None``."""
+    if not (isinstance(default, ast.Constant) and default.value is None):
+        return False
+    text = ast.unparse(arg.annotation) if arg.annotation is not None else "Optional[bool]"
+    return text.replace(" ", "") in ("Optional[bool]", "bool|None", "None|bool")
+
+
 def device_type_decl(arg: ast.arg, default: ast.expr | None) -> bool:
     """A device type the function takes: a ``str`` annotation, ``"cpu"`` or no default
     (``device_type: str = "cpu"``, the device-flag family's form of a former switch)."""

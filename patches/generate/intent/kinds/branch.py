@@ -14,7 +14,9 @@ on or just under ``if cuda:`` / ``if use_cuda:`` (``distributed_test.py``'s ``if
 t.cuda(rank)``, ``codecache.py``, ``profiler.py``, ``cpp_extension.py``).
 Else the device-flag family would convert the switch on the next run, once this run had
 rewritten the CUDA code it selects. A parameter that is no switch (``mode: CUDAInitMode``) is
-the author's word, no evidence."""
+the author's word, no evidence. A switch with a third state (``cuda=None``: "True moves to
+CUDA, False to the CPU, None leaves it", torch-fidelity's public wrapper) is one the family
+never converts: its ``if cuda:`` stays CUDA's branch."""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from patches.generate.intent.nodes import (
     negative,
     span_of,
     switch_decl,
+    tri_state_decl,
 )
 from patches.generate.intent.probe import Evidence, Probe, first_hit
 
@@ -91,7 +94,7 @@ def _declared(p: Probe, test) -> list:
             if decl is not None:
                 names.discard(name)
                 arg, default = decl
-                if switch_decl(arg, default):
+                if switch_decl(arg, default) or tri_state_decl(arg, default):
                     spans.append(span_of([arg] + ([default] if default is not None else [])))
         names -= {x.arg for x in (n.args.vararg, n.args.kwarg) if x is not None}
     return spans
