@@ -62,6 +62,8 @@ def guard_only(new: str, added: list[str]) -> bool:
 
 _ACCELERATOR_CALL = re.compile(r"\btorch\.accelerator\.\w+")
 _CPU_TEST = re.compile(r"\bdevice\.type\s*(==|!=)\s*[\"']cpu[\"']")
+# the table ``get_default_backend_for_device`` reads, which a configured default reads itself
+_BACKEND_MAP = re.compile(r"\btorch\.distributed\.Backend\.default_device_backend_map\b")
 
 
 def _writes(new: str, text: str) -> bool:
@@ -77,15 +79,18 @@ def written(new: str, added: list[str]) -> str:
     the patch never writes (``TEST_ACCELERATOR``, where ``probe-collapse`` made ``TEST_CUDA or
     TEST_XPU`` one ``torch.accelerator.is_available()``) is named by the accelerator call its
     lines make; a device-type comparison written as a test against the CPU (HN505's
-    ``torch.device``, round 28) by that test."""
+    ``torch.device``, round 28) by that test; a configured backend default by the table it reads
+    (``Backend.default_device_backend_map``, round 31)."""
     text = "\n".join(added)
     if _writes(new, text):
         return new
     m = _ACCELERATOR_CALL.search(text) if "." not in short_name(new) else None
     if m:
         return m.group(0)
-    m = _CPU_TEST.search(text)
-    return f'device.type {m.group(1)} "cpu"' if m else new
+    m = _CPU_TEST.search(text) or _BACKEND_MAP.search(text)
+    if m is None:
+        return new
+    return m.group(0) if m.re is _BACKEND_MAP else f'device.type {m.group(1)} "cpu"'
 
 
 def place(subsystem: str, paths: list[str]) -> str:

@@ -3,8 +3,10 @@ PyTorch's own files; for another project's file, the line length its own configu
 nearest ``pyproject.toml`` ``[tool.ruff]``/``[tool.black]``/``[tool.yapf]``, ``ruff.toml``, a
 ``[flake8]``/``[pycodestyle]``/``[yapf]`` section of ``setup.cfg``, ``tox.ini``, ``.flake8``, or
 ``.style.yapf``, looked up from the file's folder to the scanned root, never above it); with
-none, the file's own: its longest line, at least black's and ruff's default 88. A ported
-script's new lines then fit where its author's did.
+none, the file's own: its longest line, at least black's and ruff's default 88, and black's
+layout at 88 where the file has it though some line is longer (a string or a comment black does
+not split: avalanche's examples, round 31). A ported script's new lines then fit where its
+author's did.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10: the ini files still count
     tomllib = None  # type: ignore[assignment]
 
-from patches.generate.pytorch_style import PYTORCH, Style
+from patches.generate.pytorch_style import PYTORCH, Style, formatted
 
 PYTORCH_PACKAGES = frozenset({"torch", "torchgen", "functorch"})
 FLOOR = 88  # black's and ruff's default line length
@@ -42,6 +44,9 @@ def style_for(root: Path, prefix: str, rel: str, original: str) -> Style:
         return configured
     longest = max((len(line) for line in original.splitlines()), default=0)
     n = max(FLOOR, longest)
+    black = Style(FLOOR, n, "preserve", "black's default layout, which the file has")
+    if n > FLOOR and formatted(original, rel, black):
+        return black  # formatted at 88 but for lines black leaves long (a string, a comment)
     return Style(n, n, "preserve", "the file's longest line")
 
 

@@ -436,6 +436,7 @@ class TestRuleFixtures(expecttest.TestCase):
             _fixed("hn401_cuda_amp_autocast.py"),
             """\
 # left HN401:10: torch.amp.autocast needs device_type: no device_type or device in scope to pass
+# left HN401:16: torch.amp.autocast needs device_type: no device_type or device in scope to pass
 @@ -5 +5 @@
 -    with torch.cuda.amp.autocast(dtype=torch.bfloat16):
 +    with torch.amp.autocast(device_type, dtype=torch.bfloat16):
@@ -615,6 +616,9 @@ class TestRuleFixtures(expecttest.TestCase):
 @@ -10 +11 @@
 -    with torch.cuda.amp.autocast():
 +    with accelerator_api.autocast():
+@@ -16 +17 @@
+-    with torch.cuda.amp.autocast(enabled=False):
++    with accelerator_api.autocast(enabled=False):
 """,
         )
 

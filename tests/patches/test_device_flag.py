@@ -146,6 +146,10 @@ def test_negatives_say_why(tree):
     # only handed on to another library's `cuda=`: converting it would write the test back there
     assert "only handed on" in why[("_check_compiled", "cuda")]
     assert "public API" in why[("synth_batch", "cuda")]  # test_helpers.py holds no tests
+    # a private module's function that a public package's __init__ imports is public too
+    assert "public API" in why[("record_function", "use_cuda")]
+    # handed on by position to a switch that stays (pfn-extras' record_function, round 31)
+    assert "only handed on" in why[("traced", "use_cuda")]
     assert why[("train", "use_cuda")]  # a script's own (public here, and it selects .cuda())
     assert all(not why[k] for k in [("load", "cuda"), ("load_async", "cuda"), ("compile", "cuda")])
     assert a.attrs[("torch._inductor.graph.GraphLowering", "cuda")].ok

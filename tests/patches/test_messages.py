@@ -101,3 +101,14 @@ def test_the_old_names_are_the_sites_own():
     assert display_old(spec, [site]) == "torch.cuda.max_memory_allocated"
     nothing = SimpleNamespace(source="x = 1")
     assert display_old(spec, [nothing]) == ", ".join(names[:3]) + " (and 2 more)"
+
+
+def test_a_configured_backend_default_is_named_by_the_table_it_reads():
+    """lavis' ``args.dist_backend = "nccl"`` (round 31): the subject named
+    ``get_default_backend_for_device``, which the patch does not call."""
+    from patches.generate.message import written
+
+    api = "torch.distributed.get_default_backend_for_device"
+    table = "torch.distributed.Backend.default_device_backend_map"
+    assert written(api, [f"    args.dist_backend = {table}.get(kind)"]) == table
+    assert written(api, [f"    dist.init_process_group({api}(device))"]) == api

@@ -148,3 +148,28 @@ def test_the_rewrites_strings_take_the_files_quotes(quotes, before, want):
     got = style.conform("pkg/m.py", before, after, style.Style(120, 120, quotes, "test"))
     assert got.splitlines()[-1].endswith(f"else {want}")
     assert got.splitlines()[:-1] == after.splitlines()[:-1]  # nothing else moves
+
+
+BLACKENED = """import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument(
+    "--cuda",
+    type=int,
+    default=0,
+    help="Select zero-indexed cuda device. -1 to use CPU, a sentence black leaves whole.",
+)
+"""
+
+
+def test_a_file_in_blacks_layout_keeps_it_though_a_line_is_longer(tmp_path):
+    """avalanche's examples: black's layout at 88, with a help string longer than that. The
+    changed call is laid out as black would, not joined onto one 100-column line."""
+    own = _style(tmp_path, "train.py", BLACKENED)
+    assert (own.line_length, own.limit) == (88, 90) and own.source.startswith("black's")
+    after = BLACKENED.replace("    type=int,\n", '    type=int,\n    dest="accel",\n')
+    assert style.conform("train.py", BLACKENED, after, own) == after
+    joined = BLACKENED.replace(
+        '    "--cuda",\n    type=int,\n', '    "--cuda", type=int, dest="accel",\n'
+    )
+    assert style.conform("train.py", BLACKENED, joined, own) == after

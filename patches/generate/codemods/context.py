@@ -167,9 +167,13 @@ class FileContext:
 
     def in_scope(self, line: int, name: str) -> bool:
         """``name`` resolves at ``line``, and not only to a parameter that defaults to ``None``
-        and is assigned nowhere before ``line``."""
+        and is assigned nowhere before ``line``, nor to a name of ``line``'s own scope first bound
+        there or later (mmseg's ``device = cost.device`` below the autocast that would read it:
+        an ``UnboundLocalError``)."""
         b = self.binding(line, name)
-        return b is not None and not _unset_parameter(b[0].node, name, line)
+        if b is None or _unset_parameter(b[0].node, name, line):
+            return False
+        return b[0] is not self.scope_at(line) or b[0].first.get(name, 0) < line
 
     def defined_locally(self, line: int, name: str) -> bool:
         b = self.binding(line, name)

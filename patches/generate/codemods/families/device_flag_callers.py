@@ -111,26 +111,33 @@ class _Tree(_AttrChecks):
         return changed
 
     def _handed_on(self, unit: ParamUnit, taken: set) -> str:
-        """Why a unit whose every read of the switch is handed on, by a switch-named keyword, to
-        a call no converted unit takes (torch-fidelity's test: ``calculate_metrics(...,
-        cuda=cuda)``) is left: the rewrite would only write the CUDA test back there
+        """Why a unit whose every read of the switch is handed on, by a switch-named keyword or
+        by position to a switch left, to a call no converted unit takes (torch-fidelity's test:
+        ``calculate_metrics(..., cuda=cuda)``) is left: the rewrite would only write the CUDA test back there
         (``cuda=device_type == "cuda"``); "" where a read does something else or goes to a
         call in ``taken`` (a converted unit's)."""
         first = None
+        # (function, argument index) -> the switch of a unit left there (``record(name, None,
+        # use_cuda)``: pfn-extras' ``record_function`` hands its switch on by position)
+        left = {(u.name, u.defs[0][1]): u.param for u in self.out.params.values() if not u.ok}
         for d, _, _ in unit.defs:
             parents = self.parents(d.path)
             for stmt in d.node.body:
                 for n in ast.walk(stmt):
                     if not (isinstance(n, ast.Name) and n.id == unit.param):
                         continue
-                    kw, call = parents.get(n), None
+                    kw, call, slot = parents.get(n), None, None
                     if isinstance(kw, ast.keyword) and kw.arg in self.names:
-                        call = parents.get(kw)
+                        call, slot = parents.get(kw), kw.arg
+                    elif isinstance(kw, ast.Call) and n in kw.args:
+                        func = kw.func
+                        at = (getattr(func, "id", None) or getattr(func, "attr", None), _at(kw, n))
+                        call, slot = (kw, left[at]) if at in left else (None, None)
                     func = getattr(call, "func", None)
                     name = getattr(func, "id", None) or getattr(func, "attr", None)
                     if name is None or (d.path, call.lineno, name) in taken:
                         return ""
-                    first = first or (name, kw.arg, d.path, call.lineno)
+                    first = first or (name, slot, d.path, call.lineno)
         if first is None:
             return ""
         name, slot, rel, line = first
@@ -377,3 +384,13 @@ def analyse(index: TreeIndex, names: tuple[str, ...]) -> Analysis:
     if key not in index.memo:
         index.memo[key] = _Tree(index, names).run()
     return index.memo[key]
+
+
+def _at(call: ast.Call, arg: ast.AST) -> int | None:
+    """``arg``'s index among ``call``'s positional arguments; None after a ``*args``."""
+    for i, a in enumerate(call.args):
+        if isinstance(a, ast.Starred):
+            return None
+        if a is arg:
+            return i
+    return None

@@ -5,8 +5,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from audits.resolve import module_name
 from patches.generate.codemods.context import param_defaults
 from patches.generate.codemods.families.base import is_test_file, placed_as_test
+from patches.generate.codemods.reexports import Importers
 from patches.generate.codemods.tree_index import Def, dotted
 from patches.generate.intent.nodes import switch_decl
 
@@ -76,10 +78,19 @@ def holds_tests(index, rel: str) -> bool:
 
 
 def _is_public(d: Def, index) -> bool:
+    """A def callers outside the tree may call: no part of its name private, or a function of a
+    private module that a public package's ``__init__.py`` imports by name (pfn-extras'
+    ``profiler/__init__.py``: ``from ._record import record_function``)."""
     if holds_tests(index, d.path):
         return False
     parts = d.module.split(".") + (d.cls[len(d.module) + 1 :].split(".") if d.cls else [])
-    return not any(p.startswith("_") for p in parts + [d.name] if p)
+    if not any(p.startswith("_") for p in parts + [d.name] if p):
+        return True
+    if d.cls or d.name.startswith("_"):
+        return False
+    by = Importers(index.root, index.prefix, index).of(d.path)(d.name)
+    exporter = module_name(by, index.prefix).split(".") if by.endswith("__init__.py") else ["_"]
+    return not any(p.startswith("_") for p in exporter)
 
 
 def _param_of(d: Def, names: tuple[str, ...]):
