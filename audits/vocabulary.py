@@ -85,6 +85,8 @@ EXCLUSIVE_PHRASES = (
     r"\bonly (?:on |for |with |in )?cuda\b",
     # "it can only be used with CUDA enabled", "only runs on CUDA", "only supported on CUDA"
     r"\bonly (?:be )?(?:used|run|runs|works?|supported|available|implemented) (?:on|for|with|in) cuda\b",
+    # "we apply this optimization only when running on CUDA", "only if on CUDA"
+    r"\bonly (?:when|if) (?:(?:running|run|it runs|we run|we are|it is) )?(?:on|with|in) cuda\b",
 )
 
 

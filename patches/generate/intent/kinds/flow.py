@@ -5,7 +5,8 @@ x.device.type == "cuda": has_cuda = True`` ... ``if has_cuda: y = y.cuda()``); r
 (``range(_gpu_count())`` over a helper that asks ``get_device_properties``); a device query
 (``[queries]``) in a function that asks CUDA about the devices again; or passed by keyword to a
 same-file function that tests that parameter against ``"cuda"`` (``_load(x, device_type="cuda")``,
-the device-flag family's converted call). The neutral answer would
+the device-flag family's converted call). Or it annotates a parameter the function hands to
+such code. The neutral answer would
 count or name devices that CUDA code then indexes. What counts is code, not words: the name a
 later assignment binds (``cuda_time = start.elapsed_time(end)``) is not CUDA work. Nor is a test
 of the name's device type against ``"cuda"`` (``if device == "cuda":``) where the scope also binds
@@ -28,7 +29,28 @@ SUMMARY = "the value is handed to CUDA-specific code"
 
 
 def detect(p: Probe) -> list[Evidence]:
-    return [*_assigned(p), *_recorded(p), *_returned(p), *_asked_again(p), *_switched(p)]
+    found = [*_assigned(p), *_recorded(p), *_returned(p), *_asked_again(p), *_switched(p)]
+    return found or _annotated(p)
+
+
+def _annotated(p: Probe) -> list[Evidence]:
+    """The site is (in) the annotation of a parameter that the function hands to CUDA-only
+    code (pfn-extras' ``stream(stream: Optional[torch.cuda.Stream])``, whose body enters
+    ``torch.cuda.stream(stream)`` and reads ``stream.cuda_stream``): the annotation promises
+    what that code takes."""
+    n = p.node
+    while n is not None and not isinstance(n, ast.arg):
+        n = p.index.parents.get(n)
+    fn = p.index.parents.get(p.index.parents.get(n)) if n is not None else None
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    for stmt in fn.body:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Name) and sub.id == n.arg and isinstance(sub.ctx, ast.Load):
+                hits = _use(p, sub, span_of(sub))
+                if hits:
+                    return first_hit(KIND, hits)
+    return []
 
 
 def _switched(p: Probe) -> list[Evidence]:
@@ -224,9 +246,12 @@ def _dispatch_arm(p: Probe, sub: ast.Name) -> list[ast.AST] | None:
     return other if isinstance(other, list) else [other]
 
 
-def _use(p: Probe, sub: ast.Name | ast.Attribute, own=None) -> Hits:
+def _use(p: Probe, sub: ast.Name | ast.Attribute, own=None, relay: bool = True) -> Hits:
     """What stays CUDA where ``sub`` (a use of the assigned name or attribute) goes; ``own``:
-    the span not to count (the site's, by default)."""
+    the span not to count (the site's, by default). A flag copied into a local name, alone or
+    as a term of an ``and`` (pfn-extras' tracer: ``is_cuda_available = self._is_cuda_available
+    and not is_forked`` ... ``if is_cuda_available: torch.cuda.synchronize()``), goes where that
+    name goes (one step: ``relay``)."""
     own = p.own if own is None else own
     user = p.index.top(sub)[1]  # a compound statement: all of it (the body uses it)
     # an assignment: its value (the name it binds is a word, not CUDA code: `cuda_time = ...`)
@@ -234,6 +259,10 @@ def _use(p: Probe, sub: ast.Name | ast.Attribute, own=None) -> Hits:
     hits = p.remaining(_entry(value, sub) if value is not None else span_of(user), own)
     if hits:
         return hits
+    if relay and value is not None and _copied(value, sub):
+        hits = _relayed(p, user)
+        if hits:
+            return hits
     n = sub
     while not isinstance(n, ast.stmt):
         parent = p.index.parents.get(n)
@@ -250,6 +279,32 @@ def _use(p: Probe, sub: ast.Name | ast.Attribute, own=None) -> Hits:
         if hits or parent is None:
             return hits
         n = parent
+    return []
+
+
+def _copied(value: ast.expr, sub: ast.AST) -> bool:
+    """``sub`` is ``value`` itself or a term of the ``and`` chain that is ``value``."""
+    if value is sub:
+        return True
+    return isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And) and sub in value.values
+
+
+def _relayed(p: Probe, stmt: ast.Assign | ast.AnnAssign) -> Hits:
+    """What stays CUDA where the names ``stmt`` binds go later in its scope."""
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    names = {t.id for t in targets if isinstance(t, ast.Name)}
+    scope = p.ctx.scope_at(stmt.lineno)
+    for sub in ast.walk(scope.node) if names else ():
+        if (
+            isinstance(sub, ast.Name)
+            and sub.id in names
+            and isinstance(sub.ctx, ast.Load)
+            and sub.lineno > stmt.end_lineno
+            and _resolves_to(p, sub, scope)
+        ):
+            hits = _use(p, sub, span_of(sub), relay=False)  # the name is the author's word
+            if hits:
+                return hits
     return []
 
 

@@ -2,7 +2,8 @@
 where CUDA is there (MONAI's ``map_location = None if torch.cuda.is_available() else
 torch.device("cpu")``): ``None`` restores each tensor where it was saved, on CUDA, and the
 check asks whether that device exists. Neutral, a machine with another accelerator would pick
-``None`` and fail to restore CUDA tensors that it loaded on the CPU before."""
+``None`` and fail to restore CUDA tensors that it loaded on the CPU before. Likewise a key of a
+``map_location`` mapping: it names the device the tensors were saved on."""
 
 from __future__ import annotations
 
@@ -19,7 +20,29 @@ def detect(p: Probe) -> list[Evidence]:
     picked = p.picked()
     if picked and _none(picked[1]) and _for_map_location(p, picked[0]):
         return [Evidence(KIND, p.f.line, f"{_NAME} = None where CUDA is there")]
+    if _saved_key(p):
+        return [Evidence(KIND, p.f.line, f"a {_NAME} key: the device a tensor was saved on")]
     return []
+
+
+def _saved_key(p: Probe) -> bool:
+    """The site is (in) a key stored into a ``map_location`` mapping (``map_location[f"cuda:{i}"]
+    = str(device)``): a key names the device a checkpoint's tensors were saved on, CUDA's, not
+    the machine's (avalanche's loader, which built the keys at import and, neutral, raised on a
+    CPU-only machine). A dict display of devices is the families' (``device map``: left whole)."""
+    n = p.node
+    while isinstance(parent := p.index.parents.get(n), (ast.JoinedStr, ast.FormattedValue)):
+        n = parent
+    return (
+        isinstance(parent, ast.Subscript)
+        and parent.slice is n
+        and isinstance(parent.ctx, ast.Store)
+        and _NAME in _name(parent.value)
+    )
+
+
+def _name(node) -> str:
+    return node.id if isinstance(node, ast.Name) else getattr(node, "attr", "")
 
 
 def _none(node) -> bool:

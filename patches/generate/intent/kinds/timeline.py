@@ -2,7 +2,8 @@
 statements call ``torch.cuda.*`` code this run leaves, or a CUDA-only library (``libraries.py``:
 cuCIM's transform before MONAI's sync): the work it times or orders stays CUDA's
 (events around ``torch.cuda._sleep(...)``), so a neutral event would time nothing. A stream
-scope (``with torch.cuda.stream(s):``) orders the work of its own body too. Only calls
+scope (``with torch.cuda.stream(s):``) orders the work of its own body too, whatever stays CUDA
+there (lavis' prefetcher: a project helper that moves the batch with ``.cuda()``). Only calls
 count, not names (``cuda_time``), and not ``[timeline] resolvers`` (``_get_device_index``: an
 index computed, nothing run). A model placed elsewhere in the function (``model.cuda(rank)``)
 is not this block's: ``cuda-device-unit`` asks about the whole function. A definition
@@ -51,6 +52,8 @@ def _left_on_timeline(p: Probe) -> Hits:
             hits = p.remaining(span_of(c.func), p.own)
             if hits:
                 return hits
+    if isinstance(p.stmt, (ast.With, ast.AsyncWith)):
+        return p.reach(span_of(p.stmt.body), p.own)  # the scope's work, a project helper's too
     return []
 
 
