@@ -5,7 +5,8 @@ nearest ``pyproject.toml`` ``[tool.ruff]``/``[tool.black]``/``[tool.yapf]``, ``r
 ``.style.yapf``, looked up from the file's folder to the scanned root, never above it); with
 none, the file's own: its longest line, at least black's and ruff's default 88, and black's
 layout at 88 where the file has it though some line is longer (a string or a comment black does
-not split: avalanche's examples, round 31). A ported script's new lines then fit where its
+not split: avalanche's examples, round 31). Another project's file counts as formatted where
+ruff would change few of its lines (``Style.slack``: black keeps ``"a " "b"``, which ruff joins). A ported script's new lines then fit where its
 author's did.
 """
 
@@ -44,10 +45,10 @@ def style_for(root: Path, prefix: str, rel: str, original: str) -> Style:
         return configured
     longest = max((len(line) for line in original.splitlines()), default=0)
     n = max(FLOOR, longest)
-    black = Style(FLOOR, n, "preserve", "black's default layout, which the file has")
+    black = Style(FLOOR, n, "preserve", "black's default layout, which the file has", True)
     if n > FLOOR and formatted(original, rel, black):
         return black  # formatted at 88 but for lines black leaves long (a string, a comment)
-    return Style(n, n, "preserve", "the file's longest line")
+    return Style(n, n, "preserve", "the file's longest line", True)
 
 
 @functools.lru_cache(maxsize=64)
@@ -88,12 +89,12 @@ def _pyproject(folder: Path) -> Style | None:
     where = str(folder / "pyproject.toml")
     if (n := _length(ruff.get("line-length"))) is not None:
         quotes = ruff.get("format", {}).get("quote-style", "double")
-        return Style(n, n, quotes, f"{where} [tool.ruff]")
+        return Style(n, n, quotes, f"{where} [tool.ruff]", True)
     if (n := _length(black.get("line-length"))) is not None:
         quotes = "preserve" if black.get("skip-string-normalization") else "double"
-        return Style(n, n, quotes, f"{where} [tool.black]")
+        return Style(n, n, quotes, f"{where} [tool.black]", True)
     if (n := _length(tool.get("yapf", {}).get("column_limit"))) is not None:
-        return Style(n, n, "preserve", f"{where} [tool.yapf]")  # yapf leaves quotes alone
+        return Style(n, n, "preserve", f"{where} [tool.yapf]", True)  # yapf keeps quotes
     return None
 
 
@@ -102,7 +103,7 @@ def _ruff_toml(folder: Path) -> Style | None:
         data = _read_toml(folder / name)
         if (n := _length(data.get("line-length"))) is not None:
             quotes = data.get("format", {}).get("quote-style", "double")
-            return Style(n, n, quotes, str(folder / name))
+            return Style(n, n, quotes, str(folder / name), True)
     return None
 
 
@@ -117,5 +118,5 @@ def _ini(folder: Path) -> Style | None:
             value = parser.get(section, key, fallback="").strip()
             if value.isdigit() and int(value) > 0:
                 n = int(value)
-                return Style(n, n, "preserve", f"{folder / name} [{section}]")
+                return Style(n, n, "preserve", f"{folder / name} [{section}]", True)
     return None

@@ -154,6 +154,11 @@ BLACKENED = """import argparse
 
 parser = argparse.ArgumentParser()
 parser.add_argument(
+    "--mnist",
+    choices=["rotated", "permuted", "split"],
+    help="Choose between MNIST variations: " "rotated, permuted or split.",
+)
+parser.add_argument(
     "--cuda",
     type=int,
     default=0,
