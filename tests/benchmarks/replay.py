@@ -111,9 +111,9 @@ def make_tree(src: Path, files: list[str], dest: Path) -> Path:
 
 def apply_each(tree: Path, series: Path, res: ModeResult) -> None:
     """``git am`` one patch at a time; after each, every file it changed must compile, read no
-    attribute a neutral object lacks (bisect_series.bad_attributes) and keep its line endings."""
-    from bisect_series import bad_attributes  # imports torch: only when there is a series
-
+    attribute a neutral object lacks (bisect_series.bad_attributes), read no name it did not
+    bind (a ``.to(device)`` whose ``device`` line a later patch adds) and keep its line
+    endings."""
     for i, name in enumerate((series / "series").read_text().split(), 1):
         try:
             gitutil.am(tree, [series / name])
@@ -123,21 +123,48 @@ def apply_each(tree: Path, series: Path, res: ModeResult) -> None:
         res.applied += 1
         changed = gitutil.git("diff", "--name-only", "HEAD~1", "HEAD", cwd=tree).stdout.split()
         for rel in changed:
-            text = (tree / rel).read_text(encoding="utf-8")
-            try:
-                compile(text, rel, "exec", dont_inherit=True)
-            except SyntaxError as e:
-                res.prefix_failures.append(f"prefix {i} ({name}): {rel} does not compile: {e}")
-                continue
-            for b in bad_attributes(text):
-                res.prefix_failures.append(f"prefix {i} ({name}): {rel} {b}")
-            was = subprocess.run(["git", "show", f"HEAD~1:{rel}"], cwd=tree, capture_output=True)
-            ends = (_newlines(was.stdout), _newlines((tree / rel).read_bytes()))
-            if ends[0] in ("lf", "crlf") and ends[1] != ends[0]:
-                res.prefix_failures.append(f"prefix {i} ({name}): {rel} line endings {ends}")
-            before = gitutil.git("show", f"HEAD~1:{rel}", cwd=tree).stdout
-            for why in lint(tree, rel, before, text):
-                res.patch_lint.append(f"patch {i} ({name}): {why}")
+            failures, lint_says = _prefix_checks(tree, rel)
+            res.prefix_failures += [f"prefix {i} ({name}): {rel} {f}" for f in failures]
+            res.patch_lint += [f"patch {i} ({name}): {why}" for why in lint_says]
+
+
+def _prefix_checks(tree: Path, rel: str) -> tuple[list[str], list[str]]:
+    """(what fails, what PyTorch's lint says) of ``rel`` after the patch just applied."""
+    from bisect_series import bad_attributes  # imports torch: only when there is a series
+
+    text = (tree / rel).read_text(encoding="utf-8")
+    try:
+        compile(text, rel, "exec", dont_inherit=True)
+    except SyntaxError as e:
+        return [f"does not compile: {e}"], []
+    before = gitutil.git("show", f"HEAD~1:{rel}", cwd=tree).stdout
+    out = list(bad_attributes(text))
+    out += [
+        f"reads `{n}`, bound nowhere" for n in sorted(_unbound(text, rel) - _unbound(before, rel))
+    ]
+    was = subprocess.run(["git", "show", f"HEAD~1:{rel}"], cwd=tree, capture_output=True)
+    ends = (_newlines(was.stdout), _newlines((tree / rel).read_bytes()))
+    if ends[0] in ("lf", "crlf") and ends[1] != ends[0]:
+        out.append(f"line endings {ends}")
+    return out, lint(tree, rel, before, text)
+
+
+def _unbound(text: str, rel: str) -> set[str]:
+    """The names ``text`` reads and binds nowhere (ruff's F821); empty without ruff."""
+    from patches.generate.pytorch_style import ruff
+
+    exe = ruff()
+    if exe is None or not rel.endswith(".py"):
+        return set()
+    cmd = [exe, "check", "--isolated", "--select", "F821", "--output-format", "json"]
+    done = subprocess.run(
+        [*cmd, "--stdin-filename", rel, "-"], input=text.encode(), capture_output=True
+    )
+    try:
+        found = json.loads(done.stdout or b"[]")
+    except ValueError:
+        return set()
+    return {m["message"].split("`")[1] for m in found if m["message"].count("`") >= 2}
 
 
 def _newlines(data: bytes) -> str:

@@ -193,6 +193,45 @@ def test_a_unit_lands_in_one_patch(tmp_path):
     assert any("Also rule: HN102" in p for p in patches)
 
 
+BENCHMARK = """import argparse
+import time
+
+import torch
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description="benchmark a model")
+    parser.add_argument("--repeat", type=int, default=3)
+    return parser.parse_args()
+
+
+def main(model, data):
+    if torch.cuda.is_available():
+        model = model.cuda()
+    for batch in data:
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        model(batch)
+        print(time.perf_counter() - start)
+
+
+if __name__ == "__main__":
+    main(None, [])
+"""
+
+
+def test_a_unit_takes_the_lines_its_sites_need(tmp_path):
+    """A tool script's guard and the ``.cuda()`` it guards land in the guard's patch as one
+    unit; the ``.to(device)`` written there needs the script's ``device`` line, which lands in
+    that patch too, not in the later one of the ``.cuda()`` rule (mmseg's benchmark tool, round
+    31: a prefix read ``device`` before any patch bound it)."""
+    patches = _series(tmp_path, BENCHMARK, "--unsafe-fixes")
+    uses = [i for i, p in enumerate(patches) if "+        model = model.to(device)" in p]
+    binds = [i for i, p in enumerate(patches) if "\n+device = " in p]
+    assert uses and binds and binds[0] <= uses[0], patches
+
+
 def test_a_neutral_index_never_sits_next_to_a_cuda_literal(tmp_path):
     """Safe fixes only (no HN503 for the ``"cuda"`` literal): the index stays CUDA's too."""
     patches = _series(tmp_path, UNITS)

@@ -204,6 +204,22 @@ class _File:
             for s, ls in g:
                 for ln in ls:
                     where.setdefault((s.rule, ln), gi)
+        moves = self._unit_moves(where)
+        if not moves:
+            return
+        specs = {s.rule: s for g in self.groups for s, _ in g}
+        extra = self._prepared_along(moves, where, specs)
+        new: list[dict[str, set[int]]] = [{s.rule: set(ls) for s, ls in g} for g in self.groups]
+        for (rule, ln), gi in moves.items():
+            new[where[(rule, ln)]][rule].discard(ln)
+            new[gi].setdefault(rule, set()).add(ln)
+        for (rule, x), gi in extra.items():
+            new[gi].setdefault(rule, set()).add(x)
+        self.groups = [[(specs[r], frozenset(ls)) for r, ls in g.items() if ls] for g in new]
+
+    def _unit_moves(self, where: dict) -> dict[tuple[str, int], int]:
+        """(rule, line) -> the group a site of a split unit moves to, its family's companion
+        lines with it."""
         moves: dict[tuple[str, int], int] = {}
         for unit in self.gate.units():
             at = [where[x] for x in unit if x in where]
@@ -215,14 +231,20 @@ class _File:
             for sp in self.companions.get((rule, ln), ()):
                 if (rule, sp[0][0]) in where:
                     moves[(rule, sp[0][0])] = gi
-        if not moves:
-            return
-        specs = {s.rule: s for g in self.groups for s, _ in g}
-        new: list[dict[str, set[int]]] = [{s.rule: set(ls) for s, ls in g} for g in self.groups]
-        for (rule, ln), gi in moves.items():
-            new[where[(rule, ln)]][rule].discard(ln)
-            new[gi].setdefault(rule, set()).add(ln)
-        self.groups = [[(specs[r], frozenset(ls)) for r, ls in g.items() if ls] for g in new]
+        return moves
+
+    def _prepared_along(self, moves: dict, where: dict, specs: dict) -> dict:
+        """The lines a moved site's family prepares with it (a script's ``device`` line, which
+        the ``.to(device)`` a guard's unit now writes needs in that step: mmseg's tools, round
+        31), as (rule, line) -> group; one that is a site itself moves as a site (``moves``)."""
+        extra: dict[tuple[str, int], int] = {}
+        for (rule, ln), gi in list(moves.items()):
+            for x in self._prepare(specs[rule], frozenset({ln})) - {ln}:
+                if (rule, x) in where:
+                    moves.setdefault((rule, x), gi)
+                else:
+                    extra.setdefault((rule, x), gi)
+        return extra
 
     def variant(self, i: int, gated: Gated) -> tuple[str, Engine]:
         """Piece ``i`` rewritten for ``gated`` (restricted to its lines), cached."""
