@@ -198,18 +198,11 @@ def _handed_on(p: Probe, stmt, names: set[str]) -> list[Evidence]:
         return []
     scope = p.ctx.scope_at(stmt.lineno)
     several = {n for n in names if other_backend_bound(p.ctx, scope, n)}
-    for sub in ast.walk(scope.node):
-        if (
-            isinstance(sub, ast.Name)
-            and sub.id in names
-            and isinstance(sub.ctx, ast.Load)
-            and sub.lineno > stmt.end_lineno
-            and _resolves_to(p, sub, scope)
-        ):
-            arm = _dispatch_arm(p, sub) if sub.id in several else None
-            hits = _use(p, sub) if arm is None else p.remaining(span_of(arm), p.own) if arm else []
-            if hits:
-                return first_hit(KIND, hits)
+    for sub in _later_reads(p, stmt, names, scope):
+        arm = _dispatch_arm(p, sub) if sub.id in several else None
+        hits = _use(p, sub) if arm is None else p.remaining(span_of(arm), p.own) if arm else []
+        if hits:
+            return first_hit(KIND, hits)
     return []
 
 
@@ -293,7 +286,15 @@ def _relayed(p: Probe, stmt: ast.Assign | ast.AnnAssign) -> Hits:
     """What stays CUDA where the names ``stmt`` binds go later in its scope."""
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
     names = {t.id for t in targets if isinstance(t, ast.Name)}
-    scope = p.ctx.scope_at(stmt.lineno)
+    for sub in _later_reads(p, stmt, names, p.ctx.scope_at(stmt.lineno)):
+        hits = _use(p, sub, span_of(sub), relay=False)  # the name is the author's word
+        if hits:
+            return hits
+    return []
+
+
+def _later_reads(p: Probe, stmt, names: set[str], scope):
+    """The reads of ``names`` after ``stmt`` that resolve to ``scope``'s binding."""
     for sub in ast.walk(scope.node) if names else ():
         if (
             isinstance(sub, ast.Name)
@@ -302,10 +303,7 @@ def _relayed(p: Probe, stmt: ast.Assign | ast.AnnAssign) -> Hits:
             and sub.lineno > stmt.end_lineno
             and _resolves_to(p, sub, scope)
         ):
-            hits = _use(p, sub, span_of(sub), relay=False)  # the name is the author's word
-            if hits:
-                return hits
-    return []
+            yield sub
 
 
 def _entry(value: ast.expr, sub: ast.AST):
