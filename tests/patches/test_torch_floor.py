@@ -190,3 +190,52 @@ def test_an_autocast_device_type_read_from_a_value_needs_mps_autocast():
     # a string, or keywords only: no value to read
     for same in ('with torch.autocast(device_type="cpu"):', "with autocast(enabled=amp):"):
         assert torch_floor.too_new("", same, torch_floor.parse("2.2")) == []
+
+
+SCRIPT = """import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--cuda", action="store_true")
+opt = parser.parse_args()
+model = torch.load("model.pth")
+x = torch.ones(1)
+if opt.cuda:
+    model = model.cuda()
+    x = x.cuda()
+print(model(x))
+"""
+
+TEST_MODULE = """import torch
+
+SIZE = 2
+
+
+def test_forward():
+    model = torch.nn.Linear(SIZE, SIZE).cuda()
+    x = torch.ones(1, SIZE).cuda()
+    assert model(x).shape == (1, SIZE)
+"""
+
+
+@pytest.mark.parametrize(
+    "rel, text", [("scripts/infer.py", SCRIPT), ("tests/test_a.py", TEST_MODULE)]
+)
+def test_no_name_for_a_device_line_the_floor_forbids(tmp_path, capsys, rel, text):
+    """A script's ``device`` line and a test module's ``DEVICE_TYPE`` need torch>=2.6
+    (``torch.accelerator``): under an older floor neither is written, and so no ``.to(device)``
+    reads it (ignite's ``super_resolve.py``, peft's Megatron test, round 31: ``.to(device)`` with
+    no ``device`` bound). The same sites with the newest torch get both."""
+    (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / rel).write_text(text)
+    (tmp_path / "requirements.txt").write_text("torch>=1.7\n")
+    main([str(tmp_path), "--diff", "--unsafe-fixes"])
+    out = capsys.readouterr()
+    assert ".to(device)" not in out.out and ".to(DEVICE_TYPE)" not in out.out, out.out
+    assert "needs torch>=2.6" in out.err
+    main([str(tmp_path), "--diff", "--unsafe-fixes", "--torch-floor", "none"])
+    new = capsys.readouterr().out
+    assert ("\n+device = " in new and ".to(device)" in new) or (
+        "\n+DEVICE_TYPE = " in new and ".to(DEVICE_TYPE)" in new
+    ), new
