@@ -172,6 +172,13 @@ _VALUE_AUTOCAST = re.compile(r"""autocast\(\s*(?:device_type\s*=\s*)?(?!["'\s)]|
 VALUE_AUTOCAST = ("torch.autocast with a device type read from a value", "2.5")
 
 
+def forbids(ctx, code: str) -> bool:
+    """The file's torch floor (``ctx.torch_floor``) predates an API ``code`` calls: a family's
+    module-level line (a script's ``device``, a test module's ``DEVICE_TYPE``) is not written,
+    and so nothing that reads it."""
+    return bool(too_new("", code, getattr(ctx, "torch_floor", None)))
+
+
 def too_new(before: str, after: str, floor: Floor | None) -> list[tuple[str, str]]:
     """(API, its first release) for each API ``after`` calls more often than ``before`` that
     came after ``floor``; an autocast whose device type is a value counts as such an API."""

@@ -137,12 +137,13 @@ def _prefix_checks(tree: Path, rel: str) -> tuple[list[str], list[str]]:
         compile(text, rel, "exec", dont_inherit=True)
     except SyntaxError as e:
         return [f"does not compile: {e}"], []
-    before = gitutil.git("show", f"HEAD~1:{rel}", cwd=tree).stdout
+    was = subprocess.run(["git", "show", f"HEAD~1:{rel}"], cwd=tree, capture_output=True)
+    # as text mode reads it (universal newlines), for the checks that compare lines
+    before = was.stdout.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     out = list(bad_attributes(text))
     out += [
         f"reads `{n}`, bound nowhere" for n in sorted(_unbound(text, rel) - _unbound(before, rel))
     ]
-    was = subprocess.run(["git", "show", f"HEAD~1:{rel}"], cwd=tree, capture_output=True)
     ends = (_newlines(was.stdout), _newlines((tree / rel).read_bytes()))
     if ends[0] in ("lf", "crlf") and ends[1] != ends[0]:
         out.append(f"line endings {ends}")

@@ -88,7 +88,8 @@ def _is_public(d: Def, index) -> bool:
         return True
     if d.cls or d.name.startswith("_"):
         return False
-    by = Importers(index.root, index.prefix, index).of(d.path)(d.name)
+    importers = index.memo.setdefault("importers", Importers(index.root, index.prefix, index))
+    by = importers.of(d.path)(d.name)
     exporter = module_name(by, index.prefix).split(".") if by.endswith("__init__.py") else ["_"]
     return not any(p.startswith("_") for p in exporter)
 

@@ -39,7 +39,7 @@ from patches.generate.codemods.families.own_device import TO_DEVICE
 from patches.generate.codemods.families.script_plan import after_imports as _after_imports
 from patches.generate.codemods.families.script_plan import binds as _binds
 from patches.generate.codemods.families.script_plan import is_plain_cuda as _plain
-from patches.generate.torch_floor import too_new
+from patches.generate.torch_floor import forbids
 
 NAME = "DEVICE_TYPE"
 MIN_SITES = 2  # one call is a local decision; several are the module's device
@@ -106,7 +106,7 @@ class ModuleDevice(ModuleLineFamily):
     def _find(self, ctx, lines: frozenset[int]) -> None:
         if not is_test_file(ctx.path) or ctx.path.endswith("__init__.py"):
             return
-        if too_new("", TYPE_OR_CPU, getattr(ctx, "torch_floor", None)):
+        if forbids(ctx, TYPE_OR_CPU):
             return  # the line needs a newer torch than the project's: no ``.to(DEVICE_TYPE)``
         if _binds(ctx.tree, NAME) or any(_indexed(n) for n in ctx.nodes):
             return

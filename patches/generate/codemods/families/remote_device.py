@@ -33,7 +33,7 @@ from patches.generate.codemods.families.base import is_test_file
 from patches.generate.codemods.families.idioms_common import insert_device_line, string_value
 from patches.generate.codemods.families.module_device import ModuleLineFamily, _binds
 from patches.generate.codemods.families.script_plan import after_imports as _after_imports
-from patches.generate.torch_floor import too_new
+from patches.generate.torch_floor import forbids
 
 NAME = "device_type"
 FAMILY = "device-defaults"  # HN509's family: a "cuda" string anywhere else
@@ -70,7 +70,7 @@ class RemoteDevices(ModuleLineFamily):
         """The sites a module-level ``device_type`` serves, and where to write it."""
         if not is_test_file(ctx.path) or ctx.path.endswith("__init__.py"):
             return
-        if too_new("", UPSTREAM_FORM, getattr(ctx, "torch_floor", None)):
+        if forbids(ctx, UPSTREAM_FORM):
             return  # the line needs a newer torch than the project's
         sites = frozenset(
             n.lineno

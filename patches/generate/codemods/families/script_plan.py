@@ -39,7 +39,7 @@ from patches.generate.codemods.families.literals import (
 )
 from patches.generate.intent.nodes import plain_cuda_device
 from patches.generate.project_style import PYTORCH_PACKAGES
-from patches.generate.torch_floor import too_new
+from patches.generate.torch_floor import forbids
 
 NAME = "device"
 # where a script picks its device with no name for it (idioms_device's script defaults)
@@ -146,7 +146,7 @@ def legacy_place(ctx, call: ast.Call) -> ast.expr | None:
 def _plan(ctx) -> Plan | None:
     if not is_script(ctx) or binds_device(ctx.tree):
         return None
-    if too_new("", TYPE_OR_CPU, getattr(ctx, "torch_floor", None)):
+    if forbids(ctx, TYPE_OR_CPU):
         return None  # the line needs a newer torch than the project's: no ``.to(device)`` either
     uses, taken = _uses(ctx)
     if not uses or _stray(ctx, taken):
