@@ -275,4 +275,78 @@ LATER = {
         ),
         held_out=True,
     ),
+    # held out (round 32): PyTorch's own training platform (its recipes too), a parallel-training
+    # system with its own accelerator layer (with its examples and tests), a sliced-inference
+    # toolkit with its scripts, a forecasting model family with its scripts, a speech-recognition
+    # pipeline, a pose-estimation library and a music separator, at first contact
+    "torchtitan": Project(
+        "torchtitan",
+        "0.3.0",
+        (
+            "torchtitan-0.3.0.tar.gz",
+            "6351b2dc6cdd8bdad15cd2ce5d9520e391a75b584770d2ebd925cc3321cd1b47",
+        ),
+        ("torchtitan", "torchtitan_recipes", "pyproject.toml"),
+        held_out=True,
+    ),
+    "colossalai": Project(
+        "colossalai",
+        "0.5.0",
+        (
+            "colossalai-0.5.0.tar.gz",
+            "883913dfd1165937f444f2673752475efdc63506c4bc3d00af33c7c8fac6d39d",
+        ),
+        ("colossalai", "examples", "tests", "requirements", "setup.py"),
+        held_out=True,
+    ),
+    "sahi": Project(
+        "sahi",
+        "0.12.8",
+        (
+            "sahi-0.12.8.tar.gz",
+            "f2074b3b3aa0f655dbdd69fbb1f1a0b985220f5fb3d920a4206eba160d37028a",
+        ),
+        ("sahi", "scripts", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "chronos": Project(
+        "chronos-forecasting",
+        "2.3.2",
+        (
+            "chronos_forecasting-2.3.2.tar.gz",
+            "910b0891310b74598a937bb9fe8447ea16393bcc2e1ad8d328c1f8099f909201",
+        ),
+        ("src/chronos=chronos", "scripts", "test", "pyproject.toml"),
+        held_out=True,
+    ),
+    "whisperx": Project(
+        "whisperx",
+        "3.8.6",
+        (
+            "whisperx-3.8.6.tar.gz",
+            "d647aecaa6c2f413bb924d722d925878ef300c99093ca49cd6cb7840bdbffe0e",
+        ),
+        ("whisperx", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "mmpose": Project(
+        "mmpose",
+        "1.3.2",
+        (
+            "mmpose-1.3.2.tar.gz",
+            "463df5a591b6cb351140f52a1a6a5e74d9182392d09b8e6bab1f471daca5a21f",
+        ),
+        ("mmpose", "requirements", "setup.cfg", "setup.py"),
+        held_out=True,
+    ),
+    "openunmix": Project(
+        "openunmix",
+        "1.3.0",
+        (
+            "openunmix-1.3.0.tar.gz",
+            "cc9245ce728700f5d0b72c67f01be4162777e617cdc47f9b035963afac180fc8",
+        ),
+        ("openunmix", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
 }
