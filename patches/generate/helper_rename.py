@@ -52,6 +52,7 @@ import libcst as cst
 
 from audits.resolve import absolute_module, module_name, package_name
 from patches.generate import project_style, pytorch_style
+from patches.generate.codemods import compiles
 from patches.generate.codemods.imports import fix_imports
 from patches.generate.codemods.reexports import python_files, tree_bytes
 from patches.generate.helper_rename_body import _Untranslatable, candidate, new_name
@@ -298,7 +299,7 @@ class HelperRenames:
         self._hits = t.hits
         if defining and alias == "deprecated" and t.wrote_alias:
             new = fix_imports(new, path, [("typing_extensions", "deprecated")], set())
-        compile(new, path, "exec", dont_inherit=True)
+        compiles(new, path)
         return new
 
     def start(self, path: str, text: str) -> str:

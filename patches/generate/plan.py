@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import traceback
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -310,7 +311,15 @@ def _file_steps(
     if errs:
         plan.unscanned[path] = f"the rescan failed: {errs[0].reason} {errs[0].detail}".rstrip()
         return {}
-    return file_steps(run, text, path, found, rule_ids, importers.of(path))
+    try:
+        return file_steps(run, text, path, found, rule_ids, importers.of(path))
+    except Exception as e:  # a fault of the codemod's own: this file left, the run goes on
+        where = traceback.extract_tb(e.__traceback__)[-1]
+        detail = f"{type(e).__name__}: {e} ({Path(where.filename).name}:{where.lineno})"
+        plan.errors.append(FileError(path, "codemod-fault", detail))
+        plan.unscanned[path] = f"the codemod failed on this file (a fault to report): {detail}"
+        plan.finals[path] = text
+        return {}
 
 
 def file_steps(

@@ -94,8 +94,9 @@ def generate(tree: Path, out: Path, opts, cache: Path) -> tuple[int, str]:
         raise RuntimeError(f"generate exited {proc.returncode}: " + " | ".join(tail))
     series = out / "series"
     names = series.read_text().split() if series.exists() else []
-    summary = next(iter(proc.stderr.strip().splitlines()), "")
-    return len(names), summary
+    lines = proc.stderr.strip().splitlines()
+    faults = [x for x in lines if ": codemod-fault " in x]  # files the run went on without
+    return len(names), "\n".join(lines[:1] + faults)
 
 
 def make_tree(src: Path, files: list[str], dest: Path) -> Path:

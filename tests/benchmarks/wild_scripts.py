@@ -76,6 +76,17 @@ def generate_says(summary: str) -> dict:
     return {"fixed": int(m.group(1)), "left_after": int(m.group(2))} if m else {}
 
 
+def faults(summary: str) -> list[dict]:
+    """Files generate left because its codemod failed on them (a fault to report; the run went
+    on without them)."""
+    out = []
+    for line in summary.splitlines():
+        head, sep, detail = line.strip().partition(": codemod-fault ")
+        if sep and head.startswith("error "):
+            out.append({"file": head.removeprefix("error "), "traceback": detail})
+    return out
+
+
 def checks(res: replay.ModeResult) -> dict:
     return {
         "patches": res.patches,
@@ -140,7 +151,7 @@ def measure(src: Path, opts, base: Path) -> dict:
         "split_units": [asdict(u) for u in splits],
         "sites": [asdict(x) for x in sites],
         "rewritten_not_in_diff": unmatched,
-        "crashes": decisions["crashes"],
+        "crashes": decisions["crashes"] + faults(res.generate_summary),
         "scan_errors": decisions["scan_errors"],
         "checks": checks(res),
         "generate_says": generate_says(res.generate_summary),

@@ -1680,3 +1680,12 @@ def test_namespace_flag_fixes_its_cuda_flag_finding():
         assert (("HN101", line) in result.outcome.applied) is fixed, name
         _, again = fix(result.after, name)
         assert any(f.rule in ("HN510", "HN101") for f in again) is not fixed, name
+
+
+def test_a_decorated_anchor_gets_the_line_above_its_decorators():
+    """The script's ``device`` line goes above the first statement's decorators, never missing:
+    a script that reads ``device`` binds it."""
+    result, _ = fix((DIR / "decorated_anchor.py").read_text(), "examples/evaluate.py")
+    head = result.after.split("@torch.no_grad()")[0]
+    assert "\ndevice = torch.accelerator.current_accelerator().type" in head, result.after
+    assert result.after.count("x.to(device)") == 1 and ".cuda()" not in result.after

@@ -477,3 +477,18 @@ def test_a_project_that_breaks_generate_does_not_hide_the_others(
     saved = json.loads(out_json.read_text())
     assert [p["project"] for p in saved["projects"]] == ["ignite"]
     assert saved["broken"] == {"fairscale": "generate exited 1: FileNotFoundError"}
+
+
+def test_a_file_generate_went_on_without_is_a_crash():
+    """generate leaves a file its codemod failed on and goes on (exit 0); the benchmark reads
+    that file from generate's summary and fails the project."""
+    summary = (
+        "3 patches, 2 files, 4 findings fixed, 1 left, 1 file errors (1.0s)\n"
+        "  error pkg/mod.py: codemod-fault StopIteration:  (module_device.py:94)"
+    )
+    assert wild_scripts.faults(summary) == [
+        {"file": "pkg/mod.py", "traceback": "StopIteration:  (module_device.py:94)"}
+    ]
+    assert wild_scripts.faults(summary.splitlines()[0]) == []
+    r = {"checks": {"apply_error": "", "prefix_failures": [], "rerun_patches": 0}}
+    assert wild_scripts.failed({**r, "crashes": wild_scripts.faults(summary)})

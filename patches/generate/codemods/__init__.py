@@ -13,6 +13,7 @@ itself is left, with its evidence as the reason, before any family sees it.
 from __future__ import annotations
 
 import ast
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -348,10 +349,18 @@ def rewrite_steps(
         # Every region already parsed; one compile() of the result stands for the steps
         # (compiling each step costs a whole-file compile per rule). On failure, find the step.
         try:
-            compile(final, path, "exec", dont_inherit=True)
+            compiles(final, path)
         except (SyntaxError, ValueError):
             out, _ = _steps(f, verify_each=True)
     return out
+
+
+def compiles(text: str, path: str) -> None:
+    """``compile()`` a rewritten file (raises as it does); the warnings of the project's own code
+    (an ``is`` with a literal, an invalid escape) are not the run's to print."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compile(text, path, "exec", dont_inherit=True)
 
 
 def _sites(group: Gated) -> frozenset[tuple[str, int]]:
@@ -391,7 +400,7 @@ def _step(f: _File, gated: Gated, group: Gated, prev: str, verify_each: bool) ->
     )
     if text != prev and verify_each:
         try:
-            compile(text, f.path, "exec", dont_inherit=True)
+            compiles(text, f.path)
         except (SyntaxError, ValueError) as e:
             error = f"verify: rewritten file does not compile: {e}"
             return Rewrite(f.path, prev, prev, outcome, error=error, sites=sites)

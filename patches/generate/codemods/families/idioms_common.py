@@ -99,6 +99,15 @@ def cuda_call_to(call: cst.Call, name: str) -> cst.Call | None:
     )
 
 
+def first_line_of(eng, module: cst.Module) -> int | None:
+    """The first line of a region's first statement (its first decorator's, where it has any:
+    the anchors ``script_plan.first_line`` names), or None for an empty region."""
+    if not module.body:
+        return None
+    first = module.body[0]
+    return eng.line(first.decorators[0] if getattr(first, "decorators", ()) else first)
+
+
 def insert_device_line(
     eng, spec, original: cst.Module, updated: cst.Module, name: str, form: str = TYPE_OR_CPU
 ):

@@ -32,12 +32,14 @@ from patches.generate.codemods.families.held_self import class_device
 from patches.generate.codemods.families.idioms_common import (
     TYPE_OR_CPU,
     cuda_call_to,
+    first_line_of,
     insert_device_line,
 )
 from patches.generate.codemods.families.method_to_device import storage_form
 from patches.generate.codemods.families.own_device import TO_DEVICE
 from patches.generate.codemods.families.script_plan import after_imports as _after_imports
 from patches.generate.codemods.families.script_plan import binds as _binds
+from patches.generate.codemods.families.script_plan import first_line as _first
 from patches.generate.codemods.families.script_plan import is_plain_cuda as _plain
 from patches.generate.torch_floor import forbids
 
@@ -91,7 +93,7 @@ class ModuleLineFamily(Family):
             self._find(ctx, lines)
         if self.anchor is None or not self.sites & lines:
             return lines
-        top = next(s for s in ctx.tree.body if s.lineno <= self.anchor <= s.end_lineno)
+        top = next(s for s in ctx.tree.body if _first(s) <= self.anchor <= s.end_lineno)
         ctx.blocks.add((self.anchor, top.end_lineno))
         return lines | {self.anchor}
 
@@ -120,8 +122,7 @@ class ModuleDevice(ModuleLineFamily):
         said = sum(e.placement in sites for e in expectations(ctx).values())
         if len(sites) + said < MIN_SITES or top is None or top.lineno > min(sites):
             return
-        decorators = [d.lineno for d in getattr(top, "decorator_list", [])]
-        self.anchor, self.sites = min([top.lineno, *decorators]), sites
+        self.anchor, self.sites = _first(top), sites
 
     def _taken(self, eng) -> bool:
         """Some site of this step passes the gate (else no ``DEVICE_TYPE`` is written)."""
@@ -149,7 +150,7 @@ class ModuleDevice(ModuleLineFamily):
         module level: the anchor is the region's first statement)."""
         if not isinstance(original, cst.Module) or self.anchor is None:
             return None
-        if not original.body or eng.line(original.body[0]) != self.anchor:
+        if first_line_of(eng, original) != self.anchor:
             return None
         specs = [s for s, _ in eng.gated if s.family == TO_DEVICE]
         if not specs or not self._taken(eng):

@@ -30,9 +30,14 @@ import libcst as cst
 
 from audits.python.strings import full_text, remote_device
 from patches.generate.codemods.families.base import is_test_file
-from patches.generate.codemods.families.idioms_common import insert_device_line, string_value
+from patches.generate.codemods.families.idioms_common import (
+    first_line_of,
+    insert_device_line,
+    string_value,
+)
 from patches.generate.codemods.families.module_device import ModuleLineFamily, _binds
 from patches.generate.codemods.families.script_plan import after_imports as _after_imports
+from patches.generate.codemods.families.script_plan import first_line
 from patches.generate.torch_floor import forbids
 
 NAME = "device_type"
@@ -88,8 +93,7 @@ class RemoteDevices(ModuleLineFamily):
         top = _after_imports(ctx)
         if top is None or top.lineno > min(sites):
             return
-        decorators = [d.lineno for d in getattr(top, "decorator_list", [])]
-        self.anchor, self.sites = min([top.lineno, *decorators]), sites
+        self.anchor, self.sites = first_line(top), sites
 
     def _usable(self, eng, node) -> bool:
         """A device type is there for ``node``: the module's (written or its own) or one
@@ -131,7 +135,7 @@ class RemoteDevices(ModuleLineFamily):
             return self._fstring(eng, original, updated)
         if not isinstance(original, cst.Module) or self.anchor is None:
             return None
-        if not original.body or eng.line(original.body[0]) != self.anchor:
+        if first_line_of(eng, original) != self.anchor:
             return None
         specs = [s for s, _ in eng.gated if s.family == FAMILY]
         if not specs or not self._taken(eng):

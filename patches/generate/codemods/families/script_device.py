@@ -30,6 +30,7 @@ from patches.generate.codemods.families.idioms_common import (
     api_target,
     cuda_call_to,
     expr,
+    first_line_of,
     insert_device_line,
     specs_at,
     string_value,
@@ -198,7 +199,7 @@ class ScriptDevice(MethodToDevice):
         p = plan(eng.ctx)
         if p is None or not isinstance(original, cst.Module) or not original.body:
             return None
-        if eng.line(original.body[0]) != p.anchor:
+        if first_line_of(eng, original) != p.anchor:
             return None
         specs = [
             s

@@ -154,7 +154,7 @@ def _plan(ctx) -> Plan | None:
     top = after_imports(ctx)
     if top is None or top.lineno > min(uses):
         return None
-    start = min([top.lineno, *(d.lineno for d in getattr(top, "decorator_list", []))])
+    start = first_line(top)
     return Plan(start, top.end_lineno, frozenset(uses), _comments_above(ctx, start))
 
 
@@ -313,6 +313,11 @@ def _runs_code(tree: ast.Module) -> bool:
         ):
             return True
     return False
+
+
+def first_line(stmt: ast.stmt) -> int:
+    """A statement's first line: its first decorator's, where it has any."""
+    return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
 
 
 def after_imports(ctx) -> ast.stmt | None:
