@@ -123,7 +123,13 @@ class DeviceLiteral(Family):
         parameter ``p`` (``operands.factory_at``), else ``self.device`` in a method of a class
         that holds its device (``own_device.class_device``: set, never to None, and set by then
         where the method sets it), else left."""
+        from patches.generate.codemods.families.module_device import literal_at  # its user
+
         line = eng.line(original)
+        module = literal_at(eng.ctx, line) if where in ("device", ".to") else None
+        if module is not None:  # a test module's own DEVICE_TYPE (``module_device``)
+            eng.done(spec, original)
+            return cst.Name(module)
         param = operands.factory_at(eng.ctx, line) if where == "device" else None
         if param is None and class_device(eng.ctx, line):
             param = "self"  # a method of a class that holds its device (set by then)

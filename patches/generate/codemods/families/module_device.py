@@ -1,6 +1,7 @@
-"""``x.cuda()`` (HN501) in a test module that calls it in several places and holds no device
-for them: the module gets one ``DEVICE_TYPE`` and every such call moves to it, upstream's form
-(``torch/testing/_internal/common_fsdp.py`` in torch 2.4 -> 2.13)::
+"""``x.cuda()`` (HN501), ``device="cuda"`` and ``x.to("cuda")`` (HN502) in a test module that
+places on CUDA in several places and holds no device for them: the module gets one
+``DEVICE_TYPE`` and every such place moves to it, upstream's form
+(``torch/testing/_internal/common_fsdp.py`` in torch 2.4 -> 2.13: ``device=DEVICE_TYPE``)::
 
     import torch                          import torch
                                           DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
@@ -10,9 +11,10 @@ for them: the module gets one ``DEVICE_TYPE`` and every such call moves to it, u
 On CUDA ``.to("cuda")`` is the current CUDA device, as ``.cuda()`` was; without an accelerator
 the CPU, so the harness runs on a CPU-only machine too. ``DEVICE_TYPE`` is written after the
 imports, before the first statement that could run a site. Only for test modules (a library
-module would pick its device at import time), only with at least ``MIN_SITES`` plain calls
-(``.cuda()`` / ``.cuda(non_blocking=...)``) that no other family rewrites (no ``device`` or
-``device_type`` in scope, not a method of a class holding ``self.device``), and only where the
+module would pick its device at import time), only with at least ``MIN_SITES`` plain places
+(``.cuda()`` / ``.cuda(non_blocking=...)``, a plain ``"cuda"`` device) that no other family
+rewrites (no ``device`` or ``device_type`` in scope, not a method of a class holding
+``self.device``), and only where the
 module binds no ``DEVICE_TYPE`` itself (``OwnDevice`` reuses a module-level one). A module that
 also places tensors on CUDA device indices (``.cuda(rank)``: per-rank multi-GPU tests) is left
 whole: its plain calls mean "the device this rank set", and one device type beside calls that
@@ -47,6 +49,7 @@ NAME = "DEVICE_TYPE"
 MIN_SITES = 2  # one call is a local decision; several are the module's device
 _CUDA_METHOD = m.Call(func=m.Attribute(attr=m.Name("cuda")))
 _HELD = ("device", "device_type")
+LITERAL = "device-literal"
 
 
 def _indexed(call: ast.AST) -> bool:
@@ -65,6 +68,22 @@ def _indexed(call: ast.AST) -> bool:
         and not (isinstance(a, ast.Name) and a.id.endswith("device"))
         for a in named
     )
+
+
+def _literal_place(node: ast.AST) -> bool:
+    """A plain ``"cuda"`` as a call's ``device=`` or as ``x.to("cuda")``'s device."""
+    if not isinstance(node, ast.Call):
+        return False
+    values = [k.value for k in node.keywords if k.arg == "device"]
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "to" and node.args:
+        values.append(node.args[0])
+    return any(isinstance(v, ast.Constant) and v.value == "cuda" for v in values)
+
+
+def literal_at(ctx, line: int) -> str | None:
+    """The module's ``DEVICE_TYPE`` for a plain ``"cuda"`` device on ``line``, where this family
+    writes that line for the module (else None)."""
+    return NAME if line in getattr(ctx, "module_device_sites", ()) else None
 
 
 def _unheld(ctx, line: int) -> bool:
@@ -86,7 +105,7 @@ class ModuleLineFamily(Family):
         raise NotImplementedError
 
     def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
-        if spec.family != self.serves[0]:
+        if spec.family not in self.serves:
             return lines
         if not self.done_prepare:
             self.done_prepare = True
@@ -99,11 +118,12 @@ class ModuleLineFamily(Family):
 
 
 class ModuleDevice(ModuleLineFamily):
-    """HN501's lines (``to-device``): the sites this family takes, and the anchor statement
-    (one region; ``DEVICE_TYPE`` is written before it) joins the step."""
+    """HN501's lines (``to-device``) and HN502's (``device-literal``: ``device="cuda"``,
+    ``x.to("cuda")``): the sites this family takes, and the anchor statement (one region;
+    ``DEVICE_TYPE`` is written before it) joins the step of either rule that first uses it."""
 
     name = "module-device"
-    serves = (TO_DEVICE,)
+    serves = (TO_DEVICE, LITERAL)
 
     def _find(self, ctx, lines: frozenset[int]) -> None:
         if not is_test_file(ctx.path) or ctx.path.endswith("__init__.py"):
@@ -112,21 +132,19 @@ class ModuleDevice(ModuleLineFamily):
             return  # the line needs a newer torch than the project's: no ``.to(DEVICE_TYPE)``
         if _binds(ctx.tree, NAME) or any(_indexed(n) for n in ctx.nodes):
             return
-        sites = frozenset(
-            n.lineno
-            for n in ctx.nodes
-            if _plain(n) and n.lineno in lines and _unheld(ctx, n.lineno)
-        )
+        held = [n for n in ctx.nodes if _plain(n) or _literal_place(n)]
+        sites = frozenset(n.lineno for n in held if _unheld(ctx, n.lineno))
         top = _after_imports(ctx)
         # an expectation of a placement's device type names DEVICE_TYPE too (expect_device)
         said = sum(e.placement in sites for e in expectations(ctx).values())
         if len(sites) + said < MIN_SITES or top is None or top.lineno > min(sites):
             return
         self.anchor, self.sites = _first(top), sites
+        ctx.module_device_sites = sites  # the device-literal family's places (``literal_at``)
 
     def _taken(self, eng) -> bool:
         """Some site of this step passes the gate (else no ``DEVICE_TYPE`` is written)."""
-        rules = {s.rule for s, _ in eng.gated if s.family == TO_DEVICE}
+        rules = {s.rule for s, _ in eng.gated if s.family in self.serves}
         return any(eng.fixes(r, ln) for r in rules for ln in self.sites)
 
     def on_call(self, eng, original, updated):
@@ -152,7 +170,7 @@ class ModuleDevice(ModuleLineFamily):
             return None
         if first_line_of(eng, original) != self.anchor:
             return None
-        specs = [s for s, _ in eng.gated if s.family == TO_DEVICE]
+        specs = [s for s, _ in eng.gated if s.family in self.serves]
         if not specs or not self._taken(eng):
             return None
         return insert_device_line(eng, specs[0], original, updated, NAME)
