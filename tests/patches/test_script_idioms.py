@@ -307,7 +307,9 @@ class TestScriptIdioms(expecttest.TestCase):
 
     def test_a_parameter_that_defaults_to_none_is_no_device(self):
         # `device=None` assigned nowhere before the site may hold no value (MONAI resolves it
-        # into `device_`): not the device a `.cuda()`, `.to("cuda")` or autocast follows
+        # into `device_`), a CPU default or a `device = "cpu"` holds the CPU, a local bound on
+        # one path may be unbound: none is the device a `.cuda()`, `.to("cuda")` or autocast
+        # follows
         self.assertExpectedInline(
             _fixed("device_param_none.py"),
             """\
@@ -321,10 +323,13 @@ class TestScriptIdioms(expecttest.TestCase):
 +        return net(x.to(torch.accelerator.current_accelerator()))
 @@ -17 +17 @@
 -    return net(x.cuda())
-+    return net(x.to(device))
++    return net(x.to(torch.accelerator.current_accelerator()))
 @@ -22 +22 @@
 -    return net(x.cuda())
-+    return net(x.to(device))
++    return net(x.to(torch.accelerator.current_accelerator()))
+@@ -29 +29 @@
+-    return net(x.cuda())
++    return net(x.to(torch.accelerator.current_accelerator()))
 """,
         )
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from audits.resolve import bindings, module_name, package_name, qualify
+from patches.generate.codemods.definite import bound_on_every_path, cpu_assigned, cpu_default
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -163,7 +164,7 @@ class FileContext:
         b = self.binding(line, name)
         if b is None or b[1] != {"other"} or b[0].first.get(name, line) >= line:
             return False
-        return not _unset_parameter(b[0].node, name, line)
+        return not self._unusable(b[0], name, line)
 
     def in_scope(self, line: int, name: str) -> bool:
         """``name`` resolves at ``line``, and not only to a parameter that defaults to ``None``
@@ -171,9 +172,29 @@ class FileContext:
         there or later (mmseg's ``device = cost.device`` below the autocast that would read it:
         an ``UnboundLocalError``)."""
         b = self.binding(line, name)
-        if b is None or _unset_parameter(b[0].node, name, line):
+        if b is None or self._unusable(b[0], name, line):
             return False
         return b[0] is not self.scope_at(line) or b[0].first.get(name, 0) < line
+
+    def _unusable(self, scope: Scope, name: str, line: int) -> bool:
+        """``name`` resolves in ``scope`` but may hold no device at ``line``: a parameter that
+        defaults to ``None`` or to the CPU and is assigned nowhere before it, or a local of the
+        line's own function bound only on some paths to it (``definite``)."""
+        fn = scope.node
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return False
+        # a ``device`` that holds the CPU (by default, or set so on a path) is where something
+        # goes, not CUDA's stand-in; a ``device_type`` parameter is the caller's type (upstream
+        # builds ``f"rank:0/{device_type}:0"`` from one that defaults to "cpu")
+        place = name == "device"
+        if place and cpu_assigned(fn, name, line):
+            return True
+        defaults = param_defaults(fn)
+        if name in defaults or name in _params(fn):
+            d = defaults.get(name)
+            unset = isinstance(d, ast.Constant) and d.value is None or place and cpu_default(d)
+            return unset and not _assigned_before(fn, name, line)
+        return scope is self.scope_at(line) and not bound_on_every_path(fn, name, line)
 
     def defined_locally(self, line: int, name: str) -> bool:
         b = self.binding(line, name)
@@ -211,14 +232,14 @@ def param_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> d
     return out
 
 
-def _unset_parameter(fn, name: str, line: int) -> bool:
-    """``name`` is a parameter of ``fn`` with a ``None`` default, assigned nowhere in ``fn``'s
-    own body before ``line``."""
-    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        return False
-    default = param_defaults(fn).get(name)
-    if not (isinstance(default, ast.Constant) and default.value is None):
-        return False
+def _params(fn) -> set[str]:
+    a = fn.args
+    every = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
+    return {p.arg for p in every if p is not None}
+
+
+def _assigned_before(fn, name: str, line: int) -> bool:
+    """``name`` is stored somewhere in ``fn``'s own body before ``line``."""
     todo = list(fn.body) if isinstance(fn.body, list) else []
     while todo:
         n = todo.pop()
@@ -226,6 +247,6 @@ def _unset_parameter(fn, name: str, line: int) -> bool:
             continue
         if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
             if n.lineno < line:
-                return False
+                return True
         todo += ast.iter_child_nodes(n)
-    return True
+    return False

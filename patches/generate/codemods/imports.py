@@ -229,7 +229,7 @@ def _add(text: str, adds: list[tuple[str, str | None]]) -> str:
     edits: list[tuple[int, int, str]] = []
     placed = _sorted_places(tree, lines, plain)
     for at in sorted(set(placed.values())):
-        edits.append((at + 1, at, "".join(f"import {m}\n" for m in plain if placed[m] == at)))
+        edits.append((at + 1, at, "".join(f"import {m}\n" for m in plain if placed.get(m) == at)))
     new_stmts = [f"import {m}\n" for m in plain if m not in placed]
     for m in sorted(froms):
         if not froms[m]:
