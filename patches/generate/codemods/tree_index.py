@@ -128,6 +128,11 @@ class TreeIndex:
             self.memo["names_in"] = {k: frozenset(v) for k, v in table.items()}
         return self.memo["names_in"].get(folder, frozenset())
 
+    def imports(self, importer: str, rel: str) -> bool:
+        """The file ``importer`` imports ``rel``'s module (anywhere in it, a function's own
+        import too)."""
+        return _imports(self.tree(importer), importer, rel, self.prefix)
+
     def imported(self, rel: str) -> bool:
         """Another file of the tree imports ``rel``'s module (``import a.b``, ``from a import
         b``, ``from .b import x``, or a bare ``import b`` / ``from b import x`` beside it, as a

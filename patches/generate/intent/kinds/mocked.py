@@ -15,7 +15,11 @@ So does a test that hands a CUDA device string on as data and asserts the same s
 (``EvaluatorConfig.from_cli(Namespace(device="cuda:1"))`` then ``assert cfg.device ==
 "cuda:1"``: lm_eval's CLI test): what it checks is that the text passes through unchanged.
 Made neutral, the text names another device (or, with none, the rewrite raises) and the
-assert, which keeps the literal, fails."""
+assert, which keeps the literal, fails.
+
+And a library's call of CUDA's API that a test module of the tree replaces while it tests that
+library module (sahi's tests set ``torch.cuda.is_available`` to steer its backend pick): made
+neutral, the call no longer reads the stand-in, and the project's own tests fail (round 32)."""
 
 from __future__ import annotations
 
@@ -27,13 +31,13 @@ from patches.generate.intent.probe import Evidence, Probe
 KIND = "cuda-mocked"
 SUMMARY = (
     "the enclosing test stands in for CUDA (a mock of torch.cuda, a CUDA device it sets or asserts "
-    "back)"
+    "back), or the project's tests replace this CUDA call while they test its module"
 )
 _PATCHERS = ("setattr", "patch", "patch.object", "setitem")
 
 
 def detect(p: Probe) -> list[Evidence]:
-    stand_in = _stand_in(p)
+    stand_in = _stand_in(p) or _replaced_by_tests(p)
     if stand_in:
         return [Evidence(KIND, p.stmt.lineno, stand_in)]
     echoed = _asserted_back(p)
@@ -47,6 +51,42 @@ def detect(p: Probe) -> list[Evidence]:
             if target:
                 return [Evidence(KIND, call.lineno, f"{d.name} replaces {target}")]
     return []
+
+
+def _replaced_by_tests(p: Probe) -> str:
+    """``"<test file> replaces <name>"`` where the site calls CUDA's ``name`` in a module that
+    is not a test, and a test module of the tree imports that module and replaces ``name``."""
+    from patches.generate.codemods.families.base import is_test_file  # families import intent
+
+    index, node = getattr(p.ctx, "tree_index", None), p.node
+    if index is None or is_test_file(p.ctx.path):
+        return ""
+    node = node.func if isinstance(node, ast.Call) else node
+    name = p.ctx.qualify(node.lineno, ast.unparse(node)) or ""
+    if not name.startswith("torch.cuda."):
+        return ""
+    for test in _mocks(index).get(name, ()):
+        if index.imports(test, p.ctx.path):
+            return f"{test} replaces {name} while it tests this module"
+    return ""
+
+
+def _mocks(index) -> dict[str, list[str]]:
+    """CUDA API name -> the test modules of the tree that replace it (once per tree)."""
+    from patches.generate.codemods.families.base import is_test_file
+
+    if "cuda-mocks" not in index.memo:
+        found: dict[str, list[str]] = {}
+        for rel in index.holding(b"torch.cuda"):
+            tree = index.tree(rel) if is_test_file(rel) else None
+            for call in (
+                c for c in ast.walk(tree or ast.Module([], [])) if isinstance(c, ast.Call)
+            ):
+                target = _patched(call)
+                if target and rel not in found.setdefault(target, []):
+                    found[target].append(rel)
+        index.memo["cuda-mocks"] = found
+    return index.memo["cuda-mocks"]
 
 
 def _patched(call: ast.Call) -> str:

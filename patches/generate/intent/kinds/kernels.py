@@ -1,0 +1,55 @@
+"""``cuda-kernels``: the site tests a tensor's device (``x.is_cuda``, ``x.device.type ==
+"cuda"``) in a module that registers its kernels for CUDA only
+(``@torch.library.custom_op(..., device_types="cuda")``, ``register_kernel(op, "cuda")``,
+``lib.impl(name, fn, "CUDA")``). The test picks the path into those kernels: torchtitan's fused
+MLA takes its Triton ops ``if x.is_cuda`` and falls back to eager otherwise, and its Helion rope
+checks ``xq.is_cuda and ...`` before its CUDA-registered ops. Made neutral, another
+accelerator's tensors reach an op with no kernel for them instead of the fallback (round 32)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+
+from patches.generate.intent.probe import Evidence, Probe
+
+KIND = "cuda-kernels"
+SUMMARY = "it picks the path into kernels its module registers for CUDA only"
+
+_RULES = frozenset({"HN504", "HN505"})
+_REGISTRARS = ("custom_op", "register_kernel", "impl", "triton_op")
+
+
+def detect(p: Probe) -> list[Evidence]:
+    if getattr(p.f, "rule", "") not in _RULES:
+        return []
+    line = _registered(p.ctx.tree)
+    return (
+        [Evidence(KIND, line, f"the module registers kernels for CUDA only (line {line})")]
+        if line
+        else []
+    )
+
+
+def _cuda_only(value: ast.AST) -> bool:
+    items = value.elts if isinstance(value, (ast.Tuple, ast.List, ast.Set)) else [value]
+    return bool(items) and all(
+        isinstance(i, ast.Constant) and isinstance(i.value, str) and i.value.lower() == "cuda"
+        for i in items
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def _registered(tree: ast.Module) -> int:
+    """The line of the module's first registration of a kernel for CUDA only, else 0."""
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.Call):
+            continue
+        func = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+        if func not in _REGISTRARS:
+            continue
+        keyed = [k.value for k in n.keywords if k.arg in ("device_types", "dispatch_key")]
+        placed = n.args[1:] if func == "register_kernel" else n.args[2:3]
+        if any(_cuda_only(v) for v in [*keyed, *placed]):
+            return n.lineno
+    return 0
