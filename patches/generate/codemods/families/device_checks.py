@@ -332,7 +332,11 @@ class DeviceChecks(Family):
         return new
 
     def on_node(self, eng, original, updated):
-        """``not x.is_cuda`` -> ``x.device.type == "cpu"`` (the check's negation, whole)."""
+        """``not x.is_cuda`` -> ``x.device.type == "cpu"`` (the check's negation, whole); and
+        ``x.is_cuda or x.device.type == "xla"``, once the check is ``x.device.type != "cpu"``,
+        is that check alone (it admits XLA's device already: colossalai's grad scaler)."""
+        if isinstance(original, cst.BooleanOperation):
+            return _subsumed(eng, original, updated)
         if not (
             isinstance(original, cst.UnaryOperation)
             and isinstance(original.operator, cst.Not)
@@ -355,3 +359,27 @@ class DeviceChecks(Family):
             new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         eng.done(specs[0], check)
         return new
+
+
+def _subsumed(eng, original: cst.BooleanOperation, updated: cst.BooleanOperation):
+    """``updated.left`` alone where it is this family's ``R.device.type != "cpu"`` (rewritten
+    from ``R.is_cuda``) and ``updated.right`` is ``R.device.type == "<another device>"``."""
+    if not isinstance(original.operator, cst.Or) or not isinstance(original.left, cst.Attribute):
+        return None
+    left, right = updated.left, updated.right
+    if original.left.attr.value != ATTRIBUTE or not isinstance(left, cst.Comparison):
+        return None  # the check itself is left (an attribute still): no rewrite to read
+    if not isinstance(right, cst.Comparison) or len(left.comparisons) + len(right.comparisons) != 2:
+        return None
+    code = cst.Module([]).code_for_node
+    (lop,), (rop,) = left.comparisons, right.comparisons
+    other = rop.comparator
+    if not (
+        isinstance(lop.operator, cst.NotEqual)
+        and isinstance(rop.operator, cst.Equal)
+        and isinstance(other, cst.SimpleString)
+        and other.evaluated_value != "cpu"
+        and code(left.left) == code(right.left)
+    ):
+        return None
+    return left.with_changes(lpar=updated.lpar, rpar=updated.rpar)
