@@ -35,6 +35,7 @@ import functools
 import libcst as cst
 
 from patches.generate.codemods.engine import dotted_name
+from patches.generate.codemods.families.base import is_test_file
 from patches.generate.codemods.families.call_rename import CallRename
 from patches.generate.codemods.families.fact_units import checked_by_unit
 from patches.generate.codemods.families.idioms_common import (
@@ -44,6 +45,7 @@ from patches.generate.codemods.families.idioms_common import (
     under_availability_check,
 )
 from patches.generate.intent.counts import count_names, count_test, counted_loop
+from patches.generate.intent.nodes import called
 
 _NAMES = (
     "memory_allocated",
@@ -155,6 +157,8 @@ class GuardedMemory(CallRename):
             return None
         line = eng.line(old.value)
         if line in _checked_lines(eng.ctx.tree) or line in _device_tested_lines(eng.ctx.tree):
+            return None
+        if line in _after_sync(eng.ctx):
             return None
         return under_availability_check(eng, original, updated)
 
@@ -273,8 +277,43 @@ def _checked_lines(tree: ast.Module) -> frozenset[int]:
 
 def checked_here(eng, node) -> bool:
     """``node`` is reached only with an accelerator: under an ``is_available()`` check of its
-    file (``_checked_lines``) or of its own expression (``_guarded_here``)."""
-    return eng.line(node) in _checked_lines(eng.ctx.tree) or _guarded_here(eng, node)
+    file (``_checked_lines``), of its own expression (``_guarded_here``), or after a test's
+    synchronize (``_after_sync``)."""
+    line = eng.line(node)
+    return (
+        line in _checked_lines(eng.ctx.tree)
+        or line in _after_sync(eng.ctx)
+        or _guarded_here(eng, node)
+    )
+
+
+_SYNCS = frozenset({"torch.cuda.synchronize", "torch.accelerator.synchronize"})
+
+
+def _after_sync(ctx) -> frozenset[int]:
+    """In a test module, the lines after a statement ``torch.cuda.synchronize()`` in its block
+    (and the blocks inside them): the test's synchronize stays unguarded (a plain rename, which
+    raises without an accelerator, as CUDA's did without CUDA), so a guard there is dead
+    (torchtitan's peak-memory tests, round 32)."""
+    if not is_test_file(ctx.path):
+        return frozenset()
+    if "_after_sync" not in ctx.__dict__:
+        ctx._after_sync = frozenset(_lines_after_sync(ctx, ctx.tree.body, False))
+    return ctx._after_sync
+
+
+def _lines_after_sync(ctx, stmts: list[ast.stmt], reached: bool):
+    for stmt in stmts:
+        if reached:
+            yield from range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1)
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            yield from _lines_after_sync(ctx, getattr(stmt, field, None) or [], False)
+        for h in getattr(stmt, "handlers", []):
+            yield from _lines_after_sync(ctx, h.body, False)
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if isinstance(call, ast.Call) and called(ctx, call) in _SYNCS:
+            reached = True
 
 
 def _guarded_here(eng, node) -> bool:
