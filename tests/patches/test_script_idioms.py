@@ -1000,7 +1000,7 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("seed_library.py"),
             """\
-# left HN310:7: redundant: the line before already calls torch.manual_seed() with the same arguments: delete this one
+# left HN310:7: redundant: line 6 already calls torch.manual_seed() with the same arguments: delete this one
 """,
         )
 
@@ -1694,3 +1694,25 @@ def test_a_decorated_anchor_gets_the_line_above_its_decorators():
     head = result.after.split("@torch.no_grad()")[0]
     assert "\ndevice = torch.accelerator.current_accelerator().type" in head, result.after
     assert result.after.count("x.to(device)") == 1 and ".cuda()" not in result.after
+
+
+def test_a_seed_after_other_generators_seeds_goes():
+    """``torch.cuda.manual_seed(s)`` after ``torch.manual_seed(s)`` and Python's or NumPy's seed
+    (a seed block): deleted in a script as right after it; after a call that may draw random
+    numbers (``model.init_weights()``) it is not a repeat (the rename)."""
+    src = (
+        "import random\n\nimport torch\n\n\ndef main(seed, model):\n"
+        "    torch.random.manual_seed(seed)\n    random.seed(seed)\n"
+        "    torch.cuda.manual_seed(seed)\n    torch.manual_seed(seed)\n"
+        "    model.init_weights()\n    torch.cuda.manual_seed(seed)\n\n\n"
+        'if __name__ == "__main__":\n    main(0, None)\n'
+    )
+    result, _ = fix(src, "examples/train.py")
+    body = result.after.split("def main(seed, model):\n")[1].split("\n\n\n")[0]
+    assert body.splitlines() == [
+        "    torch.random.manual_seed(seed)",
+        "    random.seed(seed)",
+        "    torch.manual_seed(seed)",
+        "    model.init_weights()",
+        "    torch.manual_seed(seed)",
+    ], result.after

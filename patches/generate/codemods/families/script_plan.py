@@ -320,10 +320,38 @@ def first_line(stmt: ast.stmt) -> int:
     return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
 
 
+def _imports_only(stmts: list[ast.stmt]) -> bool:
+    """Imports, and what an optional import's fallback does (``pass``, a plain assignment, a
+    ``raise``, a warning): an import block's part."""
+    simple = (ast.Import, ast.ImportFrom, ast.Pass, ast.Raise)
+    return all(
+        isinstance(s, simple)
+        or isinstance(s, ast.Assign)
+        and isinstance(s.value, (ast.Constant, ast.Name))
+        or isinstance(s, ast.Expr)
+        and isinstance(s.value, ast.Call)
+        for s in stmts
+    )
+
+
+def _import_block(stmt: ast.stmt) -> bool:
+    """``try: import x`` / ``except ImportError: x = None``, or ``if TYPE_CHECKING: import x``:
+    part of the file's imports (the anchor comes after it, not inside the import section)."""
+    if isinstance(stmt, ast.Try):
+        handlers = [h.body for h in stmt.handlers]
+        has_import = any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body)
+        return has_import and all(_imports_only(b) for b in [stmt.body, *handlers, stmt.orelse])
+    if isinstance(stmt, ast.If):
+        has_import = any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body)
+        return has_import and _imports_only(stmt.body) and _imports_only(stmt.orelse)
+    return False
+
+
 def after_imports(ctx) -> ast.stmt | None:
-    """The first top-level statement after the docstring, the imports and ``__future__``."""
+    """The first top-level statement after the docstring, the imports (an optional import's
+    ``try`` block too) and ``__future__``."""
     for i, stmt in enumerate(ctx.tree.body):
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or _import_block(stmt):
             continue
         if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
             continue

@@ -25,6 +25,8 @@ import libcst as cst
 from patches.generate.codemods.families.call_rename import CallRename
 from patches.generate.codemods.families.script_device import is_script
 from patches.generate.intent import is_call
+from patches.generate.intent.kinds.redundant import other_seed, same_function
+from patches.generate.intent.nodes import called
 
 NAMES = (
     "torch.cuda.manual_seed",
@@ -82,10 +84,11 @@ def repeats(ctx) -> dict[int, bool]:
                 if b is None or not any(is_call(ctx, b, n) for n in NAMES):
                     continue
                 j = i - 1
-                while j >= 0 and stmts[j].lineno in out and _same(_call(stmts[j]), b):
-                    j -= 1  # an earlier CUDA seed of the same run, itself redundant
+                while j >= 0 and _skipped(ctx, stmts[j], b, out):
+                    j -= 1  # an earlier CUDA seed of the run, or another generator's seed
                 a = _call(stmts[j]) if j >= 0 else None
-                if a is None or not is_call(ctx, a, "torch.manual_seed") or not _same(a, b):
+                torch_seed = a is not None and same_function(called(ctx, a) or "", _TORCH_SEED)
+                if not torch_seed or not _same(a, b):
                     continue
                 run = stmts[j : i + 1]
                 commented = any(
@@ -101,6 +104,21 @@ def repeats(ctx) -> dict[int, bool]:
                     and all(out.get(x.lineno, True) for x in run[1:-1])
                 )
     return out
+
+
+_TORCH_SEED = "torch.manual_seed"
+
+
+def _skipped(ctx, stmt: ast.stmt, b: ast.Call, out: dict[int, bool]) -> bool:
+    """``stmt`` lies inside the seed run before ``b``: an earlier CUDA seed of the same run
+    (itself redundant), or a seed of another generator (``random.seed(s)``)."""
+    a = _call(stmt)
+    if a is None:
+        return False
+    if stmt.lineno in out and _same(a, b):
+        return True
+    name = called(ctx, a) or ""
+    return other_seed(name) and not same_function(name, _TORCH_SEED)
 
 
 REPEAT = (

@@ -1,5 +1,6 @@
-"""``redundant``: the rename would repeat the statement right before it (``torch.manual_seed(s)``
-then ``torch.cuda.manual_seed(s)``: the first already seeds every device); the line is to be
+"""``redundant``: the rename would repeat a statement of the run of calls before it
+(``torch.manual_seed(s)``, ``np.random.seed(s)``, then ``torch.cuda.manual_seed(s)``: the first
+already seeds every device; ``torch.random.manual_seed`` is the same function); the line is to be
 deleted by hand, not rewritten. Not about CUDA, so asked only when no kind before it answered,
 and a site left for it keeps no other site CUDA."""
 
@@ -11,7 +12,7 @@ from patches.generate.intent.nodes import qualified
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "redundant"
-SUMMARY = "the rewrite would repeat the statement before it: the line is to be deleted by hand"
+SUMMARY = "the rewrite would repeat a call just before it: the line is to be deleted by hand"
 ALONE = True
 
 
@@ -29,14 +30,28 @@ def detect(p: Probe) -> list[Evidence]:
     new = p.options.renames.get(qualified(p.ctx, node.func) or "")
     block = it.block_of(stmt) or []
     i = block.index(stmt) if stmt in block else 0
-    prev = block[i - 1] if i > 0 else None
-    if not (
-        new
-        and isinstance(prev, ast.Expr)
-        and isinstance(prev.value, ast.Call)
-        and qualified(p.ctx, prev.value.func) == new
-        and _same_arguments(prev.value, node)
-    ):
-        return []
-    detail = f"the line before already calls {new}() with the same arguments: delete this one"
-    return [Evidence(KIND, prev.lineno, detail)]
+    for prev in reversed(block[:i]):  # the seed block before it
+        if not (isinstance(prev, ast.Expr) and isinstance(prev.value, ast.Call)):
+            break
+        name = qualified(p.ctx, prev.value.func) or ""
+        if new and same_function(name, new) and _same_arguments(prev.value, node):
+            what = f"line {prev.lineno} already calls {new}() with the same arguments"
+            return [Evidence(KIND, prev.lineno, f"{what}: delete this one")]
+        if not other_seed(name):
+            break
+    return []
+
+
+# one function under two names (``torch.manual_seed is torch.random.manual_seed``)
+_SAME = {"torch.random.manual_seed": "torch.manual_seed"}
+
+
+def same_function(a: str, b: str) -> bool:
+    return _SAME.get(a, a) == _SAME.get(b, b)
+
+
+def other_seed(name: str) -> bool:
+    """A seed of another generator (Python's, NumPy's, torch's CPU-and-all): between a torch
+    seed and CUDA's it draws no CUDA random number."""
+    last = name.rsplit(".", 1)[-1]
+    return not name.startswith("torch.cuda.") and last in ("seed", "manual_seed", "set_seed")
