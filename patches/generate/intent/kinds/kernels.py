@@ -31,17 +31,22 @@ def detect(p: Probe) -> list[Evidence]:
     )
 
 
-def _cuda_only(value: ast.AST) -> bool:
+def _keys(value: ast.AST) -> set[str] | None:
+    """The device keys a registration names (lower-cased), None where it names none plainly."""
     items = value.elts if isinstance(value, (ast.Tuple, ast.List, ast.Set)) else [value]
-    return bool(items) and all(
-        isinstance(i, ast.Constant) and isinstance(i.value, str) and i.value.lower() == "cuda"
-        for i in items
-    )
+    keys = {
+        i.value.lower() for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)
+    }
+    return keys if keys and len(keys) == len(items) else None
 
 
 @functools.lru_cache(maxsize=32)
 def _registered(tree: ast.Module) -> int:
-    """The line of the module's first registration of a kernel for CUDA only, else 0."""
+    """The line of the module's first registration of a kernel that the module registers for
+    CUDA alone (a meta kernel aside: ``impl(op, f, "CPU")`` beside ``impl(op, f, "CUDA")`` is
+    not), else 0."""
+    keys: dict[str, set[str]] = {}
+    first: dict[str, int] = {}
     for n in ast.walk(tree):
         if not isinstance(n, ast.Call):
             continue
@@ -49,7 +54,15 @@ def _registered(tree: ast.Module) -> int:
         if func not in _REGISTRARS:
             continue
         keyed = [k.value for k in n.keywords if k.arg in ("device_types", "dispatch_key")]
-        placed = n.args[1:] if func == "register_kernel" else n.args[2:3]
-        if any(_cuda_only(v) for v in [*keyed, *placed]):
-            return n.lineno
-    return 0
+        placed = n.args[1:2] if func == "register_kernel" else n.args[2:3] if func == "impl" else []
+        found = [k for v in [*keyed, *placed] if (k := _keys(v)) is not None]
+        if not found:
+            continue
+        # the op: ``lib.impl(name, f, key)``'s first argument, ``torch.library.impl(lib, name,
+        # key)``'s second, ``register_kernel(op, key)``'s first; each ``custom_op`` its own
+        named = n.args[1:2] if ast.unparse(n.func).endswith("library.impl") else n.args[:1]
+        op = ast.dump(named[0]) if named and func != "custom_op" else f"{func}@{n.lineno}"
+        keys.setdefault(op, set()).update(*found)
+        first[op] = min(first.get(op, n.lineno), n.lineno)
+    lines = [first[op] for op, ks in keys.items() if ks - {"meta"} == {"cuda"}]
+    return min(lines, default=0)
