@@ -53,21 +53,43 @@ LITERAL = "device-literal"
 
 
 def _indexed(call: ast.AST) -> bool:
-    """``x.cuda(i)`` / ``x.cuda(device=i)`` with something other than a device (``t.device``, a
-    name ending in ``device``, ``OwnDevice``'s): a CUDA
-    device index (``.cuda(rank)``), per-device placement one device type does not express."""
-    if not (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Attribute)
-        and call.func.attr == "cuda"
-    ):
+    """``x.cuda(i)`` / ``x.cuda(device=i)`` with something other than a device (``t.device``,
+    ``t.get_device()``, a name ending in ``device``, ``OwnDevice``'s): a CUDA device index
+    (``.cuda(rank)``), per-device placement one device type does not express. Also the form a
+    rewrite gives it (``x.to(torch.device(device_type, rank))``, ``x.to(torch.device(i))``), so a
+    second run decides the module as the first did."""
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+        return False
+    if call.func.attr == "to" and call.args:
+        return _device_index(call.args[0])
+    if call.func.attr != "cuda":
         return False
     named = [*call.args, *(k.value for k in call.keywords if k.arg == "device")]
-    return any(
-        not (isinstance(a, ast.Attribute) and a.attr == "device")
-        and not (isinstance(a, ast.Name) and a.id.endswith("device"))
-        for a in named
+    return any(not _own_device(a) for a in named)
+
+
+def _own_device(a: ast.AST) -> bool:
+    """``t.device``, ``t.get_device()``, a name ending in ``device``: a device, not an index."""
+    if isinstance(a, ast.Call) and isinstance(a.func, ast.Attribute):
+        return a.func.attr == "get_device" and not a.args
+    return (isinstance(a, ast.Attribute) and a.attr == "device") or (
+        isinstance(a, ast.Name) and a.id.endswith("device")
     )
+
+
+def _device_index(a: ast.AST) -> bool:
+    """``torch.device(<type>, <index>)`` or ``torch.device(<index>)`` (not a string, a device
+    type's name, nor a tensor's own device index)."""
+    if not (isinstance(a, ast.Call) and ast.unparse(a.func) == "torch.device" and a.args):
+        return False
+    if len(a.args) == 2:
+        return True
+    (only,) = a.args
+    if isinstance(only, ast.Constant):
+        return isinstance(only.value, int)
+    if isinstance(only, ast.Name):
+        return not only.id.lower().endswith(("type", "device"))
+    return not _own_device(only) and not isinstance(only, (ast.JoinedStr, ast.Attribute))
 
 
 def _literal_place(node: ast.AST) -> bool:
