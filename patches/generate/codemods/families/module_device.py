@@ -92,14 +92,15 @@ def _device_index(a: ast.AST) -> bool:
     return not _own_device(only) and not isinstance(only, (ast.JoinedStr, ast.Attribute))
 
 
-def _literal_place(node: ast.AST) -> bool:
-    """A plain ``"cuda"`` as a call's ``device=`` or as ``x.to("cuda")``'s device."""
+def _literal_places(node: ast.AST) -> list[int]:
+    """The lines of a plain ``"cuda"`` that is a call's ``device=`` or ``x.to("cuda")``'s
+    device (the string's own line: a call may span several)."""
     if not isinstance(node, ast.Call):
-        return False
+        return []
     values = [k.value for k in node.keywords if k.arg == "device"]
     if isinstance(node.func, ast.Attribute) and node.func.attr == "to" and node.args:
         values.append(node.args[0])
-    return any(isinstance(v, ast.Constant) and v.value == "cuda" for v in values)
+    return [v.lineno for v in values if isinstance(v, ast.Constant) and v.value == "cuda"]
 
 
 def literal_at(ctx, line: int) -> str | None:
@@ -154,8 +155,9 @@ class ModuleDevice(ModuleLineFamily):
             return  # the line needs a newer torch than the project's: no ``.to(DEVICE_TYPE)``
         if _binds(ctx.tree, NAME) or any(_indexed(n) for n in ctx.nodes):
             return
-        held = [n for n in ctx.nodes if _plain(n) or _literal_place(n)]
-        sites = frozenset(n.lineno for n in held if _unheld(ctx, n.lineno))
+        held = [n.lineno for n in ctx.nodes if _plain(n)]
+        held += [ln for n in ctx.nodes for ln in _literal_places(n)]
+        sites = frozenset(ln for ln in held if _unheld(ctx, ln))
         top = _after_imports(ctx)
         # an expectation of a placement's device type names DEVICE_TYPE too (expect_device)
         said = sum(e.placement in sites for e in expectations(ctx).values())
