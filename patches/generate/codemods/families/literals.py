@@ -123,10 +123,8 @@ class DeviceLiteral(Family):
         parameter ``p`` (``operands.factory_at``), else ``self.device`` in a method of a class
         that holds its device (``own_device.class_device``: set, never to None, and set by then
         where the method sets it), else left."""
-        from patches.generate.codemods.families.module_device import literal_at  # its user
-
         line = eng.line(original)
-        module = literal_at(eng.ctx, line) if where in ("device", ".to") else None
+        module = module_type_at(eng.ctx, line) if where in ("device", ".to") else None
         if module is not None:  # a test module's own DEVICE_TYPE (``module_device``)
             eng.done(spec, original)
             return cst.Name(module)
@@ -140,6 +138,14 @@ class DeviceLiteral(Family):
             eng.remove_unused_import_by_node(original.func)
         eng.done(spec, original)
         return cst.Attribute(cst.Name(param), cst.Name("device"))
+
+
+def module_type_at(ctx, line: int) -> str | None:
+    """The test module's own device type name for a plain ``"cuda"`` device on ``line``, where
+    ``module_device`` writes that line for the module (its ``_find`` records the places), else
+    None."""
+    name, places = getattr(ctx, "module_device_sites", (None, ()))
+    return name if line in places else None
 
 
 def _device_argument(eng, node) -> str | None:

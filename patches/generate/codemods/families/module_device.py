@@ -103,12 +103,6 @@ def _literal_places(node: ast.AST) -> list[int]:
     return [v.lineno for v in values if isinstance(v, ast.Constant) and v.value == "cuda"]
 
 
-def literal_at(ctx, line: int) -> str | None:
-    """The module's ``DEVICE_TYPE`` for a plain ``"cuda"`` device on ``line``, where this family
-    writes that line for the module (else None)."""
-    return NAME if line in getattr(ctx, "module_device_sites", ()) else None
-
-
 def _unheld(ctx, line: int) -> bool:
     """No family has a device for a ``.cuda()`` on ``line``: none in scope, no ``self.device``."""
     return not any(ctx.in_scope(line, n) for n in _HELD) and not class_device(ctx, line)
@@ -164,7 +158,8 @@ class ModuleDevice(ModuleLineFamily):
         if len(sites) + said < MIN_SITES or top is None or top.lineno > min(sites):
             return
         self.anchor, self.sites = _first(top), sites
-        ctx.module_device_sites = sites  # the device-literal family's places (``literal_at``)
+        # the device-literal family's places (``literals.module_type_at``)
+        ctx.module_device_sites = (NAME, sites)
 
     def _taken(self, eng) -> bool:
         """Some site of this step passes the gate (else no ``DEVICE_TYPE`` is written)."""
