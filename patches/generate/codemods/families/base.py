@@ -14,6 +14,7 @@ import ast
 import libcst as cst
 
 from patches.generate.codemods.context import param_defaults
+from patches.generate.intent.paths import is_test_file, placed_as_test  # noqa: F401 (re-exported)
 
 
 class Family:
@@ -93,15 +94,3 @@ def is_int_param(ctx, line: int, name: str) -> bool:
 
 
 COMMON_UTILS = "torch.testing._internal.common_utils"
-
-
-def is_test_file(path: str) -> bool:
-    """A test module: ``test_*.py``/``*_test.py``, or placed as one (``placed_as_test``)."""
-    name = path.rsplit("/", 1)[-1]
-    return name.startswith("test_") or name.endswith("_test.py") or placed_as_test(path)
-
-
-def placed_as_test(path: str) -> bool:
-    """Under a ``test``/``tests`` directory, or in PyTorch's test harness
-    (``torch/testing/_internal``)."""
-    return any(d in ("test", "tests") for d in path.split("/")[:-1]) or "testing/_internal/" in path

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import ast
 
-from patches.generate.intent.nodes import last_name
+from patches.generate.intent.nodes import called, last_name
+from patches.generate.intent.paths import is_test_file
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-mocked"
@@ -56,13 +57,10 @@ def detect(p: Probe) -> list[Evidence]:
 def _replaced_by_tests(p: Probe) -> str:
     """``"<test file> replaces <name>"`` where the site calls CUDA's ``name`` in a module that
     is not a test, and a test module of the tree imports that module and replaces ``name``."""
-    from patches.generate.codemods.families.base import is_test_file  # families import intent
-
     index, node = getattr(p.ctx, "tree_index", None), p.node
     if index is None or is_test_file(p.ctx.path):
         return ""
-    node = node.func if isinstance(node, ast.Call) else node
-    name = p.ctx.qualify(node.lineno, ast.unparse(node)) or ""
+    name = called(p.ctx, node) or ""
     if not name.startswith("torch.cuda."):
         return ""
     for test in _mocks(index).get(name, ()):
@@ -73,8 +71,6 @@ def _replaced_by_tests(p: Probe) -> str:
 
 def _mocks(index) -> dict[str, list[str]]:
     """CUDA API name -> the test modules of the tree that replace it (once per tree)."""
-    from patches.generate.codemods.families.base import is_test_file
-
     if "cuda-mocks" not in index.memo:
         found: dict[str, list[str]] = {}
         for rel in index.holding(b"torch.cuda"):
