@@ -349,4 +349,77 @@ LATER = {
         ("openunmix", "tests", "pyproject.toml"),
         held_out=True,
     ),
+    # held out (round 33): a speech-recognition toolkit with its tests, NVIDIA's own model toolkit,
+    # an image/video-editing library, an attribution library with its test helpers, an audio
+    # toolkit, a source-separation library and a forecasting library with its tests
+    "funasr": Project(
+        "funasr",
+        "1.4.16",
+        (
+            "funasr-1.4.16.tar.gz",
+            "1e2f8e3887fbc4b164cce40f73bf1324907da6ab59d1e8bf2add827f534c69e7",
+        ),
+        ("funasr", "tests", "pyproject.toml", "setup.py"),
+        held_out=True,
+    ),
+    "nemo": Project(
+        "nemo_toolkit",
+        "3.0.0",
+        (
+            "nemo_toolkit-3.0.0.tar.gz",
+            "d4cf6d3fc3c3bf28b29efbdeb3d2a32ea2564a642269effd56d9b7a6fe087d91",
+        ),
+        ("nemo", "tests", "pyproject.toml", "setup.py"),
+        held_out=True,
+    ),
+    "mmagic": Project(
+        "mmagic",
+        "1.2.0",
+        (
+            "mmagic-1.2.0.tar.gz",
+            "5353aeb9edf28a2b4430ff6630c8d564782b7c1d0d632ae318089ba7b3b6af97",
+        ),
+        ("mmagic", "requirements", "setup.cfg", "setup.py"),
+        held_out=True,
+    ),
+    "captum": Project(
+        "captum",
+        "0.9.0",
+        (
+            "captum-0.9.0.tar.gz",
+            "e4868e22b68224f1a5355d2b7966803c021cf9fe5d893f51f587b4002a666b54",
+        ),
+        ("captum", "pyproject.toml", "setup.cfg"),
+        held_out=True,
+    ),
+    "audiotools": Project(
+        "descript-audiotools",
+        "0.7.2",
+        (
+            "descript-audiotools-0.7.2.tar.gz",
+            "2cdd363025c771b8acc53d5ef9ec77e34f92e182272c4be7fd0118a99b6a5e2a",
+        ),
+        ("audiotools", "tests", "setup.py"),
+        held_out=True,
+    ),
+    "asteroid": Project(
+        "asteroid",
+        "0.7.0",
+        (
+            "asteroid-0.7.0.tar.gz",
+            "0326f28c5342495cb08ba0520efd0e21e39435dfd78854837fdd5a6c9c9ca410",
+        ),
+        ("asteroid", "pyproject.toml", "setup.py"),
+        held_out=True,
+    ),
+    "neuralforecast": Project(
+        "neuralforecast",
+        "3.3.0",
+        (
+            "neuralforecast-3.3.0.tar.gz",
+            "73fbb9b8ba194c6f06e64d2f137855c98616af7f2488c7107abb05516a22ebe7",
+        ),
+        ("neuralforecast", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
 }
