@@ -44,6 +44,8 @@ DEVICE_TYPE_CALLS = frozenset(
     }
 )
 DEVICE_TYPE_KEYWORD = "device_type"
+PARAM = "a device parameter"  # a positional argument a module function takes as its device
+DEFAULTS = "device-defaults"  # HN509's family: the audit reads such an argument as a string
 _STRING = "cuda"
 _CTOR = "torch.device"
 
@@ -62,6 +64,8 @@ class DeviceLiteral(Family):
 
     def on_literal(self, eng, original, updated):
         specs = [s for s in eng.specs_for(self.name, original) if _STRING in s.names]
+        if not specs and _device_argument(eng, original) == PARAM:
+            specs = [s for s in eng.specs_for(DEFAULTS, original) if _STRING in s.names]
         if not specs:
             return None
         value = _string_value(original)
@@ -124,7 +128,7 @@ class DeviceLiteral(Family):
         that holds its device (``own_device.class_device``: set, never to None, and set by then
         where the method sets it), else left."""
         line = eng.line(original)
-        module = module_type_at(eng.ctx, line) if where in ("device", ".to") else None
+        module = module_type_at(eng.ctx, line) if where in ("device", ".to", PARAM) else None
         if module is not None:  # a test module's own DEVICE_TYPE (``module_device``)
             eng.done(spec, original)
             return cst.Name(module)
@@ -156,11 +160,31 @@ def _device_argument(eng, node) -> str | None:
     if arg.keyword is not None:
         return arg.keyword.value if arg.keyword.value in DEVICE_KEYWORDS else None
     call = eng.parent(arg)
-    if not isinstance(call, cst.Call) or not call.args or call.args[0] is not arg:
+    if not isinstance(call, cst.Call) or not call.args:
+        return None
+    if isinstance(call.func, cst.Name) and arg in call.args:
+        index = call.args.index(arg)
+        if positional_device(eng.ctx.tree, call.func.value, index, call.args[:index]):
+            return PARAM
+    if call.args[0] is not arg:
         return None
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in DEVICE_METHODS:
         return "." + call.func.attr.value
     return "device" if device_call_arg(eng, arg) else None
+
+
+def positional_device(tree: ast.Module, name: str, index: int, before) -> bool:
+    """The ``index``-th positional argument of a call of ``name``, a function ``tree`` defines
+    at module level, is its ``device`` parameter (no ``*args`` or keyword among ``before``)."""
+    if any(getattr(a, "star", "") or getattr(a, "keyword", None) for a in before) or any(
+        isinstance(a, ast.Starred) for a in before
+    ):
+        return False
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            params = [*node.args.posonlyargs, *node.args.args]
+            return index < len(params) and params[index].arg == "device"
+    return False
 
 
 def device_call_arg(eng, arg: cst.Arg) -> bool:

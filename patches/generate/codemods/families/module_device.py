@@ -37,6 +37,7 @@ from patches.generate.codemods.families.idioms_common import (
     first_line_of,
     insert_device_line,
 )
+from patches.generate.codemods.families.literals import DEFAULTS, positional_device
 from patches.generate.codemods.families.method_to_device import storage_form
 from patches.generate.codemods.families.own_device import TO_DEVICE
 from patches.generate.codemods.families.script_plan import after_imports as _after_imports
@@ -92,14 +93,21 @@ def _device_index(a: ast.AST) -> bool:
     return not _own_device(only) and not isinstance(only, (ast.JoinedStr, ast.Attribute))
 
 
-def _literal_places(node: ast.AST) -> list[int]:
-    """The lines of a plain ``"cuda"`` that is a call's ``device=`` or ``x.to("cuda")``'s
-    device (the string's own line: a call may span several)."""
+def _literal_places(tree: ast.Module, node: ast.AST) -> list[int]:
+    """The lines of a plain ``"cuda"`` that is a call's ``device=``, ``x.to("cuda")``'s device,
+    or a positional argument a function of the module takes as its ``device`` (the string's own
+    line: a call may span several)."""
     if not isinstance(node, ast.Call):
         return []
     values = [k.value for k in node.keywords if k.arg == "device"]
     if isinstance(node.func, ast.Attribute) and node.func.attr == "to" and node.args:
         values.append(node.args[0])
+    if isinstance(node.func, ast.Name):
+        values += [
+            a
+            for i, a in enumerate(node.args)
+            if positional_device(tree, node.func.id, i, node.args[:i])
+        ]
     return [v.lineno for v in values if isinstance(v, ast.Constant) and v.value == "cuda"]
 
 
@@ -140,7 +148,7 @@ class ModuleDevice(ModuleLineFamily):
     ``DEVICE_TYPE`` is written before it) joins the step of either rule that first uses it."""
 
     name = "module-device"
-    serves = (TO_DEVICE, LITERAL)
+    serves = (TO_DEVICE, LITERAL, DEFAULTS)
 
     def _find(self, ctx, lines: frozenset[int]) -> None:
         if not is_test_file(ctx.path) or ctx.path.endswith("__init__.py"):
@@ -150,7 +158,7 @@ class ModuleDevice(ModuleLineFamily):
         if _binds(ctx.tree, NAME) or any(_indexed(n) for n in ctx.nodes):
             return
         held = [n.lineno for n in ctx.nodes if _plain(n)]
-        held += [ln for n in ctx.nodes for ln in _literal_places(n)]
+        held += [ln for n in ctx.nodes for ln in _literal_places(ctx.tree, n)]
         sites = frozenset(ln for ln in held if _unheld(ctx, ln))
         top = _after_imports(ctx)
         # an expectation of a placement's device type names DEVICE_TYPE too (expect_device)
