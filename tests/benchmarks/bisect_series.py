@@ -46,19 +46,52 @@ def _dotted(node) -> str:
     return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
 
 
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _own(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of ``scope`` outside the functions, classes and comprehensions nested in it."""
+    out, stack = [], list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if not isinstance(node, (*_FUNCS, *_COMPS)):
+            stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _made(scope: ast.AST, nodes: list[ast.AST], around: dict[str, type]) -> dict[str, type]:
+    """Name -> the neutral type a producer call assigned it in ``scope`` (or around it)."""
+    made = dict(around)
+    if isinstance(scope, _COMPS):
+        for gen in scope.generators:
+            for t in ast.walk(gen.target):
+                made.pop(getattr(t, "id", None), None)
+    for node in nodes:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            typ = PRODUCERS.get(_dotted(node.value.func))
+            for t in node.targets:
+                if isinstance(t, ast.Name) and typ is not None:
+                    made[t.id] = typ
+    return made
+
+
 def bad_attributes(text: str) -> list[str]:
-    """``<neutral producer>(...).attr`` (directly or through a local name) with no such attr."""
-    out = []
-    tree = ast.parse(text)
-    for scope in [tree, *[n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]]:
-        made: dict[str, type] = {}
-        for node in ast.walk(scope):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                typ = PRODUCERS.get(_dotted(node.value.func))
-                for t in node.targets:
-                    if isinstance(t, ast.Name) and typ is not None:
-                        made[t.id] = typ
-        for node in ast.walk(scope):
+    """``<neutral producer>(...).attr`` (directly or through a local name) with no such attr.
+    A name is read in the scope that binds it: a function's locals are its own, and a
+    comprehension's targets shadow the names around it."""
+    out: list[str] = []
+    todo: list[tuple[ast.AST, dict[str, type]]] = [(ast.parse(text), {})]
+    while todo:
+        scope, around = todo.pop()
+        nodes = _own(scope)
+        made = _made(scope, nodes, around)
+        for node in nodes:
+            if isinstance(node, _FUNCS):
+                todo.append((node, {}))
+            elif isinstance(node, _COMPS):
+                todo.append((node, made))
             if not isinstance(node, ast.Attribute):
                 continue
             v = node.value
