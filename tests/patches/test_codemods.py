@@ -766,7 +766,7 @@ class TestIsAvailableGuards(expecttest.TestCase):
 @@ -13,2 +13,2 @@
 -    first = "cuda:0" if torch.cuda.is_available() else "cpu"
 -    return torch.device("cuda", 1) if torch.cuda.is_available() else first
-+    first = torch.device(torch.accelerator.current_accelerator().type, 0) if torch.accelerator.is_available() else "cpu"
++    first = f"{torch.accelerator.current_accelerator().type}:0" if torch.accelerator.is_available() else "cpu"
 +    return torch.device(torch.accelerator.current_accelerator().type, 1) if torch.accelerator.is_available() else first
 @@ -18,4 +18 @@
 -    if torch.cuda.is_available():

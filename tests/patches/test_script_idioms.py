@@ -317,7 +317,7 @@ class TestScriptIdioms(expecttest.TestCase):
 # left HN502:9: no device in scope for autocast's device type
 @@ -6 +6 @@
 -    device_ = device or ("cuda:0" if torch.cuda.is_available() else "cpu")
-+    device_ = device or (torch.device(torch.accelerator.current_accelerator().type, 0) if torch.accelerator.is_available() else "cpu")
++    device_ = device or (f"{torch.accelerator.current_accelerator().type}:0" if torch.accelerator.is_available() else "cpu")
 @@ -10 +10 @@
 -        return net(x.cuda())
 +        return net(x.to(torch.accelerator.current_accelerator()))

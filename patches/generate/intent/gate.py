@@ -64,6 +64,7 @@ class Gate:
         self.candidates = set(candidates)
         self.companions: dict[Site, list[Span]] = companions or {}
         self.left: dict[Site, list[Evidence]] = {}
+        self.failed: set[Site] = set()  # sites a family could not rewrite (``settle``)
         self._by_line: dict[int, list] = {}
         for f in self.findings:
             self._by_line.setdefault(f.line, []).append(f)
@@ -71,12 +72,20 @@ class Gate:
     def fixes(self, rule: str, line: int) -> bool:
         return (rule, line) in self.candidates and (rule, line) not in self.left
 
+    def stays(self, line: int) -> bool:
+        """What is on ``line`` stays CUDA in this run: no finding there (nothing rewrites it), or
+        one that is not a candidate, is left, or that its family could not rewrite."""
+        found = self._by_line.get(line, ())
+        return not found or any(
+            not self.fixes(f.rule, line) or (f.rule, line) in self.failed for f in found
+        )
+
     def settle(self, failed: Iterable[Site] = (), late: bool = True) -> dict[Site, list[Evidence]]:
         """Iterate to the least fixed point: a site is left when evidence remains with every
         site not left counted as fixed; ``failed`` sites (a family could not rewrite them) stay
         CUDA too. The ``LATE`` kinds speak (when ``late``) after the others have settled, so that
         a site they would also leave is named by what its code is."""
-        failed = set(failed)
+        failed = self.failed = set(failed)
         left = self._settle(dict(self.left), failed, late=False)
         if late and self.late_speaks(left, failed):
             left = self._settle(left, failed, late=True)

@@ -153,13 +153,20 @@ def _calls_cuda(ctx, node: ast.AST) -> bool:
     return False
 
 
-def _function_calls_cuda(ctx, line: int) -> bool:
-    """The function holding ``line`` calls ``torch.cuda.*`` (a CUDA kernel's eligibility check:
-    a negated device check there screens tensors for CUDA code)."""
-    fn = ctx.scope_at(line).node
+def _function_calls_cuda(eng, line: int) -> bool:
+    """The function holding ``line`` calls ``torch.cuda.*`` that stays CUDA in this run (a CUDA
+    kernel's eligibility check: a negated device check there screens tensors for CUDA code; a
+    call the run makes neutral, such as nemo's ``torch.cuda.empty_cache()`` beside the check,
+    screens nothing, and a rerun would no longer see it)."""
+    fn = eng.ctx.scope_at(line).node
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    return _calls_cuda(ctx, fn)
+    gate = eng.gate
+    return any(
+        _calls_cuda(eng.ctx, call) and (gate is None or gate.stays(call.lineno))
+        for call in ast.walk(fn)
+        if isinstance(call, ast.Call)
+    )
 
 
 def _options(node: ast.AST) -> list | None:
@@ -350,7 +357,7 @@ class DeviceChecks(Family):
             return None
         if _guards_text(eng, specs[0], check) or _picks_variant(eng, specs[0], check):
             return None
-        if _function_calls_cuda(eng.ctx, eng.line(check)):
+        if _function_calls_cuda(eng, eng.line(check)):
             # `if not x.is_cuda: return False` screens what the rest of the function does
             eng.fail(specs[0], check, "the function it screens for calls torch.cuda itself")
             return None

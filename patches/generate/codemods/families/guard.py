@@ -320,8 +320,9 @@ class AvailabilityGuard(CallRename):
         """The CUDA literal of a device-pick in the form of the current accelerator: ``"cuda"``
         -> ``torch.accelerator.current_accelerator().type``, ``torch.device("cuda")`` ->
         ``torch.accelerator.current_accelerator()``, an index ``N`` (``"cuda:N"``,
-        ``torch.device("cuda", N)``) -> ``torch.device(...current_accelerator().type, N)``.
-        Only in the IfExp body / assigned value, in the step (and only where) the call is
+        ``torch.device("cuda", N)``) -> ``torch.device(...current_accelerator().type, N)``, and
+        as a string where it was one (``"cuda:N"`` -> ``f"{...current_accelerator().type}:N"``:
+        funasr's CLI hands its pick to code that calls ``device.startswith("cuda")``). Only in the IfExp body / assigned value, in the step (and only where) the call is
         rewritten: a call the gate keeps keeps its literal."""
         call_line = (self.picks or {}).get(eng.line(original), (None,))[0]
         specs = eng.specs_for(self.name, original)
@@ -363,6 +364,8 @@ class AvailabilityGuard(CallRename):
                 and {"cuda", "torch.device"} & set(spec.names)
             ):
                 eng.done(spec, original)
+        if index is not None and not device:
+            return cst.parse_expression(f'f"{{{_CURRENT}.type}}:{index}"')
         if index is not None:
             return cst.parse_expression(f"torch.device({_CURRENT}.type, {index})")
         return cst.parse_expression(_CURRENT if device else f"{_CURRENT}.type")

@@ -209,6 +209,32 @@ def _converted_store(eng, pick: cst.IfExp) -> bool:
     return mine and converted_attr(eng.ctx.tree, eng.line(pick))
 
 
+def _index_or_cpu(eng, spec, original, index: str):
+    """``f"{<type>}:N"`` where there is an accelerator, else ``"cpu"``."""
+    return expr(
+        eng,
+        spec,
+        original,
+        f'f"{{{CURRENT}.type}}:{index}" if torch.accelerator.is_available() else "cpu"',
+        f'f"{{accelerator_api.device_type()}}:{index}"',
+    )
+
+
+_PLACING_METHODS = frozenset({"to", "cuda", "to_empty", "pin_memory"})
+
+
+def _placed_by_torch(eng, arg: cst.Arg) -> bool:
+    """``arg`` goes to torch itself, which places with it at once (``x.to(...)``, a torch
+    factory's ``device=``, ``torch.load``'s ``map_location``): without CUDA the original failed
+    there too."""
+    call = eng.parent(arg)
+    if not isinstance(call, cst.Call):
+        return False
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in _PLACING_METHODS:
+        return True
+    return any(q == "torch" or q.startswith("torch.") for q in eng.qualnames(call.func))
+
+
 class DeviceDefaults(Family):
     name = "device-defaults"
 
@@ -257,8 +283,12 @@ class DeviceDefaults(Family):
             if m.group(1) is None:
                 return self._device_type(eng, spec, original, parent)
             # "cuda:N" passed as a device (the scan reports device positions only): the string
-            # of that index of the accelerator.
+            # of that index of the accelerator; where torch does not place with it at once
+            # (a project's function, a ``dict.get`` default), the CPU without one, since the
+            # string was harmless there and ``current_accelerator()`` is None
             eng.done(spec, original)
+            if not _placed_by_torch(eng, parent):
+                return _index_or_cpu(eng, spec, original, m.group(1))
             return expr(
                 eng,
                 spec,
@@ -274,14 +304,7 @@ class DeviceDefaults(Family):
         if m.group(1) is None:
             return type_or_cpu(eng, spec, original)
         # "cuda:N" as a default: that index of the accelerator, CPU when there is none.
-        index = m.group(1)
-        return expr(
-            eng,
-            spec,
-            original,
-            f'f"{{{CURRENT}.type}}:{index}" if torch.accelerator.is_available() else "cpu"',
-            f'f"{{accelerator_api.device_type()}}:{index}"',
-        )
+        return _index_or_cpu(eng, spec, original, m.group(1))
 
     def _pick(self, eng, spec, original, pick: cst.IfExp, index: str | None):
         """``"cuda" if flag else "cpu"`` / ``"cuda:0" if opt.cuda else "cpu"`` (the DCGAN

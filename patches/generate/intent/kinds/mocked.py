@@ -19,7 +19,10 @@ assert, which keeps the literal, fails.
 
 And a library's call of CUDA's API that a test module of the tree replaces while it tests that
 library module (sahi's tests set ``torch.cuda.is_available`` to steer its backend pick): made
-neutral, the call no longer reads the stand-in, and the project's own tests fail (round 32)."""
+neutral, the call no longer reads the stand-in, and the project's own tests fail (round 32); so
+does a test that puts a fake ``torch`` with only ``cuda`` in ``sys.modules`` (funasr's CLI tests),
+for every CUDA call of the modules it imports. A patch a class starts in ``setUp`` stands in for
+each of its tests (round 33)."""
 
 from __future__ import annotations
 
@@ -35,6 +38,18 @@ SUMMARY = (
     "back), or the project's tests replace this CUDA call while they test its module"
 )
 _PATCHERS = ("setattr", "patch", "patch.object", "setitem")
+_SET_UP = frozenset({"setUp", "setUpClass", "asyncSetUp", "setup_method", "setup_class"})
+TORCH = "torch"  # the whole module: every CUDA call reads the stand-in
+
+
+def _replaces_torch(func: str, args: list[ast.expr]) -> bool:
+    """``patch.dict(sys.modules, {"torch": fake})`` / ``monkeypatch.setitem(sys.modules,
+    "torch", fake)``."""
+    if len(args) < 2 or ast.unparse(args[0]) != "sys.modules":
+        return False
+    if func.endswith("patch.dict") and isinstance(args[1], ast.Dict):
+        return any(isinstance(k, ast.Constant) and k.value == TORCH for k in args[1].keys)
+    return func.endswith("setitem") and isinstance(args[1], ast.Constant) and args[1].value == TORCH
 
 
 def detect(p: Probe) -> list[Evidence]:
@@ -45,8 +60,8 @@ def detect(p: Probe) -> list[Evidence]:
     if echoed is not None:
         what = f"{p.outermost_function.name} asserts {p.node.value!r} back"
         return [Evidence(KIND, echoed.lineno, what)]
-    for d in p.defs:  # a class by its decorators only: one method's mock is no other's
-        nodes = [*d.decorator_list, *([] if isinstance(d, ast.ClassDef) else d.body)]
+    for d in p.defs:  # a class by its decorators and set-up only: one test's mock is no other's
+        nodes = [*d.decorator_list, *(_set_up(d) if isinstance(d, ast.ClassDef) else d.body)]
         for call in (c for n in nodes for c in ast.walk(n) if isinstance(c, ast.Call)):
             target = _patched(call)
             if target:
@@ -63,9 +78,11 @@ def _replaced_by_tests(p: Probe) -> str:
     name = called(p.ctx, node) or ""
     if not name.startswith("torch.cuda."):
         return ""
-    for test in _mocks(index).get(name, ()):
-        if index.imports(test, p.ctx.path):
-            return f"{test} replaces {name} while it tests this module"
+    mocks = _mocks(index)
+    for key in (name, TORCH):
+        for test in mocks.get(key, ()):
+            if index.imports(test, p.ctx.path):
+                return f"{test} replaces {key} while it tests this module"
     return ""
 
 
@@ -73,7 +90,7 @@ def _mocks(index) -> dict[str, list[str]]:
     """CUDA API name -> the test modules of the tree that replace it (once per tree)."""
     if "cuda-mocks" not in index.memo:
         found: dict[str, list[str]] = {}
-        for rel in index.holding(b"torch.cuda"):
+        for rel in {*index.holding(b"torch.cuda"), *index.holding(b"sys.modules", b"torch")}:
             tree = index.tree(rel) if is_test_file(rel) else None
             for call in (
                 c for c in ast.walk(tree or ast.Module([], [])) if isinstance(c, ast.Call)
@@ -85,9 +102,24 @@ def _mocks(index) -> dict[str, list[str]]:
     return index.memo["cuda-mocks"]
 
 
+def _set_up(cls: ast.ClassDef) -> list[ast.stmt]:
+    """The bodies of the methods that run before each of the class's tests (a patch started
+    in ``setUp`` stands in for every test of the class: funasr's submodel-device tests)."""
+    return [
+        stmt
+        for f in cls.body
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name in _SET_UP
+        for stmt in f.body
+    ]
+
+
 def _patched(call: ast.Call) -> str:
-    """What a patching call replaces when it is CUDA's API, else ``""``."""
+    """What a patching call replaces when it is CUDA's API (``TORCH`` where it replaces the
+    ``torch`` module itself in ``sys.modules``: funasr's CLI tests hand a fake with only
+    ``cuda``), else ``""``."""
     func = ast.unparse(call.func)
+    if _replaces_torch(func, call.args):
+        return TORCH
     if not call.args or not any(func.endswith(s) for s in _PATCHERS):
         return ""
     first = call.args[0]
