@@ -33,11 +33,17 @@ def _bound_by(node) -> list[tuple[str, str]]:
     if isinstance(node, ast.ImportFrom) and node.module:
         # from the library, or the library's own module re-exported by the project under its
         # name (PyG's `from torch_geometric.typing import torch_scatter`)
+        # (and ``from numba import cuda``: the library is the module's own submodule)
         lib = cuda_library(node.module) if not node.level else None
         return [
             (a.asname or a.name, found)
             for a in node.names
-            if a.name != "*" and (found := lib or cuda_library(a.name))
+            if a.name != "*"
+            and (
+                found := lib
+                or (not node.level and cuda_library(f"{node.module}.{a.name}"))
+                or cuda_library(a.name)
+            )
         ]
     if isinstance(node, ast.Assign):
         lib = _named_module(node.value) if isinstance(node.value, ast.Call) else None

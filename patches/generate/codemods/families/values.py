@@ -119,8 +119,11 @@ def _bindings(ctx) -> _Bindings:
 @functools.lru_cache(maxsize=8)
 def _stream_names(ctx) -> frozenset[str]:
     b = _bindings(ctx)
-    names = {k for k, v in b.typed.items() if v and all(v)}
-    poisoned = {k for k, v in b.typed.items() if not all(v)}
+    # a name bound to None anywhere in the file may be None, whatever its annotation says
+    # (nemo's dataclass field ``stream: torch.cuda.Stream = None``, set only in a later hook)
+    nones = {k for k, vs in b.values.items() if any(_is_none(v) for v in vs)}
+    names = {k for k, v in b.typed.items() if v and all(v)} - nones
+    poisoned = {k for k, v in b.typed.items() if not all(v)} | nones
     changed = True
     while changed:  # copies of stream names are streams too
         changed = False
@@ -131,6 +134,10 @@ def _stream_names(ctx) -> frozenset[str]:
                 names.add(key)
                 changed = True
     return frozenset(names)
+
+
+def _is_none(value) -> bool:
+    return isinstance(value, ast.Constant) and value.value is None
 
 
 def _is_stream_value(ctx, value, names) -> bool:

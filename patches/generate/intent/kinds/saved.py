@@ -3,7 +3,10 @@ where CUDA is there (MONAI's ``map_location = None if torch.cuda.is_available() 
 torch.device("cpu")``): ``None`` restores each tensor where it was saved, on CUDA, and the
 check asks whether that device exists. Neutral, a machine with another accelerator would pick
 ``None`` and fail to restore CUDA tensors that it loaded on the CPU before. Likewise a key of a
-``map_location`` mapping: it names the device the tensors were saved on."""
+``map_location`` mapping: it names the device the tensors were saved on. And a check whose branch
+loads a checkpoint with no ``map_location`` (restored where it was saved) while the other branch
+maps it (mmagic's DeblurGAN-v2 weights: ``torch.load(path)`` where CUDA is there, else
+``torch.load(path, map_location='cpu')``, round 33)."""
 
 from __future__ import annotations
 
@@ -22,7 +25,25 @@ def detect(p: Probe) -> list[Evidence]:
         return [Evidence(KIND, p.f.line, f"{_NAME} = None where CUDA is there")]
     if _saved_key(p):
         return [Evidence(KIND, p.f.line, f"a {_NAME} key: the device a tensor was saved on")]
+    selected, other = p.arms
+    load = _load(p, selected, mapped=False)
+    if load is not None and _load(p, other, mapped=True) is not None:
+        return [Evidence(KIND, load.lineno, f"loads with no {_NAME} where CUDA is there")]
     return []
+
+
+def _load(p: Probe, arm: list[ast.AST], mapped: bool) -> ast.Call | None:
+    """A ``torch.load`` call in ``arm`` that passes a ``map_location`` (``mapped``) or none."""
+    for stmt in arm:
+        for n in ast.walk(stmt):
+            if (
+                isinstance(n, ast.Call)
+                and p.index.ctx.qualify(n.lineno, ast.unparse(n.func)) == "torch.load"
+            ):
+                given = len(n.args) > 1 or any(k.arg == _NAME for k in n.keywords)
+                if given == mapped:
+                    return n
+    return None
 
 
 def _saved_key(p: Probe) -> bool:
