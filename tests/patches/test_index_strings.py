@@ -39,3 +39,14 @@ def test_an_index_string_torch_does_not_place_with_gets_the_cpu_without_an_accel
     # torch places with it at once: without CUDA the original failed there too
     assert f'torch.zeros(2, device=f"{{{ACC}}}:1")' in rw.after
     assert f'x.to(f"{{{ACC}}}:1")' in rw.after
+
+
+def test_no_inner_guard_where_an_accelerator_is_checked_already():
+    src = (
+        "import torch\n\n\n"
+        "def run(self):\n"
+        "    if torch.cuda.is_available():\n"
+        '        self.profile(device="cuda:0")\n'
+    )
+    rw, _ = fix(src, path="pkg/rpc_test.py")
+    assert f'self.profile(device=f"{{{ACC}}}:0")' in rw.after, rw.after

@@ -287,7 +287,7 @@ class DeviceDefaults(Family):
             # (a project's function, a ``dict.get`` default), the CPU without one, since the
             # string was harmless there and ``current_accelerator()`` is None
             eng.done(spec, original)
-            if not _placed_by_torch(eng, parent):
+            if not _placed_by_torch(eng, parent) and not checked_here(eng, original):
                 return _index_or_cpu(eng, spec, original, m.group(1))
             return expr(
                 eng,
