@@ -4,7 +4,9 @@
 consumer's, and the consumers that take it give it CUDA's devices (Lightning: CUDA or MPS;
 torchrun's ``--nproc-per-node gpu``: CUDA). Made neutral, an XPU or a PrivateUse1 machine
 picks ``"gpu"`` and the consumer refuses it ("No supported gpu backend found!"), where the
-CPU ran before. The consumer's own neutral choice (Lightning's ``"auto"``) is a maintainer's."""
+CPU ran before. The consumer's own neutral choice (Lightning's ``"auto"``) is a maintainer's.
+Likewise a check whose branch stores the word (neuralforecast's ``if torch.cuda.is_available():
+trainer_kwargs["accelerator"] = "gpu"``, round 33)."""
 
 from __future__ import annotations
 
@@ -22,4 +24,13 @@ def detect(p: Probe) -> list[Evidence]:
     kept = picked[1] if picked else None
     if isinstance(kept, ast.Constant) and kept.value == _WORD:
         return [Evidence(KIND, p.f.line, f'"{_WORD}" where CUDA is there')]
+    selected, _ = p.arms
+    for stmt in selected:
+        for n in ast.walk(stmt):
+            if isinstance(n, (ast.Assign, ast.AnnAssign)) and _word(n.value):
+                return [Evidence(KIND, n.lineno, f'sets "{_WORD}" where CUDA is there')]
     return []
+
+
+def _word(value) -> bool:
+    return isinstance(value, ast.Constant) and value.value == _WORD
