@@ -53,7 +53,12 @@ def _bound_by(node) -> list[tuple[str, str]]:
                 (n.id, lib) for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)
             ]
     if isinstance(node, ast.Try):
-        libs = [lib for st in node.body for _, lib in _bound_by(st) if isinstance(st, ast.Import)]
+        libs = [
+            lib
+            for st in node.body
+            if isinstance(st, (ast.Import, ast.ImportFrom))
+            for _, lib in _bound_by(st)
+        ]
         if libs:  # the flags it sets, in its body and its handlers (`HAS_CUPY = False`)
             blocks = [node.body, *(h.body for h in node.handlers), node.orelse]
             return [
@@ -239,9 +244,20 @@ def _derived(ctx, libs: dict) -> None:
                     libs.setdefault((scope, n.id), []).append(read[0])
 
 
+def _none_stand_in(x: ast.AST) -> bool:
+    return (
+        isinstance(x, ast.Assign)
+        and isinstance(x.value, ast.Constant)
+        and x.value.value is None
+        and all(isinstance(t, ast.Name) for t in x.targets)
+    )
+
+
 def _bindings_in(scope: ast.AST, name: str) -> int:
     """How often ``scope`` (a module, function or class) binds ``name`` itself: parameters,
-    stores, imports, definitions (not in the scopes nested in it)."""
+    stores, imports, definitions (not in the scopes nested in it). ``name = None`` is not one:
+    an optional import's stand-in (nemo's ``except ImportError: rmsnorm_fn = None``) leaves the
+    name the library's wherever it is used."""
     count = 0
     if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
         a = scope.args
@@ -253,7 +269,7 @@ def _bindings_in(scope: ast.AST, name: str) -> int:
         if isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             count += x.name == name
             continue
-        if isinstance(x, (ast.Lambda, *COMPS)):
+        if isinstance(x, (ast.Lambda, *COMPS)) or _none_stand_in(x):
             continue
         if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store):
             count += x.id == name
