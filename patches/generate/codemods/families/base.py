@@ -14,7 +14,10 @@ import ast
 import libcst as cst
 
 from patches.generate.codemods.context import param_defaults
-from patches.generate.intent.paths import is_test_file, placed_as_test  # noqa: F401 (re-exported)
+from patches.generate.intent.paths import (  # noqa: F401 (re-exported for the families)
+    is_test_file,
+    placed_as_test,
+)
 
 
 class Family:

@@ -322,7 +322,8 @@ class AvailabilityGuard(CallRename):
         ``torch.accelerator.current_accelerator()``, an index ``N`` (``"cuda:N"``,
         ``torch.device("cuda", N)``) -> ``torch.device(...current_accelerator().type, N)``, and
         as a string where it was one (``"cuda:N"`` -> ``f"{...current_accelerator().type}:N"``:
-        funasr's CLI hands its pick to code that calls ``device.startswith("cuda")``). Only in the IfExp body / assigned value, in the step (and only where) the call is
+        funasr's CLI hands its pick to code that calls ``device.startswith("cuda")``). Only in
+        the IfExp body / assigned value, in the step (and only where) the call is
         rewritten: a call the gate keeps keeps its literal."""
         call_line = (self.picks or {}).get(eng.line(original), (None,))[0]
         specs = eng.specs_for(self.name, original)

@@ -239,7 +239,8 @@ AVAILABLE = ("torch.cuda.is_available", "torch.accelerator.is_available")
 def after_availability(eng, node) -> bool:
     """``node`` is a later operand of an ``and`` chain whose first operand is an
     ``is_available()`` check (of CUDA or the accelerator): already guarded there (also under a
-    ``not``: nemo's ``torch.cuda.is_available() and not torch.cuda.is_current_stream_capturing()``)."""
+    ``not``: nemo's ``torch.cuda.is_available() and not
+    torch.cuda.is_current_stream_capturing()``)."""
     parent = eng.parent(node)
     while isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
         node, parent = parent, eng.parent(parent)
