@@ -164,7 +164,8 @@ def _device_argument(eng, node) -> str | None:
         return None
     if isinstance(call.func, cst.Name) and arg in call.args:
         index = call.args.index(arg)
-        if positional_device(eng.ctx.tree, call.func.value, index, call.args[:index]):
+        spread = any(a.star or a.keyword is not None for a in call.args[:index])
+        if not spread and device_param(eng.ctx.tree, call.func.value) == index:
             return PARAM
     if call.args[0] is not arg:
         return None
@@ -173,18 +174,14 @@ def _device_argument(eng, node) -> str | None:
     return "device" if device_call_arg(eng, arg) else None
 
 
-def positional_device(tree: ast.Module, name: str, index: int, before) -> bool:
-    """The ``index``-th positional argument of a call of ``name``, a function ``tree`` defines
-    at module level, is its ``device`` parameter (no ``*args`` or keyword among ``before``)."""
-    if any(getattr(a, "star", "") or getattr(a, "keyword", None) for a in before) or any(
-        isinstance(a, ast.Starred) for a in before
-    ):
-        return False
+def device_param(tree: ast.Module, name: str) -> int | None:
+    """The position of the ``device`` parameter of ``name``, a function ``tree`` defines at
+    module level, else None."""
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            params = [*node.args.posonlyargs, *node.args.args]
-            return index < len(params) and params[index].arg == "device"
-    return False
+            params = [p.arg for p in (*node.args.posonlyargs, *node.args.args)]
+            return params.index("device") if "device" in params else None
+    return None
 
 
 def device_call_arg(eng, arg: cst.Arg) -> bool:

@@ -37,7 +37,7 @@ from patches.generate.codemods.families.idioms_common import (
     first_line_of,
     insert_device_line,
 )
-from patches.generate.codemods.families.literals import DEFAULTS, positional_device
+from patches.generate.codemods.families.literals import DEFAULTS, device_param
 from patches.generate.codemods.families.method_to_device import storage_form
 from patches.generate.codemods.families.own_device import TO_DEVICE
 from patches.generate.codemods.families.script_plan import after_imports as _after_imports
@@ -102,12 +102,10 @@ def _literal_places(tree: ast.Module, node: ast.AST) -> list[int]:
     values = [k.value for k in node.keywords if k.arg == "device"]
     if isinstance(node.func, ast.Attribute) and node.func.attr == "to" and node.args:
         values.append(node.args[0])
-    if isinstance(node.func, ast.Name):
-        values += [
-            a
-            for i, a in enumerate(node.args)
-            if positional_device(tree, node.func.id, i, node.args[:i])
-        ]
+    at = device_param(tree, node.func.id) if isinstance(node.func, ast.Name) else None
+    if at is not None and at < len(node.args):
+        if not any(isinstance(a, ast.Starred) for a in node.args[:at]):
+            values.append(node.args[at])
     return [v.lineno for v in values if isinstance(v, ast.Constant) and v.value == "cuda"]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 
+from patches.generate.intent.nodes import is_call
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-saved"
@@ -36,10 +37,7 @@ def _load(p: Probe, arm: list[ast.AST], mapped: bool) -> ast.Call | None:
     """A ``torch.load`` call in ``arm`` that passes a ``map_location`` (``mapped``) or none."""
     for stmt in arm:
         for n in ast.walk(stmt):
-            if (
-                isinstance(n, ast.Call)
-                and p.index.ctx.qualify(n.lineno, ast.unparse(n.func)) == "torch.load"
-            ):
+            if is_call(p.index.ctx, n, "torch.load"):
                 given = len(n.args) > 1 or any(k.arg == _NAME for k in n.keywords)
                 if given == mapped:
                     return n
