@@ -422,4 +422,84 @@ LATER = {
         ("neuralforecast", "tests", "pyproject.toml"),
         held_out=True,
     ),
+    # held out (round 34): an LLM fine-tuning CLI with its tests, a second one with its scripts and
+    # tests, a robot-learning library, a fast fine-tuning library with its tests and CLI, a video
+    # segmentation model with its training code, a translation toolkit and an LLM tuning toolkit
+    "axolotl": Project(
+        "axolotl",
+        "0.19.0",
+        (
+            "axolotl-0.19.0.tar.gz",
+            "136d623f04c909c5149d7f5dbd4a0e215014ab4c3617cce9d64010b5b8ca609d",
+        ),
+        ("src/axolotl=axolotl", "scripts", "tests", "pyproject.toml", "setup.cfg"),
+        held_out=True,
+    ),
+    "llamafactory": Project(
+        "llamafactory",
+        "0.9.5",
+        (
+            "llamafactory-0.9.5.tar.gz",
+            "1702c0bfb864e80577a59521d2edcacd2aab05ec6aee06188fcba335a589681f",
+        ),
+        (
+            "src/llamafactory=llamafactory",
+            "src/train.py=train.py",
+            "scripts",
+            "tests",
+            "tests_v1",
+            "pyproject.toml",
+        ),
+        held_out=True,
+    ),
+    "lerobot": Project(
+        "lerobot",
+        "0.4.4",
+        (
+            "lerobot-0.4.4.tar.gz",
+            "50ad61441b1e1260010031406ca836a514af20ae1d2c0149892fe040380b1016",
+        ),
+        ("src/lerobot=lerobot", "tests", "pyproject.toml", "setup.py"),
+        held_out=True,
+    ),
+    "unsloth": Project(
+        "unsloth",
+        "2026.3.4",
+        (
+            "unsloth-2026.3.4.tar.gz",
+            "7b260d4a66fe492e63509ccfbd279c1f8824e26426433e38a603f119bc0c9054",
+        ),
+        ("unsloth", "unsloth-cli.py", "scripts", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "sam2": Project(
+        "sam2",
+        "1.1.0",
+        (
+            "sam2-1.1.0.tar.gz",
+            "7e0ea252d43c10d853e3acfce0b5770ac683c30481bd6de311300e9d44f45b74",
+        ),
+        ("sam2", "training", "pyproject.toml", "setup.py"),
+        held_out=True,
+    ),
+    "opennmt": Project(
+        "OpenNMT-py",
+        "3.5.1",
+        (
+            "OpenNMT-py-3.5.1.tar.gz",
+            "8af6693ff0be0623683a5a9773b8d55b377fc14073f4897b6e6de3d482d338b2",
+        ),
+        ("onmt", "setup.py"),
+        held_out=True,
+    ),
+    "xtuner": Project(
+        "xtuner",
+        "0.2.0",
+        (
+            "xtuner-0.2.0.tar.gz",
+            "bcb5e28116e7ac9474bcd71ba8e1c9cc95256ee8a2f6831818985c0d20b68440",
+        ),
+        ("xtuner", "setup.py"),
+        held_out=True,
+    ),
 }
