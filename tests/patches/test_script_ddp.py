@@ -1,4 +1,4 @@
-"""DDP scripts given a CPU path (round 19, ``script_ddp`` and ``idioms_device.or_cpu``):
+"""DDP scripts given a CPU path (round 19, ``script_ddp`` and ``device_places.or_cpu``):
 ``DistributedDataParallel(device_ids=[rank], output_device=rank)`` gets ``None`` without an
 accelerator (DDP refuses ids for a CPU module), and the device of a local rank
 (``torch.device(f"cuda:{args.local_rank}")``, nanoGPT's ``device = f"cuda:{ddp_local_rank}"``)
