@@ -3,9 +3,14 @@ right above it, names a CUDA-only library or feature ("the cuSolver backend retu
 makes sure this is CUDA or HIP", "NCCL style coalescing"): the author said the code works around
 or serves that feature. A comment that only calls the device "cuda" ("Inputs always cuda", "we
 only care for cuda tensors") names the device the code was written on, and upstream neutralises
-such code like any other. Trailing comments are tags more often than explanations: not read."""
+such code like any other. Trailing comments are tags more often than explanations: not read.
+The comment block right above an ``if`` holding the site (two out at most, within its function)
+speaks for the whole block: neuralforecast's "Check for InputXGradient + GPU incompatibility
+(cudnn error)" above the block that decides ``using_gpu`` from ``torch.cuda.is_available()``."""
 
 from __future__ import annotations
+
+import ast
 
 from patches.generate.intent.comments import block_above, header_end
 from patches.generate.intent.data import about_cuda_feature
@@ -20,8 +25,20 @@ def detect(p: Probe) -> list[Evidence]:
     if not hasattr(stmt, "lineno"):
         return []
     lines = [*range(stmt.lineno, header_end(stmt) + 1), *block_above(comments, stmt.lineno)]
+    for outer in _enclosing_ifs(p, stmt):
+        lines += block_above(comments, outer.lineno)
     for ln in sorted(lines):
         text, alone = comments.get(ln, ("", False))
         if text and alone and about_cuda_feature(text):
             return [Evidence(KIND, ln, repr(text[:60]))]
     return []
+
+
+def _enclosing_ifs(p: Probe, stmt: ast.stmt, most: int = 2) -> list[ast.If]:
+    """The ``if`` statements holding ``stmt`` (innermost first, ``most`` of them), up to the
+    first statement that is no ``if`` (a loop, a function, a class)."""
+    out, n = [], p.index.parents.get(stmt)
+    while isinstance(n, ast.If) and len(out) < most:
+        out.append(n)
+        n = p.index.parents.get(n)
+    return out
