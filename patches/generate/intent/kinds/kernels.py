@@ -4,13 +4,18 @@
 ``lib.impl(name, fn, "CUDA")``). The test picks the path into those kernels: torchtitan's fused
 MLA takes its Triton ops ``if x.is_cuda`` and falls back to eager otherwise, and its Helion rope
 checks ``xq.is_cuda and ...`` before its CUDA-registered ops. Made neutral, another
-accelerator's tensors reach an op with no kernel for them instead of the fallback (round 32)."""
+accelerator's tensors reach an op with no kernel for them instead of the fallback (round 32).
+So does a module that compiles its own kernels with a CUDA-only library (a function decorated
+from ``[libraries]``: numba's ``@cuda.jit``): nemo's SpecAugment picks its numba kernel with
+``if not x.is_cuda: return False`` in such a module (round 34)."""
 
 from __future__ import annotations
 
 import ast
 import functools
 
+from patches.generate.intent.data import cuda_library
+from patches.generate.intent.nodes import qualified
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-kernels"
@@ -24,11 +29,27 @@ def detect(p: Probe) -> list[Evidence]:
     if getattr(p.f, "rule", "") not in _RULES:
         return []
     line = _registered(p.ctx.tree)
-    return (
-        [Evidence(KIND, line, f"the module registers kernels for CUDA only (line {line})")]
-        if line
-        else []
-    )
+    if line:
+        return [Evidence(KIND, line, f"the module registers kernels for CUDA only (line {line})")]
+    jit = _compiled(p.ctx)
+    if jit:
+        return [
+            Evidence(KIND, jit[1], f"the module compiles kernels with {jit[0]} (line {jit[1]})")
+        ]
+    return []
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled(ctx) -> tuple[str, int] | None:
+    """The first function the module decorates with a CUDA-only library's name (``@cuda.jit``
+    after ``from numba import cuda``), as (decorator, line); None where there is none."""
+    for node in ctx.nodes:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for dec in node.decorator_list:
+                name = qualified(ctx, dec.func if isinstance(dec, ast.Call) else dec)
+                if name and cuda_library(name):
+                    return name, node.lineno
+    return None
 
 
 def _keys(value: ast.AST) -> set[str] | None:
