@@ -47,7 +47,12 @@ from patches.generate.codemods.families.idioms_common import (
     with_value,
 )
 from patches.generate.codemods.families.idioms_memory import checked_here
-from patches.generate.codemods.families.literals import device_type_arg, type_source
+from patches.generate.codemods.families.literals import (
+    device_type_arg,
+    module_held,
+    type_source,
+)
+from patches.generate.codemods.families.module_device import NAME
 
 LITERAL_FAMILY = "device-literal"  # HN502/HN503's specs (catalogue style `literal`)
 _CTOR = "torch.device"
@@ -55,6 +60,14 @@ _MAP_WHY = (
     "a device map (map_location): its keys name where the data was saved, not this host, "
     "and a value alone would no longer match its key"
 )
+
+
+def _module_written(eng, held: str | None) -> str | None:
+    """``held``, the test module's ``DEVICE_TYPE``, where this run writes it (a plain ``"cuda"``
+    it replaces passes the gate), else None."""
+    name, places = getattr(eng.ctx, "module_device_sites", (None, ()))
+    ok = held is not None and held == name and any(eng.fixes("HN502", ln) for ln in places)
+    return held if ok else None
 
 
 class DeviceDefaults(Family):
@@ -166,13 +179,14 @@ class DeviceDefaults(Family):
         ``device_type`` bound before the site, else ``torch.device(device).type`` for a bound
         ``device``, else ``torch.device(<the device the function holds>).type``
         (``literals.held_device``: ignite's ``config.device``, handed to its batches as
-        ``device=``); a disabled autocast around work on a tensor parameter ``x`` takes
+        ``device=``), else the test module's ``DEVICE_TYPE`` where the function's one device is a
+        ``"cuda"`` that ``module_device`` moves to it (``literals.module_held``); a disabled autocast around work on a tensor parameter ``x`` takes
         ``x.device.type`` (``operands.with_operand``); with none, the site is left
         (DeviceLiteral says why)."""
         if not device_type_arg(eng, arg):
             return None
         line = eng.line(original)
-        held = type_source(eng.ctx, line)
+        held = type_source(eng.ctx, line) or _module_written(eng, module_held(eng.ctx, line))
         param = None
         if held is None:
             param = autocast_types.disabled(eng, arg) and operands.with_operand(eng.ctx, line)
@@ -183,8 +197,8 @@ class DeviceDefaults(Family):
             eng.fail(spec, original, why)
             return None
         eng.done(spec, original)
-        if held == "device_type":
-            return cst.Name("device_type")
+        if held == "device_type" or held == NAME:
+            return cst.Name(held)
         if param:
             return cst.parse_expression(f"{param}.device.type")
         eng.add_needed_import("torch", node=original)

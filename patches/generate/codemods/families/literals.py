@@ -247,6 +247,19 @@ def type_source(ctx, line: int) -> str | None:
     return held_device(ctx, line)
 
 
+def module_held(ctx, line: int) -> str | None:
+    """The test module's ``DEVICE_TYPE`` where the function around ``line`` hands one device,
+    a plain ``"cuda"`` that ``module_device`` moves to that name (axolotl's ``device="cuda"``
+    beside ``autocast("cuda")``: a rerun would read the name), else None."""
+    scope = ctx.scope_at(line)
+    if scope is None or not isinstance(scope.node, _FUNCTIONS):
+        return None
+    held = list(_device_keywords(scope.node).values())
+    if len(held) != 1 or not isinstance(held[0], ast.Constant) or held[0].value != "cuda":
+        return None
+    return module_type_at(ctx, held[0].lineno)
+
+
 def held_device(ctx, line: int) -> str | None:
     """The device the function around ``line`` holds: the one expression its calls (else its
     enclosing function's) hand as ``device=`` (ignite's ``prepare_batch(batch,
