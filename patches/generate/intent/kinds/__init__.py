@@ -50,6 +50,7 @@ ORDER = (
     "placement",
     "device_unit",
     "statement",
+    "library_unit",
     "self_implementation",
     "stated",
     "redundant",
