@@ -6,7 +6,9 @@ only care for cuda tensors") names the device the code was written on, and upstr
 such code like any other. Trailing comments are tags more often than explanations: not read.
 The comment block right above an ``if`` holding the site (two out at most, within its function)
 speaks for the whole block: neuralforecast's "Check for InputXGradient + GPU incompatibility
-(cudnn error)" above the block that decides ``using_gpu`` from ``torch.cuda.is_available()``."""
+(cudnn error)" above the block that decides ``using_gpu`` from ``torch.cuda.is_available()``.
+Not an ``if`` whose own test names the feature: its comment restates the dispatch
+(``# set device for nccl pg`` above ``if backend == "nccl":``, which upstream made neutral)."""
 
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ def detect(p: Probe) -> list[Evidence]:
         return []
     lines = [*range(stmt.lineno, header_end(stmt) + 1), *block_above(comments, stmt.lineno)]
     for outer in _enclosing_ifs(p, stmt):
-        lines += block_above(comments, outer.lineno)
+        if not about_cuda_feature(ast.unparse(outer.test)):
+            lines += block_above(comments, outer.lineno)
     for ln in sorted(lines):
         text, alone = comments.get(ln, ("", False))
         if text and alone and about_cuda_feature(text):
