@@ -25,6 +25,7 @@ from patches.generate import (
     message,
     project_style,
     pytorch_style,
+    reached,
     torch_alias,
     torch_floor,
     tree_uses,
@@ -380,6 +381,7 @@ def tree_index(run: Run) -> TreeIndex:
     builds the same one, so it decides such units as ``generate`` does)."""
     if run.tree is None:
         run.tree = TreeIndex(run.settings.root, run.audit.prefix)
+        reached.install(run)  # what a test module's imports keep (``cuda-reached``)
     return run.tree
 
 

@@ -192,3 +192,15 @@ def cuda_build(text: str, installer: bool = False) -> str | None:
         if sep and head and re.fullmatch(r"[0-9]*x?", tail):
             return name
     return name if cuda_library(name) else None
+
+
+@functools.lru_cache(maxsize=1)
+def reached_work() -> frozenset[str]:
+    """``[reached] work``: rules whose findings are CUDA work that fails without CUDA."""
+    return frozenset(data()["reached"]["work"])
+
+
+@functools.lru_cache(maxsize=1)
+def reached_rules() -> frozenset[str]:
+    """``[reached] rules``: the test gates ``cuda-reached`` asks about."""
+    return frozenset(data()["reached"]["rules"])

@@ -41,6 +41,7 @@ ORDER = (
     "name",
     "chain",
     "guarded",
+    "reached",
     "loop",
     "comprehension",
     "branch",

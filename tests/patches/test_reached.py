@@ -1,0 +1,77 @@
+"""A test module's gate stays while the project code its tests import keeps CUDA work after the
+run (intent kind ``cuda-reached``, round 34: axolotl's kernel tests skip without CUDA, and the
+kernels they launch read CUDA's raw stream). Followed: the module imported, a name re-exported
+by a package's ``__init__``, and one import further; a test of neutral code is rewritten."""
+
+from __future__ import annotations
+
+from patches.generate import pipeline
+from patches.generate.state import Settings
+
+KERNELS = """\
+import torch
+
+
+def launch(x):
+    stream = torch._C._cuda_getCurrentRawStream(x.device.index)
+    return x * 2, stream
+"""
+
+LAYERS = """\
+from pkg.kernels import launch
+
+
+def double(x):
+    return launch(x)[0]
+"""
+
+NEUTRAL = """\
+import torch
+
+
+def scale(x):
+    return x * 2
+"""
+
+GATE = """\
+import pytest
+import torch
+
+{imports}
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+
+
+def test_it():
+    assert {call}(torch.ones(2)).sum() == 4
+"""
+
+
+def _tree(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "pkg/__init__.py").write_text("from .kernels import launch\n")
+    (tmp_path / "pkg/kernels.py").write_text(KERNELS)
+    (tmp_path / "pkg/layers.py").write_text(LAYERS)
+    (tmp_path / "pkg/neutral.py").write_text(NEUTRAL)
+    tests = {
+        "test_reexported.py": ("from pkg import launch", "lambda x: launch(x)[0]"),
+        "test_one_further.py": ("from pkg.layers import double", "double"),
+        "test_neutral.py": ("from pkg.neutral import scale", "scale"),
+    }
+    for name, (imports, call) in tests.items():
+        (tmp_path / "tests" / name).write_text(GATE.format(imports=imports, call=call))
+    return tmp_path
+
+
+def test_gates_of_tests_reaching_cuda_work_stay(tmp_path):
+    run = pipeline.generate(Settings(_tree(tmp_path), unsafe_fixes=True))
+    assert not run.plan.unaccounted(run.report.findings)
+    finals = run.plan.finals
+    assert "torch.accelerator.is_available()" in finals["tests/test_neutral.py"]
+    for name in ("test_reexported.py", "test_one_further.py"):
+        rel = f"tests/{name}"
+        assert "torch.cuda.is_available()" in finals.get(rel, "torch.cuda.is_available()")
+        left = [x for x in run.plan.left if x.finding.path == rel and x.finding.rule == "HN101"]
+        assert left and all("cuda-reached" in x.reason for x in left), left
+        assert any("pkg/kernels.py:5" in x.reason for x in left)
