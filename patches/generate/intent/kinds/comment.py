@@ -4,8 +4,9 @@ makes sure this is CUDA or HIP", "NCCL style coalescing"): the author said the c
 or serves that feature. A comment that only calls the device "cuda" ("Inputs always cuda", "we
 only care for cuda tensors") names the device the code was written on, and upstream neutralises
 such code like any other. Trailing comments are tags more often than explanations: not read.
-The comment block right above an ``if`` holding the site (two out at most, within its function)
-speaks for the whole block: neuralforecast's "Check for InputXGradient + GPU incompatibility
+The comment line right above an ``if`` holding the site (two out at most, within its function)
+speaks for the whole block (the line, not its block: a FIXME three lines up about another
+statement is not the ``if``'s; torch's ``destroy_pg``): neuralforecast's "Check for InputXGradient + GPU incompatibility
 (cudnn error)" above the block that decides ``using_gpu`` from ``torch.cuda.is_available()``.
 Not an ``if`` whose own test names the feature: its comment restates the dispatch
 (``# set device for nccl pg`` above ``if backend == "nccl":``, which upstream made neutral)."""
@@ -29,7 +30,7 @@ def detect(p: Probe) -> list[Evidence]:
     lines = [*range(stmt.lineno, header_end(stmt) + 1), *block_above(comments, stmt.lineno)]
     for outer in _enclosing_ifs(p, stmt):
         if not about_cuda_feature(ast.unparse(outer.test)):
-            lines += block_above(comments, outer.lineno)
+            lines += block_above(comments, outer.lineno)[:1]
     for ln in sorted(lines):
         text, alone = comments.get(ln, ("", False))
         if text and alone and about_cuda_feature(text):
