@@ -78,7 +78,7 @@ NEUTRAL_WORDS = (
 # A text naming CUDA with one of these says other devices take another path on purpose ("keep the
 # original path for other devices", "CUDA only").
 EXCLUSIVE_PHRASES = (
-    r"\bother (?:devices|backends|accelerators|hardware|targets|platforms)\b",
+    r"\bother (?:devices|device types|backends|accelerators|hardware|targets|platforms)\b",
     r"\bcuda\b[^.;:]*\botherwise\b",
     r"\bnon-?cuda\b",
     r"\bcuda[- ]only\b",

@@ -50,11 +50,28 @@ def _texts(p: Probe, stmt: ast.stmt):
     header = range(stmt.lineno, header_end(stmt) + 1)
     alone = [ln for ln in header if comments.get(ln, ("", False))[1]]
     yield _joined(comments, alone + block_above(comments, stmt.lineno))
+    arms = _arm_heads(p, stmt)
+    if arms:
+        yield _joined(comments, arms)
     for d in _documented(p):
         if isinstance(d, ast.ClassDef) and not _tests(p):
             continue  # a class's sentence speaks for the checks that choose its paths
         doc = ast.get_docstring(d) or ""
         yield from (([d.body[0].lineno], para) for para in doc.split("\n\n"))
+
+
+def _arm_heads(p: Probe, stmt: ast.stmt) -> list[int]:
+    """The comment lines heading the arms of the ``if`` whose test holds the site (above the
+    first statement of its body, and of its ``else``; not an ``elif``'s): sam2's "torch.repeat
+    on complex numbers may not be supported on non-CUDA devices" opens the ``else`` of ``if
+    freqs_cis.is_cuda:`` (round 34)."""
+    if not isinstance(stmt, ast.If) or not any(n is stmt.test for n, _ in p.climb()):
+        return []
+    comments = p.index.comments
+    out = block_above(comments, stmt.body[0].lineno)
+    if stmt.orelse and not (len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If)):
+        out += block_above(comments, stmt.orelse[0].lineno)
+    return [ln for ln in out if ln > stmt.test.end_lineno]
 
 
 def _tests(p: Probe) -> bool:
