@@ -372,6 +372,8 @@ class Index:
                 pass  # `device_count() > 1`, `bool(P)`, `range(device_count())`, `f.attr(...)`
             elif isinstance(p, (ast.GeneratorExp, ast.ListComp, ast.SetComp)) and n is p.elt:
                 pass  # `all(t.is_cuda for t in ts)`: the check, asked of each
+            elif isinstance(p, (ast.List, ast.Tuple)) and self._marks(p):
+                pass  # `pytestmark = [skipif(...), skipif(...)]`: each mark guards the module
             else:
                 end = self._guard_end(p, n, negated)
                 if end is not None:
@@ -409,7 +411,19 @@ class Index:
             return [("cuda-comprehension", [span_of(x) for x in parts])]
         if isinstance(p, DEFS) and n in p.decorator_list:
             return [("cuda-guarded", [span_of(p.body), *_other_decorators(p, n)])]
+        if self._marks(p):
+            # a module's `pytestmark = pytest.mark.skipif(...)` guards every test of the module
+            return [("cuda-guarded", [span_of(s) for s in self.ctx.tree.body if s is not p])]
         return None
+
+    def _marks(self, node) -> bool:
+        """``node`` is a module-level ``pytestmark = ...`` or the list or tuple it assigns."""
+        stmt = self.parents.get(node) if isinstance(node, (ast.List, ast.Tuple)) else node
+        return (
+            isinstance(stmt, ast.Assign)
+            and self.parents.get(stmt) is self.ctx.tree
+            and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets)
+        )
 
     def unit(self, f) -> list[Span]:
         """The spans whose rewrites only work together with ``f``'s: its own statement (the
