@@ -1,42 +1,55 @@
-"""Whether a tree file keeps CUDA work after this run, for ``cuda-reached`` (a test module's gate
-stays while the project code it imports keeps such work): the file's own steps, as this run
-makes them (``plan.file_steps``), then its rescan; ``[reached] work`` names the rules whose
-findings are CUDA work that fails without CUDA. Asked on demand, once per file and run (the
-tree index's memo); ``generate`` and ``--explain`` share it through ``plan.tree_index``."""
+"""Whether a definition of a tree file keeps CUDA work after this run, for ``cuda-reached`` (a
+test module's gate stays while the project code its tests reach keeps such work): the file's own
+steps, as this run makes them (``plan.file_steps``), then its rescan; ``[reached] work`` names
+the rules whose findings are CUDA work that fails without CUDA. Asked on demand, once per file
+and run (the tree index's memo); ``generate`` and ``--explain`` share it through
+``plan.tree_index``."""
 
 from __future__ import annotations
 
+import ast
+
 from patches.generate.intent.data import reached_work
+from patches.generate.intent.reach import def_node
 from patches.generate.state import Run
 
 
 def install(run: Run) -> None:
-    """Let the run's tree index answer ``kept_cuda(rel)`` (``intent/kinds/reached.py``)."""
-    run.tree.kept_cuda = lambda rel: kept_cuda(run, rel)
+    """Let the run's tree index answer ``kept_cuda(rel, name)`` (``intent/kinds/reached.py``)."""
+    run.tree.kept_cuda = lambda rel, name: kept_cuda(run, rel, name)
 
 
-def kept_cuda(run: Run, rel: str) -> str:
-    """``"<file>:<line> <code>"`` of the first CUDA work ``rel`` keeps after this run, else
-    ``""`` (also for a file asked again while it is being decided: a cycle of imports)."""
+def kept_cuda(run: Run, rel: str, name: str) -> str:
+    """``"<file>:<line> <code>"`` of the first CUDA work the top-level definition ``name`` of
+    ``rel`` keeps after this run, else ``""``."""
     memo = run.tree.memo.setdefault("kept-cuda", {})
     if rel not in memo:
-        memo[rel] = ""
+        memo[rel] = None  # asked again while being decided (a cycle of imports): none
         memo[rel] = _kept(run, rel)
-    return memo[rel]
+    if memo[rel] is None:
+        return ""
+    tree, work = memo[rel]
+    node = def_node(run.tree, rel, name, tree)
+    if node is None:
+        return ""
+    first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+    hit = next((f for f in work if first <= f.line <= node.end_lineno), None)
+    return f"{rel}:{hit.line} {hit.source.strip()[:50]}" if hit else ""
 
 
-def _kept(run: Run, rel: str) -> str:
+def _kept(run: Run, rel: str):
+    """(the file's tree after this run, its findings there that are CUDA work), or None."""
     data = run.tree.files().get(rel, b"")
     if b"cuda" not in data.lower() and b"nccl" not in data.lower():
-        return ""
+        return None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return ""
+        return None
     found, errs = run.audit.rescan(text, rel)
     work = reached_work()
     if errs or not any(f.rule in work for f in found):
-        return ""
+        return None
     rules = sorted({f.rule for f in found if f.rule in run.specs})
     final = text
     if rules:
@@ -48,5 +61,8 @@ def _kept(run: Run, rel: str) -> str:
             if res is not None and not res.error and res.changed:
                 final = res.after
         found = run.audit.rescan(final, rel)[0]
-    kept = [f for f in found if f.rule in work]
-    return f"{rel}:{kept[0].line} {kept[0].source.strip()[:50]}" if kept else ""
+    try:
+        tree = ast.parse(final)
+    except SyntaxError:
+        return None
+    return tree, [f for f in found if f.rule in work]

@@ -1,7 +1,8 @@
 """A test module's gate stays while the project code its tests import keeps CUDA work after the
 run (intent kind ``cuda-reached``, round 34: axolotl's kernel tests skip without CUDA, and the
-kernels they launch read CUDA's raw stream). Followed: the module imported, a name re-exported
-by a package's ``__init__``, and one import further; a test of neutral code is rewritten."""
+kernels they launch read CUDA's raw stream). Followed: a function the test imports, through a
+package's re-export, and the functions its code names in other files; a test of a neutral
+function is rewritten, though its module keeps CUDA work in another function."""
 
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ import torch
 
 def scale(x):
     return x * 2
+
+
+def fast(x):
+    return x * 2, torch._C._cuda_getCurrentRawStream(x.device.index)
 """
 
 GATE = """\
@@ -74,4 +79,4 @@ def test_gates_of_tests_reaching_cuda_work_stay(tmp_path):
         assert "torch.cuda.is_available()" in finals.get(rel, "torch.cuda.is_available()")
         left = [x for x in run.plan.left if x.finding.path == rel and x.finding.rule == "HN101"]
         assert left and all("cuda-reached" in x.reason for x in left), left
-        assert any("pkg/kernels.py:5" in x.reason for x in left)
+        assert any("pkg/kernels.py:5" in x.reason for x in left), left

@@ -1,21 +1,21 @@
 """``cuda-reached``: an availability or device-count check in a test module (a skip gate, a
-fixture's skip, a device pick) whose tests import project code that keeps CUDA work after this
+fixture's skip, a device pick) whose tests reach project code that keeps CUDA work after this
 run (``[reached] work``: a ``torch.cuda`` call that initialises CUDA, a placement on
-``"cuda"``, CUDA's private members), in the module imported or one import further
-(``codemods/tree_imports.py``). The gate is what keeps those tests off machines the code
+``"cuda"``, CUDA's private members): a function or class the module imports from the tree, or
+one that code names, a few steps out (``intent/reach.py``). The gate is what keeps those tests off machines the code
 cannot run on: axolotl's kernel tests skip without CUDA, while the kernels they launch ask
 ``torch.cuda.current_device()`` in their autotune hooks; made neutral, an XPU runs the tests and
 they raise where they skipped (round 34). The test module's own code is ``cuda-guarded``'s."""
 
 from __future__ import annotations
 
-from patches.generate.codemods.tree_imports import imported_files
 from patches.generate.intent.data import reached_rules
 from patches.generate.intent.paths import is_test_file
 from patches.generate.intent.probe import Evidence, Probe
+from patches.generate.intent.reach import reached_defs
 
 KIND = "cuda-reached"
-SUMMARY = "the project code its tests import keeps CUDA work"
+SUMMARY = "the project code its tests reach keeps CUDA work"
 
 
 def detect(p: Probe) -> list[Evidence]:
@@ -25,8 +25,8 @@ def detect(p: Probe) -> list[Evidence]:
     kept = getattr(index, "kept_cuda", None)
     if kept is None:
         return []
-    for rel in imported_files(index, p.ctx.path):
-        what = kept(rel)
+    for rel, name in reached_defs(index, p.ctx.path):
+        what = kept(rel, name)
         if what:
             return [Evidence(KIND, p.f.line, f"the tests reach {what}")]
     return []

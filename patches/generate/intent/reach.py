@@ -1,0 +1,142 @@
+"""The project definitions a test module reaches, for ``cuda-reached``: the functions and
+classes it imports from the tree (anywhere in it: a test's own imports too), then every tree
+definition their code names (a call, a decorator's argument such as a Triton autotune's prune
+hook; a module-level call that names the definition, such as ``fwd.register_autograd(bwd)``),
+in the same file or imported from another, ``DEPTH`` steps out. A name taken from a
+package (``from pkg import f``) is followed through the package's ``__init__`` to the module
+that binds it. A module imported whole (``import pkg.kernels as k``) is followed by the
+attributes the code reads from it (``k.launch``).
+
+Definitions, not modules: a test of one neutral function of a module that keeps CUDA work
+elsewhere (torch's ``distributed_c10d``) reaches none of it."""
+
+from __future__ import annotations
+
+import ast
+
+from audits.resolve import absolute_module, module_name, package_name
+
+DEPTH = 6  # steps from the names a test imports (a Triton prune hook sits 5 out)
+_HOPS = 3  # re-exports followed through packages' ``__init__`` for one name
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def reached_defs(index, rel: str) -> list[tuple[str, str]]:
+    """(file, top-level name) of each tree definition the module ``rel`` reaches, nearest
+    first."""
+    key = ("reached-defs", rel)
+    if key not in index.memo:
+        tree = index.tree(rel)
+        start = _named(index, rel, tree, tree) if tree is not None else []
+        seen, order, frontier = set(start), list(start), list(start)
+        for _ in range(DEPTH):
+            found = []
+            for d in frontier:
+                for nxt in _edges(index, d):
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        found.append(nxt)
+            order += found
+            frontier = found
+        index.memo[key] = [d for d in order if d[0] != rel]
+    return index.memo[key]
+
+
+def def_node(index, rel: str, name: str, tree: ast.Module | None = None):
+    """The top-level definition ``name`` of ``rel`` (of ``tree`` when given), else None."""
+    tree = tree if tree is not None else index.tree(rel)
+    body = tree.body if tree is not None else []
+    return next((n for n in body if isinstance(n, _DEFS) and n.name == name), None)
+
+
+def _edges(index, d: tuple[str, str]) -> list[tuple[str, str]]:
+    key = ("reach-edges", d)
+    if key not in index.memo:
+        rel, name = d
+        tree = index.tree(rel)
+        node = def_node(index, rel, name, tree)
+        out = _named(index, rel, tree, node) if node is not None else []
+        for stmt in tree.body if node is not None else ():
+            # a module-level call that names it (``fwd.register_autograd(bwd, ...)``): the
+            # definitions it attaches run with it
+            if isinstance(stmt, ast.Expr) and any(
+                isinstance(n, ast.Name) and n.id == name for n in ast.walk(stmt)
+            ):
+                out += _named(index, rel, tree, stmt)
+        index.memo[key] = list(dict.fromkeys(out))
+    return index.memo[key]
+
+
+def _named(index, rel: str, tree: ast.Module, scope: ast.AST) -> list[tuple[str, str]]:
+    """The tree definitions the code of ``scope`` (a definition of ``tree``, or the module
+    itself) names: its names and its imports' names bound to definitions, and the attributes it
+    reads from tree modules imported whole."""
+    binds = _bindings(index, rel, tree)
+    out: list[tuple[str, str]] = []
+    for n in ast.walk(scope):
+        if isinstance(n, ast.ImportFrom):
+            out += [b for a in n.names for b in binds.get(a.asname or a.name, ())]
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            out += binds.get(n.id, ())
+        elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+            mod = binds.get(("module", n.value.id))
+            if mod and def_node(index, mod, n.attr) is not None:
+                out.append((mod, n.attr))
+    return list(dict.fromkeys(out))
+
+
+def _bindings(index, rel: str, tree: ast.Module) -> dict:
+    """name -> [(file, name)] for the module's own top-level definitions and the names it
+    imports from tree files; ("module", alias) -> file for the tree modules it imports whole."""
+    key = ("reach-binds", rel)
+    if key in index.memo:
+        return index.memo[key]
+    out: dict = {}
+    for n in tree.body:
+        if isinstance(n, _DEFS):
+            out[n.name] = [(rel, n.name)]
+    files = _modules(index)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom):
+            base = absolute_module(n.level, n.module, package_name(rel, index.prefix))
+            for a in n.names if base else ():
+                sub = files.get(f"{base}.{a.name}")
+                if sub is not None:
+                    out[("module", a.asname or a.name)] = sub
+                    continue
+                found = _bound(index, base, a.name, _HOPS)
+                if found is not None:
+                    out.setdefault(a.asname or a.name, []).append(found)
+        elif isinstance(n, ast.Import):
+            for a in n.names:
+                if a.asname and a.name in files:
+                    out[("module", a.asname)] = files[a.name]
+    index.memo[key] = out
+    return out
+
+
+def _modules(index) -> dict[str, str]:
+    """Module name -> tree file (a package by its ``__init__.py``)."""
+    if "module-files" not in index.memo:
+        index.memo["module-files"] = {
+            module_name(r, index.prefix): r for r in index.files() if r.endswith(".py")
+        }
+    return index.memo["module-files"]
+
+
+def _bound(index, base: str, name: str, hops: int) -> tuple[str, str] | None:
+    """(file, name) of the definition ``from base import name`` binds, through packages'
+    re-exports; None where the tree defines none."""
+    where = _modules(index).get(base)
+    tree = index.tree(where) if where is not None else None
+    if tree is None:
+        return None
+    if def_node(index, where, name, tree) is not None:
+        return where, name
+    for n in tree.body if hops else ():
+        if isinstance(n, ast.ImportFrom):
+            for a in n.names:
+                if (a.asname or a.name) == name:
+                    inner = absolute_module(n.level, n.module, package_name(where, index.prefix))
+                    return _bound(index, inner, a.name, hops - 1) if inner else None
+    return None
