@@ -8,6 +8,7 @@ and run (the tree index's memo); ``generate`` and ``--explain`` share it through
 from __future__ import annotations
 
 import ast
+import re
 
 from patches.generate.intent.data import reached_work
 from patches.generate.intent.reach import def_node
@@ -33,8 +34,49 @@ def kept_cuda(run: Run, rel: str, name: str) -> str:
     if node is None:
         return ""
     first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
-    hit = next((f for f in work if first <= f.line <= node.end_lineno), None)
+    hit = next(
+        (
+            f
+            for f in work
+            if first <= f.line <= node.end_lineno and not _device_guarded(node, f.line, f.col - 1)
+        ),
+        None,
+    )
     return f"{rel}:{hit.line} {hit.source.strip()[:50]}" if hit else ""
+
+
+# a test that asks about the device, its build or its backend (``if x.is_cuda:``, ``if
+# torch.version.cuda is not None``, ``if dist.is_nccl_available()``): the code it guards is the
+# library's own dispatch, which another accelerator does not take
+_DEVICE_WORDS = re.compile(
+    r"(?i)cuda|device|available|version|hip|rocm|xpu|mps|nccl|backend|capability|accelerator"
+)
+
+
+def _device_guarded(node: ast.AST, line: int, col: int) -> bool:
+    """The code at (``line``, ``col``) of the definition ``node`` runs only after a test about
+    the device: in an arm of an ``if``/``while``/conditional expression whose test asks one, or
+    after such an operand of a boolean chain (``torch.version.cuda is None or
+    torch.cuda.nccl.version() < (2, 10)`` short-circuits off CUDA)."""
+    at = (line, col)
+    for n in ast.walk(node):
+        if isinstance(n, (ast.If, ast.While, ast.IfExp)):
+            arms = [n.body, n.orelse] if isinstance(n, ast.IfExp) else [*n.body, *n.orelse]
+            if any(_holds(a, at) for a in arms) and _DEVICE_WORDS.search(ast.unparse(n.test)):
+                return True
+        elif isinstance(n, ast.BoolOp):
+            for i, v in enumerate(n.values):
+                if _holds(v, at):
+                    before = " ".join(ast.unparse(x) for x in n.values[:i])
+                    if _DEVICE_WORDS.search(before):
+                        return True
+    return False
+
+
+def _holds(node, at: tuple[int, int]) -> bool:
+    if not isinstance(node, ast.AST) or not hasattr(node, "end_lineno"):
+        return False
+    return (node.lineno, node.col_offset) <= at <= (node.end_lineno, node.end_col_offset)
 
 
 def _kept(run: Run, rel: str):

@@ -2,7 +2,9 @@
 run (intent kind ``cuda-reached``, round 34: axolotl's kernel tests skip without CUDA, and the
 kernels they launch read CUDA's raw stream). Followed: a function the test imports, through a
 package's re-export, and the functions its code names in other files; a test of a neutral
-function is rewritten, though its module keeps CUDA work in another function."""
+function is rewritten, though its module keeps CUDA work in another function, and so is a test
+of a function whose CUDA work sits under its own device test (torch's DDP asks
+``torch.version.cuda`` before ``torch.cuda.nccl.version()``)."""
 
 from __future__ import annotations
 
@@ -36,6 +38,12 @@ def scale(x):
 
 def fast(x):
     return x * 2, torch._C._cuda_getCurrentRawStream(x.device.index)
+
+
+def dispatched(x):
+    if x.is_cuda:  # the library's own dispatch: another device takes the other arm
+        return x * 2, torch._C._cuda_getCurrentRawStream(x.device.index)
+    return x * 2, None
 """
 
 GATE = """\
@@ -63,6 +71,7 @@ def _tree(tmp_path):
         "test_reexported.py": ("from pkg import launch", "lambda x: launch(x)[0]"),
         "test_one_further.py": ("from pkg.layers import double", "double"),
         "test_neutral.py": ("from pkg.neutral import scale", "scale"),
+        "test_dispatched.py": ("from pkg.neutral import dispatched", "lambda x: dispatched(x)[0]"),
     }
     for name, (imports, call) in tests.items():
         (tmp_path / "tests" / name).write_text(GATE.format(imports=imports, call=call))
@@ -73,7 +82,8 @@ def test_gates_of_tests_reaching_cuda_work_stay(tmp_path):
     run = pipeline.generate(Settings(_tree(tmp_path), unsafe_fixes=True))
     assert not run.plan.unaccounted(run.report.findings)
     finals = run.plan.finals
-    assert "torch.accelerator.is_available()" in finals["tests/test_neutral.py"]
+    for name in ("test_neutral.py", "test_dispatched.py"):
+        assert "torch.accelerator.is_available()" in finals[f"tests/{name}"]
     for name in ("test_reexported.py", "test_one_further.py"):
         rel = f"tests/{name}"
         assert "torch.cuda.is_available()" in finals.get(rel, "torch.cuda.is_available()")
