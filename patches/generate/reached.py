@@ -107,4 +107,18 @@ def _kept(run: Run, rel: str):
         tree = ast.parse(final)
     except SyntaxError:
         return None
-    return tree, [f for f in found if f.rule in work]
+    lines = final.splitlines()
+    return tree, [f for f in found if f.rule in work and not _no_work(lines, f)]
+
+
+def _no_work(lines: list[str], f) -> bool:
+    """The finding runs nothing on CUDA: a question that answers without it
+    (``c10d.is_nccl_available()``), or a device type named as a keyword's value
+    (``super().__init__(dep, reason, device_type="cuda")``: a skip decorator's)."""
+    line = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
+    end = f.end_col - 1 if f.end_line == f.line else len(line)
+    name = line[f.col - 1 : end].rsplit(".", 1)[-1]
+    return name.startswith("is_") or bool(_TYPE_KEYWORD.search(line[: f.col - 1]))
+
+
+_TYPE_KEYWORD = re.compile(r"\b\w*type\s*=\s*$")

@@ -4,7 +4,8 @@ kernels they launch read CUDA's raw stream). Followed: a function the test impor
 package's re-export, and the functions its code names in other files; a test of a neutral
 function is rewritten, though its module keeps CUDA work in another function, and so is a test
 of a function whose CUDA work sits under its own device test (torch's DDP asks
-``torch.version.cuda`` before ``torch.cuda.nccl.version()``)."""
+``torch.version.cuda`` before ``torch.cuda.nccl.version()``), and of one that only asks a
+question (``is_nccl_available()``) or names a device type (a skip decorator's ``device_type``)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,18 @@ def fast(x):
     return x * 2, torch._C._cuda_getCurrentRawStream(x.device.index)
 
 
+class skip_unless_backend:
+    def __init__(self, reason, device_type="cuda"):  # a device type named, nothing run
+        self.reason, self.device_type = reason, device_type
+
+
+def gated(x):
+    marker = skip_unless_backend("no backend", device_type="cuda")
+    if not torch.distributed.is_nccl_available():  # a question: no work
+        return x * 2, marker
+    return x * 2, None
+
+
 def dispatched(x):
     if x.is_cuda:  # the library's own dispatch: another device takes the other arm
         return x * 2, torch._C._cuda_getCurrentRawStream(x.device.index)
@@ -72,6 +85,7 @@ def _tree(tmp_path):
         "test_one_further.py": ("from pkg.layers import double", "double"),
         "test_neutral.py": ("from pkg.neutral import scale", "scale"),
         "test_dispatched.py": ("from pkg.neutral import dispatched", "lambda x: dispatched(x)[0]"),
+        "test_gated.py": ("from pkg.neutral import gated", "lambda x: gated(x)[0]"),
     }
     for name, (imports, call) in tests.items():
         (tmp_path / "tests" / name).write_text(GATE.format(imports=imports, call=call))
@@ -82,7 +96,7 @@ def test_gates_of_tests_reaching_cuda_work_stay(tmp_path):
     run = pipeline.generate(Settings(_tree(tmp_path), unsafe_fixes=True))
     assert not run.plan.unaccounted(run.report.findings)
     finals = run.plan.finals
-    for name in ("test_neutral.py", "test_dispatched.py"):
+    for name in ("test_neutral.py", "test_dispatched.py", "test_gated.py"):
         assert "torch.accelerator.is_available()" in finals[f"tests/{name}"]
     for name in ("test_reexported.py", "test_one_further.py"):
         rel = f"tests/{name}"
