@@ -180,9 +180,9 @@ class DeviceDefaults(Family):
         ``device``, else ``torch.device(<the device the function holds>).type``
         (``literals.held_device``: ignite's ``config.device``, handed to its batches as
         ``device=``), else the test module's ``DEVICE_TYPE`` where the function's one device is a
-        ``"cuda"`` that ``module_device`` moves to it (``literals.module_held``); a disabled autocast around work on a tensor parameter ``x`` takes
-        ``x.device.type`` (``operands.with_operand``); with none, the site is left
-        (DeviceLiteral says why)."""
+        ``"cuda"`` that ``module_device`` moves to it (``literals.module_held``); a disabled
+        autocast around work on a tensor parameter ``x`` takes ``x.device.type``
+        (``operands.with_operand``); with none, the site is left (DeviceLiteral says why)."""
         if not device_type_arg(eng, arg):
             return None
         line = eng.line(original)

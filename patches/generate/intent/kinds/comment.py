@@ -5,11 +5,12 @@ or serves that feature. A comment that only calls the device "cuda" ("Inputs alw
 only care for cuda tensors") names the device the code was written on, and upstream neutralises
 such code like any other. Trailing comments are tags more often than explanations: not read.
 The comment line right above an ``if`` holding the site (two out at most, within its function)
-speaks for the whole block (the line, not its block: a FIXME three lines up about another
-statement is not the ``if``'s; torch's ``destroy_pg``): neuralforecast's "Check for InputXGradient + GPU incompatibility
-(cudnn error)" above the block that decides ``using_gpu`` from ``torch.cuda.is_available()``.
-Not an ``if`` whose own test names the feature: its comment restates the dispatch
-(``# set device for nccl pg`` above ``if backend == "nccl":``, which upstream made neutral)."""
+speaks for the whole block (the line, not its block: a FIXME three lines up about another statement
+is not the ``if``'s; torch's ``destroy_pg``): neuralforecast's "Check for InputXGradient + GPU
+incompatibility (cudnn error)" above the block that decides ``using_gpu`` from
+``torch.cuda.is_available()``. Not an ``if`` whose own test names the feature: its comment restates
+the dispatch (``# set device for nccl pg`` above ``if backend == "nccl":``, which upstream made
+neutral)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
 """``cuda-reached``: an availability or device-count check in a test module (a skip gate, a
 fixture's skip, a device pick) whose tests reach project code that keeps CUDA work after this
 run (``[reached] work``: a ``torch.cuda`` call that initialises CUDA, a placement on
-``"cuda"``, CUDA's private members): a function or class the module imports from the tree, or
-one that code names, a few steps out (``intent/reach.py``). The gate is what keeps those tests off machines the code
-cannot run on: axolotl's kernel tests skip without CUDA, while the kernels they launch ask
-``torch.cuda.current_device()`` in their autotune hooks; made neutral, an XPU runs the tests and
-they raise where they skipped (round 34). The test module's own code is ``cuda-guarded``'s."""
+``"cuda"``, CUDA's private members): a function or class the module imports from the tree, or one
+that code names, a few steps out (``intent/reach.py``). The gate is what keeps those tests off
+machines the code cannot run on: axolotl's kernel tests skip without CUDA, while the kernels they
+launch ask ``torch.cuda.current_device()`` in their autotune hooks; made neutral, an XPU runs the
+tests and they raise where they skipped (round 34). The test module's own code is
+``cuda-guarded``'s."""
 
 from __future__ import annotations
 
