@@ -104,3 +104,34 @@ def test_gates_of_tests_reaching_cuda_work_stay(tmp_path):
         left = [x for x in run.plan.left if x.finding.path == rel and x.finding.rule == "HN101"]
         assert left and all("cuda-reached" in x.reason for x in left), left
         assert any("pkg/kernels.py:5" in x.reason for x in left), left
+
+
+OPTIMIZER = """\
+from pkg.kernels import launch
+from pkg.neutral import scale
+
+
+def step(x):
+    if x.is_cuda:
+        return launch(x)[0]
+    return x * 2
+
+
+def plain_step(x):
+    if x.is_cuda:
+        return scale(x)
+    return x * 2
+"""
+
+
+def test_a_check_before_another_files_cuda_work_stays(tmp_path):
+    """A library's device check guarding a call of another file's function that keeps CUDA
+    work (axolotl's fused optimizer step) stays; one guarding a neutral function is rewritten."""
+    tree = _tree(tmp_path)
+    (tree / "pkg/optimizer.py").write_text(OPTIMIZER)
+    run = pipeline.generate(Settings(tree, unsafe_fixes=True))
+    after = run.plan.finals["pkg/optimizer.py"]
+    assert after.count("x.is_cuda") == 1 and 'x.device.type != "cpu"' in after
+    assert after.index("x.is_cuda") < after.index("def plain_step")
+    left = [x for x in run.plan.left if x.finding.path == "pkg/optimizer.py"]
+    assert any("launch() reaches pkg/kernels.py:5" in x.reason for x in left), left

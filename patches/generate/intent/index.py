@@ -26,6 +26,7 @@ from patches.generate.intent.nodes import (
     span_of,
 )
 from patches.generate.intent.ops import argument_calls, cuda_only_ops, op_calls
+from patches.generate.intent.reach import reach_elsewhere
 from patches.generate.intent.words import words
 
 Hits = list[tuple[int, str]]  # (line, what stays CUDA there)
@@ -117,6 +118,12 @@ class Index:
                 tokens.append(Token(span_of(node), text, node))
         tokens.sort(key=lambda t: t.span)
         self.calls = self._local_calls(ctx.tree, ctx.nodes)
+        # (span, name, line) of each call of a plain name: another file's function, maybe
+        self.name_calls = sorted(
+            (span_of(n), n.func.id, n.lineno)
+            for n in ctx.nodes
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        )
         self.bindings = bindings(ctx.nodes)
         self.constants = module_constants(ctx.tree, self.bindings)
         self.constant_reads = constant_reads(ctx.nodes, self.constants)
@@ -287,7 +294,7 @@ class Index:
                 h = reach(span_of(callee.body), own, depth - 1)
                 if h:
                     return [(call.lineno, f"{callee.name}() uses {h[0][1]} (line {h[0][0]})")]
-            return []
+            return reach_elsewhere(self.ctx, self.name_calls, sp)
 
         return reach
 

@@ -28,18 +28,36 @@ def reached_defs(index, rel: str) -> list[tuple[str, str]]:
     if key not in index.memo:
         tree = index.tree(rel)
         start = _named(index, rel, tree, tree) if tree is not None else []
-        seen, order, frontier = set(start), list(start), list(start)
-        for _ in range(DEPTH):
-            found = []
-            for d in frontier:
-                for nxt in _edges(index, d):
-                    if nxt not in seen:
-                        seen.add(nxt)
-                        found.append(nxt)
-            order += found
-            frontier = found
-        index.memo[key] = [d for d in order if d[0] != rel]
+        index.memo[key] = [d for d in _walk(index, start) if d[0] != rel]
     return index.memo[key]
+
+
+def called_elsewhere(index, rel: str, name: str) -> list[tuple[str, str]]:
+    """The definitions of other tree files that a call of ``name`` in ``rel`` reaches: the one
+    ``name`` is bound to by an import (through re-exports), then those its code names; [] where
+    ``name`` is no other file's definition."""
+    key = ("called-elsewhere", rel, name)
+    if key not in index.memo:
+        tree = index.tree(rel)
+        bound = _bindings(index, rel, tree).get(name, ()) if tree is not None else ()
+        start = [d for d in bound if d[0] != rel]
+        index.memo[key] = _walk(index, start) if start else []
+    return index.memo[key]
+
+
+def _walk(index, start: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``start`` and the definitions their code names, ``DEPTH`` steps out, nearest first."""
+    seen, order, frontier = set(start), list(start), list(start)
+    for _ in range(DEPTH):
+        found = []
+        for d in frontier:
+            for nxt in _edges(index, d):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    found.append(nxt)
+        order += found
+        frontier = found
+    return order
 
 
 def def_node(index, rel: str, name: str, tree: ast.Module | None = None):
@@ -140,3 +158,26 @@ def _bound(index, base: str, name: str, hops: int) -> tuple[str, str] | None:
                     inner = absolute_module(n.level, n.module, package_name(where, index.prefix))
                     return _bound(index, inner, a.name, hops - 1) if inner else None
     return None
+
+
+def reach_elsewhere(ctx, name_calls, sp) -> list[tuple[int, str]]:
+    """(line, what) for a call in ``sp`` (``name_calls``: (span, name, line) of the file's calls
+    of plain names, sorted) of another tree file's function whose code, or what it names a few
+    steps out (``called_elsewhere``), keeps CUDA work after this run (the tree index's
+    ``kept_cuda``): axolotl's optimizer takes its fused Triton step ``if fused_available() and
+    p.is_cuda``, and that step sizes its grid from ``torch.cuda.get_device_properties`` in the
+    kernels' module (round 34). [] without a tree."""
+    tree = getattr(ctx, "tree_index", None)
+    kept = getattr(tree, "kept_cuda", None)
+    if kept is None:
+        return []
+    for csp, name, line in name_calls:
+        if csp[0] > sp[1]:
+            break
+        if not (sp[0] <= csp[0] and csp[1] <= sp[1]):
+            continue
+        for rel, fn in called_elsewhere(tree, ctx.path, name):
+            what = kept(rel, fn)
+            if what:
+                return [(line, f"{name}() reaches {what}")]
+    return []
