@@ -381,7 +381,7 @@ def tree_index(run: Run) -> TreeIndex:
     builds the same one, so it decides such units as ``generate`` does)."""
     if run.tree is None:
         run.tree = TreeIndex(run.settings.root, run.audit.prefix)
-        reached.install(run)  # what a test module's imports keep (``cuda-reached``)
+        reached.install(run, file_steps)  # what reached code keeps (``cuda-reached``)
     return run.tree
 
 

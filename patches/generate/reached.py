@@ -15,18 +15,19 @@ from patches.generate.intent.reach import def_node
 from patches.generate.state import Run
 
 
-def install(run: Run) -> None:
-    """Let the run's tree index answer ``kept_cuda(rel, name)`` (``intent/kinds/reached.py``)."""
-    run.tree.kept_cuda = lambda rel, name: kept_cuda(run, rel, name)
+def install(run: Run, file_steps) -> None:
+    """Let the run's tree index answer ``kept_cuda(rel, name)`` (``intent/kinds/reached.py``);
+    ``file_steps``: ``plan.file_steps``, the run's own steps for a file."""
+    run.tree.kept_cuda = lambda rel, name: kept_cuda(run, rel, name, file_steps)
 
 
-def kept_cuda(run: Run, rel: str, name: str) -> str:
+def kept_cuda(run: Run, rel: str, name: str, file_steps) -> str:
     """``"<file>:<line> <code>"`` of the first CUDA work the top-level definition ``name`` of
-    ``rel`` keeps after this run, else ``""``."""
+    ``rel`` keeps after this run (``file_steps`` makes the file's steps), else ``""``."""
     memo = run.tree.memo.setdefault("kept-cuda", {})
     if rel not in memo:
         memo[rel] = None  # asked again while being decided (a cycle of imports): none
-        memo[rel] = _kept(run, rel)
+        memo[rel] = _kept(run, rel, file_steps)
     if memo[rel] is None:
         return ""
     tree, work = memo[rel]
@@ -79,7 +80,7 @@ def _holds(node, at: tuple[int, int]) -> bool:
     return (node.lineno, node.col_offset) <= at <= (node.end_lineno, node.end_col_offset)
 
 
-def _kept(run: Run, rel: str):
+def _kept(run: Run, rel: str, file_steps):
     """(the file's tree after this run, its findings there that are CUDA work), or None."""
     data = run.tree.files().get(rel, b"")
     if b"cuda" not in data.lower():
@@ -95,8 +96,6 @@ def _kept(run: Run, rel: str):
     rules = sorted({f.rule for f in found if f.rule in run.specs})
     final = text
     if rules:
-        from patches.generate.plan import file_steps  # plan imports this module's user
-
         try:
             steps = file_steps(run, text, rel, found, rules)
         except Exception:  # a fault of the codemod's own in that file: no evidence from it
