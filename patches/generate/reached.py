@@ -56,14 +56,18 @@ _DEVICE_WORDS = re.compile(
 
 def _device_guarded(node: ast.AST, line: int, col: int) -> bool:
     """The code at (``line``, ``col``) of the definition ``node`` runs only after a test about
-    the device: in an arm of an ``if``/``while``/conditional expression whose test asks one, or
-    after such an operand of a boolean chain (``torch.version.cuda is None or
+    the device: in an arm of an ``if``/``while``/conditional expression whose test asks one, in
+    a loop over the devices (none off CUDA: torch's ``CudaMemoryLeakCheck``), or after such an
+    operand of a boolean chain (``torch.version.cuda is None or
     torch.cuda.nccl.version() < (2, 10)`` short-circuits off CUDA)."""
     at = (line, col)
     for n in ast.walk(node):
         if isinstance(n, (ast.If, ast.While, ast.IfExp)):
             arms = [n.body, n.orelse] if isinstance(n, ast.IfExp) else [*n.body, *n.orelse]
             if any(_holds(a, at) for a in arms) and _DEVICE_WORDS.search(ast.unparse(n.test)):
+                return True
+        elif isinstance(n, ast.For) and any(_holds(a, at) for a in n.body):
+            if _DEVICE_WORDS.search(ast.unparse(n.iter)):  # `for i in range(device_count())`
                 return True
         elif isinstance(n, ast.BoolOp):
             for i, v in enumerate(n.values):
@@ -109,8 +113,23 @@ def _kept(run: Run, rel: str, file_steps):
         tree = ast.parse(final)
     except SyntaxError:
         return None
-    lines = final.splitlines()
-    return tree, [f for f in found if f.rule in work and not _no_work(lines, f)]
+    lines, notes = final.splitlines(), _annotations(tree)
+    kept = [f for f in found if f.rule in work and not _no_work(lines, f)]
+    return tree, [f for f in kept if not any(_holds(a, (f.line, f.col - 1)) for a in notes)]
+
+
+def _annotations(tree: ast.Module) -> list[ast.AST]:
+    """The type annotations of ``tree``: they run nothing (torch's ``device_props:
+    _CudaDeviceProperties``)."""
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.arg) and n.annotation is not None:
+            out.append(n.annotation)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.returns is not None:
+            out.append(n.returns)
+        elif isinstance(n, ast.AnnAssign):
+            out.append(n.annotation)
+    return out
 
 
 def _no_work(lines: list[str], f) -> bool:

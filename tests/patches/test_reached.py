@@ -5,7 +5,8 @@ package's re-export, and the functions its code names in other files; a test of 
 function is rewritten, though its module keeps CUDA work in another function, and so is a test
 of a function whose CUDA work sits under its own device test (torch's DDP asks
 ``torch.version.cuda`` before ``torch.cuda.nccl.version()``), and of one that only asks a
-question (``is_nccl_available()``) or names a device type (a skip decorator's ``device_type``)."""
+question (``is_nccl_available()``) or names a device type (a skip decorator's ``device_type``),
+and a test whose harness (its class's base) keeps CUDA work but whose tests reach none."""
 
 from __future__ import annotations
 
@@ -73,6 +74,31 @@ def test_it():
 """
 
 
+HARNESS = """\
+import torch
+
+
+class LeakCheckedCase:
+    def tearDown(self):
+        torch._C._cuda_clearCublasWorkspaces()
+"""
+
+HARNESSED = """\
+import pytest
+import torch
+
+from pkg.harness import LeakCheckedCase
+from pkg.neutral import scale
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+
+
+class TestScale(LeakCheckedCase):
+    def test_it(self):
+        assert scale(torch.ones(2)).sum() == 4
+"""
+
+
 def _tree(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "tests").mkdir()
@@ -87,6 +113,8 @@ def _tree(tmp_path):
         "test_dispatched.py": ("from pkg.neutral import dispatched", "lambda x: dispatched(x)[0]"),
         "test_gated.py": ("from pkg.neutral import gated", "lambda x: gated(x)[0]"),
     }
+    (tmp_path / "pkg/harness.py").write_text(HARNESS)
+    (tmp_path / "tests/test_harnessed.py").write_text(HARNESSED)
     for name, (imports, call) in tests.items():
         (tmp_path / "tests" / name).write_text(GATE.format(imports=imports, call=call))
     return tmp_path
@@ -96,7 +124,7 @@ def test_gates_of_tests_reaching_cuda_work_stay(tmp_path):
     run = pipeline.generate(Settings(_tree(tmp_path), unsafe_fixes=True))
     assert not run.plan.unaccounted(run.report.findings)
     finals = run.plan.finals
-    for name in ("test_neutral.py", "test_dispatched.py", "test_gated.py"):
+    for name in ("test_neutral.py", "test_dispatched.py", "test_gated.py", "test_harnessed.py"):
         assert "torch.accelerator.is_available()" in finals[f"tests/{name}"]
     for name in ("test_reexported.py", "test_one_further.py"):
         rel = f"tests/{name}"

@@ -17,19 +17,49 @@ import ast
 from audits.resolve import absolute_module, module_name, package_name
 
 DEPTH = 6  # steps from the names a test imports (a Triton prune hook sits 5 out)
+ELSEWHERE = 2  # steps from a function a library's check calls in another file (its helpers')
 _HOPS = 3  # re-exports followed through packages' ``__init__`` for one name
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def reached_defs(index, rel: str) -> list[tuple[str, str]]:
-    """(file, top-level name) of each tree definition the module ``rel`` reaches, nearest
-    first."""
-    key = ("reached-defs", rel)
+def reached_defs(index, rel: str, spans: list) -> list[tuple[str, str]]:
+    """(file, top-level name) of each definition of another tree file that the code of ``rel``
+    inside ``spans`` reaches (what a gate guards), nearest first; the names the module reads
+    only as its classes' bases or in decorators (``_harness``) are not followed."""
+    key = ("reached-defs", rel, tuple(spans))
     if key not in index.memo:
         tree = index.tree(rel)
-        start = _named(index, rel, tree, tree) if tree is not None else []
+        start = _named_in(index, rel, tree, spans) if tree is not None else []
         index.memo[key] = [d for d in _walk(index, start) if d[0] != rel]
     return index.memo[key]
+
+
+def _named_in(index, rel: str, tree: ast.Module, spans: list) -> list[tuple[str, str]]:
+    skip = _harness(tree)
+    out: list[tuple[str, str]] = []
+    for node in tree.body:
+        if any(_overlaps(node, sp) for sp in spans):
+            for n in _within(node, spans):
+                out += _named(index, rel, tree, n, skip)
+    return list(dict.fromkeys(out))
+
+
+def _overlaps(node, sp) -> bool:
+    return (node.lineno, node.col_offset) <= sp[1] and sp[0] <= (
+        node.end_lineno,
+        node.end_col_offset,
+    )
+
+
+def _within(node, spans: list):
+    """The outermost nodes under ``node`` (itself included) that lie inside one of ``spans``."""
+    start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+    if any(sp[0] <= start and end <= sp[1] for sp in spans):
+        yield node
+        return
+    for child in ast.iter_child_nodes(node):
+        if hasattr(child, "end_lineno") and any(_overlaps(child, sp) for sp in spans):
+            yield from _within(child, spans)
 
 
 def called_elsewhere(index, rel: str, name: str) -> list[tuple[str, str]]:
@@ -41,14 +71,14 @@ def called_elsewhere(index, rel: str, name: str) -> list[tuple[str, str]]:
         tree = index.tree(rel)
         bound = _bindings(index, rel, tree).get(name, ()) if tree is not None else ()
         start = [d for d in bound if d[0] != rel]
-        index.memo[key] = _walk(index, start) if start else []
+        index.memo[key] = _walk(index, start, ELSEWHERE) if start else []
     return index.memo[key]
 
 
-def _walk(index, start: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """``start`` and the definitions their code names, ``DEPTH`` steps out, nearest first."""
+def _walk(index, start: list[tuple[str, str]], depth: int = DEPTH) -> list[tuple[str, str]]:
+    """``start`` and the definitions their code names, ``depth`` steps out, nearest first."""
     seen, order, frontier = set(start), list(start), list(start)
-    for _ in range(DEPTH):
+    for _ in range(depth):
         found = []
         for d in frontier:
             for nxt in _edges(index, d):
@@ -85,16 +115,39 @@ def _edges(index, d: tuple[str, str]) -> list[tuple[str, str]]:
     return index.memo[key]
 
 
-def _named(index, rel: str, tree: ast.Module, scope: ast.AST) -> list[tuple[str, str]]:
+def _harness(tree: ast.Module) -> frozenset[str]:
+    """The names a test module reads only as its classes' bases or in decorators: its harness
+    (``TestCase``, ``@onlyCUDA``), not the code it tests. torch's ``common_utils.TestCase``
+    names its CUDA leak check, which every torch test would otherwise reach."""
+    framed, other = set(), set()
+    inner = set()
+    for n in ast.walk(tree):
+        parts = [*n.bases, *n.keywords] if isinstance(n, ast.ClassDef) else []
+        parts += getattr(n, "decorator_list", [])
+        for part in parts:
+            for x in ast.walk(part):
+                inner.add(id(x))
+                if isinstance(x, ast.Name):
+                    framed.add(x.id)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and id(n) not in inner:
+            other.add(n.id)
+    return frozenset(framed - other)
+
+
+def _named(
+    index, rel: str, tree: ast.Module, scope: ast.AST, skip=frozenset()
+) -> list[tuple[str, str]]:
     """The tree definitions the code of ``scope`` (a definition of ``tree``, or the module
     itself) names: its names and its imports' names bound to definitions, and the attributes it
-    reads from tree modules imported whole."""
+    reads from tree modules imported whole; not the names in ``skip``."""
     binds = _bindings(index, rel, tree)
     out: list[tuple[str, str]] = []
     for n in ast.walk(scope):
         if isinstance(n, ast.ImportFrom):
-            out += [b for a in n.names for b in binds.get(a.asname or a.name, ())]
-        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            names = [a.asname or a.name for a in n.names]
+            out += [b for name in names if name not in skip for b in binds.get(name, ())]
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in skip:
             out += binds.get(n.id, ())
         elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
             mod = binds.get(("module", n.value.id))
