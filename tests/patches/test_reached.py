@@ -6,7 +6,8 @@ function is rewritten, though its module keeps CUDA work in another function, an
 of a function whose CUDA work sits under its own device test (torch's DDP asks
 ``torch.version.cuda`` before ``torch.cuda.nccl.version()``), and of one that only asks a
 question (``is_nccl_available()``) or names a device type (a skip decorator's ``device_type``),
-and a test whose harness (its class's base) keeps CUDA work but whose tests reach none."""
+a test whose harness (its class's base) keeps CUDA work but whose tests reach none, and one of a
+class whose base keeps CUDA work its own code does not run (torch's DDP over ``Module.cuda``)."""
 
 from __future__ import annotations
 
@@ -83,6 +84,15 @@ class LeakCheckedCase:
         torch._C._cuda_clearCublasWorkspaces()
 """
 
+MODEL = """\
+from pkg.harness import LeakCheckedCase
+
+
+class Doubler(LeakCheckedCase):  # what it inherits is not what its own code runs
+    def forward(self, x):
+        return x * 2
+"""
+
 HARNESSED = """\
 import pytest
 import torch
@@ -112,8 +122,10 @@ def _tree(tmp_path):
         "test_neutral.py": ("from pkg.neutral import scale", "scale"),
         "test_dispatched.py": ("from pkg.neutral import dispatched", "lambda x: dispatched(x)[0]"),
         "test_gated.py": ("from pkg.neutral import gated", "lambda x: gated(x)[0]"),
+        "test_inherits.py": ("from pkg.model import Doubler", "Doubler().forward"),
     }
     (tmp_path / "pkg/harness.py").write_text(HARNESS)
+    (tmp_path / "pkg/model.py").write_text(MODEL)
     (tmp_path / "tests/test_harnessed.py").write_text(HARNESSED)
     for name, (imports, call) in tests.items():
         (tmp_path / "tests" / name).write_text(GATE.format(imports=imports, call=call))
@@ -124,7 +136,13 @@ def test_gates_of_tests_reaching_cuda_work_stay(tmp_path):
     run = pipeline.generate(Settings(_tree(tmp_path), unsafe_fixes=True))
     assert not run.plan.unaccounted(run.report.findings)
     finals = run.plan.finals
-    for name in ("test_neutral.py", "test_dispatched.py", "test_gated.py", "test_harnessed.py"):
+    for name in (
+        "test_neutral.py",
+        "test_dispatched.py",
+        "test_gated.py",
+        "test_harnessed.py",
+        "test_inherits.py",
+    ):
         assert "torch.accelerator.is_available()" in finals[f"tests/{name}"]
     for name in ("test_reexported.py", "test_one_further.py"):
         rel = f"tests/{name}"

@@ -103,7 +103,7 @@ def _edges(index, d: tuple[str, str]) -> list[tuple[str, str]]:
         rel, name = d
         tree = index.tree(rel)
         node = def_node(index, rel, name, tree)
-        out = _named(index, rel, tree, node) if node is not None else []
+        out = _named(index, rel, tree, node, _bases(node)) if node is not None else []
         for stmt in tree.body if node is not None else ():
             # a module-level call that names it (``fwd.register_autograd(bwd, ...)``): the
             # definitions it attaches run with it
@@ -113,6 +113,20 @@ def _edges(index, d: tuple[str, str]) -> list[tuple[str, str]]:
                 out += _named(index, rel, tree, stmt)
         index.memo[key] = list(dict.fromkeys(out))
     return index.memo[key]
+
+
+def _bases(node: ast.AST) -> frozenset[str]:
+    """A class's names that it reads only as its bases: what it inherits is not what its own
+    code runs (torch's ``DistributedDataParallel`` derives from ``Module``, whose ``cuda()``
+    places on CUDA; a test that builds DDP reaches none of that)."""
+    if not isinstance(node, ast.ClassDef):
+        return frozenset()
+    based = {
+        x.id for b in [*node.bases, *node.keywords] for x in ast.walk(b) if isinstance(x, ast.Name)
+    }
+    inner = {id(x) for b in [*node.bases, *node.keywords] for x in ast.walk(b)}
+    used = {x.id for x in ast.walk(node) if isinstance(x, ast.Name) and id(x) not in inner}
+    return frozenset(based - used)
 
 
 def _harness(tree: ast.Module) -> frozenset[str]:
