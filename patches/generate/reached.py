@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
+from audits import vocabulary
 from patches.generate.intent.data import reached_work
 from patches.generate.intent.reach import def_node
 from patches.generate.state import Run
@@ -50,7 +51,8 @@ def kept_cuda(run: Run, rel: str, name: str, file_steps) -> str:
 # torch.version.cuda is not None``, ``if dist.is_nccl_available()``): the code it guards is the
 # library's own dispatch, which another accelerator does not take
 _DEVICE_WORDS = re.compile(
-    r"(?i)cuda|device|available|version|hip|rocm|xpu|mps|nccl|backend|capability|accelerator"
+    "|".join([*vocabulary.marker_patterns(), "device|available|version|backend|capability"]),
+    re.IGNORECASE,
 )
 
 
