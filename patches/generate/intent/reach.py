@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 
 from audits.resolve import absolute_module, module_name, package_name
+from patches.generate.intent.nodes import inside
 
 DEPTH = 6  # steps from the names a test imports (a Triton prune hook sits 5 out)
 ELSEWHERE = 2  # steps from a function a library's check calls in another file (its helpers')
@@ -121,31 +122,25 @@ def _bases(node: ast.AST) -> frozenset[str]:
     places on CUDA; a test that builds DDP reaches none of that)."""
     if not isinstance(node, ast.ClassDef):
         return frozenset()
-    based = {
-        x.id for b in [*node.bases, *node.keywords] for x in ast.walk(b) if isinstance(x, ast.Name)
-    }
-    inner = {id(x) for b in [*node.bases, *node.keywords] for x in ast.walk(b)}
-    used = {x.id for x in ast.walk(node) if isinstance(x, ast.Name) and id(x) not in inner}
-    return frozenset(based - used)
+    return _only_in(node, [*node.bases, *node.keywords])
 
 
 def _harness(tree: ast.Module) -> frozenset[str]:
     """The names a test module reads only as its classes' bases or in decorators: its harness
     (``TestCase``, ``@onlyCUDA``), not the code it tests. torch's ``common_utils.TestCase``
     names its CUDA leak check, which every torch test would otherwise reach."""
-    framed, other = set(), set()
-    inner = set()
+    parts = []
     for n in ast.walk(tree):
-        parts = [*n.bases, *n.keywords] if isinstance(n, ast.ClassDef) else []
+        parts += [*n.bases, *n.keywords] if isinstance(n, ast.ClassDef) else []
         parts += getattr(n, "decorator_list", [])
-        for part in parts:
-            for x in ast.walk(part):
-                inner.add(id(x))
-                if isinstance(x, ast.Name):
-                    framed.add(x.id)
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and id(n) not in inner:
-            other.add(n.id)
+    return _only_in(tree, parts)
+
+
+def _only_in(root: ast.AST, parts: list[ast.AST]) -> frozenset[str]:
+    """The names ``root`` reads inside ``parts`` and nowhere else."""
+    inner = {id(x) for part in parts for x in ast.walk(part)}
+    framed = {x.id for part in parts for x in ast.walk(part) if isinstance(x, ast.Name)}
+    other = {x.id for x in ast.walk(root) if isinstance(x, ast.Name) and id(x) not in inner}
     return frozenset(framed - other)
 
 
@@ -241,7 +236,7 @@ def reach_elsewhere(ctx, name_calls, sp) -> list[tuple[int, str]]:
     for csp, name, line in name_calls:
         if csp[0] > sp[1]:
             break
-        if not (sp[0] <= csp[0] and csp[1] <= sp[1]):
+        if not inside(csp, sp):
             continue
         for rel, fn in called_elsewhere(tree, ctx.path, name):
             what = kept(rel, fn)
