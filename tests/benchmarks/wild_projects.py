@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from wild_project import Project
 from wild_projects_later import LATER
+from wild_projects_latest import LATEST
 
 PROJECTS = {
     "ignite": Project(
@@ -295,6 +296,7 @@ PROJECTS = {
         held_out=True,
     ),
     **LATER,
+    **LATEST,
 }
 SETS = {
     "tuned": [k for k, p in PROJECTS.items() if not p.held_out],
