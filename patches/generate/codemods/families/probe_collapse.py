@@ -25,6 +25,14 @@ asks about (the others too: MPS, MTIA, PrivateUse1). The first ``if`` gets the a
 is an ``or`` of availability probes of two or more backends, CUDA's among them, or an ``and``
 of their negations.
 
+Under a negated disjunction (the arm that runs where no accelerator is there), a skip table's
+CUDA key goes to its neutral sibling where the module's own table holds one (upstream's form,
+``common_distributed``, torch 2.14 -> 2.15)::
+
+    sys.exit(TEST_SKIPS["no_cuda"].exit_code)  ->  sys.exit(TEST_SKIPS["no_accelerator"].exit_code)
+
+(``TEST_SKIPS`` a module-level dict literal with both keys; the key is a companion of the probe.)
+
 Left: arms whose bodies differ (a per-backend exit code or message), thresholds that differ, an
 arm with an ``else``, a single CUDA arm (the plain renames decide it), probes in a function that
 also works on a backend by name (``if torch.xpu.is_available(): mem = torch.xpu.
@@ -36,6 +44,7 @@ lack what the arm calls), and anything the gate leaves (a docstring about CUDA o
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass
@@ -52,6 +61,8 @@ FLAGS = {f"TEST_{b.upper()}": b for b in BACKENDS}
 AVAILABLE = "torch.accelerator.is_available()"
 COUNT = "torch.accelerator.device_count()"
 _HELPER = re.compile(rf"is_(?:torch_)?({'|'.join(NAMED_BACKENDS)})_available")
+_CUDA_KEY = re.compile(r"(?<![a-z0-9])cuda(?![a-z0-9])")
+_NEUTRAL_KEY = "accelerator"
 _OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 
@@ -64,6 +75,7 @@ class Unit:
     arms: tuple[int, ...] = ()  # a sequence's other ``if`` lines (removed); () for a disjunction
     tests: tuple[tuple[int, int], ...] = ()  # line ranges of the probes replaced
     flags: tuple[str, ...] = ()  # test flags named there (their imports may go)
+    keys: tuple[tuple[tuple[int, int], str], ...] = ()  # (line, column) of a CUDA key -> sibling
 
     @property
     def start(self) -> int:
@@ -244,6 +256,51 @@ def _dispatches(ctx, node: ast.AST) -> bool:
     return False
 
 
+def _tables(ctx) -> dict[str, set[str]]:
+    """Module-level dict literals by name -> their string keys (``TEST_SKIPS = {...}``)."""
+    out: dict[str, set[str]] = {}
+    for stmt in ctx.tree.body:
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+        target = stmt.target if isinstance(stmt, ast.AnnAssign) else target
+        if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Dict):
+            keys = stmt.value.keys
+            out[target.id] = {k.value for k in keys if isinstance(k, ast.Constant)}
+    return out
+
+
+def _absent_arm(ctx, node: ast.BoolOp) -> list[ast.stmt] | None:
+    """The body of the ``if`` that ``node`` tests as "no accelerator is there" (``not (A or
+    B)``, ``not A and not B``), else None."""
+    head = node
+    if isinstance(node.op, ast.Or):
+        head = ctx.parents.get(node)
+        if not (isinstance(head, ast.UnaryOp) and isinstance(head.op, ast.Not)):
+            return None
+    owner = ctx.parents.get(head)
+    return owner.body if isinstance(owner, ast.If) and owner.test is head else None
+
+
+def _neutral_keys(ctx, node: ast.BoolOp, unit: Unit) -> Unit:
+    """``unit`` with the CUDA keys of a module table in its absent arm, where the table holds
+    the neutral sibling (``"no_cuda"`` -> ``"no_accelerator"``)."""
+    body = _absent_arm(ctx, node)
+    tables = _tables(ctx) if body else {}
+    keys, spans = [], []
+    for sub in (n for stmt in body or () for n in ast.walk(stmt)):
+        if not (isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name)):
+            continue
+        key = sub.slice
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            continue
+        sibling = _CUDA_KEY.sub(_NEUTRAL_KEY, key.value)
+        if sibling != key.value and sibling in tables.get(sub.value.id, ()):
+            keys.append(((key.lineno, key.col_offset), sibling))
+            spans.append(span_of(key))
+    if not keys:
+        return unit
+    return dataclasses.replace(unit, spans=unit.spans + tuple(spans), keys=tuple(keys))
+
+
 @functools.lru_cache(maxsize=8)
 def units(ctx) -> dict[tuple[int, int, int, int], Unit]:
     """Position (``Unit.at``) -> the sequence or disjunction there, where the function does no
@@ -256,7 +313,7 @@ def units(ctx) -> dict[tuple[int, int, int, int], Unit]:
             holders[id(parent)] = parent
         elif isinstance(node, ast.BoolOp) and (u := _disjunction(node)) is not None:
             if not _dispatches(ctx, node):
-                out[u.at] = u
+                out[u.at] = _neutral_keys(ctx, node, u)
     for parent in holders.values():
         for field in ("body", "orelse", "finalbody"):
             stmts = getattr(parent, field, None)
@@ -279,7 +336,8 @@ class ProbeCollapse(Family):
     def prepare(self, ctx, spec, lines: frozenset[int]) -> frozenset[int]:
         mine = self._mine(ctx, lines)
         ctx.blocks.update((u.start, u.end) for u in mine if u.arms)
-        return lines | frozenset(ln for u in mine for ln in range(u.start, u.end + 1))
+        keys = frozenset(at[0] for u in mine for at, _ in u.keys)
+        return lines | keys | frozenset(ln for u in mine for ln in range(u.start, u.end + 1))
 
     def companions(self, ctx, spec, lines: frozenset[int]) -> dict[tuple[str, int], list]:
         return {(spec.rule, u.cuda_line): list(u.spans) for u in self._mine(ctx, lines)}
@@ -316,6 +374,16 @@ class ProbeCollapse(Family):
 
     def on_ref(self, eng, original, updated):
         return updated if self._probe_of(eng, original) is not None else None
+
+    def on_literal(self, eng, original, updated):
+        """A skip table's CUDA key under a ready unit's absent arm -> its neutral sibling."""
+        r = eng.get_metadata(PositionProvider, original)
+        at = (eng.line(original), r.start.column)
+        for u in units(eng.ctx).values():
+            sibling = dict(u.keys).get(at)
+            if sibling is not None and not updated.prefix and self._ready(eng, u):
+                return updated.with_changes(value=f"{updated.quote}{sibling}{updated.quote}")
+        return None
 
     def on_node(self, eng, original, updated):
         if isinstance(original, cst.If):
