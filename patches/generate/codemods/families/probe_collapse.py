@@ -260,7 +260,9 @@ def _tables(ctx) -> dict[str, set[str]]:
     """Module-level dict literals by name -> their string keys (``TEST_SKIPS = {...}``)."""
     out: dict[str, set[str]] = {}
     for stmt in ctx.tree.body:
-        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+        target = (
+            stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+        )
         target = stmt.target if isinstance(stmt, ast.AnnAssign) else target
         if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Dict):
             keys = stmt.value.keys
