@@ -349,11 +349,32 @@ def _import_block(stmt: ast.stmt) -> bool:
 
 def after_imports(ctx) -> ast.stmt | None:
     """The first top-level statement after the docstring, the imports (an optional import's
-    ``try`` block too) and ``__future__``."""
+    ``try`` block too) and ``__future__``; None where the module binds ``torch`` (which the line
+    written there reads) only under a ``try``/``if`` or after that statement."""
+    top = None
     for i, stmt in enumerate(ctx.tree.body):
         if isinstance(stmt, (ast.Import, ast.ImportFrom)) or _import_block(stmt):
             continue
         if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
             continue
-        return stmt
+        top = stmt
+        break
+    binder = next((s for s in ctx.tree.body if _binds_torch(s)), None)
+    if top is None or binder is None or isinstance(binder, ast.Import):
+        return top if binder is None or binder.lineno < getattr(top, "lineno", 0) else None
     return None
+
+
+def _binds_torch(stmt: ast.stmt) -> bool:
+    """``stmt`` (or a statement under it, not in a function or class) imports ``torch``."""
+    todo = [stmt]
+    while todo:
+        s = todo.pop()
+        if isinstance(s, ast.Import) and any(
+            (a.asname or a.name.partition(".")[0]) == "torch" for a in s.names
+        ):
+            return True
+        if isinstance(s, (ast.Try, ast.If, ast.With)):
+            todo += [*s.body, *getattr(s, "orelse", ()), *getattr(s, "finalbody", ())]
+            todo += [x for h in getattr(s, "handlers", ()) for x in h.body]
+    return False
