@@ -57,6 +57,7 @@ ORDER = (
     "redundant",
     "class_constant",
     "module_lacks",
+    "plugin_allocator",
     "pinning",
     "unguarded",
 )
