@@ -3,23 +3,35 @@
 "expects a CUDA tensor"``, ``if not x.is_cuda: raise ValueError("... needs CUDA")``). Made
 neutral, the check lets another accelerator through while its message still names CUDA: the
 author stated a requirement of CUDA's (kornia's fp16 weights run on onnxruntime's CUDA provider).
-A message that names another device too ("CUDA or XPU") states a requirement of devices."""
+A message that names another device too ("CUDA or XPU") states a requirement of devices. A skip's
+reason states a requirement only where it names a CUDA library or feature (``skipif(not
+torch.cuda.is_available() or ..., reason="... out_dtype support on CUDA sm_80+")``: liger-kernel
+tests a fast path its library takes on CUDA's capability alone, round 35); "requires CUDA" or
+"NVIDIA GPU required" name the device a test ran on when it was written, which upstream widens."""
 
 from __future__ import annotations
 
 import ast
 import re
 
-from patches.generate.intent.data import is_cuda_word
+from patches.generate.intent.data import about_cuda_feature, is_cuda_word
 from patches.generate.intent.index import OTHER_DEVICE
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-required"
 SUMMARY = "the check it is the condition of says CUDA is required"
 _CHECKER = re.compile(r"(?i)check|assert|require|expect|verify|ensure")
+_SKIPS = ("skipIf", "skipUnless", "skipif")  # unittest's and pytest.mark's skip decorators
+_VENDOR = re.compile(r"(?i)nvidia")  # the vendor's name says which device, not which feature
 
 
 def detect(p: Probe) -> list[Evidence]:
+    reason = _skip_reason(p)
+    if reason is not None:
+        text = " ".join(_strings(reason))
+        if about_cuda_feature(_VENDOR.sub("", text)):
+            return [Evidence(KIND, reason.lineno, f"the skip's reason {text.strip()[:60]!r}")]
+        return []
     if isinstance(p.node, ast.Call):
         return []
     message = _message(p)
@@ -43,6 +55,20 @@ def _message(p: Probe) -> ast.AST | None:
             if _CHECKER.search(ast.unparse(parent.func)) and len(parent.args) > 1:
                 return parent.args[1]
             return None
+    return None
+
+
+def _skip_reason(p: Probe) -> ast.AST | None:
+    """The reason of the skip decorator whose condition holds the site, or None."""
+    for child, parent in p.climb():
+        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is child:
+            f = parent.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if name not in _SKIPS:
+                return None
+            if len(parent.args) > 1:
+                return parent.args[1]
+            return next((k.value for k in parent.keywords if k.arg == "reason"), None)
     return None
 
 

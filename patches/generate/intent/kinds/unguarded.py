@@ -2,7 +2,13 @@
 the neutral one raises without an accelerator) with no availability check around the site: an
 enclosing test, an earlier operand of its ``and`` chain, or an earlier ``if not ...: return`` of
 its block that names ``is_available`` (an imported alias of it too), a ``TEST_*`` gate or a device
-count (``intent.counts``: ``if n_gpu:``, ``for i in range(n_gpu):``). Not
+count (``intent.counts``: ``if n_gpu:``, ``for i in range(n_gpu):``). Also a device literal
+rewritten to the current accelerator's type with no fallback (``[import_time] rules``:
+``torch.device("cuda:0")`` -> ``torch.device(...current_accelerator().type, 0)``) where it runs
+at import in a test module (module or class level, no function or lambda around it) and nothing
+checks first: the original only named CUDA, the rewrite raises without an accelerator and the
+module no longer collects (liger-kernel's host-side selector tests keep a CUDA descriptor, round
+35). A script's top level takes the device line it writes (``script_device``), with its fallback. Not
 about CUDA but safety, so asked only when no kind before it answered, and a site left for it
 keeps no other site CUDA."""
 
@@ -11,7 +17,9 @@ from __future__ import annotations
 import ast
 
 from patches.generate.intent.counts import count_names, count_test, counted_loop
+from patches.generate.intent.data import data
 from patches.generate.intent.nodes import exits
+from patches.generate.intent.paths import is_test_file
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "unguarded"
@@ -24,9 +32,23 @@ ALONE = True
 
 
 def detect(p: Probe) -> list[Evidence]:
-    if p.f.rule not in p.options.unguarded or checked(p):
-        return []
-    return [Evidence(KIND, p.f.line, "no is_available() check around it")]
+    if p.f.rule in p.options.unguarded and not checked(p):
+        return [Evidence(KIND, p.f.line, "no is_available() check around it")]
+    if p.f.rule in data()["import_time"]["rules"] and _at_import(p) and not checked(p):
+        return [Evidence(KIND, p.f.line, "it runs at import, and no is_available() check is there")]
+    return []
+
+
+def _at_import(p: Probe) -> bool:
+    """No function or lambda holds the site in a test module: it runs when tests collect."""
+    if p.node is None or not is_test_file(p.ctx.path):
+        return False
+    n = p.index.parents.get(p.node)
+    while n is not None:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return False
+        n = p.index.parents.get(n)
+    return True
 
 
 def _checks(test, p: Probe) -> bool:
