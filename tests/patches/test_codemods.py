@@ -554,16 +554,13 @@ class TestRuleFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn704_test_cuda_flag.py"),
             """\
-# left HN704:12: TEST_CUDNN is a CUDA-specific gate on purpose
+# left HN704:12: cuda-required: the skip's reason 'cuDNN stays CUDA-only'
 @@ -4 +4 @@
 -from torch.testing._internal.common_utils import TEST_CUDA, TEST_CUDNN
 +from torch.testing._internal.common_utils import TEST_ACCELERATOR, TEST_CUDNN
 @@ -7 +7 @@
 -@unittest.skipIf(not TEST_CUDA, "CUDA not available")
 +@unittest.skipIf(not TEST_ACCELERATOR, "CUDA not available")
-@@ -12 +12 @@
--@unittest.skipIf(not common_utils.TEST_CUDA or not TEST_CUDNN, "cuDNN stays CUDA-only")
-+@unittest.skipIf(not common_utils.TEST_ACCELERATOR or not TEST_CUDNN, "cuDNN stays CUDA-only")
 """,
         )
 
