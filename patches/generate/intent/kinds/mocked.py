@@ -22,7 +22,8 @@ library module (sahi's tests set ``torch.cuda.is_available`` to steer its backen
 neutral, the call no longer reads the stand-in, and the project's own tests fail (round 32); so
 does a test that puts a fake ``torch`` with only ``cuda`` in ``sys.modules`` (funasr's CLI tests),
 for every CUDA call of the modules it imports. A patch a class starts in ``setUp`` stands in for
-each of its tests (round 33)."""
+each of its tests (round 33), and one a fixture of the module makes stands in for every test that
+takes that fixture (liger-kernel's host-side configuration tests, round 35)."""
 
 from __future__ import annotations
 
@@ -66,7 +67,42 @@ def detect(p: Probe) -> list[Evidence]:
             target = _patched(call)
             if target:
                 return [Evidence(KIND, call.lineno, f"{d.name} replaces {target}")]
+    return _fixture_mock(p)
+
+
+def _fixture_mock(p: Probe) -> list[Evidence]:
+    """The test holding the site takes a fixture of its module (a parameter named after a
+    ``@pytest.fixture`` function there, or one that fixture takes) that replaces CUDA's API."""
+    test = p.outermost_function
+    if test is None or not is_test_file(p.ctx.path):
+        return []
+    fixtures = {
+        f.name: f
+        for f in p.ctx.tree.body
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_fixture(f)
+    }
+    todo, seen = [a.arg for a in test.args.args], set()
+    while todo:
+        name = todo.pop()
+        fixture = fixtures.get(name)
+        if fixture is None or name in seen:
+            continue
+        seen.add(name)
+        for call in (c for c in ast.walk(fixture) if isinstance(c, ast.Call)):
+            target = _patched(call)
+            if target:
+                what = f"{test.name} takes the fixture {name}, which replaces {target}"
+                return [Evidence(KIND, call.lineno, what)]
+        todo += [a.arg for a in fixture.args.args]
     return []
+
+
+def _is_fixture(f: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    for d in f.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        if last_name(target) == "fixture":
+            return True
+    return False
 
 
 def _replaced_by_tests(p: Probe) -> str:
