@@ -41,6 +41,8 @@ CUDA_MARKERS = (
     "cuda",
     *CUDA_LIBRARIES,
     "cutlass",
+    "cute_?dsl",  # CUTLASS's Python DSL
+    "cutile",  # NVIDIA's CUDA Tile language (`cuda.tile`)
     "cudss",
     "magma",  # GPU linear algebra of CUDA/ROCm builds only (torch.cuda.has_magma)
     "nvtx",
