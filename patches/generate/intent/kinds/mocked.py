@@ -22,8 +22,9 @@ library module (sahi's tests set ``torch.cuda.is_available`` to steer its backen
 neutral, the call no longer reads the stand-in, and the project's own tests fail (round 32); so
 does a test that puts a fake ``torch`` with only ``cuda`` in ``sys.modules`` (funasr's CLI tests),
 for every CUDA call of the modules it imports. A patch a class starts in ``setUp`` stands in for
-each of its tests (round 33), and one a fixture of the module makes stands in for every test that
-takes that fixture (liger-kernel's host-side configuration tests, round 35)."""
+each of its tests (round 33), and one a fixture makes stands in for every test that takes that
+fixture (of its module or a ``conftest.py`` above it) and, for an ``autouse`` fixture, for every
+test it runs for (liger-kernel's host-side configuration tests, round 35)."""
 
 from __future__ import annotations
 
@@ -71,17 +72,21 @@ def detect(p: Probe) -> list[Evidence]:
 
 
 def _fixture_mock(p: Probe) -> list[Evidence]:
-    """The test holding the site takes a fixture of its module (a parameter named after a
-    ``@pytest.fixture`` function there, or one that fixture takes) that replaces CUDA's API."""
+    """The test holding the site takes a fixture (a parameter named after a ``@pytest.fixture``
+    function of its module or of a ``conftest.py`` above it, or one that fixture takes), or its
+    module or a ``conftest.py`` above it has an ``autouse`` fixture, that replaces CUDA's API."""
     test = p.outermost_function
     if test is None or not is_test_file(p.ctx.path):
         return []
-    fixtures = {
-        f.name: f
-        for f in p.ctx.tree.body
-        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_fixture(f)
-    }
-    todo, seen = [a.arg for a in test.args.args], set()
+    fixtures: dict = {}
+    for body in reversed(_fixture_sources(p)):  # the nearest definition of a name wins
+        fixtures.update(
+            (f.name, f)
+            for f in body
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_fixture(f)
+        )
+    todo = [a.arg for a in test.args.args] + [n for n, f in fixtures.items() if _autouse(f)]
+    seen: set[str] = set()
     while todo:
         name = todo.pop()
         fixture = fixtures.get(name)
@@ -95,6 +100,31 @@ def _fixture_mock(p: Probe) -> list[Evidence]:
                 return [Evidence(KIND, call.lineno, what)]
         todo += [a.arg for a in fixture.args.args]
     return []
+
+
+def _fixture_sources(p: Probe) -> list[list[ast.stmt]]:
+    """The module's statements, then those of each ``conftest.py`` above it, nearest first (the
+    tree's; none without a tree)."""
+    out = [p.ctx.tree.body]
+    index = getattr(p.ctx, "tree_index", None)
+    parts = p.ctx.path.split("/")[:-1]
+    for i in range(len(parts), -1, -1) if index is not None else ():
+        rel = "/".join([*parts[:i], "conftest.py"])
+        tree = index.tree(rel) if rel != p.ctx.path and rel in index.files() else None
+        if tree is not None:
+            out.append(tree.body)
+    return out
+
+
+def _autouse(f: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(
+        isinstance(d, ast.Call)
+        and any(
+            k.arg == "autouse" and isinstance(k.value, ast.Constant) and k.value.value is True
+            for k in d.keywords
+        )
+        for d in f.decorator_list
+    )
 
 
 def _is_fixture(f: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
