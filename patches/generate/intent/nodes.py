@@ -15,6 +15,7 @@ Site = tuple[str, int]  # (rule, line)
 
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+SKIP_GATES = ("skipIf", "skipUnless", "skipif")  # unittest's and pytest.mark's skip decorators
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _COMPOUND = (
     ast.If,

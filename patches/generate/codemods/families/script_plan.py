@@ -360,9 +360,10 @@ def after_imports(ctx) -> ast.stmt | None:
         top = stmt
         break
     binder = next((s for s in ctx.tree.body if _binds_torch(s)), None)
-    if top is None or binder is None or isinstance(binder, ast.Import):
-        return top if binder is None or binder.lineno < getattr(top, "lineno", 0) else None
-    return None
+    if binder is None:
+        return top
+    ok = top is not None and isinstance(binder, ast.Import) and binder.lineno < top.lineno
+    return top if ok else None
 
 
 def _binds_torch(stmt: ast.stmt) -> bool:

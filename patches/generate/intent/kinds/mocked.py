@@ -29,6 +29,7 @@ test it runs for (liger-kernel's host-side configuration tests, round 35)."""
 from __future__ import annotations
 
 import ast
+import functools
 
 from patches.generate.intent.nodes import called, last_name
 from patches.generate.intent.paths import is_test_file
@@ -78,39 +79,50 @@ def _fixture_mock(p: Probe) -> list[Evidence]:
     test = p.outermost_function
     if test is None or not is_test_file(p.ctx.path):
         return []
-    fixtures: dict = {}
-    for body in reversed(_fixture_sources(p)):  # the nearest definition of a name wins
-        fixtures.update(
+    fixtures, autouse = _fixtures(p.ctx)
+    todo, seen = [a.arg for a in test.args.args] + list(autouse), set()
+    while todo:
+        name = todo.pop()
+        if name not in fixtures or name in seen:
+            continue
+        seen.add(name)
+        takes, target, line = fixtures[name]
+        if target:
+            what = f"{test.name} takes the fixture {name}, which replaces {target}"
+            return [Evidence(KIND, line, what)]
+        todo += takes
+    return []
+
+
+@functools.lru_cache(maxsize=8)
+def _fixtures(ctx) -> tuple[dict[str, tuple[list[str], str, int]], tuple[str, ...]]:
+    """Once per file: the fixtures its tests can take (its own, then each ``conftest.py`` above
+    it; the nearest definition of a name wins), name -> (the fixtures it takes, the CUDA API it
+    replaces or "", that call's line), and the names of the ``autouse`` ones."""
+    found: dict = {}
+    for body in reversed(_fixture_sources(ctx)):
+        found.update(
             (f.name, f)
             for f in body
             if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_fixture(f)
         )
-    todo = [a.arg for a in test.args.args] + [n for n, f in fixtures.items() if _autouse(f)]
-    seen: set[str] = set()
-    while todo:
-        name = todo.pop()
-        fixture = fixtures.get(name)
-        if fixture is None or name in seen:
-            continue
-        seen.add(name)
-        for call in (c for c in ast.walk(fixture) if isinstance(c, ast.Call)):
-            target = _patched(call)
-            if target:
-                what = f"{test.name} takes the fixture {name}, which replaces {target}"
-                return [Evidence(KIND, call.lineno, what)]
-        todo += [a.arg for a in fixture.args.args]
-    return []
+    out = {}
+    for name, f in found.items():
+        calls = (c for c in ast.walk(f) if isinstance(c, ast.Call))
+        target, line = next(((t, c.lineno) for c in calls if (t := _patched(c))), ("", 0))
+        out[name] = ([a.arg for a in f.args.args], target, line)
+    return out, tuple(n for n, f in found.items() if _autouse(f))
 
 
-def _fixture_sources(p: Probe) -> list[list[ast.stmt]]:
+def _fixture_sources(ctx) -> list[list[ast.stmt]]:
     """The module's statements, then those of each ``conftest.py`` above it, nearest first (the
     tree's; none without a tree)."""
-    out = [p.ctx.tree.body]
-    index = getattr(p.ctx, "tree_index", None)
-    parts = p.ctx.path.split("/")[:-1]
+    out = [ctx.tree.body]
+    index = getattr(ctx, "tree_index", None)
+    parts = ctx.path.split("/")[:-1]
     for i in range(len(parts), -1, -1) if index is not None else ():
         rel = "/".join([*parts[:i], "conftest.py"])
-        tree = index.tree(rel) if rel != p.ctx.path and rel in index.files() else None
+        tree = index.tree(rel) if rel != ctx.path and rel in index.files() else None
         if tree is not None:
             out.append(tree.body)
     return out

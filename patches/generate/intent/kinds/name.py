@@ -15,14 +15,11 @@ from __future__ import annotations
 import ast
 
 from patches.generate.intent.data import is_cuda_word
-from patches.generate.intent.nodes import COMPS
+from patches.generate.intent.nodes import COMPS, SKIP_GATES
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-name"
 SUMMARY = "the value is handed to a keyword, table entry or exported name that names CUDA"
-
-
-_GATES = ("skipIf", "skipUnless", "skipif")  # unittest's and pytest.mark's skip decorators
 
 
 def detect(p: Probe) -> list[Evidence]:
@@ -76,7 +73,7 @@ def _named_test_gate(p: Probe) -> str:
         return ""
     func = stmt.value.func
     called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return stmt.targets[0].id if called in _GATES else ""
+    return stmt.targets[0].id if called in SKIP_GATES else ""
 
 
 def _carrier_name(p: Probe) -> str:

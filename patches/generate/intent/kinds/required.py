@@ -16,12 +16,12 @@ import re
 
 from patches.generate.intent.data import about_cuda_feature, is_cuda_word
 from patches.generate.intent.index import OTHER_DEVICE
+from patches.generate.intent.nodes import SKIP_GATES
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-required"
 SUMMARY = "the check it is the condition of says CUDA is required"
 _CHECKER = re.compile(r"(?i)check|assert|require|expect|verify|ensure")
-_SKIPS = ("skipIf", "skipUnless", "skipif")  # unittest's and pytest.mark's skip decorators
 _VENDOR = re.compile(r"(?i)nvidia")  # the vendor's name says which device, not which feature
 
 
@@ -64,7 +64,7 @@ def _skip_reason(p: Probe) -> ast.AST | None:
         if isinstance(parent, ast.Call) and parent.args and parent.args[0] is child:
             f = parent.func
             name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
-            if name not in _SKIPS:
+            if name not in SKIP_GATES:
                 return None
             if len(parent.args) > 1:
                 return parent.args[1]
