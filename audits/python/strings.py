@@ -98,12 +98,32 @@ def remote_device(text: str, values: tuple[str, ...]) -> bool:
     return m is not None and m.group(1) in values
 
 
+# Code a program writes as text (a generated wrapper, a repro script): a ``torch.device("cuda")``
+# or ``torch.device("cuda:{i}")`` there places what the generated code builds on CUDA.
+_CODE_DEVICE = re.compile(r"""torch\.device\(\s*(["'])([a-z]+)(?:\1|:)""")
+
+
+def code_device(text: str, values: tuple[str, ...]) -> bool:
+    """``text`` is code that builds a device of one of ``values``
+    (``f'torch.device("cuda:{device.index}")'``)."""
+    return any(m.group(2) in values for m in _CODE_DEVICE.finditer(text))
+
+
 def remote_rule(node: ast.AST, rules):
     """(the first of ``rules`` whose values the string ``node`` is a remote device on, its
     text), or None."""
     text = full_text(node)
     for lr in rules if text is not None else ():
         if remote_device(text, lr.values):
+            return lr, text
+    return None
+
+
+def code_rule(node: ast.AST, rules):
+    """(the first of ``rules`` whose device the code text ``node`` builds, its text), or None."""
+    text = full_text(node)
+    for lr in rules if text is not None else ():
+        if code_device(text, lr.values):
             return lr, text
     return None
 

@@ -265,7 +265,8 @@ class Scan:
                 self.emit(lr.rule, node, lt[0])
                 return
         found = strings.remote_rule(node, self.p.anywhere) if id(node) not in self.paths else None
-        if found is not None:  # "rank:0/cuda:0", "worker1/cuda"
+        found = found or strings.code_rule(node, self.p.anywhere)
+        if found is not None:  # "rank:0/cuda:0", "worker1/cuda", 'torch.device("cuda")'
             self.mark(node)
             self.emit(found[0].rule, node, found[1])
 

@@ -87,4 +87,111 @@ LATEST = {
         ("modelscope", "pyproject.toml", "setup.py"),
         held_out=True,
     ),
+    # held out (round 36): an image-classification and a video-understanding toolbox (their
+    # tools and configs), a geospatial library with its tests, a video library with its on-device
+    # deployment helpers, a super-resolution architecture zoo and an LLM evaluation suite, at
+    # first contact
+    "mmpretrain": Project(
+        "mmpretrain",
+        "1.2.0",
+        (
+            "mmpretrain-1.2.0.tar.gz",
+            "bb3e975c62db8ca7d2d4a02ac63587c45ec067eeb0c4803e4a87aab8883ff19c",
+        ),
+        ("mmpretrain", "setup.py"),
+        held_out=True,
+    ),
+    "mmaction2": Project(
+        "mmaction2",
+        "1.2.0",
+        (
+            "mmaction2-1.2.0.tar.gz",
+            "b06e8bb4c3df1f56878fb7a97649c0e97f11d133087ea73446432bb29fcace98",
+        ),
+        ("mmaction", "setup.py"),
+        held_out=True,
+    ),
+    "torchgeo": Project(
+        "torchgeo",
+        "0.8.1",
+        (
+            "torchgeo-0.8.1.tar.gz",
+            "2de05fd510264569f28a8d92737cac85d34dd3c14e01aec99e6f2edb7d297248",
+        ),
+        ("torchgeo", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "pytorchvideo": Project(
+        "pytorchvideo",
+        "0.1.5",
+        (
+            "pytorchvideo-0.1.5.tar.gz",
+            "69a3424c7feb70422da59d0cec17b56657984bd0ba8d5d78cad08a328cf6341b",
+        ),
+        ("pytorchvideo", "setup.py"),
+        held_out=True,
+    ),
+    "spandrel": Project(
+        "spandrel",
+        "0.4.2",
+        (
+            "spandrel-0.4.2.tar.gz",
+            "fefa4ea966c6a5b7721dcf24f3e2062a5a96a395c8bedcb570fb55971fdcbccb",
+        ),
+        ("spandrel", "pyproject.toml"),
+        held_out=True,
+    ),
+    "opencompass": Project(
+        "opencompass",
+        "0.5.4",
+        (
+            "opencompass-0.5.4.tar.gz",
+            "11eb915770dec7fb85e1d23d8b453d64319863f49cf2312c6ba6bda3268fa884",
+        ),
+        ("opencompass", "autotest", "setup.py"),
+        held_out=True,
+    ),
+    # held out (round 36, second batch): four CUDA-first libraries (Triton linear-attention
+    # kernels, a Gaussian-splatting rasteriser with its tests, a tracing compiler, state-space
+    # kernels with their tests), at first contact
+    "fla": Project(
+        "flash-linear-attention",
+        "0.6.0",
+        (
+            "flash_linear_attention-0.6.0.tar.gz",
+            "4110ff0f94ca54b76fc5499f0c169f5cbd44738d875e0199adc3a11ab0e241fa",
+        ),
+        ("fla", "pyproject.toml"),
+        held_out=True,
+    ),
+    "gsplat": Project(
+        "gsplat",
+        "1.5.3",
+        (
+            "gsplat-1.5.3.tar.gz",
+            "343f080c470e891ba3c697c03bdf0952cb982d1d535fdc24adb23c2cb4fba906",
+        ),
+        ("gsplat", "tests", "setup.py"),
+        held_out=True,
+    ),
+    "thunder": Project(
+        "lightning-thunder",
+        "0.2.6",
+        (
+            "lightning_thunder-0.2.6.tar.gz",
+            "74897156457a505d694fa8a79c0e1e99dbb17ad3b4f62a940a472c567d7e2e15",
+        ),
+        ("thunder", "setup.py"),
+        held_out=True,
+    ),
+    "mamba-ssm": Project(
+        "mamba-ssm",
+        "2.3.2.post1",
+        (
+            "mamba_ssm-2.3.2.post1.tar.gz",
+            "104cc47e9101e5401a675fa2b784f2952b9b037f3b1dd83b5ac544394e95d028",
+        ),
+        ("mamba_ssm", "tests", "pyproject.toml", "setup.py"),
+        held_out=True,
+    ),
 }

@@ -27,6 +27,7 @@ from patches.generate.codemods.families.dispatch_collapse import DispatchCollaps
 from patches.generate.codemods.families.echo_device import EchoDevice
 from patches.generate.codemods.families.expect_device import ExpectDevice
 from patches.generate.codemods.families.fact_guard import GuardedFacts
+from patches.generate.codemods.families.generated_device import GeneratedDevice
 from patches.generate.codemods.families.guard import AvailabilityGuard
 from patches.generate.codemods.families.guarded_cache import GuardedCache
 from patches.generate.codemods.families.guarded_init import GuardedInit
@@ -68,6 +69,7 @@ FAMILY_TYPES = (
     Timing,
     CodegenDevice,  # a device check with the generated source it guards (before DeviceChecks)
     EchoDevice,  # a device-type test whose branch says the tested device back
+    GeneratedDevice,  # torch.device("cuda...") in code a function writes -> its device
     AutocastState,  # "cuda" as the device type of torch's autocast state calls
     CurrentDevice,  # torch.device("cuda", torch.cuda.current_device()) -> the accelerator's
     BackendProbe,  # pg._get_backend(torch.device("cuda")) in a try that swallows its failure

@@ -1,0 +1,106 @@
+"""The device of code a function writes as text (HN509 on ``torch.device("cuda...")`` inside an
+f-string): the generated code follows the device the function holds, upstream's form (inductor's
+comm-buffer allocation in ``wrapper.py``, torch 2.14 -> 2.15)::
+
+    f'torch.device("cuda:{device.index}")'     ->  f'torch.device("{device.type}:{device.index}")'
+    f'torch.device("cuda", {idx_expr()})'      ->  f'torch.device("{device.type}", {idx_expr()})'
+
+On CUDA the text is the same ("cuda" is the device's type); on another device the generated code
+allocates where the function's device is, not on a CUDA device that may not exist. Only in an
+f-string (the text is already built from the function's values) and only where the function
+holds a device: the name the f-string itself reads ``.index`` or ``.type`` of, else the one name
+of the function whose ``.index`` or ``.type`` it reads and whose name says device (``device``,
+``dev``, ``*_device``). A plain string, or a function with no device or two, keeps its text.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import libcst as cst
+
+from patches.generate.codemods.families.base import Family
+from patches.generate.codemods.families.idioms_common import specs_at
+
+FAMILY = "device-defaults"  # HN509's family: the audit reports the code text as a device string
+_CODE = re.compile(r"""(torch\.device\(\s*(["']))cuda(?=\2|:)""")
+_FACETS = ("index", "type")
+
+
+def _device_name(name: str) -> bool:
+    return name in ("device", "dev") or name.endswith("_device")
+
+
+def _held(node: cst.CSTNode) -> set[str]:
+    """Names whose ``.index`` / ``.type`` ``node`` reads and whose name says device."""
+    out: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Attribute(self, a: cst.Attribute) -> None:
+            if (
+                isinstance(a.value, cst.Name)
+                and a.attr.value in _FACETS
+                and _device_name(a.value.value)
+            ):
+                out.add(a.value.value)
+
+    node.visit(_V())
+    return out
+
+
+class GeneratedDevice(Family):
+    """``torch.device("cuda...")`` in a function's generated code -> the function's device."""
+
+    name = "generated-device"
+    claims = ()
+
+    def on_node(self, eng, original, updated):
+        if not isinstance(original, cst.FormattedString):
+            return None
+        texts = [p for p in updated.parts if isinstance(p, cst.FormattedStringText)]
+        if not any(_CODE.search(p.value) for p in texts):
+            return None
+        specs = specs_at(eng, original, FAMILY)
+        if not specs:
+            return None
+        device = self._device(eng, original)
+        if device is None:
+            return None
+        parts: list[cst.BaseFormattedStringContent] = []
+        for p in updated.parts:
+            if not isinstance(p, cst.FormattedStringText) or not _CODE.search(p.value):
+                parts.append(p)
+                continue
+            pieces = _CODE.split(p.value)  # text, (prefix, quote, text)...
+            parts.append(cst.FormattedStringText(pieces[0]))
+            for i in range(1, len(pieces), 3):
+                parts.append(cst.FormattedStringText(pieces[i]))
+                parts.append(cst.FormattedStringExpression(cst.parse_expression(f"{device}.type")))
+                parts.append(cst.FormattedStringText(pieces[i + 2]))
+        eng.done(specs[0], original)
+        return updated.with_changes(parts=[p for p in parts if not _empty(p)])
+
+    def _device(self, eng, node) -> str | None:
+        own = {n for n in _held(node) if eng.in_scope(node, n)}
+        if len(own) == 1:
+            return own.pop()
+        if own:
+            return None
+        scope = eng.ctx.scope_at(eng.line(node))
+        if not isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        held = {
+            a.value.id
+            for a in ast.walk(scope.node)
+            if isinstance(a, ast.Attribute)
+            and a.attr in _FACETS
+            and isinstance(a.value, ast.Name)
+            and _device_name(a.value.id)
+            and eng.in_scope(node, a.value.id)
+        }
+        return held.pop() if len(held) == 1 else None
+
+
+def _empty(p) -> bool:
+    return isinstance(p, cst.FormattedStringText) and not p.value
