@@ -51,3 +51,5 @@ def test_library_meshes_take_the_type_in_scope_and_look_alikes_stay(tmp_path):
     assert 'init_device_mesh("cpu", (world_size,))' in fns["cpu_mesh"]
     assert "device_type=device_type" in fns["named_mesh"]
     assert 'init_device_mesh("cuda", (world_size,))' in fns["no_device_mesh"]
+    # an offload target is the host: no device type to take from it (thunder, round 36)
+    assert 'init_device_mesh("cuda", (world_size,))' in fns["offloaded_state"]

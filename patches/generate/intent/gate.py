@@ -3,11 +3,14 @@ are left (the evidence of the kinds in ``kinds.ORDER``)."""
 
 from __future__ import annotations
 
+import ast
+import functools
 from typing import Iterable
 
 from patches.generate.intent.index import Index, Remaining
 from patches.generate.intent.kinds import REGISTRY
-from patches.generate.intent.nodes import Site, Span, finding_span, inside
+from patches.generate.intent.nodes import SKIP_GATES, Site, Span, finding_span, inside, last_name
+from patches.generate.intent.paths import is_test_file
 from patches.generate.intent.probe import Evidence, Options, Probe
 from patches.generate.intent.remaining import remaining_of
 
@@ -118,6 +121,8 @@ class Gate:
             among = (self.candidates - set(left) - failed - exact) | gone
             fixed = among - partial
             spans = self._fixed_spans(fixed)
+            gates = self._gates if gone else set()
+            strict = (fixed - gone, self._fixed_spans(fixed - gone)) if gates else None
             wider = (among, self._fixed_spans(among)) if partial else (fixed, spans)
             new = dict(left)
             for f in self.findings:
@@ -126,7 +131,7 @@ class Gate:
                     continue
                 if f.rule in self.options.exact:
                     continue  # an exact refactor: the same behaviour on every device
-                mine = wider if site in partial else (fixed, spans)
+                mine = wider if site in partial else strict if site in gates else (fixed, spans)
                 remaining = self._remaining(mine[1], mine[0], f)
                 ev = evidence(Probe(self.index, f, remaining, self.options), late)
                 if ev:
@@ -135,6 +140,30 @@ class Gate:
                 break
             left = new
         return left
+
+    @functools.cached_property
+    def _gates(self) -> set[Site]:
+        """The candidate sites in a test module's skip gates (a skip decorator, ``pytestmark``):
+        the machines a gate admits run its tests' code as this run leaves it, so for a gate a
+        site left only as ``unguarded`` still names CUDA (gsplat's ``device =
+        torch.device("cuda:0")`` at import, read by the tests its gates admit)."""
+        if not is_test_file(self.index.ctx.path):
+            return set()
+        out = set()
+        for f in self.findings:
+            site = (f.rule, f.line)
+            node = self.index.node_of(f) if site in self.candidates else None
+            while node is not None and not isinstance(node, ast.stmt):
+                parent = self.index.parents.get(node)
+                if isinstance(node, ast.Call) and last_name(node.func) in SKIP_GATES:
+                    out.add(site)
+                    break
+                node = parent
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets
+            ):
+                out.add(site)
+        return out
 
     def _remaining(self, spans: dict[int, list[Span]], fixed: set[Site], me) -> Remaining:
         own_extra = self.companions.get((me.rule, me.line), [])

@@ -139,8 +139,12 @@ def library_uses(ctx) -> list[tuple[Span, str]]:
         found = _bound_by(node) or _built_binding(node, built)
         if found and isinstance(node, (ast.Import, ast.ImportFrom)):
             out.append((span_of(node), f"import {found[0][1]} (no accelerator but CUDA)"))
+        scope = ctx.scope_at(node.lineno) if found else None
         for name, lib in found:
-            libs.setdefault((id(ctx.scope_at(node.lineno)), name), []).append(lib)
+            # `global transformer_engine` then `import transformer_engine` in a loader: the
+            # module's name (thunder's TransformerEngine executor, round 36)
+            at = ctx.module if name in scope.globals else scope
+            libs.setdefault((id(at), name), []).append(lib)
     out += [
         (span_of(n), f"torch.ops.{n.attr} ({lib}: no accelerator but CUDA)")
         for n in ctx.nodes
@@ -155,8 +159,9 @@ def library_uses(ctx) -> list[tuple[Span, str]]:
     names = {name for _, name in libs}
     for n in ctx.nodes:
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names:
-            b = ctx.binding(n.lineno, n.id)
-            found = libs.get((id(b[0]), n.id)) if b is not None else None
+            # unbound in the file's scopes: a name a function made the module's (`global`)
+            b = ctx.binding(n.lineno, n.id) or (ctx.module, set())
+            found = libs.get((id(b[0]), n.id))
             if found and len(found) >= _bindings_in(b[0].node, n.id):
                 out.append((span_of(n), f"{n.id} ({found[0]}: no accelerator but CUDA)"))
     return sorted(out + _wrappers(ctx, out))

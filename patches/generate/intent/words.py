@@ -1,6 +1,6 @@
 """The author's own words: identifiers a file chooses for itself, which say nothing about what the
 code does. A parameter named ``cuda_init_mode``, the enum ``CUDAInitMode`` the file defines and
-its members (``CUDAInitMode.CUDA_BEFORE``), a command-line flag read from an ``argparse``
+its members (``CUDAInitMode.CUDA_BEFORE``; not the ``CUDA`` member of a device-type table), a command-line flag read from an ``argparse``
 namespace (``args.cuda``): the code around them is judged by what it calls, not by how its
 author spelled a choice. CUDA's API (``torch.cuda.*``, ``x.is_cuda``, ``"cuda"``, an imported
 name) is never a word."""
@@ -22,6 +22,24 @@ def _local_classes(nodes) -> set[str]:
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             other.add(node.id)
     return defined - other
+
+
+def _device_enums(nodes) -> set[str]:
+    """Classes whose body names both ``CPU`` and ``CUDA`` members (thunder's ``DeviceType``):
+    a table of device types, whose ``CUDA`` member is CUDA's device type, not a word."""
+    out = set()
+    for node in nodes:
+        if isinstance(node, ast.ClassDef):
+            members = {
+                t.id.upper()
+                for s in node.body
+                if isinstance(s, (ast.Assign, ast.AnnAssign))
+                for t in (s.targets if isinstance(s, ast.Assign) else [s.target])
+                if isinstance(t, ast.Name)
+            }
+            if {"CPU", "CUDA"} <= members:
+                out.add(node.name)
+    return out
 
 
 def _namespaces(nodes) -> set[str]:
@@ -54,6 +72,7 @@ def words(nodes: list[ast.AST]) -> set[ast.AST]:
     the attribute of ``self`` an assignment sets (its value is judged by what it calls, as a
     plain assigned name is)."""
     classes, spaces = _local_classes(nodes), _namespaces(nodes)
+    devices = _device_enums(nodes) & classes
     out: set[ast.AST] = set()
     for node in nodes:
         if isinstance(node, ast.arg):
@@ -67,7 +86,9 @@ def words(nodes: list[ast.AST]) -> set[ast.AST]:
         elif isinstance(node, ast.Name) and node.id in classes:
             out.add(node)
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            if node.value.id in classes or node.value.id in spaces:
+            if node.value.id in devices and node.attr.upper() == "CUDA":
+                pass  # CUDA's device type in a table of device types
+            elif node.value.id in classes or node.value.id in spaces:
                 out.add(node)
             elif node.value.id == "self" and isinstance(node.ctx, ast.Store):
                 out.add(node)  # the attribute an assignment sets: ``self._num_cuda_retries = ``

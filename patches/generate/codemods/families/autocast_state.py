@@ -12,15 +12,30 @@ whose state they read or set: "cuda" means "the GPU's autocast", which on anothe
 that accelerator's (upstream: dynamo's global-state guard asks the current accelerator's type).
 On a CUDA machine the same state; without an accelerator the CPU's, whose state those calls
 read and set just as well (a state saved and restored twice). Only the device-type argument
-itself (the first, or the first after the function in ``partial``).
+itself (the first, or the first after the function in ``partial``). Where the function also
+reads or sets the CPU's state by name (dynamo's global-state guard; thunder's ``no_autocast``:
+``set_autocast_enabled("cpu", False)`` beside the CUDA one, each restored from its own saved
+value), "cuda" is the GPU's alone and a CPU fallback would overwrite the CPU's state with CUDA's:
+there the fallback is "cuda", as before (upstream's ``gpu_type``). Left where the function or
+the one around it saves CUDA's state with a getter that takes no device type
+(``prev = torch.is_autocast_enabled()``): the set restores that value, CUDA's.
 """
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from patches.generate.codemods.families.base import Family
-from patches.generate.codemods.families.idioms_common import specs_at, string_value, type_or_cpu
+from patches.generate.codemods.families.idioms_common import (
+    API_TYPE,
+    CURRENT,
+    expr,
+    specs_at,
+    string_value,
+    type_or_cpu,
+)
 
 STRING_FAMILY = "device-defaults"  # HN509's family
 STATE = frozenset(
@@ -32,6 +47,15 @@ STATE = frozenset(
     }
 )
 PARTIAL = "functools.partial"
+# the CPU's state set apart: without an accelerator, CUDA's state as before (upstream's
+# ``gpu_type``: ``acc.type if (acc := torch.accelerator.current_accelerator()) else "cuda"``)
+TYPE_OR_CUDA = f'{CURRENT}.type if torch.accelerator.is_available() else "cuda"'
+# getters that read CUDA's autocast state with no device type: a "cuda" set beside them restores
+# what they saved, and must stay CUDA's with them
+CUDA_GETTERS = frozenset({"torch.is_autocast_enabled", "torch.get_autocast_gpu_dtype"})
+_PAIRED = (
+    "restores CUDA's state that a getter with no device type saved (torch.is_autocast_enabled())"
+)
 
 
 def _device_type_argument(eng, literal) -> bool:
@@ -61,5 +85,41 @@ class AutocastState(Family):
         specs = specs_at(eng, original, STRING_FAMILY)
         if not specs or not _device_type_argument(eng, original):
             return None
+        if _cuda_getter(eng.ctx, eng.line(original)):
+            eng.fail(specs[0], original, _PAIRED)
+            return None
         eng.done(specs[0], original)
+        if _cpu_apart(eng.ctx, eng.line(original)):
+            return expr(eng, specs[0], original, TYPE_OR_CUDA, API_TYPE)
         return type_or_cpu(eng, specs[0], original)
+
+
+def _cpu_apart(ctx, line: int) -> bool:
+    """The function around ``line`` calls an autocast state function with ``"cpu"``."""
+    scope = ctx.scope_at(line)
+    if not isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    for n in ast.walk(scope.node):
+        if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Constant):
+            if n.args[0].value == "cpu" and ctx.qualify(n.lineno, ast.unparse(n.func)) in STATE:
+                return True
+    return False
+
+
+def _cuda_getter(ctx, line: int) -> bool:
+    """The function around ``line``, or the one around it, calls ``CUDA_GETTERS`` with no device
+    type (``torch.is_autocast_enabled()``: CUDA's state)."""
+    scope = ctx.scope_at(line)
+    for _ in range(2):
+        if not isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        for n in ast.walk(scope.node):
+            if isinstance(n, ast.Call) and not n.args and not n.keywords:
+                name = ast.unparse(n.func)
+                if name.endswith(("is_autocast_enabled", "get_autocast_gpu_dtype")):
+                    if ctx.qualify(n.lineno, name) in CUDA_GETTERS:
+                        return True
+        scope = scope.parent
+        if scope is None:
+            return False
+    return False

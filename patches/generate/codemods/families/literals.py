@@ -278,7 +278,7 @@ def held_device(ctx, line: int) -> str | None:
     if len(held) != 1:
         return None
     chain = _chain(next(iter(held.values())))
-    if chain is None or "cuda" in chain.lower():
+    if chain is None or "cuda" in chain.lower() or _host_device(scope.node, chain):
         return None
     head = chain.split(".")[0]
     found = ctx.binding(line, head)
@@ -286,3 +286,16 @@ def held_device(ctx, line: int) -> str | None:
         return None
     local = found[0] is ctx.scope_at(line)
     return chain if not local or ctx.bound_before(line, head) else None
+
+
+def _host_device(fn: ast.AST, chain: str) -> bool:
+    """``chain`` is the host, not the device the code computes on: spelled as the CPU
+    (``cpu``, ``self.offload_cpu``), or a name ``fn`` binds to the CPU (thunder's checkpointing
+    ``cpu = torch.device("cpu")``, handed as ``t.to(device=cpu)`` for offload)."""
+    if "cpu" in chain.rsplit(".", 1)[-1].lower():
+        return True
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and any(_chain(t) == chain for t in n.targets):
+            if any(isinstance(c, ast.Constant) and c.value == "cpu" for c in ast.walk(n.value)):
+                return True
+    return False

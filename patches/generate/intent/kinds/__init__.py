@@ -42,6 +42,7 @@ ORDER = (
     "chain",
     "guarded",
     "reached",
+    "gating_name",
     "loop",
     "comprehension",
     "branch",

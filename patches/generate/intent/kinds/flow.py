@@ -262,6 +262,8 @@ def _use(p: Probe, sub: ast.Name | ast.Attribute, own=None, relay: bool = True) 
         hits = []
         if isinstance(parent, ast.Call) and n is not parent.func:
             hits = p.remaining(span_of(parent.func), own)
+            if not hits and relay:
+                hits = _in_callee(p, parent, n, own)
         elif isinstance(parent, ast.Attribute) and n is parent.value:
             hits = p.remaining(span_of(parent), own)  # `s.cuda_stream` while it stays
         elif isinstance(parent, ast.For) and n is parent.iter:
@@ -272,6 +274,32 @@ def _use(p: Probe, sub: ast.Name | ast.Attribute, own=None, relay: bool = True) 
         if hits or parent is None:
             return hits
         n = parent
+    return []
+
+
+def _in_callee(p: Probe, call: ast.Call, arg: ast.AST, own) -> Hits:
+    """``arg`` handed to a same-file function (by position or keyword): where its parameter goes
+    there, one step (mmpretrain's ``init_cam(method, model, layers, use_cuda, ...)``, whose body
+    passes ``use_cuda=use_cuda`` on to grad-cam)."""
+    callee = next((c for _sp, n, c in p.index.calls if n is call), None)
+    if callee is None or isinstance(callee, ast.ClassDef):
+        return []
+    params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
+    if params and params[0] in ("self", "cls") and isinstance(call.func, ast.Attribute):
+        params = params[1:]
+    kw = p.index.parents.get(arg)
+    if isinstance(kw, ast.keyword):
+        name = kw.arg
+    else:
+        at = next((i for i, a in enumerate(call.args) if a is arg), None)
+        name = params[at] if at is not None and at < len(params) else None
+    if name is None:
+        return []
+    for sub in ast.walk(callee):
+        if isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, ast.Load):
+            hits = _use(p, sub, own, relay=False)
+            if hits:
+                return [(call.lineno, f"{callee.name}() hands it to {hits[0][1]}")]
     return []
 
 

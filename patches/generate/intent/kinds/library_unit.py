@@ -8,7 +8,10 @@ library needs: OpenNMT's ``load_sru_mod`` compiles its SRU kernels with NVRTC, l
 ``cupy.cuda.function`` and sets ``device = torch.device("cuda")`` and ``SRU_STREAM`` from
 ``torch.cuda.current_stream()`` for them (round 34). A neutral device there would hand another
 accelerator's memory to a library that reads CUDA pointers. The function is the innermost one
-holding the site; a module's top level is no unit (the library may serve other functions)."""
+holding the site; a module's top level is no unit (the library may serve other functions), but its
+``if __name__ == "__main__":`` block is: a demo of the module that calls the module's own
+functions over the library (mamba-ssm's CuTe step kernel benchmarks on ``torch.device("cuda:0")``,
+round 36)."""
 
 from __future__ import annotations
 
@@ -24,16 +27,37 @@ _LIBRARY = "no accelerator but CUDA)"  # ``libraries.py``'s words for a use of t
 
 
 def detect(p: Probe) -> list[Evidence]:
-    if not p.functions:
+    fn = p.functions[0] if p.functions else _main_block(p)
+    if fn is None:
         return []
-    fn = p.functions[0]
-    uses = [(sp, w) for sp, w in p.index.libraries_used_in(span_of(fn)) if w.endswith(_LIBRARY)]
+    uses = [(sp, w) for sp, w in p.index.libraries_used_in(span_of(fn)) if _library(w)]
     for sp, what in uses:
         node = p.index.at.get(sp)
         if inside(sp, p.own) or not _work(p, node) or _optional(p, node, fn, uses):
             continue
         return [Evidence(KIND, sp[0][0], f"the function uses {what} (line {sp[0][0]})")]
     return []
+
+
+def _library(what: str) -> bool:
+    """A use of the library, or of a module function whose body uses it (``libraries._wrappers``:
+    a ``__main__`` demo calls the module's kernel launcher)."""
+    return what.endswith(_LIBRARY) or what.endswith(_LIBRARY + ")")
+
+
+def _main_block(p: Probe) -> ast.If | None:
+    """The module's ``if __name__ == "__main__":`` block holding the site: a demo or benchmark of
+    the module, a unit of its own."""
+    stmt = p.stmt
+    while stmt is not None:
+        parent = p.index.parents.get(stmt)
+        if parent is p.ctx.tree:
+            break
+        stmt = parent
+    if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare):
+        return None
+    text = ast.unparse(stmt.test).replace("'", '"')
+    return stmt if text == '__name__ == "__main__"' else None
 
 
 def _work(p: Probe, node) -> bool:
