@@ -10,7 +10,9 @@ allocates where the function's device is, not on a CUDA device that may not exis
 f-string (the text is already built from the function's values) and only where the function
 holds a device: the name the f-string itself reads ``.index`` or ``.type`` of, else the one name
 of the function whose ``.index`` or ``.type`` it reads and whose name says device (``device``,
-``dev``, ``*_device``). A plain string, or a function with no device or two, keeps its text.
+``dev``, ``*_device``). A piece of an implicit concatenation is one (torch 2.13's
+``f"{dtype}, " f'torch.device("cuda:{device.index}"), '``: the finding is the whole's). A plain
+string, or a function with no device or two, keeps its text.
 """
 
 from __future__ import annotations
@@ -61,7 +63,10 @@ class GeneratedDevice(Family):
         texts = [p for p in updated.parts if isinstance(p, cst.FormattedStringText)]
         if not any(_CODE.search(p.value) for p in texts):
             return None
-        specs = specs_at(eng, original, FAMILY)
+        top = original  # a piece of an implicit concatenation: the finding is the whole's
+        while isinstance(eng.parent(top), cst.ConcatenatedString):
+            top = eng.parent(top)
+        specs = specs_at(eng, top, FAMILY)
         if not specs:
             return None
         device = self._device(eng, original)
@@ -78,7 +83,7 @@ class GeneratedDevice(Family):
                 parts.append(cst.FormattedStringText(pieces[i]))
                 parts.append(cst.FormattedStringExpression(cst.parse_expression(f"{device}.type")))
                 parts.append(cst.FormattedStringText(pieces[i + 2]))
-        eng.done(specs[0], original)
+        eng.done(specs[0], top)
         return updated.with_changes(parts=[p for p in parts if not _empty(p)])
 
     def _device(self, eng, node) -> str | None:
