@@ -256,6 +256,13 @@ def _use(p: Probe, sub: ast.Name | ast.Attribute, own=None, relay: bool = True) 
         hits = _relayed(p, user)
         if hits:
             return hits
+    return _climb(p, sub, own, relay)
+
+
+def _climb(p: Probe, sub: ast.AST, own, relay: bool = False) -> Hits:
+    """What stays CUDA where the expressions holding ``sub`` hand it: a call that stays CUDA
+    (or, with ``relay``, a same-file function that hands its parameter on so), a CUDA-only
+    attribute of it, the body of a loop over it, a keyword that names CUDA."""
     n = sub
     while not isinstance(n, ast.stmt):
         parent = p.index.parents.get(n)
@@ -297,7 +304,7 @@ def _in_callee(p: Probe, call: ast.Call, arg: ast.AST, own) -> Hits:
         return []
     for sub in ast.walk(callee):
         if isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, ast.Load):
-            hits = _use(p, sub, own, relay=False)
+            hits = _climb(p, sub, own)  # where the parameter itself goes, not its statement
             if hits:
                 return [(call.lineno, f"{callee.name}() hands it to {hits[0][1]}")]
     return []
