@@ -30,7 +30,8 @@ def detect(p: Probe) -> list[Evidence]:
     fn = p.functions[0] if p.functions else _main_block(p)
     if fn is None:
         return []
-    uses = [(sp, w) for sp, w in p.index.libraries_used_in(span_of(fn)) if _library(w)]
+    demo = not p.functions  # a module's demo: its calls of the module's wrappers count too
+    uses = [(sp, w) for sp, w in p.index.libraries_used_in(span_of(fn)) if _library(w, demo)]
     for sp, what in uses:
         node = p.index.at.get(sp)
         if inside(sp, p.own) or not _work(p, node) or _optional(p, node, fn, uses):
@@ -39,10 +40,12 @@ def detect(p: Probe) -> list[Evidence]:
     return []
 
 
-def _library(what: str) -> bool:
-    """A use of the library, or of a module function whose body uses it (``libraries._wrappers``:
-    a ``__main__`` demo calls the module's kernel launcher)."""
-    return what.endswith(_LIBRARY) or what.endswith(_LIBRARY + ")")
+def _library(what: str, demo: bool) -> bool:
+    """A use of the library, or, in a ``__main__`` demo, of a module function whose body uses it
+    (``libraries._wrappers``: the demo calls the module's kernel launcher). In a function a
+    wrapper is no work: it may use the library on an optional path (MONAI's connected
+    components under ``has_cp``)."""
+    return what.endswith(_LIBRARY) or (demo and what.endswith(_LIBRARY + ")"))
 
 
 def _main_block(p: Probe) -> ast.If | None:
