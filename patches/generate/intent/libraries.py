@@ -152,6 +152,7 @@ def library_uses(ctx) -> list[tuple[Span, str]]:
         and (lib := cuda_library(n.attr))  # before unparsing: most attributes are no library
         and ast.unparse(n.value) == "torch.ops"
     ]
+    out += _named_choices(ctx)
     out += _builds(ctx)
     if not libs:
         return sorted(out)
@@ -165,6 +166,29 @@ def library_uses(ctx) -> list[tuple[Span, str]]:
             if found and len(found) >= _bindings_in(b[0].node, n.id):
                 out.append((span_of(n), f"{n.id} ({found[0]}: no accelerator but CUDA)"))
     return sorted(out + _wrappers(ctx, out))
+
+
+def _named_choices(ctx) -> list[tuple[Span, str]]:
+    """A listed library's module name assigned as a choice (thunder's ``self.fuser = "nvfuser"``
+    when CUDA is there, an arm of a pick too): the code picks a library that runs on no
+    accelerator but CUDA (round 36). A name handed to a call (``export(format="tensorrt")``) is
+    the callee's option, no choice of a library."""
+    named = [
+        n
+        for n in ctx.nodes
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and cuda_library(n.value) == n.value
+    ]
+    out = []
+    parents = ctx.parents if named else {}
+    for n in named:
+        holder = parents.get(n)
+        while isinstance(holder, ast.IfExp):
+            holder = parents.get(holder)
+        if isinstance(holder, (ast.Assign, ast.AnnAssign)) and holder.value is not None:
+            out.append((span_of(n), f"{n.value!r} (names {n.value}: no accelerator but CUDA)"))
+    return out
 
 
 def _wrappers(ctx, uses: list[tuple[Span, str]]) -> list[tuple[Span, str]]:
