@@ -55,7 +55,6 @@ class GeneratedDevice(Family):
     """``torch.device("cuda...")`` in a function's generated code -> the function's device."""
 
     name = "generated-device"
-    claims = ()
 
     def on_node(self, eng, original, updated):
         if not isinstance(original, cst.FormattedString):

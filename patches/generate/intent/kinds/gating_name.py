@@ -4,7 +4,7 @@ reads the name (``if _NDEV < world_size: pytest.skip(...)``) reaches, in its own
 the module's functions it calls or hands on (``mp.spawn(_worker, ...)``, a few steps out), code
 that stays CUDA (``torch.cuda.set_device(rank)``, ``backend="nccl"``). The fact is what keeps
 those tests off machines they cannot run on; made neutral, two XPUs run a test that then fails in
-``torch.cuda.set_device`` (liger-kernel's tensor-parallel tests, round 35). A name that some
+``torch.cuda.set_device`` (liger-kernel's tensor-parallel tests, found wrong in round 35's review). A name that some
 reader uses without such work is the accelerator's fact: one neutral test is enough to rewrite
 it (and the CUDA readers are then each judged on their own)."""
 
@@ -36,7 +36,7 @@ def detect(p: Probe) -> list[Evidence]:
         return []
     first = None
     for fn in readers:
-        hit = _keeps(p, fn, defs, name)
+        hit = _keeps(p, fn, defs)
         if hit is None:
             return []
         first = first or hit
@@ -53,7 +53,7 @@ def _reads(fn: ast.AST, name: str) -> bool:
     )
 
 
-def _keeps(p: Probe, fn: ast.AST, defs: dict, name: str):
+def _keeps(p: Probe, fn: ast.AST, defs: dict):
     """(line, what) of the first CUDA work ``fn`` keeps, or that a module function it names
     (called or handed on) keeps, ``_DEPTH`` steps out; None where there is none."""
     seen, todo = set(), [(fn, 0)]
