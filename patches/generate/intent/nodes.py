@@ -194,3 +194,9 @@ def device_type_decl(arg: ast.arg, default: ast.expr | None) -> bool:
     (``device_type: str = "cpu"``, the device-flag family's form of a former switch)."""
     cpu = default is None or (isinstance(default, ast.Constant) and default.value == "cpu")
     return _annotated(arg, "str") and cpu
+
+
+def main_blocks(tree: ast.Module) -> list[ast.If]:
+    """The module's top-level ``if __name__ == "__main__":`` blocks (a test that names
+    ``"__main__"``): the code it runs as a program."""
+    return [s for s in tree.body if isinstance(s, ast.If) and "__main__" in ast.unparse(s.test)]

@@ -96,30 +96,34 @@ class AutocastState(Family):
 
 def _cpu_apart(ctx, line: int) -> bool:
     """The function around ``line`` calls an autocast state function with ``"cpu"``."""
-    scope = ctx.scope_at(line)
-    if not isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return False
-    for n in ast.walk(scope.node):
-        if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Constant):
-            if n.args[0].value == "cpu" and ctx.qualify(n.lineno, ast.unparse(n.func)) in STATE:
-                return True
-    return False
+    return any(
+        c.args
+        and isinstance(c.args[0], ast.Constant)
+        and c.args[0].value == "cpu"
+        and ctx.qualify(c.lineno, ast.unparse(c.func)) in STATE
+        for c in _calls(ctx, line, depth=1)
+    )
 
 
 def _cuda_getter(ctx, line: int) -> bool:
     """The function around ``line``, or the one around it, calls ``CUDA_GETTERS`` with no device
     type (``torch.is_autocast_enabled()``: CUDA's state)."""
+    return any(
+        not c.args
+        and not c.keywords
+        and (name := ast.unparse(c.func)).endswith(
+            ("is_autocast_enabled", "get_autocast_gpu_dtype")
+        )
+        and ctx.qualify(c.lineno, name) in CUDA_GETTERS
+        for c in _calls(ctx, line, depth=2)
+    )
+
+
+def _calls(ctx, line: int, depth: int):
+    """The calls in the function around ``line`` and the ``depth - 1`` functions around it."""
     scope = ctx.scope_at(line)
-    for _ in range(2):
-        if not isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return False
-        for n in ast.walk(scope.node):
-            if isinstance(n, ast.Call) and not n.args and not n.keywords:
-                name = ast.unparse(n.func)
-                if name.endswith(("is_autocast_enabled", "get_autocast_gpu_dtype")):
-                    if ctx.qualify(n.lineno, name) in CUDA_GETTERS:
-                        return True
+    for _ in range(depth):
+        if scope is None or not isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return
+        yield from (n for n in ast.walk(scope.node) if isinstance(n, ast.Call))
         scope = scope.parent
-        if scope is None:
-            return False
-    return False

@@ -30,25 +30,17 @@ _CODE = re.compile(r"""(torch\.device\(\s*(["']))cuda(?=\2|:)""")
 _FACETS = ("index", "type")
 
 
-def _device_name(name: str) -> bool:
-    return name in ("device", "dev") or name.endswith("_device")
-
-
-def _held(node: cst.CSTNode) -> set[str]:
-    """Names whose ``.index`` / ``.type`` ``node`` reads and whose name says device."""
-    out: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_Attribute(self, a: cst.Attribute) -> None:
-            if (
-                isinstance(a.value, cst.Name)
-                and a.attr.value in _FACETS
-                and _device_name(a.value.value)
-            ):
-                out.add(a.value.value)
-
-    node.visit(_V())
-    return out
+def _held(tree: ast.AST) -> set[str]:
+    """Names whose ``.index`` / ``.type`` ``tree`` reads and whose name says device (``device``,
+    ``dev``, ``*_device``)."""
+    return {
+        a.value.id
+        for a in ast.walk(tree)
+        if isinstance(a, ast.Attribute)
+        and a.attr in _FACETS
+        and isinstance(a.value, ast.Name)
+        and (a.value.id in ("device", "dev") or a.value.id.endswith("_device"))
+    }
 
 
 class GeneratedDevice(Family):
@@ -86,23 +78,15 @@ class GeneratedDevice(Family):
         return updated.with_changes(parts=[p for p in parts if not _empty(p)])
 
     def _device(self, eng, node) -> str | None:
-        own = {n for n in _held(node) if eng.in_scope(node, n)}
-        if len(own) == 1:
-            return own.pop()
+        """The f-string's own device name, else the function's one; None for none or two."""
+        text = cst.Module([]).code_for_node(node)
+        own = {n for n in _held(ast.parse(text, mode="eval")) if eng.in_scope(node, n)}
         if own:
-            return None
+            return own.pop() if len(own) == 1 else None
         scope = eng.ctx.scope_at(eng.line(node))
         if not isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
-        held = {
-            a.value.id
-            for a in ast.walk(scope.node)
-            if isinstance(a, ast.Attribute)
-            and a.attr in _FACETS
-            and isinstance(a.value, ast.Name)
-            and _device_name(a.value.id)
-            and eng.in_scope(node, a.value.id)
-        }
+        held = {n for n in _held(scope.node) if eng.in_scope(node, n)}
         return held.pop() if len(held) == 1 else None
 
 

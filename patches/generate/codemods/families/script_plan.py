@@ -37,7 +37,7 @@ from patches.generate.codemods.families.literals import (
     DEVICE_TYPE_CALLS,
     DEVICE_TYPE_KEYWORD,
 )
-from patches.generate.intent.nodes import plain_cuda_device
+from patches.generate.intent.nodes import main_blocks, plain_cuda_device
 from patches.generate.project_style import PYTORCH_PACKAGES
 from patches.generate.torch_floor import forbids
 
@@ -285,7 +285,7 @@ def is_script(ctx) -> bool:
         return False
     if not _runs_code(ctx.tree):
         return False
-    if pytorch_module(ctx) and not _main_block(ctx.tree):
+    if pytorch_module(ctx) and not main_blocks(ctx.tree):
         return False  # PyTorch's module-level calls register (a partial tree hides importers)
     index = getattr(ctx, "tree_index", None)
     return index is None or not index.imported(ctx.path)
@@ -298,12 +298,8 @@ def pytorch_module(ctx) -> bool:
     return module.split(".")[0] in PYTORCH_PACKAGES
 
 
-def _main_block(tree: ast.Module) -> bool:
-    return any(isinstance(s, ast.If) and "__main__" in ast.unparse(s.test) for s in tree.body)
-
-
 def _runs_code(tree: ast.Module) -> bool:
-    if _main_block(tree):
+    if main_blocks(tree):
         return True
     for stmt in tree.body:
         if _sets_torch_state(stmt):

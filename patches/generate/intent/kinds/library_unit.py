@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 
-from patches.generate.intent.nodes import inside, span_of
+from patches.generate.intent.nodes import inside, main_blocks, span_of
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-library-unit"
@@ -49,18 +49,12 @@ def _library(what: str, demo: bool) -> bool:
 
 
 def _main_block(p: Probe) -> ast.If | None:
-    """The module's ``if __name__ == "__main__":`` block holding the site: a demo or benchmark of
-    the module, a unit of its own."""
+    """The module's ``__main__`` block holding the site: a demo or benchmark of the module, a
+    unit of its own."""
     stmt = p.stmt
-    while stmt is not None:
-        parent = p.index.parents.get(stmt)
-        if parent is p.ctx.tree:
-            break
-        stmt = parent
-    if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare):
-        return None
-    text = ast.unparse(stmt.test).replace("'", '"')
-    return stmt if text == '__name__ == "__main__"' else None
+    while stmt is not None and p.index.parents.get(stmt) is not p.ctx.tree:
+        stmt = p.index.parents.get(stmt)
+    return stmt if isinstance(stmt, ast.If) and stmt in main_blocks(p.ctx.tree) else None
 
 
 def _work(p: Probe, node) -> bool:
