@@ -194,4 +194,107 @@ LATEST = {
         ("mamba_ssm", "tests", "pyproject.toml", "setup.py"),
         held_out=True,
     ),
+    # held out (round 37): a medical-segmentation trainer, an interpretability library with its
+    # tests, two text-to-speech projects, a detector, three quantization libraries (one with its
+    # tests, benchmarks and examples), a NeRF sampling library and an OCR toolbox, at first contact
+    "nnunetv2": Project(
+        "nnunetv2",
+        "2.8.1",
+        (
+            "nnunetv2-2.8.1.tar.gz",
+            "63646638f1bbbaaa9f2a7f92dda44b992581435e45556529f0d8190f6c80dfcc",
+        ),
+        ("nnunetv2", "setup.py"),
+        held_out=True,
+    ),
+    "transformer-lens": Project(
+        "transformer-lens",
+        "4.3.0",
+        (
+            "transformer_lens-4.3.0.tar.gz",
+            "a2adcad2daf3dcc000ab5ca3acc6883a1f602410fe47e794a853c754705783db",
+        ),
+        ("transformer_lens", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "f5-tts": Project(
+        "f5-tts",
+        "1.1.22",
+        (
+            "f5_tts-1.1.22.tar.gz",
+            "c4d86a8bb74836165a93ca91747cd1b75bb2105a37b96ffe6c083f0f0ce7dbdd",
+        ),
+        ("src/f5_tts=f5_tts", "pyproject.toml"),
+        held_out=True,
+    ),
+    "chatterbox": Project(
+        "chatterbox-tts",
+        "0.1.7",
+        (
+            "chatterbox_tts-0.1.7.tar.gz",
+            "ed8afae83819b40a25927c2ef3bcc67f928bdfcf434c1376c972e6039252a187",
+        ),
+        ("src/chatterbox=chatterbox", "pyproject.toml"),
+        held_out=True,
+    ),
+    "yolov5": Project(
+        "yolov5",
+        "7.0.14",
+        (
+            "yolov5-7.0.14.tar.gz",
+            "ba1b5012fc191b1252d4c532bd2ba9da9dd53207bbed2dc2387740e18d8815e6",
+        ),
+        ("yolov5", "tests", "setup.py"),
+        held_out=True,
+    ),
+    "optimum-quanto": Project(
+        "optimum-quanto",
+        "0.2.7",
+        (
+            "optimum_quanto-0.2.7.tar.gz",
+            "91b5c2dc8a9100297dc7924a93747fb77ab010784b5e1f6d0208976ba054dade",
+        ),
+        ("optimum", "test", "bench", "examples", "external", "pyproject.toml"),
+        held_out=True,
+    ),
+    "hqq": Project(
+        "hqq",
+        "0.2.8.post1",
+        (
+            "hqq-0.2.8.post1.tar.gz",
+            "8fa34c074df43b32acf10173abbc7dfdeff1ae529b673acfc2628a1c9c61fc8a",
+        ),
+        ("hqq", "tests", "setup.py"),
+        held_out=True,
+    ),
+    "llmcompressor": Project(
+        "llmcompressor",
+        "0.14.0.1",
+        (
+            "llmcompressor-0.14.0.1.tar.gz",
+            "073d24101072675c701a646d3aa6daa02d99d501e1a851b975cfd06319eae8b1",
+        ),
+        ("src/llmcompressor=llmcompressor", "tests", "examples", "pyproject.toml", "setup.py"),
+        held_out=True,
+    ),
+    "nerfacc": Project(
+        "nerfacc",
+        "0.5.3",
+        (
+            "nerfacc-0.5.3.tar.gz",
+            "01850cbbd71b6aeab059cbfb695755f8b6604f3fdfe48c44925b4b97c0c324db",
+        ),
+        ("nerfacc", "tests", "setup.py"),
+        held_out=True,
+    ),
+    "mmocr": Project(
+        "mmocr",
+        "1.0.1",
+        (
+            "mmocr-1.0.1.tar.gz",
+            "34f906bab2023c6f8860c86106ecd97cb4667bb20a6470c3745249f2bf4c8bf0",
+        ),
+        ("mmocr", "setup.py"),
+        held_out=True,
+    ),
 }
