@@ -246,10 +246,10 @@ def _asserted_back(p: Probe) -> ast.AST | None:
     for n in ast.walk(test):
         if isinstance(n, ast.Assert) and isinstance(n.test, ast.Compare):
             sides = [n.test.left, *n.test.comparators]
-            if any(isinstance(o, ast.Eq) for o in n.test.ops) and _holds(sides, node):
+            if any(isinstance(o, ast.Eq) for o in n.test.ops) and _echoes(sides, node):
                 return n
         elif isinstance(n, ast.Call) and last_name(n.func) == "assertEqual":
-            if _holds(n.args[:2], node):
+            if _echoes(n.args[:2], node):
                 return n
     return None
 
@@ -264,7 +264,11 @@ def _checking(p: Probe) -> bool:
     )
 
 
-def _holds(sides, node: ast.Constant) -> bool:
+def _echoes(sides, node: ast.Constant) -> bool:
+    """One side is the site's text and no side reads a device type (``x.device.type ==
+    "cuda"`` checks where a value went, a device check the run makes neutral itself)."""
+    if any(isinstance(s, ast.Attribute) and s.attr == "type" for s in sides):
+        return False
     return any(
         s is not node and isinstance(s, ast.Constant) and s.value == node.value for s in sides
     )
