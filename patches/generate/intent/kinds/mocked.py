@@ -219,9 +219,19 @@ def _stand_in(p: Probe) -> str:
         return ""
     if not all(_others(t) for t in stmt.targets):
         return ""
-    if p.top is not stmt.value:
+    if p.top is not stmt.value or _builds_on(p):
         return ""
     return f"{test.name} sets {ast.unparse(stmt.targets[0])[:40]} to a CUDA device"
+
+
+def _builds_on(p: Probe) -> bool:
+    """Between the site and its statement, a call other than ``torch.device``: a tensor built on
+    the device (work there: ``observer.min_vals = torch.tensor(..., device="cuda")``), not the
+    device itself standing in."""
+    return any(
+        isinstance(parent, ast.Call) and last_name(parent.func) != "device"
+        for _, parent in p.climb()
+    )
 
 
 def _test(p: Probe) -> ast.AST | None:
