@@ -24,7 +24,9 @@ does a test that puts a fake ``torch`` with only ``cuda`` in ``sys.modules`` (fu
 for every CUDA call of the modules it imports. A patch a class starts in ``setUp`` stands in for
 each of its tests (round 33), and one a fixture makes stands in for every test that takes that
 fixture (of its module or a ``conftest.py`` above it) and, for an ``autouse`` fixture, for every
-test it runs for (liger-kernel's host-side configuration tests, round 35)."""
+test it runs for (liger-kernel's host-side configuration tests, round 35). A stand-in for the
+accelerator's own API simulates a device as well: a test that sets ``current_accelerator``'s
+``type`` to ``"cuda"`` keeps that text (llmcompressor's device-map test, round 37)."""
 
 from __future__ import annotations
 
@@ -43,6 +45,10 @@ SUMMARY = (
 _PATCHERS = ("setattr", "patch", "patch.object", "setitem")
 _SET_UP = frozenset({"setUp", "setUpClass", "asyncSetUp", "setup_method", "setup_class"})
 TORCH = "torch"  # the whole module: every CUDA call reads the stand-in
+# the APIs whose stand-in simulates a device: CUDA's, and the accelerator's (a test that sets
+# ``current_accelerator().type = "cuda"`` simulates CUDA through it)
+_MODULES = ("torch.cuda", "torch.accelerator")
+_REPLACED = tuple(f"{m}." for m in _MODULES)
 
 
 def _replaces_torch(func: str, args: list[ast.expr]) -> bool:
@@ -192,9 +198,9 @@ def _set_up(cls: ast.ClassDef) -> list[ast.stmt]:
 
 
 def _patched(call: ast.Call) -> str:
-    """What a patching call replaces when it is CUDA's API (``TORCH`` where it replaces the
-    ``torch`` module itself in ``sys.modules``: funasr's CLI tests hand a fake with only
-    ``cuda``), else ``""``."""
+    """What a patching call replaces when it is CUDA's or the accelerator's API (``TORCH``
+    where it replaces the ``torch`` module itself in ``sys.modules``: funasr's CLI tests hand a
+    fake with only ``cuda``), else ``""``."""
     func = ast.unparse(call.func)
     if _replaces_torch(func, call.args):
         return TORCH
@@ -202,12 +208,12 @@ def _patched(call: ast.Call) -> str:
         return ""
     first = call.args[0]
     if isinstance(first, ast.Constant) and isinstance(first.value, str):
-        return first.value if first.value.startswith("torch.cuda.") else ""
+        return first.value if first.value.startswith(_REPLACED) else ""
     text = ast.unparse(first)
-    if text == "torch.cuda" or text.endswith(".torch.cuda"):
+    for module in (m for m in _MODULES if text == m or text.endswith(f".{m}")):
         attr = call.args[1] if len(call.args) > 1 else None
         name = attr.value if isinstance(attr, ast.Constant) else "..."
-        return f"torch.cuda.{name}"
+        return f"{module}.{name}"
     return ""
 
 
