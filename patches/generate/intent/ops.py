@@ -19,6 +19,7 @@ import ast
 from audits import vocabulary
 from audits.resolve import dotted_parts
 from patches.generate.intent.data import data
+from patches.generate.intent.library_ops import cuda_only, registrations
 from patches.generate.intent.nodes import Span, span_of
 
 _KEY = b"DispatchKey.CUDA"
@@ -28,17 +29,37 @@ DEVICE_KEYS = frozenset({*vocabulary.PY_BACKENDS, vocabulary.CPP_OPEN.lower()})
 
 def cuda_only_ops(tree, ctx) -> frozenset[str]:
     """Qualified names of the tree's operators whose only device implementation is CUDA's (of
-    ``ctx``'s own file when the run has no tree)."""
+    ``ctx``'s own file when the run has no tree): ``py_impl`` ones by their binding, and
+    ``torch.library`` ones (``library_ops``) as ``torch.ops.ns.op``."""
     if tree is None:
-        return frozenset(_ops_of(ctx))
+        return frozenset(_ops_of(ctx) | _library_ops({"": registrations(ctx.tree)}))
     if "cuda_only_ops" not in tree.memo:
         found: set[str] = set()
         for rel in tree.holding(_KEY):
             ctx = tree.context(rel)
             if ctx is not None:
                 found |= _ops_of(ctx)
-        tree.memo["cuda_only_ops"] = frozenset(found)
+        registered = {}
+        for rel in tree.holding(b"library"):
+            parsed = tree.tree(rel)
+            if parsed is not None:
+                registered[rel] = registrations(parsed)
+        tree.memo["cuda_only_ops"] = frozenset(found | _library_ops(registered))
     return tree.memo["cuda_only_ops"]
+
+
+def _library_ops(per_file: dict[str, dict[str, set[str]]]) -> set[str]:
+    """``torch.ops.ns.op`` of each operator the files register for CUDA alone, all together."""
+    keys: dict[str, set[str]] = {}
+    for found in per_file.values():
+        for name, ks in found.items():
+            keys.setdefault(name, set()).update(ks)
+    return {f"torch.ops.{n.replace('::', '.')}" for n, ks in keys.items() if cuda_only(ks)}
+
+
+def library_op(name: str) -> bool:
+    """A ``torch.library`` operator's name (``torch.ops.ns.op``), not a ``py_impl`` binding."""
+    return name.startswith("torch.ops.")
 
 
 def _ops_of(ctx) -> set[str]:
@@ -95,8 +116,8 @@ def op_calls(ctx, ops: frozenset[str]) -> list[tuple[Span, str]]:
         q = ctx.qualify(n.lineno, ".".join(parts)) if parts else None
         if q and "." not in q:  # bound by this module's own assignment
             q = f"{ctx.module_name}.{q}"
-        if q in ops:
-            out.append((span_of(n.func), q))
+        if q in ops or (q and q.rsplit(".", 1)[0] in ops and library_op(q)):  # an overload
+            out.append((span_of(n.func), q if q in ops else q.rsplit(".", 1)[0]))
     return sorted(out)
 
 

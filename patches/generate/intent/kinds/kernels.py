@@ -7,7 +7,10 @@ checks ``xq.is_cuda and ...`` before its CUDA-registered ops. Made neutral, anot
 accelerator's tensors reach an op with no kernel for them instead of the fallback (round 32).
 So does a module that compiles its own kernels with a CUDA-only library (a function decorated
 from ``[libraries]``: numba's ``@cuda.jit``): nemo's SpecAugment picks its numba kernel with
-``if not x.is_cuda: return False`` in such a module (round 34)."""
+``if not x.is_cuda: return False`` in such a module (round 34). So does a module that calls an
+operator the tree registers through ``torch.library`` for CUDA alone (``library_ops``):
+optimum-quanto's AWQ and Marlin weight classes assert ``data.device.type == "cuda"`` before
+``torch.ops.quanto.gemm_f16i4_awq`` (round 37)."""
 
 from __future__ import annotations
 
@@ -16,10 +19,11 @@ import functools
 
 from patches.generate.intent.data import cuda_library
 from patches.generate.intent.nodes import qualified
+from patches.generate.intent.ops import library_op
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-kernels"
-SUMMARY = "it picks the path into kernels its module registers for CUDA only"
+SUMMARY = "it picks the path into kernels its module registers or calls for CUDA only"
 
 _RULES = frozenset({"HN504", "HN505"})
 _REGISTRARS = ("custom_op", "register_kernel", "impl", "triton_op")
@@ -36,6 +40,10 @@ def detect(p: Probe) -> list[Evidence]:
         return [
             Evidence(KIND, jit[1], f"the module compiles kernels with {jit[0]} (line {jit[1]})")
         ]
+    called = next(((sp, q) for sp, q in p.index.op_calls if library_op(q)), None)
+    if called:
+        line, op = called[0][0][0], called[1].rsplit(".", 1)[-1]
+        return [Evidence(KIND, line, f"the module calls {op}, a kernel the tree has for CUDA only")]
     return []
 
 

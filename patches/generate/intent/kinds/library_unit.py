@@ -11,13 +11,15 @@ accelerator's memory to a library that reads CUDA pointers. The function is the 
 holding the site; a module's top level is no unit (the library may serve other functions), but its
 ``if __name__ == "__main__":`` block is: a demo of the module that calls the module's own
 functions over the library (mamba-ssm's CuTe step kernel benchmarks on ``torch.device("cuda:0")``,
-round 36)."""
+round 36). A call of an operator the tree registers for CUDA alone is such work too
+(``torch.ops.quanto.gemm_f16i4_marlin``, round 37)."""
 
 from __future__ import annotations
 
 import ast
 
 from patches.generate.intent.nodes import inside, main_blocks, span_of
+from patches.generate.intent.ops import library_op
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-library-unit"
@@ -32,12 +34,19 @@ def detect(p: Probe) -> list[Evidence]:
         return []
     demo = not p.functions  # a module's demo: its calls of the module's wrappers count too
     uses = [(sp, w) for sp, w in p.index.libraries_used_in(span_of(fn)) if _library(w, demo)]
+    uses += [(sp, f"{q} (a kernel the tree has for CUDA only)") for sp, q in _ops(p, fn)]
     for sp, what in uses:
         node = p.index.at.get(sp)
         if inside(sp, p.own) or not _work(p, node) or _optional(p, node, fn, uses):
             continue
         return [Evidence(KIND, sp[0][0], f"the function uses {what} (line {sp[0][0]})")]
     return []
+
+
+def _ops(p: Probe, fn: ast.AST) -> list:
+    """Calls in ``fn`` of operators the tree registers through ``torch.library`` for CUDA alone
+    (optimum-quanto's Marlin benchmark, round 37)."""
+    return [(sp, q) for sp, q in p.index.ops_called_in(span_of(fn)) if library_op(q)]
 
 
 def _library(what: str, demo: bool) -> bool:

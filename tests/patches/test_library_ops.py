@@ -1,0 +1,125 @@
+"""Operators a tree registers through ``torch.library`` for CUDA alone are kernels other
+accelerators lack (round 37: optimum-quanto's AWQ and Marlin GEMMs): a device check in a module
+that calls one stays CUDA's (``cuda-kernels``), and so does a device in a function that calls one
+(``cuda-library-unit``). An operator the tree also registers for another device, or for every
+device, is no such kernel, and the same code beside it is rewritten."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from patches.generate import pipeline
+from patches.generate.intent.library_ops import cuda_only, registrations
+from patches.generate.state import Settings
+
+EXTENSIONS = """\
+import torch
+
+lib = torch.library.Library("qlib", "DEF")
+lib.define("scale(Tensor x) -> Tensor")
+torch.library.define("qlib::gemm", "(Tensor a, Tensor b) -> Tensor")
+torch.library.define("qlib::unpack", "(Tensor a) -> Tensor")
+
+
+@torch.library.impl("qlib::gemm", ["CUDA"])
+def gemm(a, b):
+    return a @ b
+
+
+@torch.library.impl("qlib::unpack", "CUDA")
+def unpack_cuda(a):
+    return a
+
+
+lib.impl("scale", lambda x: x * 2, "CUDA")
+"""
+
+PORTABLE = """\
+import torch
+
+
+@torch.library.impl("qlib::unpack", "default")
+def unpack(a):
+    return a
+
+
+@torch.library.custom_op("qlib::mix", mutates_args=())
+def mix(a: torch.Tensor) -> torch.Tensor:
+    return a.clone()
+"""
+
+PACKED = """\
+import torch
+
+
+class Packed:
+    def __init__(self, data):
+        assert data.device.type == "cuda"
+        self.data = data
+
+    def matmul(self, other):
+        return torch.ops.qlib.gemm.default(other, self.data)
+"""
+
+UNPACKED = """\
+import torch
+
+
+class Unpacked:
+    def __init__(self, data):
+        assert data.device.type == "cuda"
+        self.data = data
+
+    def values(self):
+        return torch.ops.qlib.unpack(self.data)
+"""
+
+BENCH = """\
+import torch
+
+
+def bench_gemm():
+    dev = torch.device("cuda:0")
+    a = torch.rand(8, 8, device=dev)
+    return torch.ops.qlib.gemm(a, a)
+
+
+def bench_unpack():
+    dev = torch.device("cuda:0")
+    a = torch.rand(8, 8, device=dev)
+    return torch.ops.qlib.unpack(a)
+"""
+
+
+def test_registrations_read_every_form():
+    found = registrations(ast.parse(EXTENSIONS)) | registrations(ast.parse(PORTABLE))
+    assert found["qlib::gemm"] == {"cuda"}
+    assert found["qlib::scale"] == {"cuda"}
+    assert found["qlib::unpack"] == {"default"}  # the later file's; the tree joins both
+    assert found["qlib::mix"] == {"every"}
+    assert cuda_only({"cuda", "meta"}) and not cuda_only({"cuda", "default"})
+
+
+def test_code_that_calls_a_cuda_only_operator_stays(tmp_path):
+    files = {
+        "qlib/extensions.py": EXTENSIONS,
+        "qlib/portable.py": PORTABLE,
+        "qlib/packed.py": PACKED,
+        "qlib/unpacked.py": UNPACKED,
+        "bench/bench.py": BENCH,
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(exist_ok=True)
+        (tmp_path / rel).write_text(textwrap.dedent(text))
+    run = pipeline.generate(Settings(tmp_path, unsafe_fixes=True))
+    assert not run.plan.unaccounted(run.report.findings)
+    finals = run.plan.finals
+    assert finals.get("qlib/packed.py", PACKED) == PACKED
+    assert 'data.device.type != "cpu"' in finals["qlib/unpacked.py"]
+    bench = finals["bench/bench.py"]
+    gemm, unpack = bench.split("def bench_unpack")
+    assert 'torch.device("cuda:0")' in gemm and 'torch.device("cuda:0")' not in unpack
+    reasons = {(x.finding.path, x.finding.line): x.reason for x in run.plan.left}
+    assert "gemm, a kernel the tree has for CUDA only" in reasons[("qlib/packed.py", 6)]
+    assert "torch.ops.qlib.gemm (a kernel" in reasons[("bench/bench.py", 5)]
