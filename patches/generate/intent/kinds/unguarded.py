@@ -8,9 +8,10 @@ rewritten to the current accelerator's type with no fallback (``[import_time] ru
 at import in a test module (module or class level, no function or lambda around it) and nothing
 checks first: the original only named CUDA, the rewrite raises without an accelerator and the
 module no longer collects (liger-kernel's host-side selector tests keep a CUDA descriptor, round
-35). A script's top level takes the device line it writes (``script_device``), with its fallback. Not
-about CUDA but safety, so asked only when no kind before it answered, and a site left for it
-keeps no other site CUDA."""
+35); so does one in a default argument of a function the module defines, in any module (round
+37). A script's top level takes the device line it writes (``script_device``), with its
+fallback. Not about CUDA but safety, so asked only when no kind before it answered, and a site
+left for it keeps no other site CUDA."""
 
 from __future__ import annotations
 
@@ -40,15 +41,19 @@ def detect(p: Probe) -> list[Evidence]:
 
 
 def _at_import(p: Probe) -> bool:
-    """No function or lambda holds the site in a test module: it runs when tests collect."""
-    if p.node is None or not is_test_file(p.ctx.path):
+    """The site runs at import: in a test module, where no function or lambda holds it (it runs
+    when tests collect); in any module, in a default or a decorator of a ``def`` that no other
+    function holds (nnU-Net's ``device=torch.device('cuda', 0)``, round 37)."""
+    if p.node is None:
         return False
-    n = p.index.parents.get(p.node)
+    child, n, at_def = p.node, p.index.parents.get(p.node), False
     while n is not None:
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            return False
-        n = p.index.parents.get(n)
-    return True
+            if child is not n.args and child not in getattr(n, "decorator_list", ()):
+                return False
+            at_def = True  # evaluated where the ``def`` runs
+        child, n = n, p.index.parents.get(n)
+    return at_def or is_test_file(p.ctx.path)
 
 
 def _checks(test, p: Probe) -> bool:
