@@ -337,6 +337,18 @@ class Index:
         library's flag (``[library_flags]``: they run anywhere and do nothing off CUDA)."""
         return [span_of(s) for s in self.after(stmt) if not library_flag(s, self.ctx.qualify)]
 
+    def _instance_methods(self, stmt) -> list[Span]:
+        """The class's other methods, where ``stmt`` is a statement of its ``__init__``: what
+        ``__init__`` asserts holds for every method of the instance it makes (nnU-Net's benchmark
+        trainer asserts CUDA there and reads the GPU's name when training ends, round 37)."""
+        init = self.parents.get(stmt)
+        cls = self.parents.get(init)
+        if not (isinstance(init, ast.FunctionDef) and init.name == "__init__"):
+            return []
+        if not isinstance(cls, ast.ClassDef) or stmt not in init.body:
+            return []
+        return [span_of(m) for m in cls.body if isinstance(m, DEFS) and m is not init]
+
     def _after_refusals(self, nodes) -> set[Span]:
         """The statements after a CUDA precondition: a refusal unless the device is there
         (``assert``, or an ``if`` under ``_availability`` whose body ends in ``raise``) whose
@@ -363,7 +375,8 @@ class Index:
     def guarded(self, node, top) -> list[tuple[str, list[Span]]]:
         """(kind, spans) of the code the site guards or iterates over: ``cuda-chain`` (the rest
         of its boolean chain), ``cuda-guarded`` (an ``if``/``IfExp``/``while`` body, the block
-        after an ``assert`` or an early exit, a decorated definition), ``cuda-loop``,
+        after an ``assert`` (in ``__init__``, the class's methods too) or an early exit, a
+        decorated definition), ``cuda-loop``,
         ``cuda-comprehension``."""
         out: list[tuple[str, list[Span]]] = []
         n, negated = node, False
@@ -407,7 +420,7 @@ class Index:
             return out
         if isinstance(p, ast.Assert) and p.test is n:
             # `assert torch.cuda.is_available()` guards what follows
-            after = self._work_after(p)
+            after = self._work_after(p) + self._instance_methods(p)
             return [("cuda-guarded", after)] if after else None
         if isinstance(p, ast.For) and p.iter is n:
             return [("cuda-loop", [span_of(p.body + p.orelse)])]
