@@ -57,6 +57,12 @@ def since_table() -> dict[str, str]:
     return dict(tomllib.loads(_DATA.read_text())["since"])
 
 
+@functools.lru_cache(maxsize=1)
+def mps_table() -> dict[str, str]:
+    """API -> the first release where it runs on MPS, where that is later than the API."""
+    return dict(tomllib.loads(_DATA.read_text())["mps"])
+
+
 def parse(value: str, source: str = "--torch-floor") -> Floor:
     """``"2.1"`` or ``"2.1.0"`` as a floor; ValueError otherwise."""
     m = re.fullmatch(r"([0-9]+)\.([0-9]+)(?:\.[0-9]+)?", value.strip())
@@ -181,15 +187,20 @@ def forbids(ctx, code: str) -> bool:
 
 def too_new(before: str, after: str, floor: Floor | None) -> list[tuple[str, str]]:
     """(API, its first release) for each API ``after`` calls more often than ``before`` that
-    came after ``floor``; an autocast whose device type is a value counts as such an API."""
+    came after ``floor``, or that runs on MPS only after it (``"<API> on MPS"``, ``mps_table``);
+    an autocast whose device type is a value counts as such an API."""
     if floor is None:
         return []
     out = []
+    mps = mps_table()
     for api, since in since_table().items():
+        shown = api
+        if api in mps and key(mps[api]) > key(since):
+            shown, since = f"{api} on MPS", mps[api]
         if key(since) > floor.version:
             pat = _pattern(api)
             if len(pat.findall(after)) > len(pat.findall(before)):
-                out.append((api, since))
+                out.append((shown, since))
     api, since = VALUE_AUTOCAST
     if key(since) > floor.version and len(_VALUE_AUTOCAST.findall(after)) > len(
         _VALUE_AUTOCAST.findall(before)

@@ -10,7 +10,9 @@ a class, an assignment, an import, ``__all__``, or a star import that does), or 
 ``torch/__init__.py`` star-imports ``torch._C`` and its stub declares a class ``name`` with a
 constructor (``torch.Stream(device)`` is usable from 2.4, the class is older). The installed
 torch answers for its own release. Prints API, first release, and the table's entry
-(``patches/generate/torch_since.toml``); ``--check`` exits 1 when one differs.
+(``patches/generate/torch_since.toml``); ``--check`` exits 1 when one differs. The ``[mps]``
+entries are the first release whose ``ATen/mps/MPSAllocatorInterface.h`` makes MPS's allocator a
+``c10::DeviceAllocator`` (torch.accelerator's memory calls need one).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -148,7 +151,23 @@ def main(argv=None) -> int:
         bad += not ok
         print(f"{api:55} {want:8} {table[api]}{'' if ok else '   <- differs'}")
     print(f"{len(table)} APIs, {bad} differ")
+    bad += _check_mps(trees)
     return 1 if args.check and bad else 0
+
+
+_MPS_HEADER = "torch/include/ATen/mps/MPSAllocatorInterface.h"
+_DEVICE_ALLOCATOR = re.compile(r"class\s+IMPSAllocator\s*:\s*public\s+c10::DeviceAllocator")
+
+
+def _check_mps(trees) -> int:
+    """``[mps]``: the first release read whose MPS allocator is a ``c10::DeviceAllocator``
+    (torch.accelerator's memory calls go through one); the number of entries that differ."""
+    first = next((v for v, t in trees if _DEVICE_ALLOCATOR.search(t.read(_MPS_HEADER) or "")), None)
+    want = ".".join(first.split(".")[:2]) if first else "absent"
+    table = torch_floor.mps_table()
+    bad = sum(since != want for since in table.values())
+    print(f"[mps] MPS's allocator a DeviceAllocator from {want}: {len(table)} APIs, {bad} differ")
+    return bad
 
 
 if __name__ == "__main__":
