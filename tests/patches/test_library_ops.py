@@ -1,7 +1,8 @@
 """Operators a tree registers through ``torch.library`` for CUDA alone are kernels other
 accelerators lack (round 37: optimum-quanto's AWQ and Marlin GEMMs): a device check in a module
 that calls one stays CUDA's (``cuda-kernels``), and so does a device in a function that calls one
-(``cuda-library-unit``). An operator the tree also registers for another device, or for every
+(``cuda-library-unit``); a test that reaches such a check keeps its gate (``cuda-reached``: the
+assertion refuses every other device). An operator the tree also registers for another device, or for every
 device, is no such kernel, and the same code beside it is rewritten."""
 
 from __future__ import annotations
@@ -75,6 +76,24 @@ class Unpacked:
         return torch.ops.qlib.unpack(self.data)
 """
 
+TESTS = """\
+import pytest
+import torch
+
+from qlib.packed import Packed
+from qlib.unpacked import Unpacked
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA not available")
+def test_packed():
+    assert Packed(torch.ones(2)).data.numel() == 2
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA not available")
+def test_unpacked():
+    assert Unpacked(torch.ones(2)).data.numel() == 2
+"""
+
 BENCH = """\
 import torch
 
@@ -108,6 +127,7 @@ def test_code_that_calls_a_cuda_only_operator_stays(tmp_path):
         "qlib/packed.py": PACKED,
         "qlib/unpacked.py": UNPACKED,
         "bench/bench.py": BENCH,
+        "tests/test_packed.py": TESTS,
     }
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(exist_ok=True)
@@ -123,3 +143,8 @@ def test_code_that_calls_a_cuda_only_operator_stays(tmp_path):
     reasons = {(x.finding.path, x.finding.line): x.reason for x in run.plan.left}
     assert "gemm, a kernel the tree has for CUDA only" in reasons[("qlib/packed.py", 6)]
     assert "torch.ops.qlib.gemm (a kernel" in reasons[("bench/bench.py", 5)]
+    # a test reaching the class whose CUDA assertion stays keeps its gate (cuda-reached)
+    _, packed, unpacked = finals["tests/test_packed.py"].split("@pytest.mark.skipif")
+    assert "torch.cuda.is_available()" in packed
+    assert "torch.accelerator.is_available()" in unpacked
+    assert "qlib/packed.py:6 assert data.device.type" in reasons[("tests/test_packed.py", 8)]
