@@ -4,8 +4,9 @@ definition their code names (a call, a decorator's argument such as a Triton aut
 hook; a module-level call that names the definition, such as ``fwd.register_autograd(bwd)``),
 in the same file or imported from another, ``DEPTH`` steps out. A name taken from a
 package (``from pkg import f``) is followed through the package's ``__init__`` to the module
-that binds it. A module imported whole (``import pkg.kernels as k``) is followed by the
-attributes the code reads from it (``k.launch``).
+that binds it (a star import there too: optimum-quanto's ``from .qbits import *``). A module
+imported whole (``import pkg.kernels as k``) is followed by the attributes the code reads from
+it (``k.launch``).
 
 Definitions, not modules: a test of one neutral function of a module that keeps CUDA work
 elsewhere (torch's ``distributed_c10d``) reaches none of it."""
@@ -216,9 +217,12 @@ def _bound(index, base: str, name: str, hops: int) -> tuple[str, str] | None:
     for n in tree.body if hops else ():
         if isinstance(n, ast.ImportFrom):
             for a in n.names:
-                if (a.asname or a.name) == name:
+                if (a.asname or a.name) == name or a.name == "*":
                     inner = absolute_module(n.level, n.module, package_name(where, index.prefix))
-                    return _bound(index, inner, a.name, hops - 1) if inner else None
+                    wanted = name if a.name == "*" else a.name
+                    found = _bound(index, inner, wanted, hops - 1) if inner else None
+                    if found is not None or a.name != "*":
+                        return found
     return None
 
 
