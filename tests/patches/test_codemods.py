@@ -822,9 +822,10 @@ class TestOwnEffect(expecttest.TestCase):
 # left HN101:20: cuda-guarded: HN116 torch.cuda.nvtx.range (line 21)
 # left HN116:15: cuda-branch: HN101 torch.cuda.is_available (line 14)
 # left HN116:21: cuda-branch: HN101 torch.cuda.is_available (line 20)
-@@ -3,0 +4 @@
+@@ -1,0 +2,2 @@
++
 +import contextlib
-@@ -5,8 +6,15 @@
+@@ -5,8 +7,15 @@
 -torch.cuda.set_per_process_memory_fraction(0.5)
 -torch.cuda.memory._record_memory_history(max_entries=1000)
 -model = torch.nn.Linear(8, 8).cuda()
@@ -848,18 +849,18 @@ class TestOwnEffect(expecttest.TestCase):
 +    torch.cuda.profiler.stop()
 +if torch.cuda.is_available():
 +    print(torch.cuda.memory_summary(abbreviated=True))
-@@ -16 +24 @@
+@@ -16 +25 @@
 -with torch.cuda.nvtx.range("backward"):  # a range as a context: CUDA's, else a null context
 +with torch.cuda.nvtx.range("backward") if torch.cuda.is_available() else contextlib.nullcontext():  # a range as a context: CUDA's, else a null context
-@@ -18,2 +26,2 @@
+@@ -18,2 +27,2 @@
 -with torch.cuda.profiler.profile(), torch.autograd.profiler.emit_nvtx(record_shapes=True):
 -    model(torch.randn(4, 8).cuda())
 +with torch.cuda.profiler.profile() if torch.cuda.is_available() else contextlib.nullcontext(), torch.autograd.profiler.emit_nvtx(record_shapes=True) if torch.cuda.is_available() else contextlib.nullcontext():
 +    model(torch.randn(4, 8).to(device))
-@@ -24 +32 @@
+@@ -24 +33 @@
 -with torch.autograd.profiler.emit_nvtx():  # no CUDA word on its lines: found by "nvtx"
 +with torch.autograd.profiler.emit_nvtx() if torch.cuda.is_available() else contextlib.nullcontext():  # no CUDA word on its lines: found by "nvtx"
-@@ -26,2 +34,4 @@
+@@ -26,2 +35,4 @@
 -torch.cuda.memory._dump_snapshot("snapshot.pickle")
 -torch.cuda.ipc_collect()
 +if torch.cuda.is_available():

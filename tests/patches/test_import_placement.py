@@ -1,6 +1,8 @@
 """Where an added ``import m`` goes (``codemods.imports``): among the file's plain ``import x``
 lines of its section (the standard library's, or the rest), at its sorted place, as isort and
-PyTorch's lint keep them; with no such line, after the leading imports as before."""
+PyTorch's lint keep them; with no such line, above the first ``from`` import of its section or
+the first import of a later section (the project's own, with a blank line between); else after
+the leading imports as before."""
 
 from patches.generate.codemods.imports import fix_imports
 
@@ -40,12 +42,36 @@ def test_a_comment_stays_with_the_import_it_heads():
     )
 
 
-def test_with_no_line_of_its_section_it_goes_after_the_imports():
+def test_with_no_line_of_its_section_it_goes_above_a_later_section():
     src = "from torch import nn\nimport torch\n\nx = 1\n"
     assert (
         _add(src, "contextlib")
-        == "from torch import nn\nimport torch\nimport contextlib\n\nx = 1\n"
+        == "import contextlib\n\nfrom torch import nn\nimport torch\n\nx = 1\n"
     )
+
+
+def test_with_no_import_before_it_goes_after_the_imports():
+    src = "import argparse\nfrom os import path\n\nx = 1\n"
+    assert _add(src, "torch") == "import argparse\nfrom os import path\nimport torch\n\nx = 1\n"
+
+
+def test_a_plain_import_goes_above_the_from_imports_of_its_section():
+    src = "import os\n\nfrom transformers import AutoModel\n\nx = 1\n"
+    assert (
+        _add(src, "torch")
+        == "import os\n\nimport torch\nfrom transformers import AutoModel\n\nx = 1\n"
+    )
+
+
+def test_a_third_party_import_goes_above_the_projects_own_with_a_blank_line():
+    # llmcompressor's examples import only the project itself (isort's first party, the tree's
+    # own top-level modules; round 37): `import torch` is a section of its own above it
+    src = "from llmcompressor import oneshot\n\nMODEL_ID = 1\n"
+    got = fix_imports(src, "ex.py", [("torch", None)], set(), first_party={"llmcompressor"})
+    assert got == "import torch\n\nfrom llmcompressor import oneshot\n\nMODEL_ID = 1\n"
+    relative = fix_imports("from . import data\n\nx = 1\n", "pkg/a.py", [("torch", None)], set())
+    assert relative == "import torch\n\nfrom . import data\n\nx = 1\n"
+    assert fix_imports(got, "ex.py", [("torch", None)], set(), first_party={"llmcompressor"}) == got
 
 
 def test_a_second_run_adds_nothing():

@@ -1452,8 +1452,9 @@ class TestScriptIdioms(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("amp_alias.py"),
             """\
-@@ -5,0 +6,4 @@
+@@ -2,0 +3 @@
 +import functools
+@@ -5,0 +7,3 @@
 +
 +
 +device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"

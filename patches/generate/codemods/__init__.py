@@ -315,7 +315,9 @@ class _File:
         ]
         removes = {n for e in engines for n in e.removes} - {n for e in engines for n in e.uses}
         if text != self.source and (adds or removes):
-            text = fix_imports(text, self.path, adds, removes, self.importer, self.kept)
+            tree = self.ctx.tree_index
+            first = tree.top_modules() if tree is not None else frozenset()
+            text = fix_imports(text, self.path, adds, removes, self.importer, self.kept, first)
         return text, engines
 
 

@@ -125,9 +125,11 @@ def fix_imports(
     removes: set[str],
     importer=None,
     kept: list | None = None,
+    first_party=frozenset(),
 ) -> str:
     """``text`` with ``adds`` ((module, name) or (module, None)) present and the imports of
-    ``removes`` (local names a rewrite replaced) gone where nothing uses them any more.
+    ``removes`` (local names a rewrite replaced) gone where nothing uses them any more;
+    ``first_party``: the tree's own top-level modules (isort's first-party section).
     ``importer(name)``: another file that imports ``name`` from this module (a re-export), whose
     import then stays; ``kept`` receives (name, that file)."""
     dead: set[str] = set()
@@ -158,7 +160,7 @@ def fix_imports(
     done = {(m, n) for m, r in renames.items() for n in r.values()}
     # Add first, while the imports to remove still anchor the leading import block, so a
     # replaced import's successor lands where it was.
-    text = _add(text, [x for x in adds if x not in done])
+    text = _add(text, [x for x in adds if x not in done], first_party)
     return _remove(text, path, dead, renames) if dead else text
 
 
@@ -215,7 +217,7 @@ def _existing(tree: ast.Module, lines: list[str]):
     return have_mod, have_names, have_from
 
 
-def _add(text: str, adds: list[tuple[str, str | None]]) -> str:
+def _add(text: str, adds: list[tuple[str, str | None]], first_party=frozenset()) -> str:
     if not adds:
         return text
     tree = ast.parse(text)
@@ -230,7 +232,11 @@ def _add(text: str, adds: list[tuple[str, str | None]]) -> str:
     placed = _sorted_places(tree, lines, plain)
     for at in sorted(set(placed.values())):
         edits.append((at + 1, at, "".join(f"import {m}\n" for m in plain if placed.get(m) == at)))
-    new_stmts = [f"import {m}\n" for m in plain if m not in placed]
+    ahead = {m: a for m in plain if m not in placed and (a := _ahead(tree, lines, m, first_party))}
+    for at, blank in sorted(set(ahead.values())):
+        new = "".join(f"import {m}\n" for m in plain if ahead.get(m) == (at, blank))
+        edits.append((at + 1, at, new + ("\n" if blank else "")))
+    new_stmts = [f"import {m}\n" for m in plain if m not in placed and m not in ahead]
     for m in sorted(froms):
         if not froms[m]:
             continue
@@ -258,6 +264,36 @@ def _section(module: str) -> str:
     """isort's section of a module, as far as the placement needs: the standard library's or
     not."""
     return "stdlib" if module.split(".")[0] in sys.stdlib_module_names else "other"
+
+
+_ORDER = {"stdlib": 0, "other": 1, "first": 2}
+
+
+def _ahead(tree: ast.Module, lines: list[str], m: str, first_party) -> tuple[int, bool] | None:
+    """(the line after which ``import m`` goes, whether a blank line follows it) where its
+    section has no plain ``import x`` to sort among in the leading imports: above the first
+    ``from`` import of its own section (isort puts plain imports first), else above the first
+    import of a later section, the project's own (``first_party``, or relative), with a blank
+    line between (llmcompressor's examples: ``import torch`` above ``from llmcompressor import
+    ...``, round 37). None where neither is there (it goes after the last import)."""
+    own = "first" if m.split(".")[0] in first_party else _section(m)
+    for node in tree.body:
+        if isinstance(node, ast.Expr) and node is tree.body[0]:
+            continue
+        if not isinstance(node, (ast.Import, ast.ImportFrom)):
+            return None
+        name = node.module or "" if isinstance(node, ast.ImportFrom) else node.names[0].name
+        if name == "__future__":
+            continue
+        top = name.split(".")[0]
+        section = "first" if top in first_party or getattr(node, "level", 0) else _section(name)
+        later = _ORDER[section] > _ORDER[own]
+        if later or (section == own and isinstance(node, ast.ImportFrom)):
+            at = node.lineno - 1  # above the comment lines attached to it
+            while at > 0 and lines[at - 1].lstrip().startswith("#") and not _header(lines, at):
+                at -= 1
+            return at, later
+    return None
 
 
 def _sorted_places(tree: ast.Module, lines: list[str], plain: list[str]) -> dict[str, int]:

@@ -74,6 +74,14 @@ class TreeIndex:
             self._bytes = tree_bytes(self.root)
         return self._bytes
 
+    def top_modules(self) -> frozenset[str]:
+        """The tree's own top-level modules and packages (isort's first party)."""
+        if "top-modules" not in self.memo:
+            self.memo["top-modules"] = frozenset(
+                module_name(r, self.prefix).split(".")[0] for r in self.files() if r.endswith(".py")
+            )
+        return self.memo["top-modules"]
+
     def holding(self, *needles: bytes) -> list[str]:
         """The files whose bytes hold every one of ``needles``."""
         return [r for r, b in self.files().items() if all(n in b for n in needles)]
