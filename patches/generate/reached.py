@@ -11,7 +11,7 @@ import ast
 import re
 
 from audits import vocabulary
-from patches.generate.intent.data import reached_work
+from patches.generate.intent.data import reached_refusals, reached_work
 from patches.generate.intent.reach import def_node
 from patches.generate.state import Run
 
@@ -19,12 +19,15 @@ from patches.generate.state import Run
 def install(run: Run, file_steps) -> None:
     """Let the run's tree index answer ``kept_cuda(rel, name)`` (``intent/kinds/reached.py``);
     ``file_steps``: ``plan.file_steps``, the run's own steps for a file."""
-    run.tree.kept_cuda = lambda rel, name: kept_cuda(run, rel, name, file_steps)
+    run.tree.kept_cuda = lambda rel, name, refusals=False: kept_cuda(
+        run, rel, name, file_steps, refusals
+    )
 
 
-def kept_cuda(run: Run, rel: str, name: str, file_steps) -> str:
+def kept_cuda(run: Run, rel: str, name: str, file_steps, refusals: bool = False) -> str:
     """``"<file>:<line> <code>"`` of the first CUDA work the top-level definition ``name`` of
-    ``rel`` keeps after this run (``file_steps`` makes the file's steps), else ``""``."""
+    ``rel`` keeps after this run (``file_steps`` makes the file's steps), else ``""``; with
+    ``refusals``, a kept assertion that refuses other devices counts too (a test's gate)."""
     memo = run.tree.memo.setdefault("kept-cuda", {})
     if rel not in memo:
         memo[rel] = None  # asked again while being decided (a cycle of imports): none
@@ -36,11 +39,14 @@ def kept_cuda(run: Run, rel: str, name: str, file_steps) -> str:
     if node is None:
         return ""
     first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+    skip = frozenset() if refusals else reached_refusals()
     hit = next(
         (
             f
             for f in work
-            if first <= f.line <= node.end_lineno and not _device_guarded(node, f.line, f.col - 1)
+            if first <= f.line <= node.end_lineno
+            and f.rule not in skip
+            and not _device_guarded(node, f.line, f.col - 1)
         ),
         None,
     )
@@ -96,7 +102,7 @@ def _kept(run: Run, rel: str, file_steps):
     except UnicodeDecodeError:
         return None
     found, errs = run.audit.rescan(text, rel)
-    work = reached_work()
+    work = reached_work() | reached_refusals()
     if errs or not any(f.rule in work for f in found):
         return None
     rules = sorted({f.rule for f in found if f.rule in run.specs})

@@ -201,6 +201,12 @@ def reached_work() -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=1)
+def reached_refusals() -> frozenset[str]:
+    """``[reached] refusals``: rules whose kept findings refuse other devices (a test's gate)."""
+    return frozenset(data()["reached"]["refusals"])
+
+
+@functools.lru_cache(maxsize=1)
 def reached_rules() -> frozenset[str]:
     """``[reached] rules``: the test gates ``cuda-reached`` asks about."""
     return frozenset(data()["reached"]["rules"])

@@ -1,9 +1,10 @@
 """``cuda-reached``: an availability or device-count check in a test module (a skip gate, a
 fixture's skip, a device pick) whose tests reach project code that keeps CUDA work after this
 run (``[reached] work``: a ``torch.cuda`` call that initialises CUDA, a placement on
-``"cuda"``, CUDA's private members): a function or class of the tree that the code the check
-guards names (the whole module for a ``pytestmark``; the function holding a device pick), or one
-that code names, a few steps out (``intent/reach.py``). The gate is what keeps those tests off
+``"cuda"``, CUDA's private members; ``[reached] refusals``: an assertion that refuses other
+devices): a function or class of the tree that the code the check guards names (the whole module
+for a ``pytestmark``; the function holding a device pick), or one that code names, a few steps
+out (``intent/reach.py``). The gate is what keeps those tests off
 machines the code cannot run on: axolotl's kernel tests skip without CUDA, while the kernels they
 launch ask ``torch.cuda.current_device()`` in their autotune hooks; made neutral, an XPU runs the
 tests and they raise where they skipped (round 34). The test module's own code is
@@ -32,7 +33,7 @@ def detect(p: Probe) -> list[Evidence]:
     if not spans and p.functions:
         spans = [span_of(p.functions[0])]  # a pick: what its function does with the device
     for rel, name in reached_defs(index, p.ctx.path, spans):
-        what = kept(rel, name)
+        what = kept(rel, name, refusals=True)
         if what:
             return [Evidence(KIND, p.f.line, f"the tests reach {what}")]
     return []
