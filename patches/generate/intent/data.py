@@ -50,6 +50,34 @@ def _cuda_only() -> re.Pattern:
     return re.compile("|".join(vocabulary.CUDA_MARKERS), re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=1)
+def _other_accelerator() -> re.Pattern:
+    others = [
+        a
+        for a in vocabulary.PY_ACCELERATORS
+        if a not in (*vocabulary.CUDA_FAMILY, *vocabulary.PY_OPEN)
+    ]
+    return re.compile("|".join(rf"(?<![a-z]){a}(?![a-z])" for a in others), re.IGNORECASE)
+
+
+def weighs_backends(lines: list[str]) -> bool:
+    """A comment line names another accelerator and what goes wrong there, without CUDA ("If
+    the device_type is 'mps' then it will complain that mps is not implemented"): the author
+    weighed that backend and kept CUDA's path (nnU-Net's train step, round 37). A line listing
+    it beside CUDA ("moves to cuda, xpu and hpu but not otherwise") names supported devices."""
+    cuda = re.compile(r"(?<![a-z])cuda(?![a-z])", re.IGNORECASE)
+    return any(
+        _other_accelerator().search(t) and _REFUSAL.search(t) and not cuda.search(t) for t in lines
+    )
+
+
+_REFUSAL = re.compile(
+    r"\b(not (yet )?(implemented|supported|work\w*)|unsupported|complain\w*|fail\w*|error\w*"
+    r"|broken|crash\w*|cannot|can't|won't|does(n't| not) work)\b",
+    re.IGNORECASE,
+)
+
+
 def other_backend_only(text: str) -> bool:
     """``text`` names another backend (``"xpu"``, ``torch.mps.is_available``) and nothing of
     CUDA's: a test on it is a per-device dispatch, whose default arm serves every device."""

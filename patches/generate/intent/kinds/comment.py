@@ -10,14 +10,17 @@ is not the ``if``'s; torch's ``destroy_pg``): neuralforecast's "Check for InputX
 incompatibility (cudnn error)" above the block that decides ``using_gpu`` from
 ``torch.cuda.is_available()``. Not an ``if`` whose own test names the feature: its comment restates
 the dispatch (``# set device for nccl pg`` above ``if backend == "nccl":``, which upstream made
-neutral)."""
+neutral). So does a line of the comment block right above the statement that names another
+accelerator and what goes wrong there: the author weighed that backend and kept CUDA's path
+(nnU-Net's "If the device_type is 'mps' then it will complain that mps is not implemented ... So
+autocast will only be active if we have a cuda device", round 37)."""
 
 from __future__ import annotations
 
 import ast
 
 from patches.generate.intent.comments import block_above, header_end
-from patches.generate.intent.data import about_cuda_feature
+from patches.generate.intent.data import about_cuda_feature, weighs_backends
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-comment"
@@ -36,6 +39,9 @@ def detect(p: Probe) -> list[Evidence]:
         text, alone = comments.get(ln, ("", False))
         if text and alone and about_cuda_feature(text):
             return [Evidence(KIND, ln, repr(text[:60]))]
+    block = sorted(block_above(comments, stmt.lineno))
+    if block and weighs_backends([comments[ln][0] for ln in block]):
+        return [Evidence(KIND, block[0], "the comment above says another backend fails here")]
     return []
 
 
