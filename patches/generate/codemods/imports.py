@@ -282,7 +282,7 @@ def _ahead(tree: ast.Module, lines: list[str], m: str, first_party) -> tuple[int
             continue
         if not isinstance(node, (ast.Import, ast.ImportFrom)):
             return None
-        name = node.module or "" if isinstance(node, ast.ImportFrom) else node.names[0].name
+        name = (node.module or "") if isinstance(node, ast.ImportFrom) else node.names[0].name
         if name == "__future__":
             continue
         top = name.split(".")[0]

@@ -57,7 +57,8 @@ def _custom_op(d: ast.expr) -> tuple[str, set[str]] | None:
     if not name or "::" not in name:
         return None
     given = _keyword(d, "device_types")
-    return name, (_keys(given) or set()) if given is not None else {EVERY}
+    keys = {EVERY} if given is None else (_keys(given) or set())
+    return name, keys
 
 
 def _registration(call: ast.Call, libs: dict, customs: dict) -> tuple[str, set[str]] | None:

@@ -210,11 +210,12 @@ def _patched(call: ast.Call) -> str:
     if isinstance(first, ast.Constant) and isinstance(first.value, str):
         return first.value if first.value.startswith(_REPLACED) else ""
     text = ast.unparse(first)
-    for module in (m for m in _MODULES if text == m or text.endswith(f".{m}")):
-        attr = call.args[1] if len(call.args) > 1 else None
-        name = attr.value if isinstance(attr, ast.Constant) else "..."
-        return f"{module}.{name}"
-    return ""
+    module = next((m for m in _MODULES if text == m or text.endswith(f".{m}")), None)
+    if module is None:
+        return ""
+    attr = call.args[1] if len(call.args) > 1 else None
+    name = attr.value if isinstance(attr, ast.Constant) else "..."
+    return f"{module}.{name}"
 
 
 def _stand_in(p: Probe) -> str:
