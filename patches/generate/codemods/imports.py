@@ -250,8 +250,7 @@ def _add(text: str, adds: list[tuple[str, str | None]], first_party=frozenset())
         at = _insert_line(tree)
         # never between a statement and the comment lines attached to it (a rerun would then
         # read that comment as the import's): go above them, below a shebang/coding line
-        while at > 0 and lines[at - 1].lstrip().startswith("#") and not _header(lines, at):
-            at -= 1
+        at = _above_comments(lines, at)
         if at > 0 and at <= len(lines) and not lines[at - 1].endswith("\n"):
             lines[at - 1] += "\n"
         edits.append((at + 1, at, "".join(new_stmts)))
@@ -289,10 +288,7 @@ def _ahead(tree: ast.Module, lines: list[str], m: str, first_party) -> tuple[int
         section = "first" if top in first_party or getattr(node, "level", 0) else _section(name)
         later = _ORDER[section] > _ORDER[own]
         if later or (section == own and isinstance(node, ast.ImportFrom)):
-            at = node.lineno - 1  # above the comment lines attached to it
-            while at > 0 and lines[at - 1].lstrip().startswith("#") and not _header(lines, at):
-                at -= 1
-            return at, later
+            return _above_comments(lines, node.lineno - 1), later
     return None
 
 
@@ -320,14 +316,20 @@ def _sorted_places(tree: ast.Module, lines: list[str], plain: list[str]) -> dict
         if after is None:
             out[m] = run[-1].end_lineno
             continue
-        at = after.lineno - 1  # above the comment lines attached to it
-        while at > 0 and lines[at - 1].lstrip().startswith("#") and not _header(lines, at):
-            at -= 1
+        at = _above_comments(lines, after.lineno - 1)
         top = 0  # the file's opening comment block (a licence, a header) stays first
         while top < len(lines) and lines[top].lstrip().startswith("#"):
             top += 1
         out[m] = after.lineno - 1 if at < top else at
     return out
+
+
+def _above_comments(lines: list[str], at: int) -> int:
+    """``at`` (the line after which to insert) moved above the comment lines attached to the
+    statement below it, and below a shebang or coding line."""
+    while at > 0 and lines[at - 1].lstrip().startswith("#") and not _header(lines, at):
+        at -= 1
+    return at
 
 
 def _header(lines: list[str], lineno: int) -> bool:

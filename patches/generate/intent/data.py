@@ -65,12 +65,12 @@ def weighs_backends(lines: list[str]) -> bool:
     the device_type is 'mps' then it will complain that mps is not implemented"): the author
     weighed that backend and kept CUDA's path (nnU-Net's train step, round 37). A line listing
     it beside CUDA ("moves to cuda, xpu and hpu but not otherwise") names supported devices."""
-    cuda = re.compile(r"(?<![a-z])cuda(?![a-z])", re.IGNORECASE)
     return any(
-        _other_accelerator().search(t) and _REFUSAL.search(t) and not cuda.search(t) for t in lines
+        _other_accelerator().search(t) and _REFUSAL.search(t) and not _CUDA.search(t) for t in lines
     )
 
 
+_CUDA = re.compile(r"(?<![a-z])cuda(?![a-z])", re.IGNORECASE)
 _REFUSAL = re.compile(
     r"\b(not (yet )?(implemented|supported|work\w*)|unsupported|complain\w*|fail\w*|error\w*"
     r"|broken|crash\w*|cannot|can't|won't|does(n't| not) work)\b",

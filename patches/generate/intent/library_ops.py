@@ -57,7 +57,7 @@ def _custom_op(d: ast.expr) -> tuple[str, set[str]] | None:
     if not name or "::" not in name:
         return None
     given = _keyword(d, "device_types")
-    keys = {EVERY} if given is None else (_keys(given) or set())
+    keys = {EVERY} if given is None else (plain_keys(given) or set())
     return name, keys
 
 
@@ -83,7 +83,7 @@ def _registration(call: ast.Call, libs: dict, customs: dict) -> tuple[str, set[s
         keys = args[2] if len(args) > 2 else _keyword(call, "dispatch_key")
     else:
         return None
-    found = _keys(keys) if keys is not None else None
+    found = plain_keys(keys) if keys is not None else None
     return (name, found) if name and "::" in name and found else None
 
 
@@ -95,8 +95,9 @@ def _text(node: ast.expr) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _keys(value: ast.expr) -> set[str] | None:
-    """The keys a registration names plainly (lower-cased), None where one is not a string."""
+def plain_keys(value: ast.expr) -> set[str] | None:
+    """The keys a registration names plainly (lower-cased), None where one is not a string
+    (also ``kinds.kernels``' reading of a module's own registrations)."""
     items = value.elts if isinstance(value, (ast.Tuple, ast.List, ast.Set)) else [value]
     keys = {t.lower() for i in items if (t := _text(i))}
     return keys if keys and len(keys) == len(items) else None

@@ -32,26 +32,23 @@ def cuda_only_ops(tree, ctx) -> frozenset[str]:
     ``ctx``'s own file when the run has no tree): ``py_impl`` ones by their binding, and
     ``torch.library`` ones (``library_ops``) as ``torch.ops.ns.op``."""
     if tree is None:
-        return frozenset(_ops_of(ctx) | _library_ops({"": registrations(ctx.tree)}))
+        return frozenset(_ops_of(ctx) | _library_ops([registrations(ctx.tree)]))
     if "cuda_only_ops" not in tree.memo:
         found: set[str] = set()
         for rel in tree.holding(_KEY):
             ctx = tree.context(rel)
             if ctx is not None:
                 found |= _ops_of(ctx)
-        registered = {}
-        for rel in tree.holding(b"library"):
-            parsed = tree.tree(rel)
-            if parsed is not None:
-                registered[rel] = registrations(parsed)
+        parsed = (tree.tree(rel) for rel in tree.holding(b"library"))
+        registered = [registrations(t) for t in parsed if t is not None]
         tree.memo["cuda_only_ops"] = frozenset(found | _library_ops(registered))
     return tree.memo["cuda_only_ops"]
 
 
-def _library_ops(per_file: dict[str, dict[str, set[str]]]) -> set[str]:
+def _library_ops(per_file: list[dict[str, set[str]]]) -> set[str]:
     """``torch.ops.ns.op`` of each operator the files register for CUDA alone, all together."""
     keys: dict[str, set[str]] = {}
-    for found in per_file.values():
+    for found in per_file:
         for name, ks in found.items():
             keys.setdefault(name, set()).update(ks)
     return {f"torch.ops.{n.replace('::', '.')}" for n, ks in keys.items() if cuda_only(ks)}
@@ -116,8 +113,9 @@ def op_calls(ctx, ops: frozenset[str]) -> list[tuple[Span, str]]:
         q = ctx.qualify(n.lineno, ".".join(parts)) if parts else None
         if q and "." not in q:  # bound by this module's own assignment
             q = f"{ctx.module_name}.{q}"
-        if q in ops or (q and q.rsplit(".", 1)[0] in ops and library_op(q)):  # an overload
-            out.append((span_of(n.func), q if q in ops else q.rsplit(".", 1)[0]))
+        packet = q.rsplit(".", 1)[0] if q and library_op(q) else None  # ``op.default``'s op
+        if q in ops or packet in ops:
+            out.append((span_of(n.func), q if q in ops else packet))
     return sorted(out)
 
 

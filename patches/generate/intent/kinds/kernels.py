@@ -18,6 +18,7 @@ import ast
 import functools
 
 from patches.generate.intent.data import cuda_library
+from patches.generate.intent.library_ops import plain_keys
 from patches.generate.intent.nodes import qualified
 from patches.generate.intent.ops import library_op
 from patches.generate.intent.probe import Evidence, Probe
@@ -60,15 +61,6 @@ def _compiled(ctx) -> tuple[str, int] | None:
     return None
 
 
-def _keys(value: ast.AST) -> set[str] | None:
-    """The device keys a registration names (lower-cased), None where it names none plainly."""
-    items = value.elts if isinstance(value, (ast.Tuple, ast.List, ast.Set)) else [value]
-    keys = {
-        i.value.lower() for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)
-    }
-    return keys if keys and len(keys) == len(items) else None
-
-
 @functools.lru_cache(maxsize=32)
 def _registered(tree: ast.Module) -> int:
     """The line of the module's first registration of a kernel that the module registers for
@@ -84,7 +76,7 @@ def _registered(tree: ast.Module) -> int:
             continue
         keyed = [k.value for k in n.keywords if k.arg in ("device_types", "dispatch_key")]
         placed = n.args[1:2] if func == "register_kernel" else n.args[2:3] if func == "impl" else []
-        found = [k for v in [*keyed, *placed] if (k := _keys(v)) is not None]
+        found = [k for v in [*keyed, *placed] if (k := plain_keys(v)) is not None]
         if not found:
             continue
         # the op: ``lib.impl(name, f, key)``'s first argument, ``torch.library.impl(lib, name,
