@@ -302,18 +302,48 @@ def _after_sync(ctx) -> frozenset[int]:
     return ctx._after_sync
 
 
-def _lines_after_sync(ctx, stmts: list[ast.stmt], reached: bool):
+def _lines_after_sync(ctx, stmts: list[ast.stmt], reached: bool, starts=None):
+    """The lines after a statement of ``stmts`` (and of the blocks inside them) for which
+    ``starts(ctx, stmt)`` holds (default: a bare ``synchronize()`` call)."""
+    starts = starts or _syncs
     for stmt in stmts:
         if reached:
             yield from range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1)
             continue
         for field in ("body", "orelse", "finalbody"):
-            yield from _lines_after_sync(ctx, getattr(stmt, field, None) or [], False)
+            yield from _lines_after_sync(ctx, getattr(stmt, field, None) or [], False, starts)
         for h in getattr(stmt, "handlers", []):
-            yield from _lines_after_sync(ctx, h.body, False)
-        call = stmt.value if isinstance(stmt, ast.Expr) else None
-        if isinstance(call, ast.Call) and called(ctx, call) in _SYNCS:
-            reached = True
+            yield from _lines_after_sync(ctx, h.body, False, starts)
+        reached = starts(ctx, stmt)
+
+
+def _syncs(ctx, stmt: ast.stmt) -> bool:
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return isinstance(call, ast.Call) and called(ctx, call) in _SYNCS
+
+
+_RAISING = _SYNCS | {"torch.cuda.set_device"}
+
+
+def _needs_cuda(ctx, stmt: ast.stmt) -> bool:
+    """A statement that fails without CUDA: a bare ``torch.cuda.set_device(...)`` or
+    ``synchronize()``, an ``assert`` of CUDA's availability or device count."""
+    if isinstance(stmt, ast.Assert):
+        return any(
+            isinstance(n, ast.Call) and (called(ctx, n) or "").startswith("torch.cuda.")
+            for n in ast.walk(stmt.test)
+        )
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return isinstance(call, ast.Call) and called(ctx, call) in _RAISING
+
+
+def after_cuda_needed(ctx) -> frozenset[int]:
+    """The lines after a statement that fails without CUDA (``_needs_cuda``) in its block (and
+    the blocks inside them), in any module: reached only with CUDA (yolov5's DDP branch,
+    ``torch.cuda.set_device(LOCAL_RANK)`` then ``torch.device('cuda', LOCAL_RANK)``)."""
+    if "_after_cuda" not in ctx.__dict__:
+        ctx._after_cuda = frozenset(_lines_after_sync(ctx, ctx.tree.body, False, _needs_cuda))
+    return ctx._after_cuda
 
 
 def _guarded_here(eng, node) -> bool:

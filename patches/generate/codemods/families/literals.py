@@ -98,18 +98,18 @@ class DeviceLiteral(Family):
             eng.fail(spec, original, "a parameter's default: the API's own choice, kept")
             return None
         where = _device_argument(eng, original)
+        line = eng.line(original)
+        said = any(f[:2] == (spec.rule, line) for f in eng.outcome.failed)
         if where is None and device_type_arg(eng, eng.parent(original)):
-            line = eng.line(original)
-            if type_source(eng.ctx, line) is not None or any(
-                f[:2] == (spec.rule, line) for f in eng.outcome.failed
-            ):
+            if type_source(eng.ctx, line) is not None or said:
                 return None  # a device is held, or device-defaults said why it is left
             call = eng.parent(eng.parent(original))
             name = cst.Module([]).code_for_node(call.func).rsplit(".", 1)[-1]
             eng.fail(spec, original, f"no device in scope for {name}'s device type")
             return None
         if where is None:
-            eng.fail(spec, original, "not a device argument")
+            if not said:  # device-defaults' reason is the more precise one
+                eng.fail(spec, original, "not a device argument")
             return None
         if not plain:
             eng.fail(spec, original, "device index")
