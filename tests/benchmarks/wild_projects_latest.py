@@ -297,4 +297,114 @@ LATEST = {
         ("mmocr", "setup.py"),
         held_out=True,
     ),
+    # held out (round 38): a model-parallel training core, three quantization toolkits (one with
+    # its tests, one a tensor format with its tests, examples and benchmarks), a face-analysis
+    # library, two attention-kernel libraries with their tests, two single-author model
+    # libraries, and a fine-tuning helper library with its tests, at first contact
+    "megatron-core": Project(
+        "megatron-core",
+        "0.19.2",
+        (
+            "megatron_core-0.19.2.tar.gz",
+            "de643eee32007a7504ad52f061103fe7432503603b6321c16c861eb67dbd3353",
+        ),
+        ("megatron", "setup.py", "pyproject.toml"),
+        held_out=True,
+    ),
+    "gptqmodel": Project(
+        "gptqmodel",
+        "7.7.0",
+        (
+            "gptqmodel-7.7.0.tar.gz",
+            "039874c39fb56ba75b750dd4870968e7fe83b6ca28890a53e94ad3c46be699d0",
+        ),
+        ("gptqmodel", "setup.py", "pyproject.toml"),
+        held_out=True,
+    ),
+    "autoawq": Project(
+        "autoawq",
+        "0.2.9",
+        (
+            "autoawq-0.2.9.tar.gz",
+            "f3397687118c7d23c769de0de05ff1dca8950a2644acbe1b6eb1399c691fe7ee",
+        ),
+        ("awq", "tests", "setup.py"),
+        held_out=True,
+    ),
+    "insightface": Project(
+        "insightface",
+        "2.1",
+        (
+            "insightface-2.1.tar.gz",
+            "776cbd36b70f5f2ae1a026101cfb80387f0b2280a0dbaf073f8d3ed69f554e01",
+        ),
+        ("insightface", "tests", "setup.py", "pyproject.toml"),
+        held_out=True,
+    ),
+    "xformers": Project(
+        "xformers",
+        "0.0.35",
+        (
+            "xformers-0.0.35.tar.gz",
+            "f7fc183a58e4bf0e2ae339a18fb1b1d4a37854c0f2545b4f360fef001646ab76",
+        ),
+        ("xformers", "tests", "setup.py", "pyproject.toml"),
+        held_out=True,
+    ),
+    "flash-attn": Project(
+        "flash-attn",
+        "2.8.3.post2",
+        (
+            "flash_attn-2.8.3.post2.tar.gz",
+            "d0f9f0b08a986cdeadbffcf5ec8b3a8f514366c68ad1853d3ab061bc83cc340b",
+        ),
+        ("flash_attn", "hopper", "tests", "setup.py"),
+        held_out=True,
+    ),
+    "denoising-diffusion-pytorch": Project(
+        "denoising-diffusion-pytorch",
+        "2.3.4",
+        (
+            "denoising_diffusion_pytorch-2.3.4.tar.gz",
+            "c6950c09367e9d05992d44bdeacc578803c64f3864205da959cf95c2774780f4",
+        ),
+        ("denoising_diffusion_pytorch", "pyproject.toml"),
+        held_out=True,
+    ),
+    "vector-quantize-pytorch": Project(
+        "vector-quantize-pytorch",
+        "1.32.0",
+        (
+            "vector_quantize_pytorch-1.32.0.tar.gz",
+            "09ff42712e4084292c8150c25557313a883f4dce09f3b19602028b10132c1eca",
+        ),
+        ("vector_quantize_pytorch", "pyproject.toml"),
+        held_out=True,
+    ),
+    "unsloth-zoo": Project(
+        "unsloth-zoo",
+        "2026.10.9",
+        (
+            "unsloth_zoo-2026.10.9.tar.gz",
+            "b5286f9f8c182e8df3ec59e33944e46a683d2e261660f5ed9c536571c61c89b1",
+        ),
+        ("unsloth_zoo", "tests", "scripts", "pyproject.toml"),
+        held_out=True,
+    ),
+    "compressed-tensors": Project(
+        "compressed-tensors",
+        "0.20.1",
+        (
+            "compressed_tensors-0.20.1.tar.gz",
+            "d06d475945d27cb1959a53dd9e3005e0d29237897c56ce3335bb220f9f2fa8ae",
+        ),
+        (
+            "src/compressed_tensors=compressed_tensors",
+            "tests",
+            "examples",
+            "benchmarks",
+            "setup.py",
+        ),
+        held_out=True,
+    ),
 }

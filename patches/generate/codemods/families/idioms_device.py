@@ -18,12 +18,10 @@ On CUDA every rewrite evaluates to the value it replaces. Device arguments
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from patches.generate.codemods.families import autocast_types, operands
-from patches.generate.codemods.families.base import Family, is_test_file
+from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.device_flag_units import NEW
 from patches.generate.codemods.families.device_places import (
     STR,
@@ -41,7 +39,6 @@ from patches.generate.codemods.families.idioms_common import (
     CUDA_DEVICE_STR,
     CURRENT,
     accel_type,
-    after_availability,
     expr,
     specs_at,
     specs_here,
@@ -49,15 +46,14 @@ from patches.generate.codemods.families.idioms_common import (
     type_or_cpu,
     with_value,
 )
-from patches.generate.codemods.families.idioms_memory import after_cuda_needed, checked_here
+from patches.generate.codemods.families.idioms_memory import checked_here
 from patches.generate.codemods.families.literals import (
     device_type_arg,
     module_held,
     type_source,
 )
 from patches.generate.codemods.families.module_device import NAME
-from patches.generate.codemods.families.script_device import is_script
-from patches.generate.intent.nodes import main_blocks
+from patches.generate.codemods.families.named_devices import NAMES_ONLY, names_only
 
 LITERAL_FAMILY = "device-literal"  # HN502/HN503's specs (catalogue style `literal`)
 _CTOR = "torch.device"
@@ -65,43 +61,6 @@ _MAP_WHY = (
     "a device map (map_location): its keys name where the data was saved, not this host, "
     "and a value alone would no longer match its key"
 )
-
-
-_NAMES_ONLY = (
-    "unguarded: an indexed device a library builds as a value, with no accelerator check: "
-    "the accelerator's type raises without one (current_accelerator() is None) where the CUDA "
-    "name did not"
-)
-
-
-def names_only(eng, node) -> bool:
-    """``node``, an indexed device (``torch.device("cuda", i)``, ``f"cuda:{rank}"``), is built
-    as a value in a library module (not a test, not a script), with no availability check
-    around it, and neither torch places with it at once nor its index asks CUDA: without CUDA
-    the original only named a device (transformer-lens' ``find_embedding_device``, a fallback
-    its CPU tests reach; f5-tts' ``f"cuda:{rank}"`` used behind a flag), so the accelerator's
-    type, which raises there, is left (round 38)."""
-    ctx = eng.ctx
-    if is_test_file(ctx.path) or is_script(ctx):
-        return False
-    if checked_here(eng, node) or after_availability(eng, node):
-        return False
-    line = eng.line(node)
-    if line in after_cuda_needed(ctx) or any(
-        b.lineno <= line <= b.end_lineno for b in main_blocks(ctx.tree)
-    ):
-        return False
-    top, parent = node, eng.parent(node)
-    if isinstance(parent, cst.Arg):
-        call = eng.parent(parent)
-        if isinstance(call, cst.Call) and eng.qualnames(call.func) == {_CTOR}:
-            top, parent = call, eng.parent(call)
-    if isinstance(parent, cst.Arg) and placed_by_torch(eng, parent):
-        return False
-    return _ASKS_CUDA.search(cst.Module([]).code_for_node(top)) is None
-
-
-_ASKS_CUDA = re.compile(r"\bcuda\s*\.|\.\s*cuda\b")  # torch.cuda.current_device(), x.cuda()
 
 
 def _module_written(eng, held: str | None) -> str | None:
@@ -282,7 +241,7 @@ class DeviceDefaults(Family):
         else:
             return None
         if names_only(eng, original):
-            eng.fail(spec, original, _NAMES_ONLY)
+            eng.fail(spec, original, NAMES_ONLY)
             return None
         eng.done(spec, original)
         eng.add_needed_import("torch", node=original)
@@ -317,7 +276,7 @@ class DeviceDefaults(Family):
     def _left(eng, spec, original) -> bool:
         """An indexed device string that only names a device (``names_only``): left, said."""
         if names_only(eng, original):
-            eng.fail(spec, original, _NAMES_ONLY)
+            eng.fail(spec, original, NAMES_ONLY)
             return True
         return False
 
