@@ -59,6 +59,7 @@ from patches.generate.helper_rename_body import _Untranslatable, candidate, new_
 from patches.generate.helper_rename_body import translate as translate  # re-exported
 from patches.generate.helper_rename_edit import Helper, _Rename
 from patches.generate.intent.data import is_cuda_word, owned
+from patches.generate.intent.paths import is_test_file
 
 RULE = "HN520"  # the audit's finding at the call sites (cuda-private-member)
 _DEF = re.compile(r"def\s+(\w*(?i:cuda)\w*)\s*\(")
@@ -240,6 +241,10 @@ class HelperRenames:
     def renamed(self) -> list[Helper]:
         return [h for h in self.helpers.values() if h.renamed]
 
+    def renamed_names(self) -> frozenset[str]:
+        """The old names of the helpers renamed: no CUDA once the unit is applied."""
+        return frozenset(h.name for h in self.renamed())
+
     def touches(self) -> list[str]:
         """Every file the unit changes: the defining files first, then the callers."""
         if self._touches is None:
@@ -257,9 +262,13 @@ class HelperRenames:
         why = (
             "The helper's body now asks the current accelerator (torch.accelerator, "
             "torch.get_device_module()) instead of torch.cuda, so its name no longer says CUDA. "
-            "Its callers in the tree are renamed with it; the old name stays as a deprecated "
-            "alias for callers outside the tree (review fix: the body now runs on every "
-            "accelerator)."
+            "Its callers in the tree are renamed with it; "
+            + (
+                "a test module's helper keeps no alias (nothing outside the tree calls it)."
+                if all(is_test_file(h.path) for h in hs)
+                else "the old name stays as a deprecated alias for callers outside the tree "
+                "(review fix: the body now runs on every accelerator)."
+            )
         )
         lines = [f"Rename {names} to {news} and make its body device-neutral.", ""]
         lines += [textwrap.fill(why, 72), ""]
@@ -336,9 +345,10 @@ class HelperRenames:
         return ""
 
     def describe(self, h: Helper) -> str:
+        old = "dropped (a test module's)" if is_test_file(h.path) else "kept as a deprecated alias"
         return (
             f"private helper rename: {h.describe()} -> `{h.new}`, its body made neutral, the old "
-            "name kept as a deprecated alias, every caller of the tree renamed"
+            f"name {old}, every caller of the tree renamed"
         )
 
     def helper_at(self, path: str, finding) -> Helper | None:
@@ -375,8 +385,11 @@ def _cached(run) -> HelperRenames:
 
 
 def _alias_style(renames: HelperRenames, path: str, text: str) -> str:
-    """``deprecated`` where the project already uses typing_extensions and the file binds no
-    other ``deprecated``; else ``plain``."""
+    """``none`` in a test module (its callers are the tree's, all renamed: round 38's
+    unsloth-zoo skip-gate helper); ``deprecated`` where the project already uses
+    typing_extensions and the file binds no other ``deprecated``; else ``plain``."""
+    if is_test_file(path):
+        return "none"
     tree = renames.tree(path) if path in renames.files else None
     tree = tree or ast.parse(text)
     for n in ast.walk(tree):

@@ -87,7 +87,10 @@ class _Rename(cst.CSTTransformer):
 
 def _alias_lines(h: Helper, alias: str) -> list[cst.BaseStatement]:
     """The old name bound to the new one after the definition: ``deprecated(...)(new)`` in
-    upstream's layout (wrapped where one line would pass 88 columns), else a plain alias."""
+    upstream's layout (wrapped where one line would pass 88 columns), a plain alias, or none
+    (``alias == "none"``: a test module's helper, which no caller outside the tree imports)."""
+    if alias == "none":
+        return []
     indent = 4 if h.owner else 0
     if alias == "deprecated":
         stmt = f'{h.name} = deprecated("Use {h.new} instead")({h.new})'

@@ -348,6 +348,7 @@ def file_steps(
         evidence=evidence,
         tree=tree_index(run),
         torch_floor=torch_floor.of(run),
+        renamed=unit.renamed_names() if unit is not None else frozenset(),
     )
     results = rewrite_steps(text, path, groups, options=options)
     start = text

@@ -171,3 +171,35 @@ def test_messages_only_in_prose():
     )
     out = _translated(src)
     assert "kind != 'CUDA'" in out and "'no accelerator graph here'" in out, out
+
+
+GATED_TEST = '''import pytest
+import torch
+
+
+def _gpu_cuda():
+    if not torch.cuda.is_available():
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _gpu_cuda(), reason="needs a GPU")
+def test_sum():
+    x = torch.ones(2).cuda()
+    assert x.sum().item() == 2
+'''
+
+
+def test_a_test_module_s_gate_helper_is_renamed_without_an_alias_in_one_run(tmp_path):
+    """A skip-gate helper of a test module renamed neutral: no alias (nothing outside the tree
+    imports it), and the tests it gates are judged by its new name in the same run, so a rerun
+    adds nothing (unsloth-zoo's ``_bnb_cuda``, round 38)."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_gate.py").write_text(GATED_TEST)
+    run = _generate(tmp_path)
+    got = run.plan.finals["tests/test_gate.py"]
+    assert "def _gpu_accelerator():" in got and "skipif(not _gpu_accelerator()" in got
+    assert "_gpu_cuda" not in got and "deprecated" not in got
+    assert ".cuda()" not in got, got
+    (tmp_path / "tests" / "test_gate.py").write_text(got)
+    assert _generate(tmp_path).plan.patches == []

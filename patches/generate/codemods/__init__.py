@@ -74,6 +74,7 @@ class FileOptions:
     evidence: dict | None = None
     tree: object | None = None
     torch_floor: object | None = None  # torch_floor.Floor: rewrites needing newer torch stay
+    renamed: frozenset[str] = frozenset()  # the tree's helpers the helper rename makes neutral
 
 
 def rewrite(
@@ -106,6 +107,7 @@ class _File:
         self.ctx = FileContext(source, tree, path, options.package_prefix)
         self.ctx.tree_index = options.tree
         self.ctx.torch_floor = options.torch_floor
+        self.ctx.renamed_helpers = options.renamed
         self.families = new_families()
         self.groups = groups = [[(s, self._prepare(s, ls)) for s, ls in g] for g in groups]
         self.shadow = [(s, self._prepare(s, ls)) for g in options.shadow for s, ls in g]

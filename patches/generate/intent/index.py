@@ -114,7 +114,7 @@ class Index:
                 continue
             self.at[span_of(node)] = node
             text = self._token_text(node)
-            if text and is_cuda_word(text):
+            if text and is_cuda_word(text) and not self._renamed(node, text):
                 tokens.append(Token(span_of(node), text, node))
         tokens.sort(key=lambda t: t.span)
         self.calls = self._local_calls(ctx.tree, ctx.nodes)
@@ -135,6 +135,12 @@ class Index:
         self.tokens = tokens
         self.after_spans = self._after_refusals(ctx.nodes)
         self._starts = [t.span[0] for t in tokens]
+
+    def _renamed(self, node: ast.AST, text: str) -> bool:
+        """A name of a helper this run's helper rename makes neutral (``_bnb_cuda`` ->
+        ``_bnb_accelerator``, its body with it): no CUDA once the series is applied."""
+        named = isinstance(node, (ast.Name, ast.Attribute))
+        return named and text in getattr(self.ctx, "renamed_helpers", ())
 
     def _token_text(self, node: ast.AST) -> str | None:
         if isinstance(node, ast.Name):
