@@ -76,19 +76,28 @@ def test_an_ungated_test_is_like_a_library():
         "import pytest\nimport torch\n\n\n"
         "class TestIndex:\n"
         '    @pytest.mark.parametrize("n", [1, 2])\n'
-        "    def test_offset(self, n):\n"
+        "    def test_offset(self, n, monkeypatch):\n"
         '        assert offset(torch.device("cuda", 2), n).index == 2 + n\n'
     )
     rw, _ = fix(src, path="tests/test_index.py")
     assert rw.after == src
     assert [w for _r, _ln, w in rw.outcome.failed if w.startswith("unguarded: an indexed")]
+    # an autouse fixture that only checks afterwards skips nothing (unsloth-zoo's)
+    checked = src.replace(
+        "class TestIndex:",
+        "@pytest.fixture(autouse=True)\ndef no_fallback():\n    yield\n    assert ok()\n\n\n"
+        "class TestIndex:",
+    )
+    rw, _ = fix(checked, path="tests/test_index.py")
+    assert rw.after == checked
 
 
 @pytest.mark.parametrize(
     "gate",
     [
         "pytestmark = pytest.mark.gpu\n\n\n",
-        "@pytest.fixture(autouse=True)\ndef needs_gpu():\n    pass\n\n\n",
+        "@pytest.fixture(autouse=True)\ndef needs_gpu(gpu):\n    pass\n\n\n",
+        '@pytest.fixture(autouse=True)\ndef needs_gpu():\n    pytest.skip("gpu")\n\n\n',
     ],
 )
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ class Scope:
     imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified name
     globals: set[str] = field(default_factory=set)
     first: dict[str, int] = field(default_factory=dict)  # name -> line first bound (0: a parameter)
+    defs: set[str] = field(default_factory=set)  # names a ``def``/``class`` here binds
 
     def bind(self, name: str, how: str, line: int = 0) -> None:
         self.bound.setdefault(name, set()).add(how)
@@ -103,6 +104,8 @@ class FileContext:
             self._visit(d, scope)
         inner = Scope(node, node.lineno, node.end_lineno, isinstance(node, ast.ClassDef), scope)
         self.scopes.append(inner)
+        if not isinstance(node, ast.Lambda):
+            scope.defs.add(node.name)
         if isinstance(node, ast.ClassDef):
             scope.bind(node.name, "other", node.lineno)
             for b in node.bases + [k.value for k in node.keywords]:
@@ -157,12 +160,15 @@ class FileContext:
         return None
 
     def bound_before(self, line: int, name: str) -> bool:
-        """``name`` is a parameter, or assigned (not imported) before ``line``, in the scope that
-        resolves it: ``device = torch.device("cuda")`` does not make its own line a use of it.
+        """``name`` is a parameter, or assigned (not imported, not a ``def``) before ``line``, in
+        the scope that resolves it: ``device = torch.device("cuda")`` does not make its own line
+        a use of it (nor a class body's ``@property def device`` its methods' decorators).
         Not a parameter that defaults to ``None`` and is assigned nowhere before ``line`` (MONAI's
         ``device: str | None = None``, resolved into another name): it may hold no value."""
         b = self.binding(line, name)
         if b is None or b[1] != {"other"} or b[0].first.get(name, line) >= line:
+            return False
+        if name in b[0].defs:  # a class body's ``def device(self)``: a function, no value
             return False
         return not self._unusable(b[0], name, line)
 

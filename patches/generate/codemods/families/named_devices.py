@@ -54,14 +54,35 @@ def names_only(eng, node) -> bool:
 
 
 _SETUPS = frozenset({"setUp", "setUpClass", "setup", "setup_method", "setup_class"})
+# pytest's own fixtures (and pytest-mock's ``mocker``): none of them skips a test
+_PLAIN_FIXTURES = frozenset(
+    {
+        "monkeypatch",
+        "tmp_path",
+        "tmp_path_factory",
+        "tmpdir",
+        "tmpdir_factory",
+        "capsys",
+        "capsysbinary",
+        "capfd",
+        "capfdbinary",
+        "caplog",
+        "recwarn",
+        "request",
+        "pytestconfig",
+        "record_property",
+        "mocker",
+    }
+)
 _SKIPS = frozenset({"skip", "skipTest", "importorskip", "skipif", "skipIf", "skipUnless"})
 
 
 def ungated_test(tree: ast.Module, line: int) -> bool:
     """``line`` is in the body of a test (``test*``, at module level or in a module-level
     class) that nothing can skip: no decorator but ``parametrize`` on it or its class, no
-    parameter but ``self`` and the parametrized ones (a fixture may skip), no set-up method in
-    its class, no skip call in it, and no ``pytestmark`` or autouse fixture in the module
+    parameter but ``self``, the parametrized ones and pytest's own fixtures (another fixture
+    may skip), no set-up method in its class, no skip call in it, and no ``pytestmark`` or
+    autouse fixture that may skip in the module
     (transformer-lens' index arithmetic on ``torch.device("cuda", 2)``, run on CPU-only CI)."""
     if any(_marks_module(s) for s in tree.body):
         return False
@@ -84,7 +105,7 @@ def _plain(fn, owner: ast.ClassDef | None) -> bool:
         or any(isinstance(f, ast.FunctionDef) and f.name in _SETUPS for f in owner.body)
     ):
         return False
-    named = {"self", "cls"}
+    named = {"self", "cls"} | _PLAIN_FIXTURES
     for dec in fn.decorator_list:
         call = dec if isinstance(dec, ast.Call) else None
         if call is None or last_name(call.func) != "parametrize" or not call.args:
@@ -95,13 +116,21 @@ def _plain(fn, owner: ast.ClassDef | None) -> bool:
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
     if set(params) - named or fn.args.vararg or fn.args.kwarg:
         return False
-    return not any(isinstance(n, ast.Call) and last_name(n.func) in _SKIPS for n in ast.walk(fn))
+    return not _skips(fn)
 
 
 def _marks_module(stmt: ast.stmt) -> bool:
-    """``pytestmark = ...``, or an autouse fixture, at module level."""
+    """``pytestmark = ...``, or an autouse fixture that may skip (it calls a skip, or takes
+    another fixture), at module level."""
     if isinstance(stmt, ast.Assign):
         return any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets)
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return any("autouse" in ast.unparse(d) for d in stmt.decorator_list)
+        if not any("autouse" in ast.unparse(d) for d in stmt.decorator_list):
+            return False
+        params = {a.arg for a in stmt.args.posonlyargs + stmt.args.args + stmt.args.kwonlyargs}
+        return bool(params - _PLAIN_FIXTURES) or _skips(stmt)
     return False
+
+
+def _skips(fn) -> bool:
+    return any(isinstance(n, ast.Call) and last_name(n.func) in _SKIPS for n in ast.walk(fn))

@@ -9,6 +9,7 @@ from patches.generate.codemods.families.base import Family
 
 # docs/patches.md, "What stays CUDA": cuDNN and CUDA-graph gates are CUDA-specific on purpose.
 CUDA_SPECIFIC_GATES = ("CUDNN", "CUDA_GRAPH")
+_HARNESS = ("torch.testing.", "torch._dynamo.testing.", "torch._inductor.")
 
 
 class Rename(Family):
@@ -54,6 +55,11 @@ class Rename(Family):
             else:
                 quals = sorted(q for q in eng.qualnames(original) if q.endswith("." + ident))
                 old = quals[0] if quals else ident
+            if "." in old and not old.startswith(_HARNESS):
+                # gptqmodel's own `from .torch import HAS_CUDA` (round 38): the project's flag,
+                # whose module torch's test harness is not
+                eng.fail(spec, original, f"{ident} is {old}, not torch's test harness")
+                return None
             eng.done(spec, original)
             return eng.reference(original, old, new, bare=True)
         return None

@@ -38,6 +38,7 @@ ORDER = (
     "rng_state",
     "scaler",
     "timeline",
+    "stream_user",
     "name",
     "chain",
     "guarded",

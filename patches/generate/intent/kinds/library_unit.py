@@ -8,7 +8,8 @@ library needs: OpenNMT's ``load_sru_mod`` compiles its SRU kernels with NVRTC, l
 ``cupy.cuda.function`` and sets ``device = torch.device("cuda")`` and ``SRU_STREAM`` from
 ``torch.cuda.current_stream()`` for them (round 34). A neutral device there would hand another
 accelerator's memory to a library that reads CUDA pointers. The function is the innermost one
-holding the site; a module's top level is no unit (the library may serve other functions), but its
+holding the site; a module's top level is no unit (the library may serve other functions), but a
+test module's own statements are (a test written as a script, round 38), and its
 ``if __name__ == "__main__":`` block is: a demo of the module that calls the module's own
 functions over the library (mamba-ssm's CuTe step kernel benchmarks on ``torch.device("cuda:0")``,
 round 36). A call of an operator the tree registers for CUDA alone is such work too
@@ -20,6 +21,7 @@ import ast
 
 from patches.generate.intent.nodes import inside, main_blocks, span_of
 from patches.generate.intent.ops import library_op
+from patches.generate.intent.paths import is_test_file
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-library-unit"
@@ -29,12 +31,15 @@ _LIBRARY = "no accelerator but CUDA)"  # ``libraries.py``'s words for a use of t
 
 
 def detect(p: Probe) -> list[Evidence]:
-    fn = p.functions[0] if p.functions else _main_block(p)
+    fn = p.functions[0] if p.functions else _main_block(p) or _script_test(p)
     if fn is None:
         return []
     demo = not p.functions  # a module's demo: its calls of the module's wrappers count too
-    uses = [(sp, w) for sp, w in p.index.libraries_used_in(span_of(fn)) if _library(w, demo)]
-    uses += [(sp, f"{q} (a kernel the tree has for CUDA only)") for sp, q in _ops(p, fn)]
+    where = ((1, 0), (10**9, 0)) if fn is p.ctx.tree else span_of(fn)
+    uses = [(sp, w) for sp, w in p.index.libraries_used_in(where) if _library(w, demo)]
+    if fn is p.ctx.tree:  # a test module's own statements, not its definitions'
+        uses = [(sp, w) for sp, w in uses if not _in_definition(p, sp)]
+    uses += [(sp, f"{q} (a kernel the tree has for CUDA only)") for sp, q in _ops(p, where)]
     for sp, what in uses:
         node = p.index.at.get(sp)
         if inside(sp, p.own) or not _work(p, node) or _optional(p, node, fn, uses):
@@ -43,10 +48,10 @@ def detect(p: Probe) -> list[Evidence]:
     return []
 
 
-def _ops(p: Probe, fn: ast.AST) -> list:
+def _ops(p: Probe, where) -> list:
     """Calls in ``fn`` of operators the tree registers through ``torch.library`` for CUDA alone
     (optimum-quanto's Marlin benchmark, round 37)."""
-    return [(sp, q) for sp, q in p.index.ops_called_in(span_of(fn)) if library_op(q)]
+    return [(sp, q) for sp, q in p.index.ops_called_in(where) if library_op(q)]
 
 
 def _library(what: str, demo: bool) -> bool:
@@ -64,6 +69,21 @@ def _main_block(p: Probe) -> ast.If | None:
     while stmt is not None and p.index.parents.get(stmt) is not p.ctx.tree:
         stmt = p.index.parents.get(stmt)
     return stmt if isinstance(stmt, ast.If) and stmt in main_blocks(p.ctx.tree) else None
+
+
+def _script_test(p: Probe) -> ast.Module | None:
+    """A test module's top level, where the site sits: a test written as a script (AutoAWQ's
+    ``tests/test_dequantization.py`` builds its tensors on ``device="cuda"`` at the top level
+    and hands them to ``awq_ext``, round 38)."""
+    return p.ctx.tree if is_test_file(p.ctx.path) else None
+
+
+def _in_definition(p: Probe, sp) -> bool:
+    return any(
+        isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and inside(sp, span_of(s))
+        for s in p.ctx.tree.body
+    )
 
 
 def _work(p: Probe, node) -> bool:

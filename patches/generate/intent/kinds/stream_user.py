@@ -1,0 +1,129 @@
+"""``cuda-stream-user``: a stream the site makes generic (``torch.cuda.current_stream()``,
+``torch.cuda.Stream()``) that code staying CUDA's uses: an event the file builds as
+``torch.cuda.Event`` and leaves records on it or waits for it (``event.record(stream)``,
+``stream.wait_event(event)``), or a function of the file it is handed to reads its
+``.cuda_stream`` / ``.cuda_event`` handle. ``torch.cuda.Event.record`` of a ``torch.Stream``
+fails on CUDA before torch 2.11, a generic stream's ``wait_event`` of a CUDA event does not wait
+before it either, and a ``torch.Stream`` has no ``.cuda_stream``: the stream and what uses it
+change together or not at all (Megatron's async scheduling events and UVM prefetch, unsloth-zoo's
+block swap, round 38). The stream is followed through the name or ``self`` attribute it is
+stored in, within its function (the class, for an attribute)."""
+
+from __future__ import annotations
+
+import ast
+
+from patches.generate.intent.nodes import called, span_of
+from patches.generate.intent.probe import Evidence, Probe
+
+KIND = "cuda-stream-user"
+SUMMARY = "a stream whose users stay CUDA's (a torch.cuda.Event, a .cuda_stream handle)"
+
+_STREAMS = frozenset(
+    {
+        "torch.cuda.current_stream",
+        "torch.cuda.default_stream",
+        "torch.cuda.Stream",
+        "torch.cuda.streams.Stream",
+    }
+)
+_EVENTS = frozenset({"torch.cuda.Event", "torch.cuda.streams.Event"})
+_ON_EVENT = frozenset({"record", "wait"})  # event.record(stream), event.wait(stream)
+_ON_STREAM = frozenset({"wait_event", "record_event"})  # stream.wait_event(event)
+_HANDLES = frozenset({"cuda_stream", "cuda_event"})
+
+
+def detect(p: Probe) -> list[Evidence]:
+    if not isinstance(p.node, ast.Call) or called(p.ctx, p.node) not in _STREAMS:
+        return []
+    events = _cuda_events(p)
+    for use, other in _uses(p):
+        key = _key(other)
+        if key is not None and key in events:
+            line, span = events[key]
+            if p.remaining(span, p.own):
+                what = f"{ast.unparse(other)} = torch.cuda.Event (line {line})"
+                return [Evidence(KIND, use.lineno, what)]
+        if other is None:
+            line = _reads_handle(p, use)
+            if line:
+                return [Evidence(KIND, use.lineno, f"its handle is read (line {line})")]
+    return []
+
+
+def _key(n: ast.AST | None) -> str | None:
+    """A name, or ``self.x``: how an event is matched to where it is built."""
+    if isinstance(n, ast.Name):
+        return n.id
+    if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self":
+        return f"self.{n.attr}"
+    return None
+
+
+def _cuda_events(p: Probe) -> dict[str, tuple[int, tuple]]:
+    """Name or ``self.x`` -> (line, span) of each ``torch.cuda.Event(...)`` stored in the file."""
+    out: dict[str, tuple[int, tuple]] = {}
+    for n in p.ctx.nodes:
+        if isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(n.value, ast.Call):
+            if called(p.ctx, n.value) in _EVENTS:
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                for t in targets:
+                    key = _key(t)
+                    if key is not None:
+                        out.setdefault(key, (n.lineno, span_of(n.value.func)))
+    for n in p.ctx.nodes:  # a local alias: `done_event = self._h2d_done_event`
+        if isinstance(n, ast.Assign) and len(n.targets) == 1:
+            was, now = _key(n.value), _key(n.targets[0])
+            if was in out and now is not None:
+                out.setdefault(now, out[was])
+    return out
+
+
+def _uses(p: Probe):
+    """(call, the other object or None) for each call the stream goes into: the event of
+    ``event.record(stream)`` / ``stream.wait_event(event)``, else None (``f(stream=s)``)."""
+    stored = _stored_as(p)
+    scope = _scope(p, stored)
+    for n in ast.walk(scope) if scope is not None else ():
+        if not isinstance(n, ast.Call):
+            continue
+        args = [*n.args, *(k.value for k in n.keywords)]
+        here = [a for a in args if a is p.node or (stored and _key(a) == stored)]
+        func = n.func
+        if here and isinstance(func, ast.Attribute) and func.attr in _ON_EVENT:
+            yield n, func.value
+        elif here:
+            yield n, None
+        elif isinstance(func, ast.Attribute) and func.attr in _ON_STREAM and args:
+            if func.value is p.node or (stored and _key(func.value) == stored):
+                yield n, args[0]
+
+
+def _stored_as(p: Probe) -> str | None:
+    parent = p.index.parents.get(p.node)
+    if isinstance(parent, ast.Assign) and parent.value is p.node and len(parent.targets) == 1:
+        return _key(parent.targets[0])
+    return None
+
+
+def _scope(p: Probe, stored: str | None) -> ast.AST | None:
+    """Where the stream's uses are looked for: its function (a ``self`` attribute: its class)."""
+    if stored and stored.startswith("self."):
+        cls = next((d for d in p.defs if isinstance(d, ast.ClassDef)), None)
+        if cls is not None:
+            return cls
+    return p.functions[0] if p.functions else p.stmt
+
+
+def _reads_handle(p: Probe, call: ast.Call) -> int | None:
+    """The line where a function of the file that ``call`` calls reads ``.cuda_stream`` (or
+    ``.cuda_event``) off one of its parameters, else None."""
+    for _sp, c, callee in p.index.calls:
+        if c is not call or not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        params = {a.arg for a in callee.args.args + callee.args.kwonlyargs}
+        for n in ast.walk(callee):
+            if isinstance(n, ast.Attribute) and n.attr in _HANDLES:
+                if isinstance(n.value, ast.Name) and n.value.id in params:
+                    return n.lineno
+    return None
