@@ -12,6 +12,8 @@ from tests.patches.codemod_helpers import diff, fix, specs
 
 ACC = "torch.accelerator.current_accelerator().type"
 OR_CPU = f'{ACC} if torch.accelerator.is_available() else "cpu"'
+REQUIRED = "assert torch.cuda.is_available()\n"
+NEEDED = "assert torch.accelerator.is_available()\n"
 
 SCANNED = [
     # device defaults: the accelerator's type, CPU when none; still overridable
@@ -28,17 +30,18 @@ SCANNED = [
         'dev = torch.device("cuda")\n',
         'dev = torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")\n',
     ),
-    # indexed devices
-    ('device = f"cuda:{rank}"\n', f'device = f"{{{ACC}}}:{{rank}}"\n'),
-    ("d = torch.device('cuda', rank)\n", f"d = torch.device({ACC}, rank)\n"),
-    ('d = torch.device("cuda:1")\n', f"d = torch.device({ACC}, 1)\n"),
+    # indexed devices, where only an accelerator gets (a library's module level raised nothing
+    # without one: there they are left, tests/patches/test_named_devices.py)
+    (REQUIRED + 'device = f"cuda:{rank}"\n', NEEDED + f'device = f"{{{ACC}}}:{{rank}}"\n'),
+    (REQUIRED + "d = torch.device('cuda', rank)\n", NEEDED + f"d = torch.device({ACC}, rank)\n"),
+    (REQUIRED + 'd = torch.device("cuda:1")\n', NEEDED + f"d = torch.device({ACC}, 1)\n"),
     # a device chosen by a flag: the accelerator when asked for
     (
         'device = torch.device("cuda" if args.gpu else "cpu")\n',
         f'device = torch.device({ACC} if args.gpu else "cpu")\n',
     ),
     # HN509 (a device string anywhere): built strings keep their type
-    ('e = "cuda:{}".format(rank)\n', f'e = "{{}}:{{}}".format({ACC}, rank)\n'),
+    (REQUIRED + 'e = "cuda:{}".format(rank)\n', NEEDED + f'e = "{{}}:{{}}".format({ACC}, rank)\n'),
     # a device type argument: the device's type in scope
     (
         'with torch.autocast(device_type="cuda", dtype=torch.bfloat16):\n    pass\n',
@@ -153,14 +156,15 @@ UNREPORTED = [
 @pytest.mark.parametrize("rule,line,expected", UNREPORTED)
 def test_unreported_forms(rule, line, expected):
     src = "import torch\n\nrank = 0\n" + line
-    rw = rewrite(src, "x.py", [(specs()[rule], frozenset({4}))])
+    # a test module's top level (a library's raised nothing there without an accelerator)
+    rw = rewrite(src, "tests/test_x.py", [(specs()[rule], frozenset({4}))])
     assert not rw.error, rw.error
     assert rw.after == src.replace(line, expected), diff(src, rw.after)
     compile(rw.after, "x.py", "exec")
 
 
 def test_accelerator_api_target():
-    src = 'import torch\n\ndevice = "cuda"\ndev = f"cuda:{device}"\n'
+    src = 'import torch\n\ndevice = "cuda"\nassert torch.cuda.is_available()\ndev = f"cuda:{device}"\n'
     rw, _ = fix(src, target="accelerator_api")
     assert "device = accelerator_api.device_type()\n" in rw.after
     assert 'dev = f"{accelerator_api.device_type()}:{device}"\n' in rw.after
@@ -246,8 +250,10 @@ def test_device_map_is_left_whole(line):
 def test_built_device_strings_outside_a_device_map_are_rewritten():
     """A device string as a dict value under a key that is no device is still rewritten."""
     src = 'import torch\n\nrank = 1\nconfig = {"device": f"cuda:{rank}"}\n'
+    src = src.replace("config", REQUIRED + "config")
     rw, _ = fix(src)
-    assert rw.after == src.replace('f"cuda:{rank}"', f'f"{{{ACC}}}:{{rank}}"'), diff(src, rw.after)
+    want = src.replace('f"cuda:{rank}"', f'f"{{{ACC}}}:{{rank}}"').replace(REQUIRED, NEEDED)
+    assert rw.after == want, diff(src, rw.after)
 
 
 SAME_DEVICE = """import torch

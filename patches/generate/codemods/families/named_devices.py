@@ -17,7 +17,7 @@ from patches.generate.codemods.families.device_places import placed_by_torch
 from patches.generate.codemods.families.idioms_common import after_availability
 from patches.generate.codemods.families.idioms_memory import after_cuda_needed, checked_here
 from patches.generate.codemods.families.script_device import is_script
-from patches.generate.intent.nodes import last_name, main_blocks
+from patches.generate.intent.nodes import called, last_name, main_blocks
 
 NAMES_ONLY = (
     "unguarded: an indexed device built as a value, with no accelerator check: the "
@@ -50,7 +50,36 @@ def names_only(eng, node) -> bool:
             top, parent = call, eng.parent(call)
     if isinstance(parent, cst.Arg) and placed_by_torch(eng, parent):
         return False
+    while isinstance(parent, cst.IfExp):  # `default if ... else torch.device("cuda", rank)`
+        parent = eng.parent(parent)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        target = parent.targets[0].target
+        if isinstance(target, cst.Name) and _placed_later(ctx, line, target.value):
+            return False
     return _ASKS_CUDA.search(cst.Module([]).code_for_node(top)) is None
+
+
+_PLACING = frozenset({"to", "cuda", "to_empty", "pin_memory"})
+
+
+def _placed_later(ctx, line: int, name: str) -> bool:
+    """The function holding ``line`` hands ``name`` to torch, which places with it at once
+    (``x.to(device)``, ``torch.zeros(2, device=device)``): without CUDA the original failed
+    there too."""
+    fn = ctx.scope_at(line).node
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Call) or n.lineno < line:
+            continue
+        args = [*n.args, *(k.value for k in n.keywords)]
+        if not any(isinstance(a, ast.Name) and a.id == name for a in args):
+            continue
+        if isinstance(n.func, ast.Attribute) and n.func.attr in _PLACING:
+            return True
+        if (called(ctx, n) or "").startswith("torch."):
+            return True
+    return False
 
 
 _SETUPS = frozenset({"setUp", "setUpClass", "setup", "setup_method", "setup_class"})

@@ -37,8 +37,9 @@ def detect(p: Probe) -> list[Evidence]:
     if not isinstance(p.node, ast.Call) or called(p.ctx, p.node) not in _STREAMS:
         return []
     events = _cuda_events(p)
+    cls = _class_of(p, p.node)
     for use, other in _uses(p):
-        key = _key(other)
+        key = _key(other, cls)
         if key is not None and key in events:
             line, span = events[key]
             if p.remaining(span, p.own):
@@ -51,13 +52,21 @@ def detect(p: Probe) -> list[Evidence]:
     return []
 
 
-def _key(n: ast.AST | None) -> str | None:
-    """A name, or ``self.x``: how an event is matched to where it is built."""
+def _key(n: ast.AST | None, cls: str = "") -> str | None:
+    """A name, or ``self.x`` of class ``cls``: how an event is matched to where it is built."""
     if isinstance(n, ast.Name):
         return n.id
     if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self":
-        return f"self.{n.attr}"
+        return f"{cls}.self.{n.attr}"
     return None
+
+
+def _class_of(p: Probe, node: ast.AST) -> str:
+    """The name of the class whose body holds ``node`` ("" at none)."""
+    n = p.index.parents.get(node)
+    while n is not None and not isinstance(n, ast.ClassDef):
+        n = p.index.parents.get(n)
+    return n.name if n is not None else ""
 
 
 def _cuda_events(p: Probe) -> dict[str, tuple[int, tuple]]:
@@ -68,12 +77,13 @@ def _cuda_events(p: Probe) -> dict[str, tuple[int, tuple]]:
             if called(p.ctx, n.value) in _EVENTS:
                 targets = n.targets if isinstance(n, ast.Assign) else [n.target]
                 for t in targets:
-                    key = _key(t)
+                    key = _key(t, _class_of(p, n))
                     if key is not None:
                         out.setdefault(key, (n.lineno, span_of(n.value.func)))
     for n in p.ctx.nodes:  # a local alias: `done_event = self._h2d_done_event`
         if isinstance(n, ast.Assign) and len(n.targets) == 1:
-            was, now = _key(n.value), _key(n.targets[0])
+            cls = _class_of(p, n)
+            was, now = _key(n.value, cls), _key(n.targets[0], cls)
             if was in out and now is not None:
                 out.setdefault(now, out[was])
     return out
@@ -82,33 +92,34 @@ def _cuda_events(p: Probe) -> dict[str, tuple[int, tuple]]:
 def _uses(p: Probe):
     """(call, the other object or None) for each call the stream goes into: the event of
     ``event.record(stream)`` / ``stream.wait_event(event)``, else None (``f(stream=s)``)."""
-    stored = _stored_as(p)
+    cls = _class_of(p, p.node)
+    stored = _stored_as(p, cls)
     scope = _scope(p, stored)
     for n in ast.walk(scope) if scope is not None else ():
         if not isinstance(n, ast.Call):
             continue
         args = [*n.args, *(k.value for k in n.keywords)]
-        here = [a for a in args if a is p.node or (stored and _key(a) == stored)]
+        here = [a for a in args if a is p.node or (stored and _key(a, cls) == stored)]
         func = n.func
         if here and isinstance(func, ast.Attribute) and func.attr in _ON_EVENT:
             yield n, func.value
         elif here:
             yield n, None
         elif isinstance(func, ast.Attribute) and func.attr in _ON_STREAM and args:
-            if func.value is p.node or (stored and _key(func.value) == stored):
+            if func.value is p.node or (stored and _key(func.value, cls) == stored):
                 yield n, args[0]
 
 
-def _stored_as(p: Probe) -> str | None:
+def _stored_as(p: Probe, cls: str) -> str | None:
     parent = p.index.parents.get(p.node)
     if isinstance(parent, ast.Assign) and parent.value is p.node and len(parent.targets) == 1:
-        return _key(parent.targets[0])
+        return _key(parent.targets[0], cls)
     return None
 
 
 def _scope(p: Probe, stored: str | None) -> ast.AST | None:
     """Where the stream's uses are looked for: its function (a ``self`` attribute: its class)."""
-    if stored and stored.startswith("self."):
+    if stored and ".self." in stored:
         cls = next((d for d in p.defs if isinstance(d, ast.ClassDef)), None)
         if cls is not None:
             return cls
