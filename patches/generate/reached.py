@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 
 from audits import vocabulary
+from patches.generate.codemods.context import FileContext
 from patches.generate.intent.data import reached_refusals, reached_work
+from patches.generate.intent.libraries import library_uses
 from patches.generate.intent.reach import def_node
 from patches.generate.state import Run
 
@@ -103,7 +106,8 @@ def _kept(run: Run, rel: str, file_steps):
         return None
     found, errs = run.audit.rescan(text, rel)
     work = reached_work() | reached_refusals()
-    if errs or not any(f.rule in work for f in found):
+    uses = _library_work(run, text, rel) if not errs else []
+    if errs or not (uses or any(f.rule in work for f in found)):
         return None
     rules = sorted({f.rule for f in found if f.rule in run.specs})
     final = text
@@ -123,7 +127,41 @@ def _kept(run: Run, rel: str, file_steps):
         return None
     lines, notes = final.splitlines(), _annotations(tree)
     kept = [f for f in found if f.rule in work and not _no_work(lines, f)]
+    kept += _library_work(run, final, rel, tree) if uses else []
+    kept.sort(key=lambda f: (f.line, f.col))
     return tree, [f for f in kept if not any(_holds(a, (f.line, f.col - 1)) for a in notes)]
+
+
+@dataclass(frozen=True)
+class _Use:
+    """A call through a CUDA-only library's name (``intent/libraries.py``) as kept work."""
+
+    line: int
+    col: int
+    source: str
+    rule: str = "library"
+
+
+def _library_work(run: Run, text: str, rel: str, tree: ast.Module | None = None) -> list[_Use]:
+    """The calls of ``text`` through a name bound to a CUDA-only library (cupy, Transformer
+    Engine, the tree's own ``CUDAExtension``): work no accelerator but CUDA runs
+    (FlashAttention's interface calls ``flash_attn_gpu.varlen_fwd``, round 38)."""
+    if b"import" not in text.encode("utf-8", "replace"):
+        return []
+    try:
+        tree = tree or ast.parse(text)
+        ctx = FileContext(text, tree, rel, run.tree.prefix)
+    except (SyntaxError, RecursionError, ValueError):
+        return []
+    ctx.tree_index = run.tree
+    lines = text.splitlines()
+    out = []
+    for sp, what in library_uses(ctx):
+        if what.startswith("import ") or not what.endswith("no accelerator but CUDA)"):
+            continue
+        (line, col), _ = sp
+        out.append(_Use(line, col + 1, lines[line - 1] if line <= len(lines) else what))
+    return out
 
 
 def _annotations(tree: ast.Module) -> list[ast.AST]:

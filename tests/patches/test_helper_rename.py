@@ -173,7 +173,7 @@ def test_messages_only_in_prose():
     assert "kind != 'CUDA'" in out and "'no accelerator graph here'" in out, out
 
 
-GATED_TEST = '''import pytest
+GATED_TEST = """import pytest
 import torch
 
 
@@ -187,7 +187,7 @@ def _gpu_cuda():
 def test_sum():
     x = torch.ones(2).cuda()
     assert x.sum().item() == 2
-'''
+"""
 
 
 def test_a_test_module_s_gate_helper_is_renamed_without_an_alias_in_one_run(tmp_path):

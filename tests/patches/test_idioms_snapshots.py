@@ -158,10 +158,8 @@ class TestIdiomFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn509_cuda_device_string.py"),
             """\
+# left HN509:5: unguarded: an indexed device built as a value, with no accelerator check: the accelerator's type raises without one (current_accelerator() is None) where the CUDA name did not
 # left HN509:9: not a default or a built string: decide by hand
-@@ -5 +5 @@
--other = "cuda:{}".format(rank)
-+other = "{}:{}".format(torch.accelerator.current_accelerator().type, rank)
 """,
         )
 

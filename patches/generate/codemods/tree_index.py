@@ -82,6 +82,22 @@ class TreeIndex:
             )
         return self.memo["top-modules"]
 
+    def cuda_extensions(self) -> frozenset[str]:
+        """The modules the tree's build scripts compile as ``CUDAExtension("name", ...)``
+        (``name=`` too): FlashAttention's ``flash_attn_2_cuda``. Their kernels exist for CUDA
+        alone (ROCm's builds being CUDA's device type to torch)."""
+        if "cuda-extensions" not in self.memo:
+            names = set()
+            for rel in self.holding(b"CUDAExtension"):
+                for n in ast.walk(self.tree(rel) or ast.Module(body=[], type_ignores=[])):
+                    if isinstance(n, ast.Call) and _last(n.func) == "CUDAExtension":
+                        name = next((k.value for k in n.keywords if k.arg == "name"), None)
+                        name = name or (n.args[0] if n.args else None)
+                        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                            names.add(name.value)
+            self.memo["cuda-extensions"] = frozenset(names)
+        return self.memo["cuda-extensions"]
+
     def holding(self, *needles: bytes) -> list[str]:
         """The files whose bytes hold every one of ``needles``."""
         return [r for r, b in self.files().items() if all(n in b for n in needles)]
@@ -242,6 +258,10 @@ class TreeIndex:
             out.append(c)
             todo.extend(classes[c])
         return out
+
+
+def _last(func: ast.AST) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
 def _dotted(node: ast.AST) -> str | None:

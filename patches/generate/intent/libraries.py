@@ -135,8 +135,10 @@ def library_uses(ctx) -> list[tuple[Span, str]]:
     libs: dict[tuple[int, str], list[str]] = {}
     out: list[tuple[Span, str]] = []
     built = _cuda_built(ctx)
+    tree = getattr(ctx, "tree_index", None)
+    exts = tree.cuda_extensions() if tree is not None else frozenset()
     for node in ctx.nodes:
-        found = _bound_by(node) or _built_binding(node, built)
+        found = _bound_by(node) or _built_binding(node, built) or _extension(node, exts)
         if found and isinstance(node, (ast.Import, ast.ImportFrom)):
             out.append((span_of(node), f"import {found[0][1]} (no accelerator but CUDA)"))
         scope = ctx.scope_at(node.lineno) if found else None
@@ -234,6 +236,22 @@ def _cuda_built(ctx) -> frozenset[str]:
         if cuda:
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
     return frozenset(names)
+
+
+def _extension(node, exts: frozenset[str]) -> list[tuple[str, str]]:
+    """An import of a module the tree builds as a ``CUDAExtension`` (``TreeIndex.cuda_extensions``:
+    FlashAttention's ``import flash_attn_2_cuda as flash_attn_gpu``, round 38)."""
+    if not exts:
+        return []
+    if isinstance(node, ast.Import):
+        return [((a.asname or a.name).split(".")[0], a.name) for a in node.names if a.name in exts]
+    if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        return [
+            (a.asname or a.name, f"{node.module}.{a.name}")
+            for a in node.names
+            if node.module in exts or f"{node.module}.{a.name}" in exts
+        ]
+    return []
 
 
 def _built_binding(node, built: frozenset[str]) -> list[tuple[str, str]]:

@@ -35,8 +35,37 @@ def detect(p: Probe) -> list[Evidence]:
         return []
     table = data()["modules"]
     lacking = sorted(m for m, names in table["lacks"].items() if query in names)
+    if lacking and _caught(p) and query in table["cpu_lacks"]:
+        return [Evidence(KIND, p.f.line, f"torch.cpu has no {query}; CUDA's error was caught")]
     if not lacking or not (query in table["false_without_cuda"] or checked(p)):
         return []
     where = " and ".join(f"torch.{m}" for m in lacking)
     verb = "has" if len(lacking) == 1 else "have"
     return [Evidence(KIND, p.f.line, f"{where} {verb} no {query}; CUDA's fell back without CUDA")]
+
+
+# what torch.cuda raises without CUDA ("Torch not compiled with CUDA enabled", no driver)
+_CUDA_ERRORS = frozenset({"RuntimeError", "AssertionError"})
+_WIDER = frozenset({"AttributeError", "Exception", "BaseException"})
+
+
+def _caught(p: Probe) -> bool:
+    """The site is in the body of a ``try`` whose handlers catch what CUDA raises without CUDA
+    and not an ``AttributeError``: there the original fell back (xformers' benchmark names its
+    results ``cpu`` on ``except (RuntimeError, AssertionError)``, round 38), while
+    ``torch.get_device_module()`` is ``torch.cpu`` on a CPU-only machine and lacks the query."""
+    n = p.node
+    while n is not None:
+        parent = p.index.parents.get(n)
+        if isinstance(parent, ast.Try) and n in parent.body:
+            names = {
+                x.id if isinstance(x, ast.Name) else getattr(x, "attr", "")
+                for h in parent.handlers
+                for x in ast.walk(h.type)
+                if h.type is not None
+            }
+            if any(h.type is None for h in parent.handlers) or names & _WIDER:
+                return False
+            return bool(names & _CUDA_ERRORS)
+        n = parent
+    return False
