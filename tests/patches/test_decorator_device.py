@@ -50,7 +50,8 @@ def test_a_device_assigned_in_the_class_body_is_one():
 def test_a_device_parameter_the_function_ignores_is_not_its_device():
     """compressed-tensors' test helper takes a parametrized ``device`` ("cpu", "meta", "cuda")
     and places on ``"cuda"`` all the same: ``device=device`` would change what runs on CUDA
-    (round 38). A parameter the body reads is the device it works on."""
+    (round 38). A parameter the body reads is the device it works on; a library's unread
+    ``device`` parameter is the device its object is for."""
     src = (
         "import torch\n\n\n"
         "def run(module, device):\n"
@@ -59,7 +60,9 @@ def test_a_device_parameter_the_function_ignores_is_not_its_device():
         '    module = module.to(device="cuda")\n'
         "    return module, device\n"
     )
-    rw, _ = fix(src, path="pkg/helpers.py")
+    rw, _ = fix(src, path="tests/helpers.py")
     ignored, read = rw.after.split("def place")
     assert 'device="cuda"' in ignored
     assert "module.to(device=device)" in read
+    rw, _ = fix(src, path="pkg/helpers.py")
+    assert "module.to(dtype=torch.bfloat16, device=device)" in rw.after

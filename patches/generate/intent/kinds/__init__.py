@@ -62,6 +62,7 @@ ORDER = (
     "plugin_allocator",
     "pinning",
     "unguarded",
+    "optional_torch",
 )
 
 REGISTRY = tuple(importlib.import_module(f"{__name__}.{name}") for name in ORDER)

@@ -1,0 +1,49 @@
+"""``torch-optional``: the file imports torch only where it needs it (inside a function, or in a
+``try``), never at its top level, so torch is optional to it; every rewrite names ``torch`` and
+would import it at the top level, where the file would no longer import without it
+(unsloth-zoo's ``tests/conftest.py`` stubs its package for the CI job that runs without torch,
+round 38). Not about CUDA but safety: asked only when no kind before it answered, and a site left
+for it keeps no other site CUDA. A site inside a function that imports torch itself is
+rewritten."""
+
+from __future__ import annotations
+
+import ast
+
+from patches.generate.intent.probe import Evidence, Probe
+
+KIND = "torch-optional"
+SUMMARY = "the file imports torch only where it needs it, and the rewrite would import it on top"
+NEEDS_NODE = False
+ALONE = True
+
+
+def detect(p: Probe) -> list[Evidence]:
+    lazy = _lazy_import(p.ctx.tree)
+    if lazy is None or _imports_here(p):
+        return []
+    return [Evidence(KIND, p.f.line, f"torch is imported inside a block only (line {lazy})")]
+
+
+def _torch(node: ast.stmt) -> bool:
+    if isinstance(node, ast.Import):
+        return any(a.name.split(".")[0] == "torch" for a in node.names)
+    return isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch"
+
+
+def _lazy_import(tree: ast.Module) -> int | None:
+    """The line of the file's first import of torch when every one lies inside a function, a
+    class or a ``try``/``if`` block (none among the top-level statements), else None."""
+    if any(_torch(s) for s in tree.body):
+        return None
+    lines = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.stmt) and _torch(n)]
+    return min(lines) if lines else None
+
+
+def _imports_here(p: Probe) -> bool:
+    """A function holding the site imports torch itself (before the site)."""
+    return any(
+        isinstance(n, ast.stmt) and _torch(n) and n.lineno < p.f.line
+        for fn in p.functions
+        for n in ast.walk(fn)
+    )
