@@ -39,6 +39,7 @@ ORDER = (
     "scaler",
     "timeline",
     "stream_user",
+    "index_source",
     "name",
     "chain",
     "guarded",
