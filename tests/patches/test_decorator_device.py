@@ -1,8 +1,7 @@
 """What ``device`` a rewrite may name. A decorator of a method runs in its class body, where
 ``device`` is whatever the class bound before it: denoising-diffusion-pytorch's ``@property def
 device(self)`` above ``@autocast('cuda', enabled=False)`` made ``torch.device(device).type`` a
-``TypeError`` at import on every machine (round 38). A ``def`` binds a function, not a device;
-a parameter the function never reads is not the device it works on."""
+``TypeError`` at import on every machine (round 38). A ``def`` binds a function, not a device."""
 
 from __future__ import annotations
 
@@ -45,24 +44,3 @@ def test_a_device_assigned_in_the_class_body_is_one():
     )
     rw, _ = fix(src, path="pkg/diffusion.py")
     assert "@autocast(torch.device(device).type, enabled=False)" in rw.after, rw.after
-
-
-def test_a_device_parameter_the_function_ignores_is_not_its_device():
-    """compressed-tensors' test helper takes a parametrized ``device`` ("cpu", "meta", "cuda")
-    and places on ``"cuda"`` all the same: ``device=device`` would change what runs on CUDA
-    (round 38). A parameter the body reads is the device it works on; a library's unread
-    ``device`` parameter is the device its object is for."""
-    src = (
-        "import torch\n\n\n"
-        "def run(module, device):\n"
-        '    return module.to(dtype=torch.bfloat16, device="cuda")\n\n\n'
-        "def place(module, device):\n"
-        '    module = module.to(device="cuda")\n'
-        "    return module, device\n"
-    )
-    rw, _ = fix(src, path="tests/helpers.py")
-    ignored, read = rw.after.split("def place")
-    assert 'device="cuda"' in ignored
-    assert "module.to(device=device)" in read
-    rw, _ = fix(src, path="pkg/helpers.py")
-    assert "module.to(dtype=torch.bfloat16, device=device)" in rw.after

@@ -26,3 +26,19 @@ def test_positional_device_takes_the_device_in_scope():
     rw, _ = fix(src, path="pkg/train.py")
     assert "return build(torch.nn.Linear, n, device)\n" in rw.after
     assert rw.after.endswith("return build(torch.nn.Linear, n, 'cuda')\n")
+
+
+def test_the_device_line_after_the_imports_keeps_one_blank_line():
+    """isort (ruff's I001) puts one blank line between the import block and a statement that is
+    no definition: the two that stood before the first test go below the new line (round 38)."""
+    src = (
+        "import pytest\nimport torch\n\nfrom pkg import thing\n\n\n"
+        "def test_a():\n    x = torch.ones(2).cuda()\n    assert thing(x)\n\n\n"
+        "def test_b():\n    y = torch.zeros(2).cuda()\n    assert thing(y)\n"
+    )
+    rw, _ = fix(src, path="tests/test_a.py")
+    head, rest = rw.after.split("DEVICE_TYPE = ")
+    assert head.endswith("from pkg import thing\n\n"), head
+    assert rest.split("\n", 1)[1].startswith("\n\ndef test_a():"), rest
+    again, _ = fix(rw.after, path="tests/test_a.py")
+    assert again.after == rw.after

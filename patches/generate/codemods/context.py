@@ -11,7 +11,6 @@ from functools import cached_property
 
 from audits.resolve import bindings, module_name, package_name, qualify
 from patches.generate.codemods.definite import bound_on_every_path, cpu_assigned, cpu_default
-from patches.generate.intent.paths import is_test_file
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -185,10 +184,8 @@ class FileContext:
 
     def _unusable(self, scope: Scope, name: str, line: int) -> bool:
         """``name`` resolves in ``scope`` but may hold no device at ``line``: a parameter that
-        defaults to ``None`` or to the CPU and is assigned nowhere before it, a test module's
-        ``device`` parameter the function never reads (compressed-tensors' test helper takes a
-        parametrized ``"cpu"``/``"meta"`` and places on ``"cuda"`` all the same, round 38), or a
-        local of the line's own function bound only on some paths to it (``definite``)."""
+        defaults to ``None`` or to the CPU and is assigned nowhere before it, or a local of the
+        line's own function bound only on some paths to it (``definite``)."""
         fn = scope.node
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             return False
@@ -200,8 +197,6 @@ class FileContext:
             return True
         defaults = param_defaults(fn)
         if name in defaults or name in _params(fn):
-            if place and not _read(fn, name) and is_test_file(self.path):
-                return True  # a test's parameter the function ignores: not what it works on
             d = defaults.get(name)
             unset = isinstance(d, ast.Constant) and d.value is None or place and cpu_default(d)
             return unset and not _assigned_before(fn, name, line)
@@ -261,13 +256,3 @@ def _assigned_before(fn, name: str, line: int) -> bool:
                 return True
         todo += ast.iter_child_nodes(n)
     return False
-
-
-def _read(fn: ast.AST, name: str) -> bool:
-    """``fn``'s body (its nested functions too) reads ``name``."""
-    body = fn.body if isinstance(fn.body, list) else [fn.body]
-    return any(
-        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-        for stmt in body
-        for n in ast.walk(stmt)
-    )

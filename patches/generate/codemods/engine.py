@@ -77,6 +77,7 @@ class Engine(cst.CSTTransformer):
         self.outcome = Outcome()
         self.adds: list[tuple[str, str | None]] = []  # (module, name) or (module, None)
         self.removes: set[str] = set()  # local names whose import may now be unused
+        self.device_lines: set[str] = set()  # names of module-level device lines written
         self.uses: set[str] = set()  # names the rewritten region uses
         self.floor = getattr(ctx, "torch_floor", None)  # torch_floor.Floor or None
 

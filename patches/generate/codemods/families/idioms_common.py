@@ -116,6 +116,7 @@ def insert_device_line(
     blank lines (PEP 8), and the comments above that statement stay with it, a blank line below
     the new one (``# Training settings`` heads the parser it precedes, not the device)."""
     api = api_target(spec)
+    eng.device_lines.add(name)
     eng.add_needed_import("accelerator_api" if api else "torch", node=original.body[0])
     stmt = cst.parse_statement(f"{name} = {API_TYPE if api else form}\n")
     first = updated.body[0]
