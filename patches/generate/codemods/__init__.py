@@ -22,6 +22,7 @@ from libcst.metadata import MetadataWrapper
 
 from patches.generate.codemods.context import FileContext
 from patches.generate.codemods.engine import Engine, FixSpec, Outcome
+from patches.generate.codemods.families.script_plan import pytorch_module
 from patches.generate.codemods.imports import fix_imports, split_lines
 from patches.generate.codemods.regions import Piece, Region, regions
 from patches.generate.codemods.registry import FAMILY_NAMES, new_families
@@ -321,13 +322,17 @@ class _File:
             first = tree.top_modules() if tree is not None else frozenset()
             text = fix_imports(text, self.path, adds, removes, self.importer, self.kept, first)
         names = {n for e in engines for n in e.device_lines}
-        return (after_imports(text, names) if names else text), engines
+        if names and not pytorch_module(self.ctx):  # PyTorch keeps two (2.14's `_test_st_common`)
+            text = after_imports(text, names)
+        return text, engines
 
 
 def after_imports(text: str, names: set[str]) -> str:
     """One blank line between the import block and a device line this step wrote right after
     it (``DEVICE_TYPE = ...``), where the two lines that were there stayed: isort's (ruff's
-    I001) count before a statement that is no definition (llmcompressor's tests, round 37)."""
+    I001) count before a statement that is no definition (llmcompressor's tests, round 37).
+    Not in PyTorch's own modules, whose maintainers keep two (torch 2.14's
+    ``_test_st_common.py``)."""
     try:
         body = ast.parse(text).body
     except SyntaxError:
