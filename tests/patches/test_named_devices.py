@@ -128,3 +128,23 @@ def test_a_main_block_is_a_program():
     )
     rw, _ = fix(src, path="pkg/predict.py")
     assert f"torch.device({ACC}, 0)" in rw.after
+
+
+def test_a_placement_on_one_path_only_does_not_need_cuda_on_the_others():
+    """f5-tts' ``run_sim`` names ``f"cuda:{rank}"`` and places with it only ``if use_gpu:``; on
+    a CPU-only machine the function ran. Placed on every path, the original failed there too."""
+    src = (
+        "import torch\n\n\n"
+        "def run_sim(rank, model, use_gpu):\n"
+        '    device = f"cuda:{rank}"\n'
+        "    if use_gpu:\n"
+        "        model = model.cuda(device)\n"
+        "    return model\n\n\n"
+        "def run_always(rank, model):\n"
+        '    device = f"cuda:{rank}"\n'
+        "    return model.to(device)\n"
+    )
+    rw, _ = fix(src, path="pkg/eval.py")
+    sim, always = rw.after.split("def run_always")
+    assert 'device = f"cuda:{rank}"' in sim
+    assert f'device = f"{{{ACC}}}:{{rank}}"' in always

@@ -64,12 +64,13 @@ _PLACING = frozenset({"to", "cuda", "to_empty", "pin_memory"})
 
 def _placed_later(ctx, line: int, name: str) -> bool:
     """The function holding ``line`` hands ``name`` to torch, which places with it at once
-    (``x.to(device)``, ``torch.zeros(2, device=device)``): without CUDA the original failed
-    there too."""
+    (``x.to(device)``, ``torch.zeros(2, device=device)``), on every path from ``line``: without
+    CUDA the original failed there too. A placement under a test that does not hold ``line``
+    (f5-tts' ``if use_gpu: model = model.cuda(device)``) is not on every path."""
     fn = ctx.scope_at(line).node
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    for n in ast.walk(fn):
+    for n in _unconditional(fn, line):
         if not isinstance(n, ast.Call) or n.lineno < line:
             continue
         args = [*n.args, *(k.value for k in n.keywords)]
@@ -163,3 +164,20 @@ def _marks_module(stmt: ast.stmt) -> bool:
 
 def _skips(fn) -> bool:
     return any(isinstance(n, ast.Call) and last_name(n.func) in _SKIPS for n in ast.walk(fn))
+
+
+_BRANCHES = (ast.If, ast.IfExp, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.BoolOp)
+
+
+def _unconditional(fn: ast.AST, line: int):
+    """The nodes of ``fn`` that run whenever ``line`` does: not under a branch, a loop or a
+    ``try`` that does not itself hold ``line``, nor in a nested definition."""
+    todo = list(ast.iter_child_nodes(fn))
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(n, _BRANCHES) and not (n.lineno <= line <= (n.end_lineno or n.lineno)):
+            continue
+        yield n
+        todo += ast.iter_child_nodes(n)
