@@ -322,17 +322,20 @@ class _File:
             first = tree.top_modules() if tree is not None else frozenset()
             text = fix_imports(text, self.path, adds, removes, self.importer, self.kept, first)
         names = {n for e in engines for n in e.device_lines}
-        if names and not pytorch_module(self.ctx):  # PyTorch keeps two (2.14's `_test_st_common`)
-            text = after_imports(text, names)
+        tree = self.ctx.tree_index
+        if names and tree is not None and tree.lines_after_imports() == 1:
+            if not pytorch_module(self.ctx):  # PyTorch keeps two (2.14's `_test_st_common`)
+                text = after_imports(text, names)
         return text, engines
 
 
 def after_imports(text: str, names: set[str]) -> str:
     """One blank line between the import block and a device line this step wrote right after
-    it (``DEVICE_TYPE = ...``), where the two lines that were there stayed: isort's (ruff's
-    I001) count before a statement that is no definition (llmcompressor's tests, round 37).
-    Not in PyTorch's own modules, whose maintainers keep two (torch 2.14's
-    ``_test_st_common.py``)."""
+    it (``DEVICE_TYPE = ...``), where the two lines that were there stayed: isort's count
+    before a statement that is no definition where the tree's modules keep one
+    (``TreeIndex.lines_after_imports``; ruff's I001 in llmcompressor's tests, round 37), not
+    where they keep two (compressed-tensors' isort setting) nor in PyTorch's own modules (torch
+    2.14's ``_test_st_common.py``)."""
     try:
         body = ast.parse(text).body
     except SyntaxError:

@@ -98,6 +98,20 @@ class TreeIndex:
             self.memo["cuda-extensions"] = frozenset(names)
         return self.memo["cuda-extensions"]
 
+    def lines_after_imports(self) -> int | None:
+        """The blank lines most of the tree's modules leave between their import block and a
+        first statement that is no definition (1 or 2: isort's setting, read from the code),
+        or None where none does."""
+        if "after-imports" not in self.memo:
+            counts = {1: 0, 2: 0}
+            for rel, data in self.files().items():
+                gap = _gap_after_imports(data) if rel.endswith(".py") else None
+                if gap in counts:
+                    counts[gap] += 1
+            best = max(counts, key=lambda k: counts[k])
+            self.memo["after-imports"] = best if counts[best] else None
+        return self.memo["after-imports"]
+
     def holding(self, *needles: bytes) -> list[str]:
         """The files whose bytes hold every one of ``needles``."""
         return [r for r, b in self.files().items() if all(n in b for n in needles)]
@@ -258,6 +272,29 @@ class TreeIndex:
             out.append(c)
             todo.extend(classes[c])
         return out
+
+
+_DEFINITION = (b"def ", b"class ", b"@", b"async def ")
+
+
+def _gap_after_imports(data: bytes) -> int | None:
+    """The blank lines between a module's top-level import block and the statement after it,
+    where that statement is no definition, comment or block; else None."""
+    seen, blanks = False, 0
+    for line in data.splitlines():
+        if line.startswith((b"import ", b"from ")):
+            seen, blanks = True, 0
+        elif not seen:
+            continue
+        elif not line.strip():
+            blanks += 1
+        elif line[:1] in (b" ", b"\t", b")") and not blanks:
+            continue  # a parenthesised import's continuation
+        elif line.startswith(_DEFINITION + (b"#", b"if ", b"try:", b"with ", b"for ")):
+            return None
+        else:
+            return blanks
+    return None
 
 
 def _last(func: ast.AST) -> str:
