@@ -148,3 +148,22 @@ def test_a_placement_on_one_path_only_does_not_need_cuda_on_the_others():
     sim, always = rw.after.split("def run_always")
     assert 'device = f"cuda:{rank}"' in sim
     assert f'device = f"{{{ACC}}}:{{rank}}"' in always
+
+
+def test_a_test_whose_decorators_only_patch_is_ungated():
+    """compressed-tensors' convert tests patch the module's scheduler and assert the devices it
+    is handed (``torch.device("cuda:1")``): unittest.mock's ``patch`` skips nothing, and the
+    mocks it hands the test are no fixtures (round 38)."""
+    src = (
+        "from unittest.mock import patch\n\nimport torch\n\nimport pkg.convert as C\n\n\n"
+        '@patch.object(C, "exec_jobs", return_value=[])\n'
+        '@patch.object(C, "convert_file")\n'
+        "def test_schedules(convert_file, exec_jobs, tmp_path):\n"
+        '    C.convert(tmp_path, devices=[torch.device("cuda:1")])\n'
+        '    convert_file.assert_called_once_with(tmp_path, torch.device("cuda:1"))\n'
+    )
+    rw, _ = fix(src, path="tests/test_convert.py")
+    assert rw.after == src
+    extra = src.replace("tmp_path):", "tmp_path, gpu):")  # a fixture of the project's: it may skip
+    rw, _ = fix(extra, path="tests/test_convert.py")
+    assert f"torch.device({ACC}, 1)" in rw.after

@@ -109,9 +109,9 @@ _SKIPS = frozenset({"skip", "skipTest", "importorskip", "skipif", "skipIf", "ski
 
 def ungated_test(tree: ast.Module, line: int) -> bool:
     """``line`` is in the body of a test (``test*``, at module level or in a module-level
-    class) that nothing can skip: no decorator but ``parametrize`` on it or its class, no
-    parameter but ``self``, the parametrized ones and pytest's own fixtures (another fixture
-    may skip), no set-up method in its class, no skip call in it, and no ``pytestmark`` or
+    class) that nothing can skip: no decorator but ``parametrize`` and unittest.mock's
+    ``patch`` on it or its class, no parameter but ``self``, the parametrized ones, the mocks
+    the patches hand it and pytest's own fixtures (another fixture may skip), no set-up method in its class, no skip call in it, and no ``pytestmark`` or
     autouse fixture that may skip in the module
     (transformer-lens' index arithmetic on ``torch.device("cuda", 2)``, run on CPU-only CI)."""
     if any(_marks_module(s) for s in tree.body):
@@ -135,18 +135,33 @@ def _plain(fn, owner: ast.ClassDef | None) -> bool:
         or any(isinstance(f, ast.FunctionDef) and f.name in _SETUPS for f in owner.body)
     ):
         return False
-    named = {"self", "cls"} | _PLAIN_FIXTURES
+    named, mocks = {"self", "cls"} | _PLAIN_FIXTURES, 0
     for dec in fn.decorator_list:
         call = dec if isinstance(dec, ast.Call) else None
+        if call is not None and _patches(call):
+            mocks += len(call.args) < (3 if last_name(call.func) == "object" else 2)
+            continue  # a mock's patch: it hands the test its stand-in, it skips nothing
         if call is None or last_name(call.func) != "parametrize" or not call.args:
             return False
         first = call.args[0]
         if isinstance(first, ast.Constant) and isinstance(first.value, str):
             named |= {n.strip() for n in first.value.split(",")}
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
-    if set(params) - named or fn.args.vararg or fn.args.kwarg:
+    if len([p for p in params if p not in named]) > mocks or fn.args.vararg or fn.args.kwarg:
         return False
     return not _skips(fn)
+
+
+def _patches(call: ast.Call) -> bool:
+    """``@patch(...)``, ``@mock.patch.object(...)``, ``@patch.dict(...)``: unittest.mock's."""
+    names = []
+    func = call.func
+    while isinstance(func, ast.Attribute):
+        names.append(func.attr)
+        func = func.value
+    if isinstance(func, ast.Name):
+        names.append(func.id)
+    return "patch" in names and not any(k.arg == "new" for k in call.keywords)
 
 
 def _marks_module(stmt: ast.stmt) -> bool:
