@@ -155,12 +155,26 @@ def _library_work(run: Run, text: str, rel: str, tree: ast.Module | None = None)
         return []
     ctx.tree_index = run.tree
     lines = text.splitlines()
+    calls = _called_spans(tree)
     out = []
     for sp, what in library_uses(ctx):
-        if what.startswith("import ") or not what.endswith("no accelerator but CUDA)"):
-            continue
+        if sp not in calls or not what.endswith("no accelerator but CUDA)"):
+            continue  # an import, a flag read (`HAVE_TE and ...`): no work
         (line, col), _ = sp
         out.append(_Use(line, col + 1, lines[line - 1] if line <= len(lines) else what))
+    return out
+
+
+def _called_spans(tree: ast.Module) -> set:
+    """The spans of the names a call goes through (``lib.f(...)``: ``lib``; ``f(...)``: ``f``)."""
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call):
+            f = n.func
+            while isinstance(f, ast.Attribute):
+                f = f.value
+            if isinstance(f, ast.Name):
+                out.add(((f.lineno, f.col_offset), (f.end_lineno, f.end_col_offset)))
     return out
 
 

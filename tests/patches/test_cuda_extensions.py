@@ -1,7 +1,8 @@
 """A module the tree's build compiles as a ``CUDAExtension`` (FlashAttention's
 ``flash_attn_2_cuda``) runs on no accelerator but CUDA: a device check whose guarded code calls,
 in another file of the tree, a function that calls through it stays CUDA's (round 38). The same
-check before neutral torch code, and a module built as a plain ``CppExtension``, are rewritten."""
+check before neutral torch code, a module built as a plain ``CppExtension``, and a flag the
+extension's import sets, are rewritten."""
 
 from __future__ import annotations
 
@@ -37,9 +38,24 @@ def pooled(q):
     return fa_cpu.pool(q)
 """
 
+FLAGS = """\
+# Transformer Engine's fused CUDA kernels, when it is installed
+try:
+    import transformer_engine  # noqa: F401
+
+    HAVE_TE = True
+except ImportError:
+    HAVE_TE = False
+
+
+def available():
+    return HAVE_TE
+"""
+
 LAYERS = """\
 import torch
 
+from fa.flags import available
 from fa.interface import attention, pooled
 
 
@@ -59,11 +75,18 @@ class Pool(torch.nn.Module):
     def forward(self, q):
         assert q.is_cuda
         return pooled(q)
+
+
+class Probe(torch.nn.Module):
+    def forward(self, q):
+        assert q.is_cuda
+        return available()
 """
 
 
 def _tree(tmp_path):
     files = {"setup.py": SETUP, "fa/interface.py": INTERFACE, "fa/layers.py": LAYERS}
+    files["fa/flags.py"] = FLAGS
     files["fa/__init__.py"] = ""
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(exist_ok=True)
@@ -79,9 +102,11 @@ def test_a_check_before_a_cuda_extension_stays(tmp_path):
     _tree(tmp_path)
     run = pipeline.generate(Settings(tmp_path, unsafe_fixes=True))
     assert not run.plan.unaccounted(run.report.findings)
-    attention, softmax, pool = run.plan.finals["fa/layers.py"].split("class ")[1:]
+    attention, softmax, pool, probe = run.plan.finals["fa/layers.py"].split("class ")[1:]
     assert "assert q.is_cuda" in attention
     assert 'assert q.device.type != "cpu"' in softmax
     assert 'assert q.device.type != "cpu"' in pool
+    # a flag the library's import sets is read, not run: no work (Megatron's HAVE_TE_* flags)
+    assert 'assert q.device.type != "cpu"' in probe
     reasons = {(x.finding.path, x.finding.line): x.reason for x in run.plan.left}
-    assert "fa/interface.py:6" in reasons[("fa/layers.py", 8)], reasons
+    assert "fa/interface.py:6" in reasons[("fa/layers.py", 9)], reasons
