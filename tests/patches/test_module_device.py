@@ -54,4 +54,4 @@ def test_the_device_line_after_the_imports_takes_the_tree_s_blank_lines(tmp_path
     got = run.plan.finals["tests/test_a.py"]
     head, rest = got.split("DEVICE_TYPE = ")
     assert head.endswith("from pkg import thing\n" + "\n" * gap), head
-    assert ')\n\n\ndef test_a():' in rest, rest
+    assert ")\n\n\ndef test_a():" in rest, rest
