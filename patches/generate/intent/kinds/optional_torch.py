@@ -1,10 +1,10 @@
-"""``torch-optional``: the file imports torch only where it needs it (inside a function, or in a
-``try``), never at its top level, so torch is optional to it; every rewrite names ``torch`` and
-would import it at the top level, where the file would no longer import without it
-(unsloth-zoo's ``tests/conftest.py`` stubs its package for the CI job that runs without torch,
-round 38). Not about CUDA but safety: asked only when no kind before it answered, and a site left
-for it keeps no other site CUDA. A site inside a function that imports torch itself is
-rewritten."""
+"""``torch-optional``: the file imports torch only where it needs it (inside a function), never
+in its own scope (a module-level ``try`` or ``if is_torch_available():`` binds it there), so
+torch is optional to it; every rewrite names ``torch`` and would import it at the top level,
+where the file would no longer import without it (unsloth-zoo's ``tests/conftest.py`` stubs its
+package for the CI job that runs without torch, round 38). Not about CUDA but safety: asked only
+when no kind before it answered, and a site left for it keeps no other site CUDA. A site inside
+a function that imports torch itself is rewritten."""
 
 from __future__ import annotations
 
@@ -31,11 +31,21 @@ def _torch(node: ast.stmt) -> bool:
     return isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch"
 
 
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
 def _lazy_import(tree: ast.Module) -> int | None:
-    """The line of the file's first import of torch when every one lies inside a function, a
-    class or a ``try``/``if`` block (none among the top-level statements), else None."""
-    if any(_torch(s) for s in tree.body):
-        return None
+    """The line of the file's first import of torch when every one lies inside a function or a
+    class, none in the module's own scope (``if is_torch_available(): import torch`` binds it
+    there, and a rewrite adds no import), else None."""
+    todo = list(tree.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, _DEFS):
+            continue
+        if isinstance(n, ast.stmt) and _torch(n):
+            return None
+        todo += [c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt)]
     lines = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.stmt) and _torch(n)]
     return min(lines) if lines else None
 
