@@ -22,7 +22,7 @@ def detect(p: Probe) -> list[Evidence]:
     lazy = _lazy_import(p.ctx.tree)
     if lazy is None or _imports_here(p):
         return []
-    return [Evidence(KIND, p.f.line, f"torch is imported inside a block only (line {lazy})")]
+    return [Evidence(KIND, p.f.line, f"torch is imported inside a function only (line {lazy})")]
 
 
 def _torch(node: ast.stmt) -> bool:
