@@ -186,7 +186,7 @@ def index_or_cpu(eng, spec, original, index: str):
     )
 
 
-_PLACING_METHODS = frozenset({"to", "cuda", "to_empty", "pin_memory"})
+PLACING_METHODS = frozenset({"to", "cuda", "to_empty", "pin_memory"})
 
 
 def placed_by_torch(eng, arg: cst.Arg) -> bool:
@@ -196,6 +196,6 @@ def placed_by_torch(eng, arg: cst.Arg) -> bool:
     call = eng.parent(arg)
     if not isinstance(call, cst.Call):
         return False
-    if isinstance(call.func, cst.Attribute) and call.func.attr.value in _PLACING_METHODS:
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in PLACING_METHODS:
         return True
     return any(q == "torch" or q.startswith("torch.") for q in eng.qualnames(call.func))

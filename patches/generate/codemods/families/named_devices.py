@@ -13,7 +13,7 @@ import re
 import libcst as cst
 
 from patches.generate.codemods.families.base import is_test_file
-from patches.generate.codemods.families.device_places import placed_by_torch
+from patches.generate.codemods.families.device_places import PLACING_METHODS, placed_by_torch
 from patches.generate.codemods.families.idioms_common import after_availability
 from patches.generate.codemods.families.idioms_memory import after_cuda_needed, checked_here
 from patches.generate.codemods.families.script_device import is_script
@@ -59,9 +59,6 @@ def names_only(eng, node) -> bool:
     return _ASKS_CUDA.search(cst.Module([]).code_for_node(top)) is None
 
 
-_PLACING = frozenset({"to", "cuda", "to_empty", "pin_memory"})
-
-
 def _placed_later(ctx, line: int, name: str) -> bool:
     """The function holding ``line`` hands ``name`` to torch, which places with it at once
     (``x.to(device)``, ``torch.zeros(2, device=device)``), on every path from ``line``: without
@@ -76,7 +73,7 @@ def _placed_later(ctx, line: int, name: str) -> bool:
         args = [*n.args, *(k.value for k in n.keywords)]
         if not any(isinstance(a, ast.Name) and a.id == name for a in args):
             continue
-        if isinstance(n.func, ast.Attribute) and n.func.attr in _PLACING:
+        if isinstance(n.func, ast.Attribute) and n.func.attr in PLACING_METHODS:
             return True
         if (called(ctx, n) or "").startswith("torch."):
             return True
