@@ -181,3 +181,33 @@ def test_a_check_before_another_files_cuda_work_stays(tmp_path):
     assert after.index("x.is_cuda") < after.index("def plain_step")
     left = [x for x in run.plan.left if x.finding.path == "pkg/optimizer.py"]
     assert any("launch() reaches pkg/kernels.py:5" in x.reason for x in left), left
+
+
+LOADED = """\
+import importlib.util
+import os
+
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_spec = importlib.util.spec_from_file_location("under_test", os.path.join(_HERE, "pkg", "{file}"))
+_mod = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_mod)
+{name}, other = _mod.{name}, _mod.__name__
+"""
+
+
+def test_a_module_loaded_from_its_path_is_reached(tmp_path):
+    """A test that loads the module under test from its file (``spec_from_file_location``,
+    unsloth-zoo's ``test_block_swap.py``) reaches what the names it takes from it run; one that
+    loads a neutral function is rewritten."""
+    tree = _tree(tmp_path)
+    for test, file, name in (("kernels", "kernels.py", "launch"), ("scale", "neutral.py", "scale")):
+        imports = LOADED.format(file=file, name=name)
+        call = "lambda x: launch(x)[0]" if name == "launch" else name
+        (tree / f"tests/test_loaded_{test}.py").write_text(GATE.format(imports=imports, call=call))
+    run = pipeline.generate(Settings(tree, unsafe_fixes=True))
+    finals = run.plan.finals
+    assert "torch.accelerator.is_available()" in finals["tests/test_loaded_scale.py"]
+    rel = "tests/test_loaded_kernels.py"
+    assert "torch.cuda.is_available()" in finals.get(rel, "torch.cuda.is_available()")
+    left = [x for x in run.plan.left if x.finding.path == rel and x.finding.rule == "HN101"]
+    assert any("pkg/kernels.py:5" in x.reason for x in left), left

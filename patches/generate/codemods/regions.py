@@ -80,10 +80,25 @@ class Piece:
             body = body[:-1] if body.endswith("\n") else body
         if self.elif_:
             stripped = body.lstrip(" \t")
-            if not stripped.startswith("if"):
-                return None
-            body = body[: len(body) - len(stripped)] + "el" + stripped
+            lead = body[: len(body) - len(stripped)]
+            if stripped.startswith("if"):
+                return lead + "el" + stripped
+            return None if self.region.header else _as_else(body, lead)
         return body
+
+
+def _as_else(body: str, lead: str) -> str | None:
+    """An ``elif`` chain's tail rewritten into plain statements becomes the chain's ``else``
+    block (opencompass: ``elif cuda: b = "cuda" else: b = "cpu"`` collapsed to one line)."""
+    lines = body.splitlines(keepends=True)
+    if any(ln.strip() and not ln.startswith(lead) for ln in lines):
+        return None
+    unit = "\t" if "\t" in lead else "    "
+    return (
+        lead
+        + "else:\n"
+        + "".join(lead + unit + ln[len(lead) :] if ln.strip() else ln for ln in lines)
+    )
 
 
 def _owns_lines(lines: list[str], node: ast.stmt, start: int) -> bool:

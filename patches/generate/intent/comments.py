@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import io
 import tokenize
 
@@ -31,5 +32,8 @@ def block_above(found: dict[int, tuple[str, bool]], line: int) -> list[int]:
 
 
 def header_end(stmt) -> int:
-    """The last line of ``stmt``'s header (the whole statement when it is simple)."""
+    """The last line of ``stmt``'s header (the whole statement when it is simple; a ``match``'s
+    header ends before its first case)."""
+    if isinstance(stmt, ast.Match):  # its cases carry no position; their patterns do
+        return stmt.cases[0].pattern.lineno - 1
     return stmt.body[0].lineno - 1 if compound(stmt) and stmt.body else stmt.end_lineno

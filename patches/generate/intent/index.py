@@ -12,9 +12,11 @@ from typing import Callable, Iterable
 
 from audits import vocabulary
 from patches.generate.intent.bindings import bindings
+from patches.generate.intent.child_source import child_sources
 from patches.generate.intent.comments import comments
 from patches.generate.intent.constants import constant_reads, module_constants
 from patches.generate.intent.data import is_cuda_word, library_flags
+from patches.generate.intent.filters import filtered_after
 from patches.generate.intent.libraries import library_uses
 from patches.generate.intent.nodes import (
     DEFS,
@@ -24,6 +26,7 @@ from patches.generate.intent.nodes import (
     finding_span,
     inside,
     span_of,
+    unpassed_defaults,
 )
 from patches.generate.intent.ops import argument_calls, cuda_only_ops, op_calls
 from patches.generate.intent.reach import reach_elsewhere
@@ -130,6 +133,7 @@ class Index:
         self.op_calls = op_calls(ctx, cuda_only_ops(getattr(ctx, "tree_index", None), ctx))
         self.argument_calls = argument_calls(ctx)
         self.library_uses = library_uses(ctx)
+        self.child_sources = child_sources(ctx.tree, ctx.nodes)
         self.words = words(ctx.nodes)  # the author's own identifiers: no evidence
         self.comments = comments(ctx.source)
         self.tokens = tokens
@@ -286,7 +290,9 @@ class Index:
 
     def reach(self, remaining: Remaining, depth: int = 1) -> Remaining:
         """``remaining`` that also looks ``depth`` calls deep: the body of a same-file function
-        or method called inside the span (not the one holding the site itself), and so on."""
+        or method called inside the span (not the one holding the site itself), and so on, and
+        the defaults of the parameters the call leaves out (``_pair(m, k, n)`` of ``def
+        _pair(..., device="cuda")``)."""
 
         def reach(sp: Span, own: Span, depth: int = depth) -> Hits:
             hits = remaining(sp, own)
@@ -297,7 +303,9 @@ class Index:
                     break
                 if not inside(csp, sp) or inside(own, span_of(callee)):
                     continue
-                h = reach(span_of(callee.body), own, depth - 1)
+                h = reach(span_of(callee.body), own, depth - 1) or [
+                    x for d in unpassed_defaults(call, callee) for x in remaining(span_of(d), own)
+                ]
                 if h:
                     return [(call.lineno, f"{callee.name}() uses {h[0][1]} (line {h[0][0]})")]
             return reach_elsewhere(self.ctx, self.name_calls, sp)
@@ -420,7 +428,7 @@ class Index:
             # the whole dispatch: a branch that names another backend makes it deliberate
             out = [("cuda-guarded", [span_of(b) for b in (p.body, p.orelse) if b])]
             if isinstance(p, ast.If) and (exits(p.body) or exits(p.orelse)):
-                after = self._work_after(p)
+                after = self._work_after(p) + [span_of(s) for s in filtered_after(self, p)]
                 if after:
                     out.append(("cuda-guarded", after))
             return out

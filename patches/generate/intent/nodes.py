@@ -200,3 +200,27 @@ def main_blocks(tree: ast.Module) -> list[ast.If]:
     """The module's top-level ``if __name__ == "__main__":`` blocks (a test that names
     ``"__main__"``): the code it runs as a program."""
     return [s for s in tree.body if isinstance(s, ast.If) and "__main__" in ast.unparse(s.test)]
+
+
+def unpassed_defaults(call: ast.Call, fn) -> list[ast.expr]:
+    """The default values of ``fn``'s parameters that ``call`` passes no argument for (none
+    where it unpacks ``*args``/``**kwargs``, or where ``fn`` is a class)."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        return []
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    if positional and positional[0].arg in ("self", "cls") and isinstance(call.func, ast.Attribute):
+        positional = positional[1:]
+    named = {k.arg for k in call.keywords}
+    with_default = positional[len(positional) - len(a.defaults) :]
+    out = [
+        d
+        for i, (p, d) in enumerate(zip(with_default, a.defaults))
+        if p.arg not in named and len(positional) - len(a.defaults) + i >= len(call.args)
+    ]
+    out += [d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None and p.arg not in named]
+    return out

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 
 from audits.resolve import absolute_module, module_name, package_name
+from patches.generate.intent.loaded import loaded_bindings
 from patches.generate.intent.nodes import inside
 
 DEPTH = 6  # steps from the names a test imports (a Triton prune hook sits 5 out)
@@ -192,6 +193,8 @@ def _bindings(index, rel: str, tree: ast.Module) -> dict:
             for a in n.names:
                 if a.asname and a.name in files:
                     out[("module", a.asname)] = files[a.name]
+    for name, found in loaded_bindings(tree, files.values()).items():
+        out.setdefault(name, found)
     index.memo[key] = out
     return out
 

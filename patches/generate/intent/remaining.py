@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 
+from patches.generate.intent.child_source import cuda_in_source
 from patches.generate.intent.data import is_cuda_word, other_backend_only
 from patches.generate.intent.index import Hits, Index, Remaining
 from patches.generate.intent.nodes import Site, Span, finding_span, inside
@@ -91,6 +92,15 @@ class _Remaining:
         """A use in ``unit`` of a name bound to a CUDA-only library (``libraries.py``)."""
         return _first_outside(self.index.libraries_used_in(unit), own, str)
 
+    def child_hit(self, unit: Span, own: Span) -> Hits:
+        """Python source in ``unit`` for another interpreter that keeps CUDA work (``child_source``)."""
+        for sp, text in self.index.child_sources:
+            if inside(sp, unit) and not inside(sp, own):
+                what = cuda_in_source(text)
+                if what:
+                    return [(sp[0][0], f"the Python source it hands on keeps {what}")]
+        return []
+
     def finding_hit(self, line: int, unit: Span, own: Span) -> Hits:
         for f in self.by_line.get(line, ()):
             sp = finding_span(f)
@@ -111,6 +121,7 @@ class _Remaining:
             or self.op_hit(unit, own)
             or self.argument_hit(unit, own)
             or self.library_hit(unit, own)
+            or self.child_hit(unit, own)
         )
         for line in range(unit[0][0], unit[1][0] + 1):
             hits += self.finding_hit(line, unit, own)

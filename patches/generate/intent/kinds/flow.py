@@ -28,6 +28,9 @@ KIND = "cuda-flow"
 SUMMARY = "the value is handed to CUDA-specific code"
 
 
+_COMPS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
 def detect(p: Probe) -> list[Evidence]:
     found = [*_assigned(p), *_recorded(p), *_returned(p), *_asked_again(p), *_switched(p)]
     return found or _annotated(p)
@@ -111,6 +114,9 @@ def _assigned(p: Probe) -> list[Evidence]:
     (an argument of a call that stays CUDA, a CUDA-only attribute of it, or the iterable of
     a loop whose body stays CUDA)."""
     stmt, node = p.stmt, p.node
+    if isinstance(stmt, (ast.Assign, ast.AugAssign)) and _filters(stmt.value, node):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return _handed_on(p, stmt, {t.id for t in targets if isinstance(t, ast.Name)})
     if not isinstance(stmt, ast.Assign):
         return []
     # the value itself, or a call inside it (`n = torch.cuda.device_count() if ... else 8`), or
@@ -123,6 +129,14 @@ def _assigned(p: Probe) -> list[Evidence]:
     return _handed_on(p, stmt, {t.id for t in stmt.targets if isinstance(t, ast.Name)}) or (
         _kept_on_self(p, stmt)
     )
+
+
+def _filters(value: ast.expr, node: ast.AST) -> bool:
+    """``node`` is in a filter of the comprehension ``value`` (unsloth-zoo's ``devices = {p.device
+    for p in model.parameters() if p.device.type == "cuda"}``, then ``torch.cuda.synchronize(d)``
+    for each): what the check lets through is the value."""
+    gens = value.generators if isinstance(value, _COMPS) else []
+    return any(x is node for g in gens for cond in g.ifs for x in ast.walk(cond))
 
 
 def _arm_device(value: ast.expr, node: ast.AST) -> bool:
@@ -362,13 +376,31 @@ def _entry(value: ast.expr, sub: ast.AST):
     return span_of(value)
 
 
+_SAME = {"range", "list", "tuple", "sorted", "int"}  # a count or indices, as they are
+
+
+def _kept_through(parent, n) -> bool:
+    """``parent`` hands ``n`` on unchanged in meaning (``list(range(torch.cuda.device_count()))``:
+    the devices it counts)."""
+    return (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id in _SAME
+        and len(parent.args) == 1
+        and parent.args[0] is n
+    )
+
+
 def _returned_by(index, node) -> ast.Return | None:
     """The ``return`` whose value is ``node`` or an ``and`` chain holding it: the function
-    returns true only where ``node`` is true (``return a.is_cuda and b.is_cuda``)."""
+    returns true only where ``node`` is true (``return a.is_cuda and b.is_cuda``), or a builtin
+    that keeps its meaning (``return list(range(torch.cuda.device_count()))``)."""
     n = node
     while True:
         parent = index.parents.get(n)
         if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
+            n = parent
+        elif _kept_through(parent, n):
             n = parent
         elif isinstance(parent, ast.Return) and parent.value is n:
             return parent

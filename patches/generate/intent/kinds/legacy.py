@@ -9,7 +9,10 @@ calls a helper named for the torch version (``is_torch_version(">=", "2.4")``), 
 so named (``_TORCH_GREATER_EQUAL_2_4``, ``TORCH_2_0``, ``TORCH_LT_2_1``). Names that say less
 than or before take the old arm on their true side; ``not`` turns it.
 
-A test of an attribute of torch (``hasattr(torch, "accelerator")``) is true on the newer torch.
+A test of an attribute of torch (``hasattr(torch, "accelerator")``) is true on the newer torch,
+and so is an ``and`` of it (axolotl's ``if hasattr(torch, "accelerator") and
+torch.accelerator.is_available(): ... elif torch.cuda.is_available():``: the ``elif`` is what a
+torch without ``torch.accelerator`` runs).
 So is a ``try`` whose body calls torch: its handler for the error a missing API raises
 (``AttributeError``, ``TypeError``, ``ImportError``) is the older arm (open_clip's ``except
 (AttributeError, TypeError): scaler = torch.cuda.amp.GradScaler()`` after ``torch.amp.GradScaler(
@@ -92,6 +95,9 @@ def _older_side(test) -> bool | None:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         side = _older_side(test.operand)
         return None if side is None else not side
+    if isinstance(test, ast.BoolOp):  # a term true on the newer torch alone dates an `and`
+        side = isinstance(test.op, ast.Or)  # (a term true on the older alone, an `or`)
+        return side if side in {_older_side(v) for v in test.values} else None
     if isinstance(test, (ast.Name, ast.Attribute)):
         name = test.id if isinstance(test, ast.Name) else test.attr
         return bool(_OLDER.search(name)) if _FLAG.search(name) else None

@@ -4,7 +4,8 @@ function that also saves or restores CUDA's generator state by code that stays C
 seed manager records a seeded state per parallel mode and puts the old one back). Made neutral,
 ``torch.manual_seed`` also reseeds the CPU and every other device, which the CUDA restore never
 undoes: after it the CPU generator differs per rank. The seed and the state change together or
-not at all (round 32)."""
+not at all (round 32). Also where the function hands the seed to a method of this file's that
+does the saving (a tracker of seeded states)."""
 
 from __future__ import annotations
 
@@ -36,4 +37,30 @@ def detect(p: Probe) -> list[Evidence]:
             hits = first_hit(KIND, p.remaining(span_of(n), p.own))
             if hits:
                 return hits
+    return _tracked(p)
+
+
+def _tracked(p: Probe) -> list[Evidence]:
+    """The function calls a method of an object (``_CUDA_RNG_STATE_TRACKER.add(name, seed)``)
+    that a class of this file defines by that name and whose body saves or restores CUDA's
+    state (Megatron's ``model_parallel_cuda_manual_seed`` seeds CUDA, then each tracker entry
+    records ``torch.cuda.get_rng_state()`` and puts the old one back, round 39)."""
+    methods: dict[str, list[ast.AST]] = {}
+    for cls in p.ctx.tree.body:
+        for m in cls.body if isinstance(cls, ast.ClassDef) else ():
+            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                methods.setdefault(m.name, []).append(m)
+    for n in ast.walk(p.functions[0]):
+        f = n.func if isinstance(n, ast.Call) else None
+        if not (isinstance(f, ast.Attribute) and getattr(f.value, "id", "") not in ("self", "cls")):
+            continue
+        for m in methods.get(f.attr, ()):
+            for c in ast.walk(m):
+                if isinstance(c, ast.Call) and called(p.ctx, c) in _STATES:
+                    if p.remaining(span_of(c), p.own):
+                        return [
+                            Evidence(
+                                KIND, n.lineno, f"{f.attr}() saves CUDA's state (line {c.lineno})"
+                            )
+                        ]
     return []
