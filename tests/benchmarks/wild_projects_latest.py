@@ -407,4 +407,68 @@ LATEST = {
         ),
         held_out=True,
     ),
+    # held out (round 39): two GPTQ/AutoRound quantization toolkits (one with its tests), a
+    # mixture-of-experts kernel library, an attention-kernel library's Python with its tests, a
+    # stochastic-differential-equation solver with its tests and a fused-loss kernel with its
+    # tests, at first contact
+    "auto-gptq": Project(
+        "auto-gptq",
+        "0.7.1",
+        (
+            "auto_gptq-0.7.1.tar.gz",
+            "5c61ad380e9b4c603757c254765e9083a90a820cd0aff1b5d2c6f7fd96c85e80",
+        ),
+        ("auto_gptq", "tests", "setup.py"),
+        held_out=True,
+    ),
+    "megablocks": Project(
+        "megablocks",
+        "0.10.0",
+        (
+            "megablocks-0.10.0.tar.gz",
+            "956fd9880fa869f7468da125da230733d5f84e10a9f8c2991e5e16523c6fe1e0",
+        ),
+        ("megablocks", "setup.py", "pyproject.toml"),
+        held_out=True,
+    ),
+    "auto-round": Project(
+        "auto-round",
+        "0.8.0",
+        (
+            "auto_round-0.8.0.tar.gz",
+            "dfa2c260af9a3ffb5e70d65359268096e82a1d52245d8792564750f3e3aefe34",
+        ),
+        ("auto_round", "auto_round_extension", "setup.py", "pyproject.toml"),
+        held_out=True,
+    ),
+    "flashinfer-python": Project(
+        "flashinfer-python",
+        "0.4.1",
+        (
+            "flashinfer_python-0.4.1.tar.gz",
+            "fd120f05139d2c75b09c039009eec58ad1278c95bcf16466b90d480042b13a39",
+        ),
+        ("flashinfer", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "torchsde": Project(
+        "torchsde",
+        "0.2.6",
+        (
+            "torchsde-0.2.6.tar.gz",
+            "81d074d3504f9d190f1694fb526395afbe4608ee43a88adb1262a639e5b4778b",
+        ),
+        ("torchsde", "tests", "setup.py", "pyproject.toml"),
+        held_out=True,
+    ),
+    "cut-cross-entropy": Project(
+        "cut-cross-entropy",
+        "25.1.1",
+        (
+            "cut_cross_entropy-25.1.1.tar.gz",
+            "5fe5924509248b1aea5c890f8887c6a7759f7c8b1ebc0490e42c247c4f7c1e34",
+        ),
+        ("cut_cross_entropy", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
 }

@@ -137,7 +137,11 @@ def library_uses(ctx) -> list[tuple[Span, str]]:
     built = _cuda_built(ctx)
     tree = getattr(ctx, "tree_index", None)
     exts = tree.cuda_extensions() if tree is not None else frozenset()
+    rocm: dict[tuple[int, str], int] = {}
     for node in ctx.nodes:
+        for name in _rocm_binding(node):
+            key = (id(ctx.scope_at(node.lineno)), name)
+            rocm[key] = rocm.get(key, 0) + 1
         found = _bound_by(node) or _built_binding(node, built) or _extension(node, exts)
         if found and isinstance(node, (ast.Import, ast.ImportFrom)):
             out.append((span_of(node), f"import {found[0][1]} (no accelerator but CUDA)"))
@@ -165,7 +169,8 @@ def library_uses(ctx) -> list[tuple[Span, str]]:
             # unbound in the file's scopes: a name a function made the module's (`global`)
             b = ctx.binding(n.lineno, n.id) or (ctx.module, set())
             found = libs.get((id(b[0]), n.id))
-            if found and len(found) >= _bindings_in(b[0].node, n.id):
+            rocm_too = rocm.get((id(b[0]), n.id), 0)
+            if found and len(found) + rocm_too >= _bindings_in(b[0].node, n.id):
                 out.append((span_of(n), f"{n.id} ({found[0]}: no accelerator but CUDA)"))
     return sorted(out + _wrappers(ctx, out))
 
@@ -236,6 +241,19 @@ def _cuda_built(ctx) -> frozenset[str]:
         if cuda:
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
     return frozenset(names)
+
+
+_ROCM = re.compile(r"(?i)(^|[._])(amd|rocm|hip)([._]|$)")
+
+
+def _rocm_binding(node) -> list[str]:
+    """Names an import from a module named for ROCm binds (FlashAttention's ``from
+    .flash_attn_triton_amd import interface_fa as flash_attn_gpu``, the other arm of its CUDA
+    extension's import): ROCm's builds are CUDA's device type to torch, so beside a CUDA
+    library's binding such a binding keeps the name CUDA's (round 39). Alone it is nothing."""
+    if isinstance(node, ast.ImportFrom) and node.module and _ROCM.search(node.module):
+        return [a.asname or a.name for a in node.names]
+    return []
 
 
 def _extension(node, exts: frozenset[str]) -> list[tuple[str, str]]:

@@ -6,7 +6,8 @@
 fails on CUDA before torch 2.11, a generic stream's ``wait_event`` of a CUDA event does not wait
 before it either, and a ``torch.Stream`` has no ``.cuda_stream``: the stream and what uses it
 change together or not at all (Megatron's async scheduling events and UVM prefetch, unsloth-zoo's
-block swap, round 38). The stream is followed through the name or ``self`` attribute it is
+block swap, round 38), also one taken from a collection of them (``for d, event in
+self.events.items(): torch.cuda.current_stream(d).wait_event(event)``, round 39). The stream is followed through the name or ``self`` attribute it is
 stored in, within its function (the class, for an attribute)."""
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def detect(p: Probe) -> list[Evidence]:
     cls = _class_of(p, p.node)
     for use, other in _uses(p):
         key = _key(other, cls)
+        if isinstance(other, ast.Name) and key not in events:
+            key = f"{other.id}@{_function_line(p, other)}"  # a loop's name, in its function
         if key is not None and key in events:
             line, span = events[key]
             if p.remaining(span, p.own):
@@ -61,6 +64,14 @@ def _key(n: ast.AST | None, cls: str = "") -> str | None:
     return None
 
 
+def _function_line(p: Probe, node: ast.AST) -> int:
+    """The first line of the function holding ``node`` (0 at none)."""
+    n = p.index.parents.get(node)
+    while n is not None and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        n = p.index.parents.get(n)
+    return n.lineno if n is not None else 0
+
+
 def _class_of(p: Probe, node: ast.AST) -> str:
     """The name of the class whose body holds ``node`` ("" at none)."""
     n = p.index.parents.get(node)
@@ -73,13 +84,22 @@ def _cuda_events(p: Probe) -> dict[str, tuple[int, tuple]]:
     """Name or ``self.x`` -> (line, span) of each ``torch.cuda.Event(...)`` stored in the file."""
     out: dict[str, tuple[int, tuple]] = {}
     for n in p.ctx.nodes:
-        if isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(n.value, ast.Call):
-            if called(p.ctx, n.value) in _EVENTS:
-                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-                for t in targets:
-                    key = _key(t, _class_of(p, n))
-                    if key is not None:
-                        out.setdefault(key, (n.lineno, span_of(n.value.func)))
+        if not isinstance(n, (ast.Assign, ast.AnnAssign)):
+            continue
+        value, many = _event_call(p, n.value)
+        if value is not None:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in targets:
+                key = _key(t, _class_of(p, n))
+                if key is not None:
+                    out.setdefault(key + many, (n.lineno, span_of(value.func)))
+    for (
+        n
+    ) in p.ctx.nodes:  # an event taken from a collection of them: `for d, e in self.events.items()`
+        if isinstance(n, (ast.For, ast.comprehension)):
+            each = _each(n, _class_of(p, n), out)
+            if each is not None:
+                out.setdefault(f"{each[0]}@{_function_line(p, n)}", each[1])
     for n in p.ctx.nodes:  # a local alias: `done_event = self._h2d_done_event`
         if isinstance(n, ast.Assign) and len(n.targets) == 1:
             cls = _class_of(p, n)
@@ -87,6 +107,33 @@ def _cuda_events(p: Probe) -> dict[str, tuple[int, tuple]]:
             if was in out and now is not None:
                 out.setdefault(now, out[was])
     return out
+
+
+def _event_call(p: Probe, value) -> tuple[ast.Call | None, str]:
+    """(the ``torch.cuda.Event(...)`` call, "" for one event or "[]" for a collection built of
+    them: ``{d: torch.cuda.Event() for d in devices}``, ``[torch.cuda.Event() for _ in ...]``)."""
+    many = ""
+    if isinstance(value, (ast.DictComp, ast.ListComp)):
+        value, many = (value.value if isinstance(value, ast.DictComp) else value.elt), "[]"
+    if isinstance(value, ast.Call) and called(p.ctx, value) in _EVENTS:
+        return value, many
+    return None, ""
+
+
+def _each(loop, cls: str, events: dict) -> tuple[str, tuple] | None:
+    """(name, where its event is built) for a loop over a collection of events: the loop's
+    name for each value (``for e in evs``, ``for e in evs.values()``, ``for d, e in
+    evs.items()``)."""
+    it, target = loop.iter, loop.target
+    items = isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
+    source = it.func.value if items and it.func.attr in ("items", "values") else it
+    found = events.get(f"{_key(source, cls)}[]")
+    if found is None:
+        return None
+    if items and it.func.attr == "items":
+        target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
+    key = _key(target, cls) if target is not None else None
+    return (key, found) if key is not None else None
 
 
 def _uses(p: Probe):
