@@ -33,6 +33,7 @@ ORDER = (
     "expectation",
     "placed",
     "tuning",
+    "product",
     "state",
     "restore",
     "rng_state",
