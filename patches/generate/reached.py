@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from audits import vocabulary
 from patches.generate.codemods.context import FileContext
+from patches.generate.intent.data import data as intent_data
 from patches.generate.intent.data import reached_refusals, reached_work
 from patches.generate.intent.libraries import library_uses
 from patches.generate.intent.reach import def_node
@@ -22,15 +23,18 @@ from patches.generate.state import Run
 def install(run: Run, file_steps) -> None:
     """Let the run's tree index answer ``kept_cuda(rel, name)`` (``intent/kinds/reached.py``);
     ``file_steps``: ``plan.file_steps``, the run's own steps for a file."""
-    run.tree.kept_cuda = lambda rel, name, refusals=False: kept_cuda(
-        run, rel, name, file_steps, refusals
+    run.tree.kept_cuda = lambda rel, name, refusals=False, library=False: kept_cuda(
+        run, rel, name, file_steps, refusals, library
     )
 
 
-def kept_cuda(run: Run, rel: str, name: str, file_steps, refusals: bool = False) -> str:
+def kept_cuda(
+    run: Run, rel: str, name: str, file_steps, refusals: bool = False, library: bool = False
+) -> str:
     """``"<file>:<line> <code>"`` of the first CUDA work the top-level definition ``name`` of
     ``rel`` keeps after this run (``file_steps`` makes the file's steps), else ``""``; with
-    ``refusals``, a kept assertion that refuses other devices counts too (a test's gate)."""
+    ``refusals``, a kept assertion that refuses other devices counts too (a test's gate); with
+    ``library``, only a call through a CUDA-only library counts."""
     memo = run.tree.memo.setdefault("kept-cuda", {})
     if rel not in memo:
         memo[rel] = None  # asked again while being decided (a cycle of imports): none
@@ -49,6 +53,7 @@ def kept_cuda(run: Run, rel: str, name: str, file_steps, refusals: bool = False)
             for f in work
             if first <= f.line <= node.end_lineno
             and f.rule not in skip
+            and (not library or f.rule == "library")
             and not _device_guarded(node, f.line, f.col - 1)
         ),
         None,
@@ -98,7 +103,7 @@ def _holds(node, at: tuple[int, int]) -> bool:
 def _kept(run: Run, rel: str, file_steps):
     """(the file's tree after this run, its findings there that are CUDA work), or None."""
     data = run.tree.files().get(rel, b"")
-    if b"cuda" not in data.lower():
+    if b"cuda" not in data.lower() and not _names_library(run, data):
         return None
     try:
         text = data.decode("utf-8")
@@ -130,6 +135,14 @@ def _kept(run: Run, rel: str, file_steps):
     kept += _library_work(run, final, rel, tree) if uses else []
     kept.sort(key=lambda f: (f.line, f.col))
     return tree, [f for f in kept if not any(_holds(a, (f.line, f.col - 1)) for a in notes)]
+
+
+def _names_library(run: Run, data: bytes) -> bool:
+    """The text names a CUDA-only library or one of the tree's CUDA extensions (MegaBlocks'
+    ``import megablocks_ops as ops``, in a file that never says "cuda")."""
+    names = {m.split(".")[0] for m in intent_data()["libraries"]["modules"]}
+    names |= set(run.tree.cuda_extensions())
+    return b"import" in data and any(n.encode() in data for n in names)
 
 
 @dataclass(frozen=True)

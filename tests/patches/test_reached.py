@@ -211,3 +211,65 @@ def test_a_module_loaded_from_its_path_is_reached(tmp_path):
     assert "torch.cuda.is_available()" in finals.get(rel, "torch.cuda.is_available()")
     left = [x for x in run.plan.left if x.finding.path == rel and x.finding.rule == "HN101"]
     assert any("pkg/kernels.py:5" in x.reason for x in left), left
+
+
+SETUP = """\
+from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension
+
+setup(name="pkg", ext_modules=[CUDAExtension("kern_ops", ["csrc/ops.cu"])])
+"""
+
+HIST = """\
+import torch
+
+import kern_ops as k
+
+
+class HistOp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return k.hist(x)
+
+
+hist = HistOp.apply
+
+
+def plain(x):
+    return x.sum()
+"""
+
+BENCH = """\
+import torch
+
+from pkg import ops
+
+
+def bench_hist():
+    x = torch.ones(4).cuda()
+    return ops.hist(x)
+
+
+def bench_plain():
+    x = torch.ones(4).cuda()
+    return ops.plain(x)
+"""
+
+
+def test_a_call_into_a_cuda_extension_elsewhere_keeps_the_placement(tmp_path):
+    """A function that hands its tensors to another file's function over the tree's own CUDA
+    extension (MegaBlocks' benchmarks: ``ops.histogram``, ``histogram = HistogramOp.apply`` over
+    ``megablocks_ops``, in a file that never says "cuda") works with that library: its ``.cuda()``
+    stays; the one that calls a plain function moves."""
+    (tmp_path / "pkg/ops").mkdir(parents=True)
+    (tmp_path / "setup.py").write_text(SETUP)
+    (tmp_path / "pkg/__init__.py").write_text("")
+    (tmp_path / "pkg/ops/__init__.py").write_text("from pkg.ops.hist import hist, plain\n")
+    (tmp_path / "pkg/ops/hist.py").write_text(HIST)
+    (tmp_path / "pkg/bench.py").write_text(BENCH)
+    run = pipeline.generate(Settings(tmp_path, unsafe_fixes=True))
+    after = run.plan.finals["pkg/bench.py"]
+    hist, plain = after.split("def bench_plain")
+    assert ".cuda()" in hist and ".cuda()" not in plain, after
+    left = [x for x in run.plan.left if x.finding.path == "pkg/bench.py"]
+    assert any("cuda-library-unit" in x.reason and "pkg/ops/hist.py:9" in x.reason for x in left)

@@ -27,7 +27,23 @@ def module_constants(tree: ast.Module, binds: Bindings) -> dict[str, list[Span]]
                     top.setdefault(t.id, []).append(
                         None if isinstance(n.value, _TABLES) else span_of(n.value)
                     )
+                elif _unpacked(t, n.value):  # `[cpu, gpu] = [torch.device("cpu"), ...]`
+                    for name, value in zip(t.elts, n.value.elts):
+                        top.setdefault(name.id, []).append(
+                            None if isinstance(value, _TABLES) else span_of(value)
+                        )
     return {k: v for k, v in top.items() if None not in v and len(binds.get(k, ())) == len(v)}
+
+
+def _unpacked(target, value) -> bool:
+    """A tuple or list of plain names bound element by element from one of the same length."""
+    seqs = (ast.Tuple, ast.List)
+    return (
+        isinstance(target, seqs)
+        and isinstance(value, seqs)
+        and len(target.elts) == len(value.elts)
+        and all(isinstance(e, ast.Name) for e in target.elts)
+    )
 
 
 def constant_reads(nodes, constants: dict[str, list[Span]]) -> list[tuple[Span, str]]:

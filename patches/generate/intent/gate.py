@@ -143,7 +143,8 @@ class Gate:
 
     @functools.cached_property
     def _gates(self) -> set[Site]:
-        """The candidate sites in a test module's skip gates (a skip decorator, ``pytestmark``):
+        """The candidate sites in a test module's skip gates (a skip decorator, ``pytestmark``, an
+        ``if`` whose body skips):
         the machines a gate admits run its tests' code as this run leaves it, so for a gate a
         site left only as ``unguarded`` still names CUDA (gsplat's ``device =
         torch.device("cuda:0")`` at import, read by the tests its gates admit)."""
@@ -163,6 +164,8 @@ class Gate:
                 isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets
             ):
                 out.add(site)
+            if isinstance(node, ast.If) and _skips(node.body):
+                out.add(site)  # `if device == gpu and not ...: pytest.skip(...)` (torchsde)
         return out
 
     def _remaining(self, spans: dict[int, list[Span]], fixed: set[Site], me) -> Remaining:
@@ -214,3 +217,15 @@ class Gate:
                 for sp in sps:
                     out.setdefault(sp[0][0], []).append(sp)
         return out
+
+
+def _skips(body: list[ast.stmt]) -> bool:
+    """The block ends in a skip: ``pytest.skip(...)``, ``self.skipTest(...)``, ``raise
+    unittest.SkipTest(...)``."""
+    last = body[-1] if body else None
+    if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
+        return "skip" in last_name(last.value.func).lower()
+    if isinstance(last, ast.Raise) and last.exc is not None:
+        exc = last.exc.func if isinstance(last.exc, ast.Call) else last.exc
+        return "skip" in last_name(exc).lower()
+    return False

@@ -29,7 +29,7 @@ from patches.generate.intent.nodes import (
     unpassed_defaults,
 )
 from patches.generate.intent.ops import argument_calls, cuda_only_ops, op_calls
-from patches.generate.intent.reach import reach_elsewhere
+from patches.generate.intent.reach import name_calls, reach_elsewhere
 from patches.generate.intent.words import words
 
 Hits = list[tuple[int, str]]  # (line, what stays CUDA there)
@@ -121,12 +121,7 @@ class Index:
                 tokens.append(Token(span_of(node), text, node))
         tokens.sort(key=lambda t: t.span)
         self.calls = self._local_calls(ctx.tree, ctx.nodes)
-        # (span, name, line) of each call of a plain name: another file's function, maybe
-        self.name_calls = sorted(
-            (span_of(n), n.func.id, n.lineno)
-            for n in ctx.nodes
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-        )
+        self.name_calls = name_calls(ctx.nodes)  # calls of another file's function, maybe
         self.bindings = bindings(ctx.nodes)
         self.constants = module_constants(ctx.tree, self.bindings)
         self.constant_reads = constant_reads(ctx.nodes, self.constants)

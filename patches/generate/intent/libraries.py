@@ -164,13 +164,15 @@ def library_uses(ctx) -> list[tuple[Span, str]]:
         return sorted(out)
     _derived(ctx, libs)
     names = {name for _, name in libs}
+    raisers = _raisers(ctx.tree)
     for n in ctx.nodes:
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names:
             # unbound in the file's scopes: a name a function made the module's (`global`)
             b = ctx.binding(n.lineno, n.id) or (ctx.module, set())
             found = libs.get((id(b[0]), n.id))
             rocm_too = rocm.get((id(b[0]), n.id), 0)
-            if found and len(found) + rocm_too >= _bindings_in(b[0].node, n.id):
+            bound = _bindings_in(b[0].node, n.id, raisers)
+            if found and len(found) + rocm_too >= bound:
                 out.append((span_of(n), f"{n.id} ({found[0]}: no accelerator but CUDA)"))
     return sorted(out + _wrappers(ctx, out))
 
@@ -309,16 +311,33 @@ def _derived(ctx, libs: dict) -> None:
                     libs.setdefault((scope, n.id), []).append(read[0])
 
 
-def _none_stand_in(x: ast.AST) -> bool:
-    return (
-        isinstance(x, ast.Assign)
-        and isinstance(x.value, ast.Constant)
-        and x.value.value is None
-        and all(isinstance(t, ast.Name) for t in x.targets)
+def _none_stand_in(x: ast.AST, raisers: frozenset[str] = frozenset()) -> bool:
+    """``name = None``, or ``name = f`` where ``f`` is a module function that only raises
+    (AutoGPTQ's ``except ImportError as e: make_q4 = error_raiser_exllama``, round 39)."""
+    value = x.value if isinstance(x, ast.Assign) else None
+    stand_in = (isinstance(value, ast.Constant) and value.value is None) or (
+        isinstance(value, ast.Name) and value.id in raisers
     )
+    return stand_in and all(isinstance(t, ast.Name) for t in x.targets)
 
 
-def _bindings_in(scope: ast.AST, name: str) -> int:
+def _raisers(tree: ast.Module) -> frozenset[str]:
+    """The file's functions whose body (past a docstring) is one ``raise`` (one an ``except``
+    defines too)."""
+    out = set()
+    for d in ast.walk(tree):
+        if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = [
+                s
+                for s in d.body
+                if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+            ]
+            if len(body) == 1 and isinstance(body[0], ast.Raise):
+                out.add(d.name)
+    return frozenset(out)
+
+
+def _bindings_in(scope: ast.AST, name: str, raisers: frozenset[str] = frozenset()) -> int:
     """How often ``scope`` (a module, function or class) binds ``name`` itself: parameters,
     stores, imports, definitions (not in the scopes nested in it). ``name = None`` is not one:
     an optional import's stand-in (nemo's ``except ImportError: rmsnorm_fn = None``) leaves the
@@ -334,7 +353,7 @@ def _bindings_in(scope: ast.AST, name: str) -> int:
         if isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             count += x.name == name
             continue
-        if isinstance(x, (ast.Lambda, *COMPS)) or _none_stand_in(x):
+        if isinstance(x, (ast.Lambda, *COMPS)) or _none_stand_in(x, raisers):
             continue
         if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store):
             count += x.id == name

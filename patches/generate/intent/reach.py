@@ -17,7 +17,7 @@ import ast
 
 from audits.resolve import absolute_module, module_name, package_name
 from patches.generate.intent.loaded import loaded_bindings
-from patches.generate.intent.nodes import inside
+from patches.generate.intent.nodes import inside, span_of
 
 DEPTH = 6  # steps from the names a test imports (a Triton prune hook sits 5 out)
 ELSEWHERE = 2  # steps from a function a library's check calls in another file (its helpers')
@@ -72,10 +72,34 @@ def called_elsewhere(index, rel: str, name: str) -> list[tuple[str, str]]:
     key = ("called-elsewhere", rel, name)
     if key not in index.memo:
         tree = index.tree(rel)
-        bound = _bindings(index, rel, tree).get(name, ()) if tree is not None else ()
+        binds = _bindings(index, rel, tree) if tree is not None else {}
+        bound = binds.get(name, ()) if "." not in name else _attribute(index, binds, name)
         start = [d for d in bound if d[0] != rel]
         index.memo[key] = _walk(index, start, ELSEWHERE) if start else []
     return index.memo[key]
+
+
+def _attribute(index, binds: dict, name: str) -> list[tuple[str, str]]:
+    """The definition ``mod.f`` names where ``mod`` is a tree module imported whole (through
+    its package's re-exports: MegaBlocks' ``from megablocks import ops`` ... ``ops.histogram``)."""
+    mod, _, attr = name.partition(".")
+    where = binds.get(("module", mod))
+    if where is None or "." in attr:
+        return []
+    found = _bound(index, module_name(where, index.prefix), attr, _HOPS)
+    return [found] if found is not None else []
+
+
+def _alias_of(tree: ast.Module, name: str) -> str | None:
+    """The definition a module-level ``name = Def`` or ``name = Def.apply`` binds (an autograd
+    function's entry point: MegaBlocks' ``histogram = HistogramOp.apply``), else None."""
+    for n in tree.body:
+        if isinstance(n, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in n.targets
+        ):
+            v = n.value.value if isinstance(n.value, ast.Attribute) else n.value
+            return v.id if isinstance(v, ast.Name) else None
+    return None
 
 
 def _walk(index, start: list[tuple[str, str]], depth: int = DEPTH) -> list[tuple[str, str]]:
@@ -217,6 +241,9 @@ def _bound(index, base: str, name: str, hops: int) -> tuple[str, str] | None:
         return None
     if def_node(index, where, name, tree) is not None:
         return where, name
+    alias = _alias_of(tree, name)
+    if alias is not None and def_node(index, where, alias, tree) is not None:
+        return where, alias
     for n in tree.body if hops else ():
         if isinstance(n, ast.ImportFrom):
             for a in n.names:
@@ -229,13 +256,28 @@ def _bound(index, base: str, name: str, hops: int) -> tuple[str, str] | None:
     return None
 
 
-def reach_elsewhere(ctx, name_calls, sp) -> list[tuple[int, str]]:
+def name_calls(nodes) -> list[tuple[tuple, str, int]]:
+    """(span, name, line) of each call of a plain name, and of ``mod.f(...)`` (a tree module's
+    function through the module's name) as "mod.f", sorted: another file's function, maybe."""
+    return sorted(
+        (span_of(n), ast.unparse(n.func), n.lineno)
+        for n in nodes
+        if isinstance(n, ast.Call)
+        and (
+            isinstance(n.func, ast.Name)
+            or (isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name))
+        )
+    )
+
+
+def reach_elsewhere(ctx, name_calls, sp, library: bool = False) -> list[tuple[int, str]]:
     """(line, what) for a call in ``sp`` (``name_calls``: (span, name, line) of the file's calls
     of plain names, sorted) of another tree file's function whose code, or what it names a few
     steps out (``called_elsewhere``), keeps CUDA work after this run (the tree index's
     ``kept_cuda``): axolotl's optimizer takes its fused Triton step ``if fused_available() and
     p.is_cuda``, and that step sizes its grid from ``torch.cuda.get_device_properties`` in the
-    kernels' module (round 34). [] without a tree."""
+    kernels' module (round 34). [] without a tree. With ``library``, only a call through a
+    CUDA-only library counts (``cuda-library-unit``)."""
     tree = getattr(ctx, "tree_index", None)
     kept = getattr(tree, "kept_cuda", None)
     if kept is None:
@@ -246,7 +288,7 @@ def reach_elsewhere(ctx, name_calls, sp) -> list[tuple[int, str]]:
         if not inside(csp, sp):
             continue
         for rel, fn in called_elsewhere(tree, ctx.path, name):
-            what = kept(rel, fn)
+            what = kept(rel, fn, library=True) if library else kept(rel, fn)
             if what:
                 return [(line, f"{name}() reaches {what}")]
     return []

@@ -4,7 +4,9 @@ bool(torch.cuda.is_available()))``, ``print("CUDA devices:", torch.cuda.device_c
 key in a dict display (``{"CUDA version": ...}``: a report's table), or the text right before an
 f-string's only value (lm_eval's ``eval_logger.info(f"Cuda Available? {...}")``, round 27).
 Rewritten, the value would answer for another accelerator while the text still says CUDA: "Has
-CUDA: True" on a machine with none. A text that names another device too ("CUDA/XPU devices") is
+CUDA: True" on a machine with none. Also a label a report printed right before an ``if`` on the
+site whose arms only report the answer (flashinfer's ``CUDA runtime available:`` then ``Yes`` or
+``No``, round 39). A text that names another device too ("CUDA/XPU devices") is
 about devices, not CUDA's; the reason of a skip is not a label. Nor is the text of an f-string
 with other values: a script's ``print(f"Is cuda available: {...}, number of devices:
 {world_size}")`` is prose around its values, and kept it would keep the device count beside it
@@ -28,9 +30,41 @@ def detect(p: Probe) -> list[Evidence]:
         if n is None or isinstance(n, ast.stmt):
             break
         for text in _labels(n, child):
-            if " " in text.strip() and is_cuda_word(text) and not OTHER_DEVICE.search(text):
+            if _names_cuda(text):
                 return [Evidence(KIND, p.f.line, repr(text.strip()[:60]))]
-    return []
+    text = _heading(p)
+    return [Evidence(KIND, p.f.line, repr(text.strip()[:60]))] if text else []
+
+
+def _names_cuda(text: str) -> bool:
+    return " " in text.strip() and is_cuda_word(text) and not OTHER_DEVICE.search(text)
+
+
+def _heading(p: Probe) -> str:
+    """The label a report printed right before an ``if`` on the site whose arms only report
+    (flashinfer's ``click.secho("CUDA runtime available:", nl=False)`` then ``if
+    torch.cuda.is_available(): click.secho(" Yes") else: click.secho(" No")``)."""
+    stmt = p.stmt
+    if not (isinstance(stmt, ast.If) and any(x is p.node for x in ast.walk(stmt.test))):
+        return ""
+    if not all(_reports(s) for s in [*stmt.body, *stmt.orelse]):
+        return ""
+    block = p.index.block_of(stmt) or []
+    i = block.index(stmt) if stmt in block else 0
+    prev = block[i - 1] if i else None
+    if not _reports(prev):
+        return ""
+    texts = [_text(a) for a in prev.value.args if _text(a)]
+    text = texts[-1] if texts else ""
+    return text if text.rstrip().endswith(":") and len(text) <= _SHORT and _names_cuda(text) else ""
+
+
+def _reports(stmt) -> bool:
+    """A call statement that shows text (``print``, ``click.echo``/``secho``, a logger's)."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    name = last_name(stmt.value.func).lower()
+    return name in ("print", "echo", "secho", "write", "info", "debug", "warning", "log")
 
 
 def _labels(n: ast.AST, child: ast.AST) -> list[str]:

@@ -13,7 +13,10 @@ test module's own statements are (a test written as a script, round 38), and its
 ``if __name__ == "__main__":`` block is: a demo of the module that calls the module's own
 functions over the library (mamba-ssm's CuTe step kernel benchmarks on ``torch.device("cuda:0")``,
 round 36). A call of an operator the tree registers for CUDA alone is such work too
-(``torch.ops.quanto.gemm_f16i4_marlin``, round 37)."""
+(``torch.ops.quanto.gemm_f16i4_marlin``, round 37), and so is a call of another file's
+function whose code calls through such a library, not under a device test (MegaBlocks'
+benchmarks hand their tensors to ``ops.histogram``, an autograd function over its own
+``megablocks_ops`` extension, round 39)."""
 
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from patches.generate.intent.nodes import inside, main_blocks, span_of
 from patches.generate.intent.ops import library_op
 from patches.generate.intent.paths import is_test_file
 from patches.generate.intent.probe import Evidence, Probe
+from patches.generate.intent.reach import reach_elsewhere
 
 KIND = "cuda-library-unit"
 SUMMARY = "it is in a function whose work is a CUDA-only library's"
@@ -45,7 +49,10 @@ def detect(p: Probe) -> list[Evidence]:
         if inside(sp, p.own) or not _work(p, node) or _optional(p, node, fn, uses):
             continue
         return [Evidence(KIND, sp[0][0], f"the function uses {what} (line {sp[0][0]})")]
-    return []
+    if fn is p.ctx.tree:
+        return []
+    hits = reach_elsewhere(p.ctx, p.index.name_calls, span_of(fn), library=True)
+    return [Evidence(KIND, line, f"the function's call {what}") for line, what in hits[:1]]
 
 
 def _ops(p: Probe, where) -> list:
