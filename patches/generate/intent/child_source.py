@@ -1,9 +1,10 @@
-"""Python source that code hands to a child interpreter (``subprocess.run([sys.executable,
-"-c", CHILD, ...])``, ``CHILD`` a module-level string, maybe through ``textwrap.dedent``), or
-that it reads as a module-level string of several lines. The
-codemod rewrites no string, so the CUDA work the audit finds in that source stays: a gate in
-front of it asks for what the child needs (unsloth-zoo's tests run Inductor's CUDA codegen in a
-child process, its source keeping ``.cuda()`` and ``torch.autocast("cuda")``, round 39)."""
+"""Python source that code hands to another interpreter: the argument after a ``"-c"``
+(``subprocess.run([sys.executable, "-c", CHILD, ...])``, ``CHILD`` a module-level string, maybe
+through ``textwrap.dedent``), or a module-level string of several lines that the code reads (a
+script it writes to a file and runs). The codemod rewrites no string, so the CUDA work the audit
+finds in that source stays: a gate in front of it asks for what the child needs (unsloth-zoo's
+tests run Inductor's CUDA codegen in a child process, its source keeping ``.cuda()`` and
+``torch.autocast("cuda")``, round 39)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
 """``cuda-stream-user``: a stream the site makes generic (``torch.cuda.current_stream()``,
 ``torch.cuda.Stream()``) that code staying CUDA's uses: an event the file builds as
 ``torch.cuda.Event`` and leaves records on it or waits for it (``event.record(stream)``,
-``stream.wait_event(event)``), or a function of the file it is handed to reads its
+``stream.wait_event(event)``; also an event taken from a collection of them, ``for d, event in
+self.events.items()``, round 39), or a function of the file it is handed to reads its
 ``.cuda_stream`` / ``.cuda_event`` handle. ``torch.cuda.Event.record`` of a ``torch.Stream``
 fails on CUDA before torch 2.11, a generic stream's ``wait_event`` of a CUDA event does not wait
 before it either, and a ``torch.Stream`` has no ``.cuda_stream``: the stream and what uses it
 change together or not at all (Megatron's async scheduling events and UVM prefetch, unsloth-zoo's
-block swap, round 38), also one taken from a collection of them (``for d, event in
-self.events.items(): torch.cuda.current_stream(d).wait_event(event)``, round 39). The stream is followed through the name or ``self`` attribute it is
+block swap, round 38). The stream is followed through the name or ``self`` attribute it is
 stored in, within its function (the class, for an attribute)."""
 
 from __future__ import annotations
