@@ -1,6 +1,6 @@
 """``cuda-product``: the statement tests a device's name against an NVIDIA product's
 (``"Tesla T4" in torch.cuda.get_device_name(0)``, ``props.name.startswith("NVIDIA H100")``,
-``[products]``). It asks which NVIDIA card runs the code, a fact about CUDA hardware: made
+``[products]``; a compound statement by its header). It asks which NVIDIA card runs the code, a fact about CUDA hardware: made
 neutral, ``torch.get_device_module().get_device_name`` raises on a device module without it
 (mlx, torch.cpu) and names no NVIDIA card anywhere else, so the arm it picks is CUDA's alone
 (unsloth-zoo's saving rule for T4's memory, round 39)."""
@@ -42,15 +42,26 @@ def _names_device(node: ast.AST) -> bool:
 
 def _product_text(node: ast.AST) -> str | None:
     for n in ast.walk(node):
-        if isinstance(n, ast.Constant) and isinstance(n.value, str):
-            m = _product().search(n.value)
-            if m:
-                return n.value
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and _product().search(n.value):
+            return n.value
     return None
 
 
+def _header(stmt: ast.stmt) -> list[ast.AST]:
+    """What of ``stmt`` runs as the statement itself: a compound statement's header."""
+    if isinstance(stmt, (ast.If, ast.While)):
+        return [stmt.test]
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [stmt.iter]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return list(stmt.items)
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try, ast.Match)):
+        return []
+    return [stmt]
+
+
 def detect(p: Probe) -> list[Evidence]:
-    for n in ast.walk(p.stmt):
+    for n in (x for part in _header(p.stmt) for x in ast.walk(part)):
         sides: list[ast.AST] = []
         if isinstance(n, ast.Compare) and len(n.ops) == 1:
             sides = [n.left, n.comparators[0]]
