@@ -65,17 +65,17 @@ def _within(node, spans: list):
             yield from _within(child, spans)
 
 
-def called_elsewhere(index, rel: str, name: str) -> list[tuple[str, str]]:
+def called_elsewhere(index, rel: str, name: str, depth: int = ELSEWHERE) -> list[tuple[str, str]]:
     """The definitions of other tree files that a call of ``name`` in ``rel`` reaches: the one
     ``name`` is bound to by an import (through re-exports), then those its code names; [] where
     ``name`` is no other file's definition."""
-    key = ("called-elsewhere", rel, name)
+    key = ("called-elsewhere", rel, name, depth)
     if key not in index.memo:
         tree = index.tree(rel)
         binds = _bindings(index, rel, tree) if tree is not None else {}
         bound = binds.get(name, ()) if "." not in name else _attribute(index, binds, name)
         start = [d for d in bound if d[0] != rel]
-        index.memo[key] = _walk(index, start, ELSEWHERE) if start else []
+        index.memo[key] = _walk(index, start, depth) if start else []
     return index.memo[key]
 
 
@@ -277,7 +277,9 @@ def reach_elsewhere(ctx, name_calls, sp, library: bool = False) -> list[tuple[in
     ``kept_cuda``): axolotl's optimizer takes its fused Triton step ``if fused_available() and
     p.is_cuda``, and that step sizes its grid from ``torch.cuda.get_device_properties`` in the
     kernels' module (round 34). [] without a tree. With ``library``, only a call through a
-    CUDA-only library counts (``cuda-library-unit``)."""
+    CUDA-only library in the called definition itself counts (``cuda-library-unit``: MegaBlocks'
+    ``ops.sort``; a class whose helpers use CuPy on an optional path a few steps out, MONAI's
+    ``MetaTensor``, is no such work)."""
     tree = getattr(ctx, "tree_index", None)
     kept = getattr(tree, "kept_cuda", None)
     if kept is None:
@@ -287,7 +289,7 @@ def reach_elsewhere(ctx, name_calls, sp, library: bool = False) -> list[tuple[in
             break
         if not inside(csp, sp):
             continue
-        for rel, fn in called_elsewhere(tree, ctx.path, name):
+        for rel, fn in called_elsewhere(tree, ctx.path, name, 0 if library else ELSEWHERE):
             what = kept(rel, fn, library=True) if library else kept(rel, fn)
             if what:
                 return [(line, f"{name}() reaches {what}")]
