@@ -54,7 +54,9 @@ def kept_cuda(
             if first <= f.line <= node.end_lineno
             and f.rule not in skip
             and (not library or f.rule == "library")
-            and not _device_guarded(node, f.line, f.col - 1)
+            and not _device_guarded(
+                node, f.line, f.col - 1, _OPTIONAL if library else _DEVICE_WORDS
+            )
         ),
         None,
     )
@@ -70,7 +72,13 @@ _DEVICE_WORDS = re.compile(
 )
 
 
-def _device_guarded(node: ast.AST, line: int, col: int) -> bool:
+# (and, for a library's call, a test of the library's presence or of a value's type: MONAI's
+# ``elif has_cp and isinstance(data, cp_ndarray): data = cp.asnumpy(data)`` serves CuPy arrays
+# when it is given them, an optional path beside the others)
+_OPTIONAL = re.compile(_DEVICE_WORDS.pattern + r"|(^|[^a-z])has_|isinstance", re.IGNORECASE)
+
+
+def _device_guarded(node: ast.AST, line: int, col: int, words: re.Pattern = _DEVICE_WORDS) -> bool:
     """The code at (``line``, ``col``) of the definition ``node`` runs only after a test about
     the device: in an arm of an ``if``/``while``/conditional expression whose test asks one, in
     a loop over the devices (none off CUDA: torch's ``CudaMemoryLeakCheck``), or after such an
@@ -80,16 +88,16 @@ def _device_guarded(node: ast.AST, line: int, col: int) -> bool:
     for n in ast.walk(node):
         if isinstance(n, (ast.If, ast.While, ast.IfExp)):
             arms = [n.body, n.orelse] if isinstance(n, ast.IfExp) else [*n.body, *n.orelse]
-            if any(_holds(a, at) for a in arms) and _DEVICE_WORDS.search(ast.unparse(n.test)):
+            if any(_holds(a, at) for a in arms) and words.search(ast.unparse(n.test)):
                 return True
         elif isinstance(n, ast.For) and any(_holds(a, at) for a in n.body):
-            if _DEVICE_WORDS.search(ast.unparse(n.iter)):  # `for i in range(device_count())`
+            if words.search(ast.unparse(n.iter)):  # `for i in range(device_count())`
                 return True
         elif isinstance(n, ast.BoolOp):
             for i, v in enumerate(n.values):
                 if _holds(v, at):
                     before = " ".join(ast.unparse(x) for x in n.values[:i])
-                    if _DEVICE_WORDS.search(before):
+                    if words.search(before):
                         return True
     return False
 

@@ -245,6 +245,12 @@ def via(x):
 
 def _inner(x):
     return k.hist(x)
+
+
+def maybe(x, has_k=True):
+    if has_k and isinstance(x, list):
+        return k.hist(x)
+    return x.sum()
 """
 
 BENCH = """\
@@ -266,6 +272,11 @@ def bench_plain():
 def bench_via():
     x = torch.ones(4).cuda()
     return ops.via(x)
+
+
+def bench_maybe():
+    x = torch.ones(4).cuda()
+    return ops.maybe(x)
 """
 
 
@@ -274,11 +285,14 @@ def test_a_call_into_a_cuda_extension_elsewhere_keeps_the_placement(tmp_path):
     extension (MegaBlocks' benchmarks: ``ops.histogram``, ``histogram = HistogramOp.apply`` over
     ``megablocks_ops``, in a file that never says "cuda") works with that library: its ``.cuda()``
     stays; the one that calls a plain function moves, and so does one whose callee reaches the
-    library a step further (MONAI's ``MetaTensor`` over CuPy on an optional path)."""
+    library a step further (MONAI's ``MetaTensor`` over CuPy on an optional path), or only under
+    a test of its presence or of the value's type (MONAI's ``convert_to_numpy``)."""
     (tmp_path / "pkg/ops").mkdir(parents=True)
     (tmp_path / "setup.py").write_text(SETUP)
     (tmp_path / "pkg/__init__.py").write_text("")
-    (tmp_path / "pkg/ops/__init__.py").write_text("from pkg.ops.hist import hist, plain, via\n")
+    (tmp_path / "pkg/ops/__init__.py").write_text(
+        "from pkg.ops.hist import hist, maybe, plain, via\n"
+    )
     (tmp_path / "pkg/ops/hist.py").write_text(HIST)
     (tmp_path / "pkg/bench.py").write_text(BENCH)
     run = pipeline.generate(Settings(tmp_path, unsafe_fixes=True))
