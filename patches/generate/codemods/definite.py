@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 
+from patches.generate.intent.nodes import header
+
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
@@ -40,22 +42,9 @@ def _block_of(stmt: ast.stmt, line: int) -> list[ast.stmt] | None:
     return next((b for b in blocks if any(_within(s, line) for s in b)), None)
 
 
-def _header(stmt: ast.stmt) -> list[ast.AST]:
-    """The parts of a compound statement that always run when it does."""
-    if isinstance(stmt, (ast.If, ast.While)):
-        return [stmt.test]
-    if isinstance(stmt, (ast.For, ast.AsyncFor)):
-        return [stmt.iter]
-    if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return list(stmt.items)
-    if isinstance(stmt, ast.Match):
-        return [stmt.subject]
-    return []
-
-
 def _always(stmt: ast.stmt, name: str) -> bool:
     """Running ``stmt`` to its end binds ``name`` on every path."""
-    if any(_stores(h, name) for h in _header(stmt)):
+    if any(_stores(h, name) for h in header(stmt)):
         return True
     if isinstance(stmt, ast.If):
         return _binds(stmt.body, name, None) and _binds(stmt.orelse, name, None)
@@ -81,7 +70,7 @@ def _binds(stmts: list[ast.stmt], name: str, line: int | None) -> bool:
             if inner is None:  # the line is in the statement's own header or a simple statement
                 return False
             loop = isinstance(s, (ast.For, ast.AsyncFor)) and inner is s.body
-            if any(_stores(h, name) for h in _header(s)) or loop and _stores(s.target, name):
+            if any(_stores(h, name) for h in header(s)) or loop and _stores(s.target, name):
                 return True
             return _binds(inner, name, line)
         if line is not None and s.lineno > line:

@@ -49,6 +49,20 @@ def compound(stmt) -> bool:
     return isinstance(stmt, _COMPOUND)
 
 
+def header(stmt: ast.stmt) -> list[ast.AST]:
+    """The parts of a compound statement that always run when it does (its header); [] for a
+    simple statement, a definition or a ``try``."""
+    if isinstance(stmt, (ast.If, ast.While)):
+        return [stmt.test]
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [stmt.iter]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return list(stmt.items)
+    if isinstance(stmt, ast.Match):
+        return [stmt.subject]
+    return []
+
+
 def tree_path(ctx) -> str:
     """The file's path as its module names it (``torch/cuda/__init__.py`` also when the scanned
     root is the ``torch`` package itself; ``ctx.module_name`` is ``audits.resolve``'s), else its

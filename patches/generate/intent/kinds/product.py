@@ -12,6 +12,7 @@ import functools
 import re
 
 from patches.generate.intent.data import data
+from patches.generate.intent.nodes import compound, header
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-product"
@@ -47,21 +48,9 @@ def _product_text(node: ast.AST) -> str | None:
     return None
 
 
-def _header(stmt: ast.stmt) -> list[ast.AST]:
-    """What of ``stmt`` runs as the statement itself: a compound statement's header."""
-    if isinstance(stmt, (ast.If, ast.While)):
-        return [stmt.test]
-    if isinstance(stmt, (ast.For, ast.AsyncFor)):
-        return [stmt.iter]
-    if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return list(stmt.items)
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try, ast.Match)):
-        return []
-    return [stmt]
-
-
 def detect(p: Probe) -> list[Evidence]:
-    for n in (x for part in _header(p.stmt) for x in ast.walk(part)):
+    parts = header(p.stmt) if compound(p.stmt) else [p.stmt]
+    for n in (x for part in parts for x in ast.walk(part)):
         sides: list[ast.AST] = []
         if isinstance(n, ast.Compare) and len(n.ops) == 1:
             sides = [n.left, n.comparators[0]]
