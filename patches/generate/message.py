@@ -55,9 +55,11 @@ GUARD_WHY = (
 def guard_only(new: str, added: list[str]) -> bool:
     """The patch's added lines only guard the CUDA call (``if step == 2 and
     torch.cuda.is_available():``): its replacement is written nowhere, so the subject must not
-    name it."""
+    name it. A rule whose replacement is the guard itself (HN116's NVTX ranges) guards too."""
     text = "\n".join(added)
-    return short_name(new) not in text and GUARD in text
+    if GUARD not in text:
+        return False
+    return short_name(new) not in text or GUARD.startswith(f"{short_name(new)}(")
 
 
 _ACCELERATOR_CALL = re.compile(r"\btorch\.accelerator\.\w+")

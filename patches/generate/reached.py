@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from audits import vocabulary
 from patches.generate.codemods.context import FileContext
 from patches.generate.intent.data import data as intent_data
-from patches.generate.intent.data import reached_refusals, reached_work
+from patches.generate.intent.data import kernel_decorators, reached_refusals, reached_work
 from patches.generate.intent.libraries import library_uses
 from patches.generate.intent.reach import def_node
 from patches.generate.state import Run
@@ -54,8 +54,11 @@ def kept_cuda(
             if first <= f.line <= node.end_lineno
             and f.rule not in skip
             and (not library or f.rule == "library")
-            and not _device_guarded(
-                node, f.line, f.col - 1, _OPTIONAL if library else _DEVICE_WORDS
+            and (
+                f.rule == REFUSAL
+                or not _device_guarded(
+                    node, f.line, f.col - 1, _OPTIONAL if library else _DEVICE_WORDS
+                )
             )
         ),
         None,
@@ -120,7 +123,8 @@ def _kept(run: Run, rel: str, file_steps):
     found, errs = run.audit.rescan(text, rel)
     work = reached_work() | reached_refusals()
     uses = _library_work(run, text, rel) if not errs else []
-    if errs or not (uses or any(f.rule in work for f in found)):
+    refuses = b"raise" in data and any(k.encode() in data for k in kernel_decorators())
+    if errs or not (uses or refuses or any(f.rule in work for f in found)):
         return None
     rules = sorted({f.rule for f in found if f.rule in run.specs})
     final = text
@@ -141,6 +145,7 @@ def _kept(run: Run, rel: str, file_steps):
     lines, notes = final.splitlines(), _annotations(tree)
     kept = [f for f in found if f.rule in work and not _no_work(lines, f)]
     kept += _library_work(run, final, rel, tree) if uses else []
+    kept += _kernel_refusals(final, tree) if refuses else []
     kept.sort(key=lambda f: (f.line, f.col))
     return tree, [f for f in kept if not any(_holds(a, (f.line, f.col - 1)) for a in notes)]
 
@@ -151,6 +156,9 @@ def _names_library(run: Run, data: bytes) -> bool:
     names = {m.split(".")[0] for m in intent_data()["libraries"]["modules"]}
     names |= set(run.tree.cuda_extensions())
     return b"import" in data and any(n.encode() in data for n in names)
+
+
+REFUSAL = "refusal"  # a kernel entry point's raise for tensors off CUDA (``_kernel_refusals``)
 
 
 @dataclass(frozen=True)
@@ -184,6 +192,46 @@ def _library_work(run: Run, text: str, rel: str, tree: ast.Module | None = None)
         (line, col), _ = sp
         out.append(_Use(line, col + 1, lines[line - 1] if line <= len(lines) else what))
     return out
+
+
+def _kernel_refusals(text: str, tree: ast.Module) -> list[_Use]:
+    """In a file that defines GPU kernels (``[checks] kernels``: ``@triton.jit``), each ``if``
+    that raises for a tensor not on CUDA (``if not x.is_cuda: raise ValueError(...)``) and stays
+    so after this run: the kernels' entry point refuses other devices, so a check that picks the
+    path into it is CUDA's (OLMo-core's router takes ``document_pool_keep_mask`` ``if
+    scores.is_cuda``)."""
+    wanted = kernel_decorators()
+    if not any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and any(_decorator(d) in wanted for d in n.decorator_list)
+        for n in ast.walk(tree)
+    ):
+        return []
+    lines = text.splitlines()
+    return [
+        _Use(n.lineno, n.col_offset + 1, lines[n.lineno - 1], REFUSAL)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.If) and isinstance(n.body[0], ast.Raise) and _not_cuda(n.test)
+    ]
+
+
+def _decorator(d: ast.expr) -> str:
+    return ast.unparse(d.func if isinstance(d, ast.Call) else d)
+
+
+def _not_cuda(test: ast.expr) -> bool:
+    """``test`` is true for a tensor off CUDA: ``not x.is_cuda``, ``x.device.type != "cuda"``,
+    or an ``or`` holding one."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return any(_not_cuda(v) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return any(isinstance(n, ast.Attribute) and n.attr == "is_cuda" for n in ast.walk(test))
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.NotEq)
+        and any(isinstance(c, ast.Constant) and c.value == "cuda" for c in test.comparators)
+    )
 
 
 def _called_spans(tree: ast.Module) -> set:

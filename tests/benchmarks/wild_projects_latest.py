@@ -471,4 +471,68 @@ LATEST = {
         ("cut_cross_entropy", "tests", "pyproject.toml"),
         held_out=True,
     ),
+    # held out (round 40): a multimodal evaluation harness, two LLM pre-training frameworks (one
+    # with its tests), an interatomic-potential library with its tests, tools and examples, an
+    # audio-diffusion toolkit and an equivariant interatomic-potential library with its scripts and
+    # tests, at first contact
+    "lmms-eval": Project(
+        "lmms-eval",
+        "0.7.3",
+        (
+            "lmms_eval-0.7.3.tar.gz",
+            "ce2f46a21faab6c649a3bc46af99bd6f4098c243e10b40f5a949177e412a7798",
+        ),
+        ("lmms_eval", "pyproject.toml", "setup.py"),
+        held_out=True,
+    ),
+    "ai2-olmo-core": Project(
+        "ai2-olmo-core",
+        "3.0.0",
+        (
+            "ai2_olmo_core-3.0.0.tar.gz",
+            "97c3be97a2d54eccf212ec99136b5eef163152e7f9d08bd9c39255bcbcf5e4cb",
+        ),
+        ("src/olmo_core=olmo_core", "pyproject.toml"),
+        held_out=True,
+    ),
+    "nanotron": Project(
+        "nanotron",
+        "0.4",
+        (
+            "nanotron-0.4.tar.gz",
+            "7ea378eb1b6b16c93a3021fcfd71dd73bd14d826126eae215e2b02e05cd6a120",
+        ),
+        ("src/nanotron=nanotron", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "torchani": Project(
+        "torchani",
+        "2.9.0",
+        (
+            "torchani-2.9.0.tar.gz",
+            "fc1ff7df470bf7ffed7e8d7f428db8051dd54622a178577960999a0618f5a297",
+        ),
+        ("torchani", "tests", "tools", "examples", "setup.py", "pyproject.toml"),
+        held_out=True,
+    ),
+    "stable-audio-tools": Project(
+        "stable-audio-tools",
+        "0.0.20",
+        (
+            "stable_audio_tools-0.0.20.tar.gz",
+            "949d49f08a1dcaa1b490a135bab528aeb34c8e5404382f88de4d127ace660529",
+        ),
+        ("stable_audio_tools", "pyproject.toml"),
+        held_out=True,
+    ),
+    "mace-torch": Project(
+        "mace-torch",
+        "0.3.16",
+        (
+            "mace_torch-0.3.16.tar.gz",
+            "5fbc84d319a92ab15e3e686533547a0afd2632261132e31cb0705a4347508935",
+        ),
+        ("mace", "scripts", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
 }

@@ -467,6 +467,8 @@ class TestRuleFixtures(expecttest.TestCase):
         self.assertExpectedInline(
             _fixed("hn501_tensor_cuda_method.py"),
             """\
+# left HN502:13: a parameter's default: the API's own choice, kept
+# left HN502:17: a parameter's default: the API's own choice, kept
 @@ -0,0 +1 @@
 +import torch
 @@ -2,2 +3,2 @@
@@ -477,6 +479,12 @@ class TestRuleFixtures(expecttest.TestCase):
 @@ -8 +9 @@
 -    z = make().cuda(1)
 +    z = make().to(torch.device(1))
+@@ -14 +15 @@
+-        self.model = load().half().cuda()
++        self.model = load().half().to(torch.accelerator.current_accelerator())
+@@ -18 +19 @@
+-    return load().cuda()
++    return load().to(device)
 """,
         )
 

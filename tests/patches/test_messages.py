@@ -43,6 +43,31 @@ def test_a_guard_only_patch_says_it_guards(tmp_path):
     assert "get_device_module" not in text
 
 
+NVTX = """import torch
+
+
+def main():
+    torch.cuda.nvtx.range_push("step")
+    print("work")
+    torch.cuda.nvtx.range_pop()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_rule_whose_replacement_is_the_guard_says_it_guards(tmp_path):
+    """HN116 (cuda-own-effect) keeps CUDA's NVTX range under ``torch.cuda.is_available()``:
+    the subject says so rather than "Use torch.cuda.is_available" (torchani's tools)."""
+    patches = _series(tmp_path, {"bench.py": NVTX})
+    (text,) = patches.values()
+    assert "+    if torch.cuda.is_available():" in text
+    assert "only where CUDA is available in" in text
+    assert "Use torch.cuda.is_available" not in text
+    assert "Guard torch.cuda.nvtx.range_push, torch.cuda.nvtx.range_pop with" in text
+
+
 def test_a_rewrite_names_its_api(tmp_path):
     patches = _series(tmp_path, {"sync.py": SYNC})
     (text,) = patches.values()

@@ -183,6 +183,68 @@ def test_a_check_before_another_files_cuda_work_stays(tmp_path):
     assert any("launch() reaches pkg/kernels.py:5" in x.reason for x in left), left
 
 
+TRITON_OPS = """\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _keep_kernel(x_ptr, n):
+    pass
+
+
+def keep_mask(scores):
+    if not scores.is_cuda or scores.dtype != torch.float32:
+        raise ValueError("expected contiguous CUDA float32 scores")
+    out = torch.empty_like(scores, dtype=torch.bool)
+    _keep_kernel[(1,)](scores, scores.numel())
+    return out
+
+
+def fused_add(dst, src):
+    if not dst.is_cuda:  # the kernel's own fallback: other devices take it
+        return dst.add_(src)
+    _keep_kernel[(1,)](dst, dst.numel())
+    return dst
+"""
+
+ROUTER = """\
+from pkg.triton_ops import fused_add, keep_mask
+
+
+def route(scores):
+    if scores.is_cuda:
+        return keep_mask(scores)
+    return scores > 0
+
+
+def accumulate(dst, src):
+    if dst.is_cuda:
+        return fused_add(dst, src)
+    return dst.add_(src)
+"""
+
+
+def test_a_check_before_a_kernel_that_refuses_other_devices_stays(tmp_path):
+    """A device check that picks the path into another file's Triton entry point, which raises
+    for tensors off CUDA, stays (OLMo-core's router before ``document_pool_keep_mask``); one
+    before an entry point that falls back by itself is rewritten, and the entry point's own
+    check, in a file of GPU kernels, stays."""
+    tree = _tree(tmp_path)
+    (tree / "pkg/triton_ops.py").write_text(TRITON_OPS)
+    (tree / "pkg/router.py").write_text(ROUTER)
+    run = pipeline.generate(Settings(tree, unsafe_fixes=True))
+    after = run.plan.finals["pkg/router.py"]
+    assert after.count("scores.is_cuda") == 1 and 'dst.device.type != "cpu"' in after, after
+    left = [x for x in run.plan.left if x.finding.path == "pkg/router.py"]
+    assert any("keep_mask() reaches pkg/triton_ops.py:12" in x.reason for x in left), left
+    assert (
+        "pkg/triton_ops.py" not in run.plan.finals
+        or "not dst.is_cuda" in (run.plan.finals["pkg/triton_ops.py"])
+    )
+
+
 LOADED = """\
 import importlib.util
 import os

@@ -10,10 +10,16 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from audits.resolve import bindings, module_name, package_name, qualify
-from patches.generate.codemods.definite import bound_on_every_path, cpu_assigned, cpu_default
+from patches.generate.codemods.definite import (
+    bound_on_every_path,
+    cpu_assigned,
+    cpu_default,
+    indexed_default,
+)
+from patches.generate.intent.nodes import COMPS as _COMPS
+from patches.generate.intent.nodes import param_defaults
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-_COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 @dataclass
@@ -182,6 +188,16 @@ class FileContext:
             return False
         return b[0] is not self.scope_at(line) or b[0].first.get(name, 0) < line
 
+    def pinned(self, line: int, name: str) -> bool:
+        """``name`` at ``line`` is its function's parameter, still its default, and the default
+        names one device by index (``device="cuda:0"``): not the current device."""
+        b = self.binding(line, name)
+        fn = b[0].node if b is not None else None
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return False
+        d = param_defaults(fn).get(name)
+        return indexed_default(d) and not _assigned_before(fn, name, line)
+
     def _unusable(self, scope: Scope, name: str, line: int) -> bool:
         """``name`` resolves in ``scope`` but may hold no device at ``line``: a parameter that
         defaults to ``None`` or to the CPU and is assigned nowhere before it, or a local of the
@@ -227,15 +243,6 @@ class ClassContext(FileContext):
     most of that pass."""
 
     function_bodies = False
-
-
-def param_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> dict[str, ast.expr]:
-    """Parameter name -> its default value, for the parameters of ``fn`` that have one."""
-    a = fn.args
-    positional = [x.arg for x in a.posonlyargs + a.args]
-    out = dict(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
-    out.update({x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
-    return out
 
 
 def _params(fn) -> set[str]:

@@ -10,6 +10,7 @@ default); ``v.cuda()`` there is not ``v.to(device)``.
 from __future__ import annotations
 
 import ast
+import re
 
 from patches.generate.intent.nodes import header
 
@@ -86,11 +87,26 @@ def bound_on_every_path(fn: ast.AST, name: str, line: int) -> bool:
     return _binds(getattr(fn, "body", []), name, line)
 
 
+_INDEXED = re.compile(r"[a-z_]+:\d+$")
+
+
 def cpu_default(d: ast.expr | None) -> bool:
     """A parameter's default ``d`` is the CPU (``"cpu"``, ``torch.device("cpu")``)."""
     if isinstance(d, ast.Call) and len(d.args) == 1 and not d.keywords:
         d = d.args[0] if ast.unparse(d.func).endswith("device") else d
     return isinstance(d, ast.Constant) and d.value == "cpu"
+
+
+def indexed_default(d: ast.expr | None) -> bool:
+    """A parameter's default ``d`` names one device by its index (``"cuda:0"``,
+    ``torch.device("cuda", 0)``): that device, not the current one."""
+    if isinstance(d, ast.Call) and ast.unparse(d.func).endswith("device") and not d.keywords:
+        if len(d.args) == 2 and isinstance(d.args[1], ast.Constant):
+            return isinstance(d.args[1].value, int)
+        d = d.args[0] if len(d.args) == 1 else d
+    return (
+        isinstance(d, ast.Constant) and isinstance(d.value, str) and bool(_INDEXED.match(d.value))
+    )
 
 
 def cpu_assigned(fn: ast.AST, name: str, line: int) -> bool:

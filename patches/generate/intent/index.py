@@ -412,7 +412,7 @@ class Index:
         # `@skipIf(not P, ...)` / `@skipUnless(P, ...)`: the decorated definition.
         dec = self.parents.get(top)
         if isinstance(dec, DEFS) and top in dec.decorator_list and isinstance(top, ast.Call):
-            out.append(("cuda-guarded", [span_of(dec.body), *_other_decorators(dec, top)]))
+            out.append(("cuda-guarded", _decorated(dec, top)))
         return out
 
     def _guard_end(self, p, n, negated: bool) -> list[tuple[str, list[Span]]] | None:
@@ -439,7 +439,7 @@ class Index:
             parts += [c for g in comp.generators for c in g.ifs]
             return [("cuda-comprehension", [span_of(x) for x in parts])]
         if isinstance(p, DEFS) and n in p.decorator_list:
-            return [("cuda-guarded", [span_of(p.body), *_other_decorators(p, n)])]
+            return [("cuda-guarded", _decorated(p, n))]
         if self._marks(p):
             # a module's `pytestmark = pytest.mark.skipif(...)` guards every test of the module
             return [("cuda-guarded", [span_of(s) for s in self.ctx.tree.body if s is not p])]
@@ -472,6 +472,14 @@ class Index:
     def statement_span(top, stmt) -> Span:
         """The site's statement, or the header expression of a compound one."""
         return span_of(stmt) if not compound(stmt) else span_of(top)
+
+
+def _decorated(d, dec) -> list[Span]:
+    """What a skip gate ``dec`` of the definition ``d`` guards: its body, its other decorators
+    and its parameters' defaults (mace's benchmark test, ``device: str = "cuda"``)."""
+    args = getattr(d, "args", None)
+    defaults = [*args.defaults, *(k for k in args.kw_defaults if k)] if args else []
+    return [span_of(d.body), *_other_decorators(d, dec), *(span_of(x) for x in defaults)]
 
 
 def _other_decorators(d, dec) -> list[Span]:

@@ -238,3 +238,12 @@ def unpassed_defaults(call: ast.Call, fn) -> list[ast.expr]:
     ]
     out += [d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None and p.arg not in named]
     return out
+
+
+def param_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> dict[str, ast.expr]:
+    """Parameter name -> its default value, for the parameters of ``fn`` that have one."""
+    a = fn.args
+    positional = [x.arg for x in a.posonlyargs + a.args]
+    out = dict(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
+    out.update({x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+    return out

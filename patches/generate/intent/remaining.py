@@ -9,6 +9,7 @@ import ast
 
 from patches.generate.intent.child_source import cuda_in_source
 from patches.generate.intent.data import is_cuda_word, other_backend_only
+from patches.generate.intent.defaults import default_reads
 from patches.generate.intent.index import Hits, Index, Remaining
 from patches.generate.intent.nodes import Site, Span, finding_span, inside
 
@@ -101,6 +102,21 @@ class _Remaining:
                     return [(sp[0][0], f"the Python source it hands on keeps {what}")]
         return []
 
+    def default_hit(self, unit: Span, own: Span) -> Hits:
+        """A read in ``unit`` of a parameter whose CUDA default stays (``defaults.py``); not in
+        a callee's whole body, where ``index.reach`` judges the defaults a call leaves out."""
+        reads = getattr(self.index, "default_reads", None)
+        if reads is None:
+            reads = self.index.default_reads = default_reads(self.index.ctx.nodes)
+        for sp, what, default, body in reads:
+            if sp[0] > unit[1]:
+                break
+            if unit == body:  # a callee's whole body (``reach``): its caller may pass the value
+                continue
+            if inside(sp, unit) and not inside(sp, own) and not self.covered(default):
+                return [(sp[0][0], what)]
+        return []
+
     def finding_hit(self, line: int, unit: Span, own: Span) -> Hits:
         for f in self.by_line.get(line, ()):
             sp = finding_span(f)
@@ -122,6 +138,7 @@ class _Remaining:
             or self.argument_hit(unit, own)
             or self.library_hit(unit, own)
             or self.child_hit(unit, own)
+            or self.default_hit(unit, own)
         )
         for line in range(unit[0][0], unit[1][0] + 1):
             hits += self.finding_hit(line, unit, own)

@@ -121,7 +121,9 @@ class MethodToDevice(Family):
     (upstream moves such a call to a device its code holds); in a user's module (a helper of
     fairseq's examples: ``self.model = model[0].eval().cuda()``) it becomes
     ``.to(torch.accelerator.current_accelerator())``, read when the call runs: the current device
-    on CUDA, as ``.cuda()`` was, and ``.to(None)``, a no-op, without an accelerator.
+    on CUDA, as ``.cuda()`` was, and ``.to(None)``, a no-op, without an accelerator. A ``device``
+    parameter still at an indexed default (``device="cuda:0"``) is one device, not the current
+    one (lmms-eval's wrappers, where each rank's current device differs): not ``.cuda()``'s.
     """
 
     name = "to-device"
@@ -163,7 +165,8 @@ class MethodToDevice(Family):
             return updated.with_changes(
                 func=updated.func.with_changes(attr=cst.Name("to")), args=(dev, *updated.args[1:])
             )
-        if eng.in_scope(original, "device"):
+        line = eng.line(original)
+        if eng.in_scope(original, "device") and not eng.ctx.pinned(line, "device"):
             device: cst.BaseExpression = cst.Name("device")
         elif pytorch_module(eng.ctx) or _on_module(eng, original):
             eng.fail(spec, original, "no `device` in scope")

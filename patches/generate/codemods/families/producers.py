@@ -22,9 +22,9 @@ import functools
 from dataclasses import dataclass
 
 from patches.generate.codemods.context import param_defaults
+from patches.generate.intent.nodes import COMPS as _COMPS
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-_COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _THREAD = frozenset({"threading.Thread"})
 
 

@@ -2,7 +2,9 @@
 (``x.device.type == "cuda"``) whose unit says CUDA is meant, not "an accelerator":
 
 - the file defines its own GPU kernels (``@triton.jit``, ``[checks] kernels``): the check
-  validates the inputs those kernels take (``t.device.type == "cuda"`` before a Triton launch);
+  validates the inputs those kernels take (``t.device.type == "cuda"`` before a Triton launch),
+  and so does a tensor's ``.is_cuda`` there (OLMo-core's ``if not x.is_cuda: return
+  _swiglu_torch(...)`` before its Triton launch: the fallback is what other devices run);
 - the check is an arm of a per-device dispatch that ends in ``else`` (``if t == "cpu": ...
   elif t == "cuda": ... else: ...``): the code gives other devices their own answer on purpose;
 - the same subject is compared with another device type in the function (``is_gpu = d.type ==
@@ -78,6 +80,11 @@ def _first_kernel(ctx) -> str | None:
                 if name in wanted:
                     return f"{name} ({node.name}, line {node.lineno})"
     return None
+
+
+def _is_cuda(node) -> bool:
+    """``node`` is a tensor's ``.is_cuda``."""
+    return isinstance(node, ast.Attribute) and node.attr == "is_cuda"
 
 
 def _device_test(test) -> bool:
@@ -178,6 +185,8 @@ def _moves(p: Probe, cmp: ast.Compare, kind) -> bool:
 
 
 def detect(p: Probe) -> list[Evidence]:
+    if _is_cuda(p.node) and _kernels(p.ctx):  # ``if not x.is_cuda: return fallback(x)``
+        return [Evidence(KIND, p.f.line, f"the file defines GPU kernels: {_kernels(p.ctx)}")]
     n, parent = p.node, None
     while n is not None and not isinstance(n, ast.stmt):
         parent = p.index.parents.get(n)

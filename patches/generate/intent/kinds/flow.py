@@ -20,15 +20,20 @@ import ast
 
 from patches.generate.intent.bindings import other_backend_bound
 from patches.generate.intent.data import calls, is_cuda_word
+from patches.generate.intent.flow_shapes import (
+    arm_device,
+    copied,
+    entry,
+    filters,
+    kept_through,
+    whole,
+)
 from patches.generate.intent.index import Hits
-from patches.generate.intent.nodes import called, declared, device_type_decl, inside, span_of
+from patches.generate.intent.nodes import called, declared, device_type_decl, span_of
 from patches.generate.intent.probe import Evidence, Probe, first_hit
 
 KIND = "cuda-flow"
 SUMMARY = "the value is handed to CUDA-specific code"
-
-
-_COMPS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
 def detect(p: Probe) -> list[Evidence]:
@@ -114,7 +119,7 @@ def _assigned(p: Probe) -> list[Evidence]:
     (an argument of a call that stays CUDA, a CUDA-only attribute of it, or the iterable of
     a loop whose body stays CUDA)."""
     stmt, node = p.stmt, p.node
-    if isinstance(stmt, (ast.Assign, ast.AugAssign)) and _filters(stmt.value, node):
+    if isinstance(stmt, (ast.Assign, ast.AugAssign)) and filters(stmt.value, node):
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         return _handed_on(p, stmt, {t.id for t in targets if isinstance(t, ast.Name)})
     if not isinstance(stmt, ast.Assign):
@@ -124,40 +129,10 @@ def _assigned(p: Probe) -> list[Evidence]:
     if stmt.value is not node and not (
         isinstance(node, ast.Call) and any(x is node for x in ast.walk(stmt.value))
     ):
-        if not _arm_device(stmt.value, node):
+        if not arm_device(stmt.value, node):
             return []
     return _handed_on(p, stmt, {t.id for t in stmt.targets if isinstance(t, ast.Name)}) or (
         _kept_on_self(p, stmt)
-    )
-
-
-def _filters(value: ast.expr, node: ast.AST) -> bool:
-    """``node`` is in a filter of the comprehension ``value`` (unsloth-zoo's ``devices = {p.device
-    for p in model.parameters() if p.device.type == "cuda"}``, then ``torch.cuda.synchronize(d)``
-    for each): what the check lets through is the value."""
-    gens = value.generators if isinstance(value, _COMPS) else []
-    return any(x is node for g in gens for cond in g.ifs for x in ast.walk(cond))
-
-
-def _arm_device(value: ast.expr, node: ast.AST) -> bool:
-    """``node`` is the device string of ``torch.device(<node>, ...)`` that is one of the arms of
-    the ``IfExp`` ``value`` (MONAI's ``device = self.device if ... else torch.device("cuda", rank)``,
-    later tested against "cuda" by a check that stays)."""
-    if not isinstance(value, ast.IfExp):
-        return False  # `device = torch.device("cuda")` itself: judged as the value's own site
-    arms, todo = [], [value]
-    while todo:
-        v = todo.pop()
-        if isinstance(v, ast.IfExp):
-            todo += [v.body, v.orelse]
-        else:
-            arms.append(v)
-    return any(
-        isinstance(a, ast.Call)
-        and a.args
-        and a.args[0] is node
-        and ast.unparse(a.func).endswith("device")
-        for a in arms
     )
 
 
@@ -263,10 +238,10 @@ def _use(p: Probe, sub: ast.Name | ast.Attribute, own=None, relay: bool = True) 
     user = p.index.top(sub)[1]  # a compound statement: all of it (the body uses it)
     # an assignment: its value (the name it binds is a word, not CUDA code: `cuda_time = ...`)
     value = getattr(user, "value", None) if isinstance(user, (ast.Assign, ast.AnnAssign)) else None
-    hits = p.remaining(_entry(value, sub) if value is not None else span_of(user), own)
+    hits = p.remaining(entry(value, sub) if value is not None else whole(user), own)
     if hits:
         return hits
-    if relay and value is not None and _copied(value, sub):
+    if relay and value is not None and copied(value, sub):
         hits = _relayed(p, user)
         if hits:
             return hits
@@ -324,13 +299,6 @@ def _in_callee(p: Probe, call: ast.Call, arg: ast.AST, own) -> Hits:
     return []
 
 
-def _copied(value: ast.expr, sub: ast.AST) -> bool:
-    """``sub`` is ``value`` itself or a term of the ``and`` chain that is ``value``."""
-    if value is sub:
-        return True
-    return isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And) and sub in value.values
-
-
 def _relayed(p: Probe, stmt: ast.Assign | ast.AnnAssign) -> Hits:
     """What stays CUDA where the names ``stmt`` binds go later in its scope."""
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -355,42 +323,6 @@ def _later_reads(p: Probe, stmt, names: set[str], scope):
             yield sub
 
 
-def _entry(value: ast.expr, sub: ast.AST):
-    """The span of the element of a container display ``value`` that holds ``sub`` (nested
-    lists and tuples too; a dict entry with its key): ``{"model": model.state_dict(), "cuda_rng": ...}``
-    hands ``model`` to its own entry, not to its siblings, and ``{"CUDA_VISIBLE_DEVICES":
-    str(n)}`` hands ``n`` to an entry its key names. Any other value: its own span."""
-    inner = span_of(sub)
-    while isinstance(value, (ast.Dict, ast.List, ast.Tuple, ast.Set)):
-        if isinstance(value, ast.Dict):
-            pairs = [(k, v) for k, v in zip(value.keys, value.values) if k is not None]
-            held = [(k, v) for k, v in pairs if inside(inner, span_of(v))]
-            if held:  # the entry, key and all: the key is part of where the value goes
-                key, item = held[0]
-                return span_of(key)[0], span_of(item)[1]
-            return span_of(value)  # in a key, or a ``**spread``: the whole display
-        held = [e for e in value.elts if inside(inner, span_of(e))]
-        if not held:
-            return span_of(value)
-        value = held[0]
-    return span_of(value)
-
-
-_SAME = {"range", "list", "tuple", "sorted", "int"}  # a count or indices, as they are
-
-
-def _kept_through(parent, n) -> bool:
-    """``parent`` hands ``n`` on unchanged in meaning (``list(range(torch.cuda.device_count()))``:
-    the devices it counts)."""
-    return (
-        isinstance(parent, ast.Call)
-        and isinstance(parent.func, ast.Name)
-        and parent.func.id in _SAME
-        and len(parent.args) == 1
-        and parent.args[0] is n
-    )
-
-
 def _returned_by(index, node) -> ast.Return | None:
     """The ``return`` whose value is ``node`` or an ``and`` chain holding it: the function
     returns true only where ``node`` is true (``return a.is_cuda and b.is_cuda``), or a builtin
@@ -400,7 +332,7 @@ def _returned_by(index, node) -> ast.Return | None:
         parent = index.parents.get(n)
         if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
             n = parent
-        elif _kept_through(parent, n):
+        elif kept_through(parent, n):
             n = parent
         elif isinstance(parent, ast.Return) and parent.value is n:
             return parent

@@ -8,7 +8,9 @@ fails on CUDA before torch 2.11, a generic stream's ``wait_event`` of a CUDA eve
 before it either, and a ``torch.Stream`` has no ``.cuda_stream``: the stream and what uses it
 change together or not at all (Megatron's async scheduling events and UVM prefetch, unsloth-zoo's
 block swap, round 38). The stream is followed through the name or ``self`` attribute it is
-stored in, within its function (the class, for an attribute)."""
+stored in (alone or as a list of them), within its function (the class, for an attribute), and
+into a function of the file it is handed to (an autograd Function's ``forward`` through
+``Fn.apply``: torchani's ensemble waits for its ``torch.cuda.Event`` on each stream, round 40)."""
 
 from __future__ import annotations
 
@@ -52,7 +54,78 @@ def detect(p: Probe) -> list[Evidence]:
             line = _reads_handle(p, use)
             if line:
                 return [Evidence(KIND, use.lineno, f"its handle is read (line {line})")]
+            line = _meets_event(p, use, events)
+            if line:
+                return [Evidence(KIND, use.lineno, f"meets a torch.cuda.Event there (line {line})")]
     return []
+
+
+def _meets_event(p: Probe, call: ast.Call, events: dict) -> int | None:
+    """The line where the function ``call`` hands the stream (or the list of them) to waits for
+    or records an event the file builds as ``torch.cuda.Event`` that stays (``s.wait_event(e)``,
+    ``s[i].wait_event(e)``, ``e.record(s[i])``): an autograd Function's ``forward`` through
+    ``Fn.apply(...)`` (torchani's multi-stream ensemble), or a function of the file."""
+    callee, shift = _callee(p, call)
+    if callee is None:
+        return None
+    cls = _class_of(p, p.node)
+    params = [a.arg for a in callee.args.args][shift:]
+    names = {params[i] for i, a in enumerate(call.args) if i < len(params) and _here(p, a, cls)}
+    for n in ast.walk(callee) if names else ():
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.args):
+            continue
+        if n.func.attr in _ON_STREAM and _root(n.func.value) in names:
+            event = n.args[0]
+        elif n.func.attr in _ON_EVENT and _root(n.args[0]) in names:
+            event = n.func.value
+        else:
+            continue
+        if isinstance(event, ast.Name):  # a local of the callee's
+            found = _local_event(p, callee, event)
+        else:
+            found = events.get(_key(event, cls) or "")
+        if found and p.remaining(found[1], p.own):
+            return n.lineno
+    return None
+
+
+def _local_event(p: Probe, fn: ast.FunctionDef, name: ast.Name) -> tuple[int, tuple] | None:
+    """(line, span) of the ``torch.cuda.Event(...)`` that ``fn`` binds ``name`` to, else None."""
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name.id for t in n.targets
+        ):
+            value, many = _event_call(p, n.value)
+            if value is not None and not many:
+                return n.lineno, span_of(value.func)
+    return None
+
+
+def _here(p: Probe, arg: ast.AST, cls: str) -> bool:
+    stored = _stored_as(p, cls)
+    return arg is p.node or (stored is not None and _key(arg, cls) == stored)
+
+
+def _root(n: ast.AST) -> str | None:
+    """The name under ``s`` or ``s[i]``."""
+    n = n.value if isinstance(n, ast.Subscript) else n
+    return n.id if isinstance(n, ast.Name) else None
+
+
+def _callee(p: Probe, call: ast.Call) -> tuple[ast.FunctionDef | None, int]:
+    """(the definition ``call`` runs, how many of its leading parameters the call does not
+    pass): ``Fn.apply(...)`` of a class of the file runs ``Fn.forward(ctx, ...)``."""
+    f = call.func
+    if isinstance(f, ast.Attribute) and f.attr == "apply" and isinstance(f.value, ast.Name):
+        for n in p.ctx.tree.body:
+            if isinstance(n, ast.ClassDef) and n.name == f.value.id:
+                fwd = next((d for d in n.body if getattr(d, "name", "") == "forward"), None)
+                return (fwd, 1) if isinstance(fwd, ast.FunctionDef) else (None, 0)
+        return None, 0
+    for _sp, c, callee in p.index.calls:
+        if c is call and isinstance(callee, ast.FunctionDef):
+            return callee, 0
+    return None, 0
 
 
 def _key(n: ast.AST | None, cls: str = "") -> str | None:
@@ -158,7 +231,14 @@ def _uses(p: Probe):
 
 
 def _stored_as(p: Probe, cls: str) -> str | None:
+    """The name or ``self.x`` the stream is stored in: alone, or as the element of a list built
+    of them (``self._streams = [torch.cuda.Stream() for _ in range(n)]``)."""
     parent = p.index.parents.get(p.node)
+    if isinstance(parent, ast.ListComp) and parent.elt is p.node:
+        node, parent = parent, p.index.parents.get(parent)
+        if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1:
+            return _key(parent.targets[0], cls)
+        return None
     if isinstance(parent, ast.Assign) and parent.value is p.node and len(parent.targets) == 1:
         return _key(parent.targets[0], cls)
     return None
