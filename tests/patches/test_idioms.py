@@ -290,3 +290,33 @@ def test_two_checks_of_one_device_are_one_unit():
     assert out[4] == '    if device.type == "cuda":' and out[9] == '    if device.type != "cuda":'
     assert out[15] == '    if device.type != "cpu":' and out[17] == '    if device.type == "cpu":'
     assert ("HN505", 10) in {(r, ln) for r, ln, why in rw.outcome.failed if "line 5" in why}
+
+
+CHECKED = """import torch
+
+
+class Wrapper:
+    def generate(self, x):
+        if self.device.type == "cuda":
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                return self.model(x)
+        return self.model(x)
+
+    def plain(self, x):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            return self.model(x)
+"""
+
+
+def test_an_autocast_under_a_device_check_takes_that_device():
+    """``autocast("cuda")`` in the body of ``if self.device.type == "cuda":`` runs on that device
+    (lmms-eval's MMaDA wrapper): its type is ``self.device``'s, not a new module-level device.
+    With no check and no device around it, it is left."""
+    rw, _ = fix(CHECKED, path="pkg/models/wrapper.py")
+    assert not rw.error, rw.error
+    out = rw.after.splitlines()
+    assert out[5] == '        if self.device.type != "cpu":', rw.after
+    assert out[6] == (
+        "            with torch.autocast(torch.device(self.device).type, dtype=torch.bfloat16):"
+    ), rw.after
+    assert out[11] == '        with torch.autocast("cuda", dtype=torch.bfloat16):', rw.after

@@ -12,6 +12,8 @@ from patches.generate.codemods.families.script_plan import is_script
 REGISTERS = "import torch\n\n\ndef _fwd(x):\n    return x\n\n\nop.register_autograd(_fwd)\n"
 MAIN = REGISTERS + '\n\nif __name__ == "__main__":\n    _fwd(1)\n'
 TRAINS = "import torch\n\nmodel = torch.nn.Linear(2, 2)\nmodel(torch.ones(2)).sum().backward()\n"
+# a library module's set-up at import (lmms-eval's model wrappers): no program
+QUIET = 'import warnings\n\nwarnings.filterwarnings("ignore")\n\n\nclass Model:\n    pass\n'
 
 
 def _script(text: str, path: str, prefix: str = "") -> bool:
@@ -29,6 +31,8 @@ def _script(text: str, path: str, prefix: str = "") -> bool:
         (REGISTERS, "nn/attention/varlen.py", "torch/", False),  # the installed package
         (MAIN, "torch/utils/collect_env.py", "", True),  # a __main__ block: PyTorch's script
         (TRAINS, "tests/test_train.py", "", False),  # a test
+        (QUIET, "models/wrapper.py", "", False),  # warnings filtered at import: a library
+        (QUIET + TRAINS, "train.py", "", True),  # ... and a program besides
     ],
 )
 def test_what_is_a_script(text, path, prefix, want):

@@ -244,7 +244,34 @@ def type_source(ctx, line: int) -> str | None:
     for name in ("device_type", "device"):
         if ctx.bound_before(line, name):
             return name
-    return held_device(ctx, line)
+    return checked_device(ctx, line) or held_device(ctx, line)
+
+
+def checked_device(ctx, line: int) -> str | None:
+    """The device a test of the innermost ``if`` around ``line`` asks about (``if
+    self.device.type == "cuda":`` -> ``self.device``; ``if x.is_cuda:`` -> ``x.device``): its
+    body runs on that device (lmms-eval's MMaDA wrapper autocasts under its own device check)."""
+    around = [
+        n
+        for n in ctx.nodes
+        if isinstance(n, ast.If) and n.body[0].lineno <= line <= n.body[-1].end_lineno
+    ]
+    if not around:
+        return None
+    test = max(around, key=lambda n: n.lineno).test
+    if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
+        subject = _chain(test.value)
+        return f"{subject}.device" if subject and "cuda" not in subject.lower() else None
+    if not (
+        isinstance(test, ast.Compare)
+        and isinstance(test.ops[0], ast.Eq)
+        and isinstance(test.left, ast.Attribute)
+        and test.left.attr == "type"
+        and any(isinstance(c, ast.Constant) and c.value == "cuda" for c in test.comparators)
+    ):
+        return None
+    subject = _chain(test.left.value)
+    return subject if subject and "cuda" not in subject.lower() else None
 
 
 def module_held(ctx, line: int) -> str | None:

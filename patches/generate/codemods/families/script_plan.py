@@ -274,10 +274,22 @@ def _sets_torch_state(stmt: ast.stmt) -> bool:
     )
 
 
+_HOUSEKEEPING = ("warnings.", "logging.", "sys.path.", "os.environ.")
+
+
+def _configures(stmt: ast.stmt) -> bool:
+    """``warnings.filterwarnings(...)``, ``logging.basicConfig(...)``, ``sys.path.append(...)``:
+    a library module's set-up at import (lmms-eval's model wrappers filter warnings), no
+    program."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    return ast.unparse(stmt.value.func).startswith(_HOUSEKEEPING)
+
+
 def is_script(ctx) -> bool:
     """A program, not a library module: not a test or a package ``__init__``, it runs code at
     the top level (``if __name__ == "__main__":``, or calls outside any function other than
-    torch settings, see ``_sets_torch_state``), and no other file of the tree imports it
+    torch settings, see ``_sets_torch_state``, and set-up, ``_configures``), and no other file of the tree imports it
     (``torch/sparse/_triton_ops_meta.py`` has a ``__main__`` block and is a library module). A
     module of PyTorch's own packages is one only with a ``__main__`` block: its other top-level
     calls register ops and hooks, and a replay's tree of a few files cannot show who imports it."""
@@ -302,7 +314,7 @@ def _runs_code(tree: ast.Module) -> bool:
     if main_blocks(tree):
         return True
     for stmt in tree.body:
-        if _sets_torch_state(stmt):
+        if _sets_torch_state(stmt) or _configures(stmt):
             continue
         if isinstance(stmt, (ast.Expr, ast.For, ast.While, ast.With)) and any(
             isinstance(n, ast.Call) for n in ast.walk(stmt)
