@@ -34,7 +34,8 @@ def kept_cuda(
     """``"<file>:<line> <code>"`` of the first CUDA work the top-level definition ``name`` of
     ``rel`` keeps after this run (``file_steps`` makes the file's steps), else ``""``; with
     ``refusals``, a kept assertion that refuses other devices counts too (a test's gate); with
-    ``library``, only a call through a CUDA-only library counts."""
+    ``library``, only a call through a CUDA-only library counts. A GPU-kernel module's raise for
+    tensors off CUDA (``_kernel_refusals``) counts under its own device test too."""
     memo = run.tree.memo.setdefault("kept-cuda", {})
     if rel not in memo:
         memo[rel] = None  # asked again while being decided (a cycle of imports): none
