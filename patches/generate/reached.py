@@ -15,6 +15,7 @@ from audits import vocabulary
 from patches.generate.codemods.context import FileContext
 from patches.generate.intent.data import data as intent_data
 from patches.generate.intent.data import kernel_decorators, reached_refusals, reached_work
+from patches.generate.intent.kinds.check import kernels
 from patches.generate.intent.libraries import library_uses
 from patches.generate.intent.reach import def_node
 from patches.generate.state import Run
@@ -146,7 +147,7 @@ def _kept(run: Run, rel: str, file_steps):
     lines, notes = final.splitlines(), _annotations(tree)
     kept = [f for f in found if f.rule in work and not _no_work(lines, f)]
     kept += _library_work(run, final, rel, tree) if uses else []
-    kept += _kernel_refusals(final, tree) if refuses else []
+    kept += _kernel_refusals(run, final, rel, tree) if refuses else []
     kept.sort(key=lambda f: (f.line, f.col))
     return tree, [f for f in kept if not any(_holds(a, (f.line, f.col - 1)) for a in notes)]
 
@@ -195,18 +196,13 @@ def _library_work(run: Run, text: str, rel: str, tree: ast.Module | None = None)
     return out
 
 
-def _kernel_refusals(text: str, tree: ast.Module) -> list[_Use]:
-    """In a file that defines GPU kernels (``[checks] kernels``: ``@triton.jit``), each ``if``
-    that raises for a tensor not on CUDA (``if not x.is_cuda: raise ValueError(...)``) and stays
-    so after this run: the kernels' entry point refuses other devices, so a check that picks the
-    path into it is CUDA's (OLMo-core's router takes ``document_pool_keep_mask`` ``if
+def _kernel_refusals(run: Run, text: str, rel: str, tree: ast.Module) -> list[_Use]:
+    """In a file that defines GPU kernels (``cuda-check``'s ``kernels``: ``@triton.jit``), each
+    ``if`` that raises for a tensor not on CUDA (``if not x.is_cuda: raise ValueError(...)``) and
+    stays so after this run: the kernels' entry point refuses other devices, so a check that
+    picks the path into it is CUDA's (OLMo-core's router takes ``document_pool_keep_mask`` ``if
     scores.is_cuda``)."""
-    wanted = kernel_decorators()
-    if not any(
-        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-        and any(_decorator(d) in wanted for d in n.decorator_list)
-        for n in ast.walk(tree)
-    ):
+    if not kernels(FileContext(text, tree, rel, run.tree.prefix)):
         return []
     lines = text.splitlines()
     return [
@@ -214,10 +210,6 @@ def _kernel_refusals(text: str, tree: ast.Module) -> list[_Use]:
         for n in ast.walk(tree)
         if isinstance(n, ast.If) and isinstance(n.body[0], ast.Raise) and _not_cuda(n.test)
     ]
-
-
-def _decorator(d: ast.expr) -> str:
-    return ast.unparse(d.func if isinstance(d, ast.Call) else d)
 
 
 def _not_cuda(test: ast.expr) -> bool:

@@ -61,7 +61,7 @@ def _threshold(x) -> bool:
 _SEEN: dict[int, tuple[ast.AST, str | None]] = {}
 
 
-def _kernels(ctx) -> str | None:
+def kernels(ctx) -> str | None:
     """The first decorator of the file that defines a GPU kernel (``triton.jit``), else None."""
     hit = _SEEN.get(id(ctx.tree))
     if hit is None or hit[0] is not ctx.tree:
@@ -185,8 +185,9 @@ def _moves(p: Probe, cmp: ast.Compare, kind) -> bool:
 
 
 def detect(p: Probe) -> list[Evidence]:
-    if _is_cuda(p.node) and _kernels(p.ctx):  # ``if not x.is_cuda: return fallback(x)``
-        return [Evidence(KIND, p.f.line, f"the file defines GPU kernels: {_kernels(p.ctx)}")]
+    kernel = kernels(p.ctx)
+    if _is_cuda(p.node) and kernel:  # ``if not x.is_cuda: return fallback(x)``
+        return [Evidence(KIND, p.f.line, f"the file defines GPU kernels: {kernel}")]
     n, parent = p.node, None
     while n is not None and not isinstance(n, ast.stmt):
         parent = p.index.parents.get(n)
@@ -195,7 +196,6 @@ def detect(p: Probe) -> list[Evidence]:
         n = parent
     if not isinstance(n, ast.Compare) or not any(_cuda_string(x) for x in [n.left, *n.comparators]):
         return []
-    kernel = _kernels(p.ctx)
     if kernel:
         return [Evidence(KIND, p.f.line, f"the file defines GPU kernels: {kernel}")]
     if any(start <= n.lineno <= end for start, end in p.ctx.blocks):
