@@ -535,4 +535,86 @@ LATEST = {
         ("mace", "scripts", "tests", "pyproject.toml"),
         held_out=True,
     ),
+    # held out (round 41): a CUDA-op vision library with its tests, an LLM training stack with
+    # its tests, a TTS system with its tools, a compression framework with backends for several
+    # vendors, an atomistic-ML library, a biomolecular-structure model with its tests, an LLM server
+    # with Triton kernels and its tests, and two OpenMMLab detection codebases
+    "mmcv": Project(
+        "mmcv",
+        "2.2.0",
+        ("mmcv-2.2.0.tar.gz", "ac479247e808d8802f89eadf04d4118de86bdfe81361ec5aed0cc1bf731c67c9"),
+        ("mmcv", "tests", "setup.py"),
+        held_out=True,
+    ),
+    "llm-foundry": Project(
+        "llm-foundry",
+        "0.22.0",
+        (
+            "llm_foundry-0.22.0.tar.gz",
+            "0b3cda380d7c2c7dba7d77338e033b6be033dc90b8552dab402917320e1591b2",
+        ),
+        ("llmfoundry", "tests", "setup.py"),
+        held_out=True,
+    ),
+    "fish-speech": Project(
+        "fish-speech",
+        "0.1.0",
+        (
+            "fish_speech-0.1.0.tar.gz",
+            "29734f4182145499a2d62c24b95a21928a1e6d57ea1e663edb3d0e9a95dd04f8",
+        ),
+        ("fish_speech", "tools", "pyproject.toml"),
+        held_out=True,
+    ),
+    "nncf": Project(
+        "nncf",
+        "3.4.0",
+        ("nncf-3.4.0.tar.gz", "40b835e275b091197b853344de98ebe1026b58acfb83ffe69b9a0be305371d66"),
+        ("src/nncf=nncf", "pyproject.toml"),
+        held_out=True,
+    ),
+    "fairchem-core": Project(
+        "fairchem-core",
+        "2.24.0",
+        (
+            "fairchem_core-2.24.0.tar.gz",
+            "7a43615eb2596975bb74f5e4d9ecb0cf5bdc4f0e49de241172ea812a84c54703",
+        ),
+        ("src/fairchem=fairchem", "pyproject.toml"),
+        held_out=True,
+    ),
+    "boltz": Project(
+        "boltz",
+        "2.2.1",
+        ("boltz-2.2.1.tar.gz", "355a033ce2b49543a927470d585136794521d8639b2eeb5a1818d74dc3e513c3"),
+        ("src/boltz=boltz", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "lightllm": Project(
+        "lightllm",
+        "0.0.1",
+        (
+            "lightllm-0.0.1.tar.gz",
+            "c7a9f53ec859341b8ae3a18c37db7a6210789ffaf5126bc1b95f76cfcc8442a1",
+        ),
+        ("lightllm", "test", "setup.py"),
+        held_out=True,
+    ),
+    "mmrotate": Project(
+        "mmrotate",
+        "0.3.4",
+        (
+            "mmrotate-0.3.4.tar.gz",
+            "dfa990cd8ac9205eee5a9e6d837393f6730c2560e6d8cb0b9e3581c5cbb8ce7d",
+        ),
+        ("mmrotate", "setup.py"),
+        held_out=True,
+    ),
+    "mmyolo": Project(
+        "mmyolo",
+        "0.6.0",
+        ("mmyolo-0.6.0.tar.gz", "24bf2e3c024e4801b05b735d0040437e2aeabd8b09cf91aa266cb199cc5a65de"),
+        ("mmyolo", "setup.py"),
+        held_out=True,
+    ),
 }

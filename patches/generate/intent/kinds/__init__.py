@@ -61,6 +61,7 @@ ORDER = (
     "redundant",
     "class_constant",
     "module_lacks",
+    "dtype_lacks",
     "plugin_allocator",
     "pinning",
     "unguarded",
