@@ -469,6 +469,8 @@ class TestRuleFixtures(expecttest.TestCase):
             """\
 # left HN502:13: a parameter's default: the API's own choice, kept
 # left HN502:17: a parameter's default: the API's own choice, kept
+# left HN501:32: a project class with its own `cuda()` method
+# left HN501:23: cuda-function: inside cuda
 @@ -0,0 +1 @@
 +import torch
 @@ -2,2 +3,2 @@
@@ -485,6 +487,9 @@ class TestRuleFixtures(expecttest.TestCase):
 @@ -18 +19 @@
 -    return load().cuda()
 +    return load().to(device)
+@@ -36 +37 @@
+-        return self.net.cuda()
++        return self.net.to(torch.accelerator.current_accelerator())
 """,
         )
 

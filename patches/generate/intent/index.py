@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from audits import vocabulary
+from patches.generate.intent.answers import answer_chain
 from patches.generate.intent.bindings import bindings
 from patches.generate.intent.child_source import child_sources
 from patches.generate.intent.comments import comments
@@ -36,9 +37,8 @@ Hits = list[tuple[int, str]]  # (line, what stays CUDA there)
 Remaining = Callable[[Span, Span], Hits]
 
 # a device other than CUDA named in a message: its text is about devices, not CUDA's contract
-OTHER_DEVICE = re.compile(
-    r"\b(?:%s)\b" % "|".join(("cpu", "meta", *vocabulary.NAMED_BACKENDS)), re.IGNORECASE
-)
+_OTHERS = "|".join(("cpu", "meta", *vocabulary.NAMED_BACKENDS))
+OTHER_DEVICE = re.compile(rf"\b(?:{_OTHERS})\b", re.IGNORECASE)
 
 
 def _availability(test: ast.AST) -> bool:
@@ -383,10 +383,10 @@ class Index:
 
     def guarded(self, node, top) -> list[tuple[str, list[Span]]]:
         """(kind, spans) of the code the site guards or iterates over: ``cuda-chain`` (the rest
-        of its boolean chain), ``cuda-guarded`` (an ``if``/``IfExp``/``while`` body, the block
-        after an ``assert`` (in ``__init__``, the class's methods too) or an early exit, a
-        decorated definition), ``cuda-loop``,
-        ``cuda-comprehension``."""
+        of its boolean chain, or its predicate's other early answers: ``answers.py``),
+        ``cuda-guarded`` (an ``if``/``IfExp``/``while`` body, the block after an ``assert`` (in
+        ``__init__``, the class's methods too) or an early exit, a decorated definition),
+        ``cuda-loop``, ``cuda-comprehension``."""
         out: list[tuple[str, list[Span]]] = []
         n, negated = node, False
         while True:
@@ -426,7 +426,7 @@ class Index:
                 after = self._work_after(p) + [span_of(s) for s in filtered_after(self, p)]
                 if after:
                     out.append(("cuda-guarded", after))
-            return out
+            return out + answer_chain(self.block_of(p), p)
         if isinstance(p, ast.Assert) and p.test is n:
             # `assert torch.cuda.is_available()` guards what follows
             after = self._work_after(p) + self._instance_methods(p)

@@ -11,6 +11,7 @@ import libcst.matchers as m
 from patches.generate.codemods.context import param_defaults
 from patches.generate.codemods.families.base import Family
 from patches.generate.codemods.families.idioms_common import API_TYPE, CURRENT, expr
+from patches.generate.codemods.families.own_cuda import own_cuda
 from patches.generate.codemods.families.script_plan import pytorch_module
 from patches.generate.codemods.families.values import is_index
 from patches.generate.intent.data import calls
@@ -166,6 +167,9 @@ class MethodToDevice(Family):
                 func=updated.func.with_changes(attr=cst.Name("to")), args=(dev, *updated.args[1:])
             )
         line = eng.line(original)
+        if _own_cuda(eng, original):
+            eng.fail(spec, original, "a project class with its own `cuda()` method")
+            return updated
         if eng.in_scope(original, "device") and not eng.ctx.pinned(line, "device"):
             device: cst.BaseExpression = cst.Name("device")
         elif pytorch_module(eng.ctx) or _on_module(eng, original):
@@ -185,6 +189,12 @@ class MethodToDevice(Family):
         return updated.with_changes(
             func=updated.func.with_changes(attr=cst.Name("to")), args=(dev, *updated.args)
         )
+
+
+def _own_cuda(eng, call: cst.Call) -> bool:
+    """The receiver may be an instance of a project class that defines ``cuda`` itself."""
+    text = cst.Module(body=[]).code_for_node(call.func.value)
+    return own_cuda(eng.ctx, eng.line(call), text) is not None
 
 
 def _on_module(eng, call: cst.Call) -> bool:

@@ -21,10 +21,9 @@ a value's device says nothing about the site's. Several parameters, or none: not
 from __future__ import annotations
 
 import ast
-import re
 
 from patches.generate.codemods.context import param_defaults
-from patches.generate.intent.nodes import plain_cuda
+from patches.generate.intent.nodes import last_name, plain_cuda
 
 # methods (and attributes) that a torch.Tensor has and neither nn.Module nor numpy.ndarray does
 TENSOR_ONLY = frozenset(
@@ -58,7 +57,7 @@ STOPS = frozenset(
     {"shape", "size", "numel", "dim", "ndim", "item", "tolist", "numpy", "dtype", "device"}
     | {"cpu", "cuda", "is_cuda", "data_ptr", "stride", "storage", "nelement", "any", "all"}
 )
-_TENSOR_ANNOTATION = re.compile(r"\bTensor\b")
+_UNIONS = frozenset({"Optional", "Union"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -88,9 +87,40 @@ def _own(fn):
         )
 
 
+def tensor_annotation(ann: ast.AST) -> bool:
+    """``ann`` types one tensor: ``Tensor``, ``torch.Tensor``, ``Optional[Tensor]``, ``Tensor |
+    None``, a shaped tensor (jaxtyping's ``Float[Tensor, "b n"]``), or its string. A container
+    of tensors is not one (boltz's ``feats: dict[str, Tensor]``, round 41)."""
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return False
+    if isinstance(ann, (ast.Name, ast.Attribute)):
+        return last_name(ann) == "Tensor"
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        members = [ann.left, ann.right]
+    elif isinstance(ann, ast.Subscript) and last_name(ann.value) in _UNIONS:
+        inner = ann.slice
+        members = list(inner.elts) if isinstance(inner, ast.Tuple) else [inner]
+    elif isinstance(ann, ast.Subscript) and isinstance(ann.slice, ast.Tuple):
+        shaped = ann.slice.elts  # jaxtyping: the array type, then its shape as a string
+        return (
+            len(shaped) == 2
+            and isinstance(shaped[0], (ast.Name, ast.Attribute))
+            and last_name(shaped[0]) == "Tensor"
+            and isinstance(shaped[1], ast.Constant)
+            and isinstance(shaped[1].value, str)
+        )
+    else:
+        return False
+    typed = [m for m in members if not (isinstance(m, ast.Constant) and m.value is None)]
+    return bool(typed) and all(tensor_annotation(m) for m in typed)
+
+
 def _is_tensor(fn, p: ast.arg, nodes) -> bool:
-    if p.annotation is not None and _TENSOR_ANNOTATION.search(ast.unparse(p.annotation)):
-        return True
+    if p.annotation is not None and "Tensor" in ast.unparse(p.annotation):
+        return tensor_annotation(p.annotation)  # else a container of tensors
     used = {
         n.attr
         for n in nodes

@@ -52,6 +52,7 @@ ORDER = (
     "parallel",
     "flow",
     "picked",
+    "declared",
     "placement",
     "device_unit",
     "statement",

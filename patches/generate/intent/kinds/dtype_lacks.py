@@ -25,7 +25,7 @@ SUMMARY = "a device pick that fell back to the CPU, for work in a dtype an accel
 
 
 def detect(p: Probe) -> list[Evidence]:
-    pick = _pick(p)
+    pick = cpu_pick(p)
     if pick is None:
         return []
     unit = p.outermost_function or p.ctx.tree
@@ -57,7 +57,7 @@ def _computes_in(unit: ast.AST, dtypes: frozenset[str]) -> tuple[int, str] | Non
     return None
 
 
-def _pick(p: Probe) -> ast.IfExp | None:
+def cpu_pick(p: Probe) -> ast.IfExp | None:
     """The ``IfExp`` holding the site as its test or as its CUDA arm, whose other arm is the
     CPU; None where there is none."""
     for n, parent in p.climb():
