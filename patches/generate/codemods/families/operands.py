@@ -21,6 +21,7 @@ a value's device says nothing about the site's. Several parameters, or none: not
 from __future__ import annotations
 
 import ast
+import re
 
 from patches.generate.codemods.context import param_defaults
 from patches.generate.intent.nodes import last_name, plain_cuda
@@ -58,6 +59,7 @@ STOPS = frozenset(
     | {"cpu", "cuda", "is_cuda", "data_ptr", "stride", "storage", "nelement", "any", "all"}
 )
 _UNIONS = frozenset({"Optional", "Union"})
+_NAMES_TENSOR = re.compile(r"\bTensor\b")
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -119,7 +121,7 @@ def tensor_annotation(ann: ast.AST) -> bool:
 
 
 def _is_tensor(fn, p: ast.arg, nodes) -> bool:
-    if p.annotation is not None and "Tensor" in ast.unparse(p.annotation):
+    if p.annotation is not None and _NAMES_TENSOR.search(ast.unparse(p.annotation)):
         return tensor_annotation(p.annotation)  # else a container of tensors
     used = {
         n.attr
