@@ -66,11 +66,19 @@ def _type_checked(p: Probe) -> bool:
         if isinstance(n, ast.stmt):
             block = p.index.block_of(n) or []
             for prev in block[: block.index(n)] if n in block else []:
-                if isinstance(prev, ast.If) and exits(prev.body) and negative(prev.test):
-                    if _cuda_test(prev.test):
-                        return True
+                if isinstance(prev, ast.If) and exits(prev.body) and _leaves_off_cuda(prev.test):
+                    return True
         n = parent
     return False
+
+
+def _leaves_off_cuda(test: ast.AST) -> bool:
+    """An early exit's test that holds off CUDA: ``not x.is_cuda``, ``x.type != "cuda"``, or an
+    ``or`` of which one operand is (InvokeAI's ``if not enabled or device.type != "cuda":
+    return None``, round 41)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return any(_leaves_off_cuda(v) for v in test.values)
+    return negative(test) and _cuda_test(test)
 
 
 def _positive(test: ast.AST) -> bool:
