@@ -82,7 +82,7 @@ def test_every_label_holds():
 
 
 # kinds whose evidence spans files: their labelled cases are trees, in the tests named here
-TREE_KINDS = {"cuda-reached": "test_reached.py"}
+TREE_KINDS = {"cuda-reached": "test_reached.py", "cuda-patched": "test_patched.py"}
 
 
 def test_every_evidence_kind_has_a_labelled_case():

@@ -179,6 +179,10 @@ GATED = {
     "where the original copied unpinned)",
     "char_gpt.py": "11 -> 4: the same bf16 pick and pinning check stay (module-lacks, "
     "pinning-lacks)",
+    "sample_lm.py": '12 -> 5: `torch.cuda.get_device_name(0)` under `if device == "cuda":` stays '
+    "(module-lacks: once the pick is neutral a Mac's device is `mps`, and torch.mps has no "
+    "get_device_name), with its block's `reset_peak_memory_stats` and, in the same function, the "
+    "synchronize (cuda-device-unit); the pick is neutral, the exact test of it stays",
     "tv_reference": "11 -> 4: cudnn.benchmark stays (HN412 keep); reduce_across_processes' "
     "device='cuda' has no device in scope (the process group's device, gloo or an accelerator's, "
     "is not the script's to guess); two --help strings name CUDA: the choices a user may pass "

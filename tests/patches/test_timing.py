@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 import torch
 
-from patches.generate.codemods.families.timing import STREAM_SIGNATURE
+from patches.generate.codemods.families.timing import EVENT_IGNORED, STREAM_SIGNATURE
 from tests.patches.family_fixtures import cases, check
 
 
@@ -32,3 +34,15 @@ def test_neutral_constructors_run_without_cuda():
     with torch.Stream():
         pass
     torch.Event(enable_timing=True)
+
+
+def test_event_ignores_what_the_family_keeps_cuda_s():
+    """``EVENT_IGNORED``: torch.Event takes blocking and interprocess and ignores them (the
+    installed torch says so), and its IPC handle is not implemented."""
+    doc = " ".join(torch.Event.__doc__.split())
+    assert "Both blocking and interprocess are not supported right now and are noops" in doc
+    assert set(EVENT_IGNORED) == {"blocking", "interprocess"}
+    params = list(inspect.signature(torch.cuda.Event.__new__).parameters)
+    assert [params.index(n) - 1 for n in EVENT_IGNORED] == list(EVENT_IGNORED.values())
+    with pytest.raises(NotImplementedError):
+        torch.Event(interprocess=True).ipc_handle()

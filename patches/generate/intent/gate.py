@@ -15,7 +15,7 @@ from patches.generate.intent.probe import Evidence, Options, Probe
 from patches.generate.intent.remaining import remaining_of
 
 # evidence not about CUDA: a site left only for these keeps no other site CUDA
-_NOT_CUDA = ("redundant", "unguarded", "torch-optional")
+_NOT_CUDA = ("redundant", "unguarded", "torch-optional", "type-checking")
 
 
 def evidence(probe: Probe, late: bool = True) -> list[Evidence]:

@@ -13,7 +13,12 @@
 No availability guard: CUDA's constructors raise without CUDA, so the code around them only
 runs where a device exists; the neutral ones return a CPU stream (or an event whose ``record``
 raises) instead, which breaks nothing that worked. The exception is a probe, a constructor in
-a ``try`` that catches the error to learn whether there is a device: left. With the
+a ``try`` that catches the error to learn whether there is a device: left; so is an event
+asked to block its waiter or to be shared between processes (``blocking``, ``interprocess``:
+``torch.Event`` takes them and ignores them, as its docstring warns): vLLM's host waits on a
+``torch.cuda.Event(blocking=True)`` so as not to spin, its KV connector sends an
+``interprocess=True`` event's ``ipc_handle()``, which ``torch.Event`` does not implement (round
+41). With the
 synchronize (HN105) and ``current_stream`` (HN204) beside them, the intent gate converts a
 timing unit whole or not at all (``cuda-timeline``). Upstream's form: DDP's mixed-precision
 stream, FSDP's event queue, the comm hooks' streams (torch 2.4 -> 2.13).
@@ -34,6 +39,10 @@ EVENT_NAMES = ("torch.cuda.Event", "torch.cuda.streams.Event")
 STREAM_CONTEXT = "torch.cuda.stream"
 SYNC, NEW_SYNC = "torch.cuda.synchronize", "torch.accelerator.synchronize"
 _P = inspect.Parameter
+# torch.Event's parameters it takes and ignores ("Both blocking and interprocess are not supported
+# right now and are noops": tests/patches/test_timing.py reads the installed torch's docstring),
+# with their positions in torch.cuda.Event(enable_timing, blocking, interprocess)
+EVENT_IGNORED = {"blocking": 1, "interprocess": 2}
 # torch.Stream documents itself as "Stream(device, *, priority)" without the defaults it has
 # (``torch.Stream()`` is the current accelerator's stream; tests/patches/test_timing.py checks).
 STREAM_SIGNATURE = inspect.Signature(
@@ -42,6 +51,19 @@ STREAM_SIGNATURE = inspect.Signature(
         _P("priority", _P.KEYWORD_ONLY, default=0),
     ]
 )
+
+
+def _ignored(call: cst.Call) -> str | None:
+    """The first of ``EVENT_IGNORED`` the event call passes, by keyword or position, with a value
+    other than a literal False, else None."""
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    for name, at in EVENT_IGNORED.items():
+        arg = next((a for a in call.args if a.keyword and a.keyword.value == name), None)
+        if arg is None and len(positional) > at:
+            arg = positional[at]
+        if arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "False"):
+            return name
+    return None
 
 
 def _in_annotation(eng, node) -> bool:
@@ -76,6 +98,13 @@ class Timing(CallRename):
             eng.fail(spec, original, "a probe: the constructor's error is caught to detect CUDA")
             return updated
         if not names & set(STREAM_NAMES):
+            ignored = _ignored(original)
+            if ignored:
+                spec = next((s for s in specs if names & set(s.names)), specs[0])
+                eng.fail(
+                    spec, original, f"torch.Event ignores {ignored}=, which CUDA's event keeps"
+                )
+                return updated
             return super().on_call(eng, original, updated)
         old = sorted(names & set(STREAM_NAMES))[0]
         spec = next((s for s in specs if old in s.names), None)

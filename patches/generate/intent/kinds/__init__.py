@@ -17,6 +17,8 @@ import importlib
 
 ORDER = (
     "generated",
+    "patched",
+    "type_checking",
     "owned_path",
     "legacy",
     "mocked",

@@ -29,6 +29,7 @@ from patches.generate.intent.flow_shapes import (
     whole,
 )
 from patches.generate.intent.index import Hits
+from patches.generate.intent.kinds.dtype_lacks import cpu_pick
 from patches.generate.intent.nodes import called, declared, device_type_decl, span_of
 from patches.generate.intent.probe import Evidence, Probe, first_hit
 
@@ -186,7 +187,8 @@ def _handed_on(p: Probe, stmt, names: set[str]) -> list[Evidence]:
     if not names:
         return []
     scope = p.ctx.scope_at(stmt.lineno)
-    several = {n for n in names if other_backend_bound(p.ctx, scope, n)}
+    picked = stmt is p.stmt and cpu_pick(p) is not None  # made neutral, it binds the others'
+    several = {n for n in names if picked or other_backend_bound(p.ctx, scope, n)}
     for sub in _later_reads(p, stmt, names, scope):
         arm = _dispatch_arm(p, sub) if sub.id in several else None
         hits = _use(p, sub) if arm is None else p.remaining(span_of(arm), p.own) if arm else []
