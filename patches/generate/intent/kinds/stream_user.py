@@ -3,7 +3,9 @@
 ``torch.cuda.Event`` and leaves records on it or waits for it (``event.record(stream)``,
 ``stream.wait_event(event)``; also an event taken from a collection of them, ``for d, event in
 self.events.items()``, round 39), or a function of the file it is handed to reads its
-``.cuda_stream`` / ``.cuda_event`` handle. ``torch.cuda.Event.record`` of a ``torch.Stream``
+``.cuda_stream`` / ``.cuda_event`` handle (a class of the file it is handed to, off the attribute
+its ``__init__`` stores it in), or a call passes it beside raw device pointers (``.data_ptr()``:
+a native launch). ``torch.cuda.Event.record`` of a ``torch.Stream``
 fails on CUDA before torch 2.11, a generic stream's ``wait_event`` of a CUDA event does not wait
 before it either, and a ``torch.Stream`` has no ``.cuda_stream``: the stream and what uses it
 change together or not at all (Megatron's async scheduling events and UVM prefetch, unsloth-zoo's
@@ -50,6 +52,8 @@ def detect(p: Probe) -> list[Evidence]:
             if p.remaining(span, p.own):
                 what = f"{ast.unparse(other)} = torch.cuda.Event (line {line})"
                 return [Evidence(KIND, use.lineno, what)]
+        if other is None and _raw_launch(use):
+            return [Evidence(KIND, use.lineno, "handed to a launch of raw device pointers")]
         if other is None:
             line = _reads_handle(p, use)
             if line:
@@ -253,9 +257,25 @@ def _scope(p: Probe, stored: str | None) -> ast.AST | None:
     return p.functions[0] if p.functions else p.stmt
 
 
+def _raw_launch(call: ast.Call) -> bool:
+    """``call`` passes raw device pointers (``x.data_ptr()``) beside the stream: a native
+    kernel launch (vLLM's FlyDSL and HIP launchers, ``run_compiled(kernel, q.data_ptr(), ...,
+    torch.cuda.current_stream())``), which takes the driver's stream, CUDA's (round 41)."""
+    args = [*call.args, *(k.value for k in call.keywords)]
+    return any(
+        isinstance(x, ast.Attribute) and x.attr == "data_ptr" for a in args for x in ast.walk(a)
+    )
+
+
 def _reads_handle(p: Probe, call: ast.Call) -> int | None:
     """The line where a function of the file that ``call`` calls reads ``.cuda_stream`` (or
-    ``.cuda_event``) off one of its parameters, else None."""
+    ``.cuda_event``) off one of its parameters (for a class of the file, off the attribute its
+    ``__init__`` stores a parameter in: vLLM's decoder slot keeps ``self.stream`` and hands
+    ``self.stream.cuda_stream`` to NVDEC, round 41), else None."""
+    if isinstance(call.func, ast.Name):
+        line = _class_reads_handle(p, call.func.id)
+        if line:
+            return line
     for _sp, c, callee in p.index.calls:
         if c is not call or not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
@@ -263,5 +283,33 @@ def _reads_handle(p: Probe, call: ast.Call) -> int | None:
         for n in ast.walk(callee):
             if isinstance(n, ast.Attribute) and n.attr in _HANDLES:
                 if isinstance(n.value, ast.Name) and n.value.id in params:
+                    return n.lineno
+    return None
+
+
+def _class_reads_handle(p: Probe, name: str) -> int | None:
+    """The line where a method of the file's class ``name`` reads a handle off ``self.<attr>``,
+    an attribute its ``__init__`` sets from a parameter, else None."""
+    cls = next(
+        (n for n in ast.walk(p.ctx.tree) if isinstance(n, ast.ClassDef) and n.name == name), None
+    )
+    init = (
+        next((d for d in cls.body if getattr(d, "name", "") == "__init__"), None) if cls else None
+    )
+    if not isinstance(init, ast.FunctionDef):
+        return None
+    params = {a.arg for a in init.args.args + init.args.kwonlyargs}
+    stored = {
+        t.attr
+        for n in ast.walk(init)
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in params
+        for t in n.targets
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+    }
+    for n in ast.walk(cls):
+        if isinstance(n, ast.Attribute) and n.attr in _HANDLES:
+            inner = n.value
+            if isinstance(inner, ast.Attribute) and inner.attr in stored:
+                if isinstance(inner.value, ast.Name) and inner.value.id == "self":
                     return n.lineno
     return None
