@@ -187,9 +187,11 @@ def _handed_on(p: Probe, stmt, names: set[str]) -> list[Evidence]:
     if not names:
         return []
     scope = p.ctx.scope_at(stmt.lineno)
-    picked = stmt is p.stmt and cpu_pick(p) is not None  # made neutral, it binds the others'
-    several = {n for n in names if picked or other_backend_bound(p.ctx, scope, n)}
-    for sub in _later_reads(p, stmt, names, scope):
+    reads = list(_later_reads(p, stmt, names, scope))
+    # a CUDA-or-CPU pick of the device data is placed on: made neutral, it binds the others'
+    placed = stmt is p.stmt and cpu_pick(p) is not None and any(_placed_on(p, r) for r in reads)
+    several = {n for n in names if placed or other_backend_bound(p.ctx, scope, n)}
+    for sub in reads:
         arm = _dispatch_arm(p, sub) if sub.id in several else None
         hits = _use(p, sub) if arm is None else p.remaining(span_of(arm), p.own) if arm else []
         if hits:
@@ -310,6 +312,18 @@ def _relayed(p: Probe, stmt: ast.Assign | ast.AnnAssign) -> Hits:
         if hits:
             return hits
     return []
+
+
+def _placed_on(p: Probe, sub: ast.Name) -> bool:
+    """``sub`` is the device data is placed on: ``x.to(sub)``, ``device=sub``,
+    ``map_location=sub``, ``torch.device(sub)``."""
+    parent = p.index.parents.get(sub)
+    if isinstance(parent, ast.keyword):
+        return parent.arg in ("device", "map_location")
+    if isinstance(parent, ast.Call) and sub in parent.args:
+        name = parent.func.attr if isinstance(parent.func, ast.Attribute) else None
+        return name == "to" or ast.unparse(parent.func) == "torch.device"
+    return False
 
 
 def _later_reads(p: Probe, stmt, names: set[str], scope):
