@@ -124,7 +124,9 @@ class MethodToDevice(Family):
     ``.to(torch.accelerator.current_accelerator())``, read when the call runs: the current device
     on CUDA, as ``.cuda()`` was, and ``.to(None)``, a no-op, without an accelerator. A ``device``
     parameter still at an indexed default (``device="cuda:0"``) is one device, not the current
-    one (lmms-eval's wrappers, where each rank's current device differs): not ``.cuda()``'s.
+    one (lmms-eval's wrappers, where each rank's current device differs): not ``.cuda()``'s. A
+    receiver that may be an object of a tree class defining its own ``cuda`` is left
+    (``own_cuda``: lightllm's vision models move their weights there and have no ``to``).
     """
 
     name = "to-device"
