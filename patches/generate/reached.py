@@ -17,6 +17,7 @@ from patches.generate.intent.data import data as intent_data
 from patches.generate.intent.data import kernel_decorators, reached_refusals, reached_work
 from patches.generate.intent.kinds.check import kernels
 from patches.generate.intent.libraries import library_uses
+from patches.generate.intent.nodes import off_cuda
 from patches.generate.intent.reach import def_node
 from patches.generate.state import Run
 
@@ -208,23 +209,8 @@ def _kernel_refusals(run: Run, text: str, rel: str, tree: ast.Module) -> list[_U
     return [
         _Use(n.lineno, n.col_offset + 1, lines[n.lineno - 1], REFUSAL)
         for n in ast.walk(tree)
-        if isinstance(n, ast.If) and isinstance(n.body[0], ast.Raise) and _not_cuda(n.test)
+        if isinstance(n, ast.If) and isinstance(n.body[0], ast.Raise) and off_cuda(n.test)
     ]
-
-
-def _not_cuda(test: ast.expr) -> bool:
-    """``test`` is true for a tensor off CUDA: ``not x.is_cuda``, ``x.device.type != "cuda"``,
-    or an ``or`` holding one."""
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
-        return any(_not_cuda(v) for v in test.values)
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return any(isinstance(n, ast.Attribute) and n.attr == "is_cuda" for n in ast.walk(test))
-    return (
-        isinstance(test, ast.Compare)
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.NotEq)
-        and any(isinstance(c, ast.Constant) and c.value == "cuda" for c in test.comparators)
-    )
 
 
 def _called_spans(tree: ast.Module) -> set:

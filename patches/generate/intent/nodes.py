@@ -97,21 +97,66 @@ def placement_call(node) -> ast.Call | None:
     return None
 
 
-def plain_cuda_device(node: ast.AST) -> bool:
-    """``torch.device("cuda")``, spelt so, with one plain argument."""
+def plain_cuda_device(node: ast.AST, kind: str = "cuda") -> bool:
+    """``torch.device("cuda")`` (or ``kind``'s), spelt so, with one plain argument."""
     return (
         isinstance(node, ast.Call)
         and ast.unparse(node.func) == "torch.device"
         and len(node.args) == 1
         and not node.keywords
         and isinstance(node.args[0], ast.Constant)
-        and node.args[0].value == "cuda"
+        and node.args[0].value == kind
     )
 
 
-def plain_cuda(node: ast.AST) -> bool:
-    """``"cuda"`` or ``torch.device("cuda")``: the plain CUDA device, a string or a device."""
-    return (isinstance(node, ast.Constant) and node.value == "cuda") or plain_cuda_device(node)
+def plain_cuda(node: ast.AST, kind: str = "cuda") -> bool:
+    """``"cuda"`` or ``torch.device("cuda")``: the plain CUDA device (or ``kind``'s), a string
+    or a device."""
+    return (isinstance(node, ast.Constant) and node.value == kind) or plain_cuda_device(node, kind)
+
+
+def cpu_literal(node: ast.AST) -> bool:
+    """``"cpu"`` or ``torch.device("cpu")``."""
+    return plain_cuda(node, "cpu")
+
+
+def on_cuda(test: ast.AST) -> bool:
+    """``test`` holds only for something on CUDA: ``x.is_cuda``, ``x.type == "cuda"``, an
+    ``and`` holding one, or ``not`` of a test that holds off CUDA."""
+    if isinstance(test, ast.BoolOp):
+        return isinstance(test.op, ast.And) and any(on_cuda(v) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return off_cuda(test.operand)
+    if isinstance(test, ast.Attribute):
+        return test.attr == "is_cuda"
+    return _compares_cuda(test, ast.Eq)
+
+
+def off_cuda(test: ast.AST) -> bool:
+    """``test`` holds for something off CUDA: ``not`` of a test that asks about CUDA (``not
+    x.is_cuda``, ``not all(t.is_cuda for t in ts)``), ``x.type != "cuda"``, or an ``or``
+    holding one (a kernel's refusal, the early exit before CUDA-only code)."""
+    if isinstance(test, ast.BoolOp):
+        return isinstance(test.op, ast.Or) and any(off_cuda(v) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = test.operand
+        return on_cuda(inner) or any(
+            isinstance(n, ast.Attribute) and n.attr == "is_cuda" for n in ast.walk(inner)
+        )
+    return _compares_cuda(test, ast.NotEq)
+
+
+def _compares_cuda(test: ast.AST, op: type) -> bool:
+    """``x == "cuda"`` (``op``: ``ast.Eq``) or ``x != "cuda"`` (``ast.NotEq``), either side."""
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], op)
+        and any(
+            isinstance(c, ast.Constant) and c.value == "cuda"
+            for c in [test.left, *test.comparators]
+        )
+    )
 
 
 def cuda_literal(ctx, node: ast.AST) -> str | None:

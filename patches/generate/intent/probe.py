@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from patches.generate.intent.data import calls, collective_name, data
 from patches.generate.intent.index import Hits, Index, Remaining
-from patches.generate.intent.nodes import Span, finding_span, last_name, negative
+from patches.generate.intent.nodes import Span, cpu_literal, finding_span, last_name, negative
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,23 @@ class Probe:
         for n, parent in self.climb():
             if isinstance(parent, ast.IfExp) and parent.test is n:
                 return parent, parent.orelse if negative(n) else parent.body
+        return None
+
+    @functools.cached_property
+    def cpu_pick(self) -> ast.IfExp | None:
+        """The ``IfExp`` holding the site as its test or as its CUDA arm whose other arm is the
+        CPU (``"cuda" if torch.cuda.is_available() else "cpu"``, ``torch.device("cpu")``): a
+        CUDA-or-CPU device pick; None where there is none."""
+        for n, parent in self.climb():
+            if not isinstance(parent, ast.IfExp):
+                continue
+            if parent.test is n:
+                other = parent.body if negative(n) else parent.orelse
+            elif n is parent.body or n is parent.orelse:
+                other = parent.orelse if n is parent.body else parent.body
+            else:
+                return None
+            return parent if cpu_literal(other) else None
         return None
 
     @functools.cached_property

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 
 from patches.generate.intent.index import OTHER_DEVICE
-from patches.generate.intent.kinds.dtype_lacks import cpu_pick
 from patches.generate.intent.nodes import last_name
 from patches.generate.intent.probe import Evidence, Probe
 
@@ -21,7 +20,7 @@ SUMMARY = "the pick is stored where the declared values are only 'cuda' and 'cpu
 
 
 def detect(p: Probe) -> list[Evidence]:
-    if cpu_pick(p) is None:
+    if p.cpu_pick is None:
         return []
     stmt = p.stmt
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 
 from patches.generate.intent.data import data
-from patches.generate.intent.nodes import negative
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "dtype-lacks"
@@ -25,8 +24,7 @@ SUMMARY = "a device pick that fell back to the CPU, for work in a dtype an accel
 
 
 def detect(p: Probe) -> list[Evidence]:
-    pick = cpu_pick(p)
-    if pick is None:
+    if p.cpu_pick is None:
         return []
     unit = p.outermost_function or p.ctx.tree
     for accelerator, dtypes in data()["modules"]["dtype_lacks"].items():
@@ -55,28 +53,3 @@ def _computes_in(unit: ast.AST, dtypes: frozenset[str]) -> tuple[int, str] | Non
         if name is not None:
             return node.lineno, name
     return None
-
-
-def cpu_pick(p: Probe) -> ast.IfExp | None:
-    """The ``IfExp`` holding the site as its test or as its CUDA arm, whose other arm is the
-    CPU; None where there is none."""
-    for n, parent in p.climb():
-        if not isinstance(parent, ast.IfExp):
-            continue
-        if parent.test is n:
-            other = parent.body if negative(n) else parent.orelse
-        elif n is parent.body:
-            other = parent.orelse
-        elif n is parent.orelse:
-            other = parent.body
-        else:
-            return None
-        return parent if _is_cpu(other) else None
-    return None
-
-
-def _is_cpu(node: ast.AST) -> bool:
-    """``"cpu"`` or ``torch.device("cpu")``."""
-    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
-        node = node.args[0]
-    return isinstance(node, ast.Constant) and node.value == "cpu"

@@ -29,7 +29,6 @@ from patches.generate.intent.flow_shapes import (
     whole,
 )
 from patches.generate.intent.index import Hits
-from patches.generate.intent.kinds.dtype_lacks import cpu_pick
 from patches.generate.intent.nodes import called, declared, device_type_decl, span_of
 from patches.generate.intent.probe import Evidence, Probe, first_hit
 
@@ -189,7 +188,7 @@ def _handed_on(p: Probe, stmt, names: set[str]) -> list[Evidence]:
     scope = p.ctx.scope_at(stmt.lineno)
     reads = list(_later_reads(p, stmt, names, scope))
     # a CUDA-or-CPU pick of the device data is placed on: made neutral, it binds the others'
-    placed = stmt is p.stmt and cpu_pick(p) is not None and any(_placed_on(p, r) for r in reads)
+    placed = stmt is p.stmt and p.cpu_pick is not None and any(_placed_on(p, r) for r in reads)
     several = {n for n in names if placed or other_backend_bound(p.ctx, scope, n)}
     for sub in reads:
         arm = _dispatch_arm(p, sub) if sub.id in several else None

@@ -17,7 +17,7 @@ import ast
 
 from patches.generate.intent.data import data
 from patches.generate.intent.kinds.unguarded import checked
-from patches.generate.intent.nodes import exits, negative
+from patches.generate.intent.nodes import exits, off_cuda, on_cuda
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "module-lacks"
@@ -49,60 +49,28 @@ def detect(p: Probe) -> list[Evidence]:
 def _type_checked(p: Probe) -> bool:
     """A CUDA device-type check (``x.type == "cuda"``, ``x.is_cuda``) holds the site: the arm
     of an ``if``/``IfExp`` that runs on CUDA, a later operand of an ``and``, or the rest of a
-    block after ``if not <check>: return``. A Mac's device is ``mps`` there, so the original
-    skipped the query (OLMo-core's speed monitor asks ``get_device_name`` when
-    ``trainer.device.type == "cuda"``, round 41); the check made neutral admits MPS."""
+    block after an early exit that holds off CUDA (``if not enabled or x.type != "cuda":
+    return``). A Mac's device is ``mps`` there, so the original skipped the query (OLMo-core's
+    speed monitor asks ``get_device_name`` when ``trainer.device.type == "cuda"``, round 41);
+    the check made neutral admits MPS."""
     n = p.node
     while n is not None and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
         parent = p.index.parents.get(n)
         if isinstance(parent, (ast.If, ast.IfExp)) and n is not parent.test:
             arm = parent.orelse
-            orelse = n is arm or (isinstance(arm, list) and n in arm)
-            if _cuda_test(parent.test) and orelse == negative(parent.test):
+            in_else = n is arm or (isinstance(arm, list) and n in arm)
+            if (off_cuda if in_else else on_cuda)(parent.test):
                 return True
         if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
-            if any(_positive(v) for v in parent.values[: parent.values.index(n)]):
+            if any(on_cuda(v) for v in parent.values[: parent.values.index(n)]):
                 return True
         if isinstance(n, ast.stmt):
             block = p.index.block_of(n) or []
             for prev in block[: block.index(n)] if n in block else []:
-                if isinstance(prev, ast.If) and exits(prev.body) and _leaves_off_cuda(prev.test):
+                if isinstance(prev, ast.If) and exits(prev.body) and off_cuda(prev.test):
                     return True
         n = parent
     return False
-
-
-def _leaves_off_cuda(test: ast.AST) -> bool:
-    """An early exit's test that holds off CUDA: ``not x.is_cuda``, ``x.type != "cuda"``, or an
-    ``or`` of which one operand is (InvokeAI's ``if not enabled or device.type != "cuda":
-    return None``, round 41)."""
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
-        return any(_leaves_off_cuda(v) for v in test.values)
-    return negative(test) and _cuda_test(test)
-
-
-def _positive(test: ast.AST) -> bool:
-    return _cuda_test(test) and not negative(test)
-
-
-def _cuda_test(test: ast.AST) -> bool:
-    """``x.type == "cuda"`` / ``!= "cuda"``, ``(not) x.is_cuda``, or an ``and`` holding one
-    that asks for CUDA."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return _cuda_test(test.operand) and not negative(test.operand)
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return any(_positive(v) for v in test.values)
-    if isinstance(test, ast.Attribute):
-        return test.attr == "is_cuda"
-    return (
-        isinstance(test, ast.Compare)
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], (ast.Eq, ast.NotEq))
-        and any(
-            isinstance(c, ast.Constant) and c.value == "cuda"
-            for c in [test.left, *test.comparators]
-        )
-    )
 
 
 # what torch.cuda raises without CUDA ("Torch not compiled with CUDA enabled", no driver)
