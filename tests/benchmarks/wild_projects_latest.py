@@ -657,4 +657,121 @@ LATEST = {
         ("vllm", "setup.py", "pyproject.toml"),
         held_out=True,
     ),
+    # held out (round 42): a model-serving platform, two RL libraries and a script collection,
+    # chemistry and materials libraries, a speech model, Intel's optimum backend, a detector,
+    # ControlNet annotators and a sparse-convolution engine, at first contact
+    "xinference": Project(
+        "xinference",
+        "4.1.0",
+        (
+            "xinference-4.1.0.tar.gz",
+            "94a6023a02043fa1400b66c65a520b0421fb026c87e098c0a9088e1c8ae340bb",
+        ),
+        ("xinference", "pyproject.toml", "setup.cfg"),
+        held_out=True,
+    ),
+    "tianshou": Project(
+        "tianshou",
+        "2.0.1",
+        (
+            "tianshou-2.0.1.tar.gz",
+            "ec81006848489c23a4952825abb034a525a625dea214a257b1854d03068d11b8",
+        ),
+        ("tianshou", "pyproject.toml"),
+        held_out=True,
+    ),
+    "d3rlpy": Project(
+        "d3rlpy",
+        "2.8.1",
+        ("d3rlpy-2.8.1.tar.gz", "2f2acec9d5973eec064dbad937979a81b3ebda2188ac751fd66492f63810be1f"),
+        ("d3rlpy", "setup.py"),
+        held_out=True,
+    ),
+    "deepchem": Project(
+        "deepchem",
+        "2.8.0",
+        (
+            "deepchem-2.8.0.tar.gz",
+            "ba3f0cf3b589a33dd70757b1045600f52bb539bcd2b6fed9058cb76c7e9d4538",
+        ),
+        ("deepchem", "setup.py"),
+        held_out=True,
+    ),
+    "nequip": Project(
+        "nequip",
+        "0.19.1",
+        (
+            "nequip-0.19.1.tar.gz",
+            "0a6ccb5ec8b7691e6bc4ce74aa48ddffd70d5389f785a173929246d0ce64e0c2",
+        ),
+        ("nequip", "pyproject.toml"),
+        held_out=True,
+    ),
+    "moshi": Project(
+        "moshi",
+        "0.2.13",
+        ("moshi-0.2.13.tar.gz", "f0c83aea037b1e2e3aefe5f9c2e77a0d6b5ec9b7d4e986e259990f6636706eac"),
+        ("moshi", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "optimum-intel": Project(
+        "optimum-intel",
+        "2.2.0",
+        (
+            "optimum_intel-2.2.0.tar.gz",
+            "90fb4cc948315fd1ff19f4d2b4d86e04c190e3f7d418fe1ec7546ec7dc1ff6b3",
+        ),
+        ("optimum", "setup.py"),
+        held_out=True,
+    ),
+    "rfdetr": Project(
+        "rfdetr",
+        "1.11.2",
+        (
+            "rfdetr-1.11.2.tar.gz",
+            "11c3395b004c2ffdd30b7bf83c324a2b8caf5e5609c7407c73b484b9ce7454d3",
+        ),
+        ("src/rfdetr=rfdetr", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "controlnet-aux": Project(
+        "controlnet-aux",
+        "0.0.10",
+        (
+            "controlnet_aux-0.0.10.tar.gz",
+            "31dc265a54448bdcee033a130b47423c80587fa35ccac752113af1b4d48f5183",
+        ),
+        ("src/controlnet_aux=controlnet_aux", "tests", "setup.py"),
+        held_out=True,
+    ),
+    "MinkowskiEngine": Project(
+        "MinkowskiEngine",
+        "0.5.4",
+        (
+            "MinkowskiEngine-0.5.4.tar.gz",
+            "b1879c00d0b0b1d30ba622cce239886a7e3c78ee9da1064cdfe2f64c2ab15f94",
+        ),
+        ("MinkowskiEngine", "setup.py"),
+        held_out=True,
+    ),
+    "cleanrl": Project(
+        "cleanrl",
+        "1.2.0",
+        (
+            "cleanrl-1.2.0.tar.gz",
+            "22c43c71f06da02ade7bb2e90c4820548696d3816d15f4cf0dcb266cf7671f72",
+        ),
+        ("cleanrl", "cleanrl_utils", "pyproject.toml"),
+        held_out=True,
+    ),
+    "chemprop": Project(
+        "chemprop",
+        "2.3.1",
+        (
+            "chemprop-2.3.1.tar.gz",
+            "b9ddcf1b4d6657b4baddcbfd563855e00bd7d7b8baae2c460f9ef181a56edae0",
+        ),
+        ("chemprop", "pyproject.toml"),
+        held_out=True,
+    ),
 }

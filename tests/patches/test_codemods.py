@@ -470,6 +470,8 @@ class TestRuleFixtures(expecttest.TestCase):
 # left HN502:13: a parameter's default: the API's own choice, kept
 # left HN502:17: a parameter's default: the API's own choice, kept
 # left HN501:32: a project class with its own `cuda()` method
+# left HN501:40: `cuda()` argument `device_id`
+# left HN501:41: `cuda()` argument `device`
 # left HN501:23: cuda-function: inside cuda
 @@ -0,0 +1 @@
 +import torch

@@ -100,6 +100,12 @@ def _parses(src: str) -> bool:
     'def pick():\n    return "gpu" if torch.cuda.is_available() else "cpu"\n\n'
     "torch.cuda.set_per_process_memory_fraction(0.5)\n"
 )
+@example(  # torch optional to the file: a function's from-import binds no `torch` (round 42)
+    'def pick():\n    return "gpu" if torch.cuda.is_available() else "cpu"\n\n'
+    "def repro(args):\n    from torch.cuda import synchronize as sync\n\n"
+    "    need_sync = any(isinstance(a, torch.Tensor) and a.is_cuda for a in args)\n"
+    "    if need_sync:\n        sync()\n"
+)
 def test_rewrite_is_parse_safe_and_idempotent(src):
     first, found = fix(src)
     if not _parses(src):

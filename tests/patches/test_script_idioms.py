@@ -456,6 +456,9 @@ class TestScriptIdioms(expecttest.TestCase):
 +state = torch.load(path, map_location=lambda storage, loc: storage.to(device=device))
 +fast = torch.load(path, map_location=lambda s, loc: s.to(device=device, non_blocking=True))
 +model = torch.nn.Linear(2, 2).to(device)
+@@ -18 +19 @@
+-    return lambda storage, loc: storage.cuda(index)
++    return lambda storage, loc: storage.to(device=torch.device(device, index))
 """,
         )
 

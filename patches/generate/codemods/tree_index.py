@@ -112,6 +112,21 @@ class TreeIndex:
             self.memo["after-imports"] = best if counts[best] else None
         return self.memo["after-imports"]
 
+    def module_parts(self) -> frozenset[str] | None:
+        """Every folder and module name of the tree's ``*.py`` paths (``a/b/c.py``: a, b, c), or
+        None for a tree of one file: a name outside it is a module the tree does not hold as
+        source (a compiled extension, or another project's)."""
+        if not self.root.is_dir():
+            return None
+        if "module-parts" not in self.memo:
+            self.memo["module-parts"] = frozenset(
+                part.removesuffix(".py")
+                for r in self.files()
+                if r.endswith(".py")
+                for part in r.split("/")
+            )
+        return self.memo["module-parts"]
+
     def holding(self, *needles: bytes) -> list[str]:
         """The files whose bytes hold every one of ``needles``."""
         return [r for r, b in self.files().items() if all(n in b for n in needles)]

@@ -43,6 +43,7 @@ def _bound_by(node) -> list[tuple[str, str]]:
                 found := lib
                 or (not node.level and cuda_library(f"{node.module}.{a.name}"))
                 or cuda_library(a.name)
+                or _vendored(node.module, a.name)
             )
         ]
     if isinstance(node, ast.Assign):
@@ -70,6 +71,20 @@ def _bound_by(node) -> list[tuple[str, str]]:
                 if isinstance(t, ast.Name)
             ]
     return []
+
+
+def _vendored(module: str, name: str) -> str | None:
+    """A listed module of a library (a dotted entry: ``mmcv.parallel.scatter``) that a project
+    ships inside its own package (xinference's ControlNet annotators: ``from
+    annotator.mmpkg.mmcv.parallel import scatter``, round 42). A top-level library's name alone
+    is no evidence there: a project's own ``flashinfer.py`` is its backend, not the library."""
+    parts = module.split(".")
+    for i in range(1, len(parts)):
+        tail = ".".join(parts[i:])
+        lib = cuda_library(tail) or cuda_library(f"{tail}.{name}")
+        if lib and "." in lib:
+            return lib
+    return None
 
 
 def _named_module(call: ast.Call) -> str | None:
@@ -137,12 +152,18 @@ def library_uses(ctx) -> list[tuple[Span, str]]:
     built = _cuda_built(ctx)
     tree = getattr(ctx, "tree_index", None)
     exts = tree.cuda_extensions() if tree is not None else frozenset()
+    parts = tree.module_parts() if tree is not None else None
     rocm: dict[tuple[int, str], int] = {}
     for node in ctx.nodes:
         for name in _rocm_binding(node):
             key = (id(ctx.scope_at(node.lineno)), name)
             rocm[key] = rocm.get(key, 0) + 1
-        found = _bound_by(node) or _built_binding(node, built) or _extension(node, exts)
+        found = (
+            _bound_by(node)
+            or _built_binding(node, built)
+            or _extension(node, exts)
+            or _compiled(node, parts)
+        )
         if found and isinstance(node, (ast.Import, ast.ImportFrom)):
             out.append((span_of(node), f"import {found[0][1]} (no accelerator but CUDA)"))
         scope = ctx.scope_at(node.lineno) if found else None
@@ -272,6 +293,51 @@ def _extension(node, exts: frozenset[str]) -> list[tuple[str, str]]:
             if node.module in exts or f"{node.module}.{a.name}" in exts
         ]
     return []
+
+
+_COMPILED = re.compile(r"^_C$|^_ext$|._cuda$")  # a module's name
+_COMPILED_NOT = ("torch", "functorch")  # torch's own `_C` holds every backend's bindings
+_PREBUILT = "the tree's compiled extension"
+
+
+def _compiled(node, parts: frozenset[str] | None) -> list[tuple[str, str]]:
+    """A name bound to the tree's own compiled extension, a module the tree holds no source of:
+    ``from detectron2 import _C``, ``import MinkowskiEngineBackend._C as MEB``, ``import
+    selective_scan_cuda``, ``from ._C import deform_conv_forward``, mmcv's ``ext_module =
+    ext_loader.load_ext("_ext", [...])``. Its kernels are the ones its build compiles, the CPU's
+    and CUDA's (ROCm's being CUDA's device type to torch); a device test in front of it sends
+    CUDA tensors there and no other accelerator's (vendored detectron2's deformable
+    convolution, mmcv's fused bias-leaky-ReLU, round 42). A file rewritten alone (no tree:
+    ``parts`` None) goes by the name."""
+    parts = parts or frozenset()
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+        if _last_name(node.value.func) == "load_ext":
+            return [(t.id, _PREBUILT) for t in node.targets if isinstance(t, ast.Name)]
+        return []
+    if isinstance(node, ast.Import):
+        return [
+            (a.asname or a.name, _PREBUILT)
+            for a in node.names
+            if (a.asname or "." not in a.name) and _extension_module(a.name, parts)
+        ]
+    if isinstance(node, ast.ImportFrom):
+        module = node.module or ""
+        head = module if node.level == 0 else ""
+        if module and _extension_module(module, parts, head):
+            return [(a.asname or a.name, _PREBUILT) for a in node.names if a.name != "*"]
+        return [
+            (a.asname or a.name, _PREBUILT)
+            for a in node.names
+            if a.name in ("_C", "_ext") and _extension_module(a.name, parts, head)
+        ]
+    return []
+
+
+def _extension_module(dotted: str, parts: frozenset[str], head: str | None = None) -> bool:
+    """``dotted`` names a module whose last name says compiled and the tree has no source of."""
+    name = dotted.rsplit(".", 1)[-1]
+    first = (dotted if head is None else head).split(".", 1)[0]
+    return bool(_COMPILED.search(name)) and name not in parts and first not in _COMPILED_NOT
 
 
 def _built_binding(node, built: frozenset[str]) -> list[tuple[str, str]]:

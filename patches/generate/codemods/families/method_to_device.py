@@ -24,20 +24,27 @@ _CUDA_AVAILABLE = "torch.cuda.is_available()"
 
 def _storage(eng, call: cst.Call) -> bool:
     """``call`` is ``s.cuda(...)`` on the first parameter of a ``map_location`` lambda
-    (``lambda storage, loc: storage.cuda()``): ``s`` is an untyped storage."""
+    (``lambda storage, loc: storage.cuda()``): ``s`` is an untyped storage. The lambda is the
+    ``map_location=`` argument, or one that spells the callable's documented parameters,
+    ``(storage, loc)`` or ``(storage, location)``, wherever it is made (d3rlpy's
+    ``map_location(device)`` returns it for ``torch.load``, round 42)."""
     recv = call.func.value if isinstance(call.func, cst.Attribute) else None
     node = eng.parent(call)
     while node is not None and not isinstance(node, cst.Lambda):
         node = eng.parent(node)
     if not isinstance(recv, cst.Name) or node is None or not node.params.params:
         return False
+    params = [p.name.value for p in node.params.params]
     arg = eng.parent(node)
-    return (
-        node.params.params[0].name.value == recv.value
-        and isinstance(arg, cst.Arg)
-        and arg.keyword is not None
-        and arg.keyword.value == "map_location"
+    keyword = isinstance(arg, cst.Arg) and arg.keyword is not None
+    return params[0] == recv.value and (
+        (keyword and arg.keyword.value == "map_location")
+        or (len(params) == 2 and params[1] in _LOCATION and "storage" in params[0])
     )
+
+
+_LOCATION = ("loc", "location")
+_PASSED = frozenset({"non_blocking", "memory_format"})  # `cuda()`'s keywords `to` takes too
 
 
 def storage_form(eng, original: cst.Call, new):
@@ -141,6 +148,9 @@ class MethodToDevice(Family):
         if not specs:
             return None
         spec = specs[0]
+        if foreign := _foreign_keyword(updated):
+            eng.fail(spec, original, f"`cuda()` argument `{foreign}`")
+            return updated
         positional = [a for a in updated.args if a.keyword is None]
         if positional:
             # `x.cuda(i)` -> `x.to(torch.device(device_type, i))` when a device type is in scope.
@@ -191,6 +201,14 @@ class MethodToDevice(Family):
         return updated.with_changes(
             func=updated.func.with_changes(attr=cst.Name("to")), args=(dev, *updated.args)
         )
+
+
+def _foreign_keyword(call: cst.Call) -> str:
+    """A keyword of ``call`` that ``to`` would not take as ``cuda()`` does: ``device=`` (``to``
+    would take it twice), or a name neither has (controlnet-aux's ``network.cuda(device_id=...)``,
+    round 42); "" where there is none."""
+    names = sorted({a.keyword.value for a in call.args if a.keyword is not None} - _PASSED)
+    return names[0] if names else ""
 
 
 def _own_cuda(eng, call: cst.Call) -> bool:

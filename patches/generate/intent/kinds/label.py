@@ -15,6 +15,7 @@ CUDA's (``cuda-flow``: opacus' FSDP example lost its world size to it)."""
 from __future__ import annotations
 
 import ast
+import re
 
 from patches.generate.intent.data import is_cuda_word
 from patches.generate.intent.index import OTHER_DEVICE
@@ -37,7 +38,14 @@ def detect(p: Probe) -> list[Evidence]:
 
 
 def _names_cuda(text: str) -> bool:
-    return " " in text.strip() and is_cuda_word(text) and not OTHER_DEVICE.search(text)
+    """A label of words, or one that spells the CUDA call it shows (MinkowskiEngine's
+    diagnostics: ``f"torch.cuda.is_available(): {...}"``, round 42); a device string such as
+    ``"cuda:0"`` is neither."""
+    words = " " in text.strip() or bool(_SPELLED.match(text.strip()))
+    return words and is_cuda_word(text) and not OTHER_DEVICE.search(text)
+
+
+_SPELLED = re.compile(r"torch\.cuda\.\w+(\(\))?\s*[:=]?$")
 
 
 def _heading(p: Probe) -> str:

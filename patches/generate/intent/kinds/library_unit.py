@@ -51,8 +51,58 @@ def detect(p: Probe) -> list[Evidence]:
         return [Evidence(KIND, sp[0][0], f"the function uses {what} (line {sp[0][0]})")]
     if fn is p.ctx.tree:
         return []
+    found = _class_use(p, fn)
+    if found:
+        return [found]
     hits = reach_elsewhere(p.ctx, p.index.name_calls, span_of(fn), library=True)
     return [Evidence(KIND, line, f"the function's call {what}") for line, what in hits[:1]]
+
+
+def _class_use(p: Probe, fn) -> Evidence | None:
+    """A predicate method (every ``return`` answers a truth value) of a class whose methods do
+    work through the library: the predicate says when that work runs, so its device test is
+    the library's (vLLM's ``FlashInferPcieIpcAllReduce.should_use``: ``inp.is_cuda and ...``
+    before ``all_reduce`` hands ``inp`` to FlashInfer, round 42)."""
+    cls = p.index.parents.get(fn)
+    if not isinstance(cls, ast.ClassDef) or not _predicate(fn):
+        return None
+    uses = [(sp, w) for sp, w in p.index.libraries_used_in(span_of(cls)) if _library(w, False)]
+    for sp, what in uses:
+        node = p.index.at.get(sp)
+        if _work(p, node) and not _optional(p, node, cls, uses):
+            return Evidence(KIND, sp[0][0], f"its class uses {what} (line {sp[0][0]})")
+    return None
+
+
+def _predicate(fn) -> bool:
+    """Every ``return`` of ``fn`` (none nested) answers a truth value: a constant True/False, a
+    comparison, ``not``, ``and``/``or`` of such, or ``bool(...)``."""
+    own = [n for n in _own_nodes(fn) if isinstance(n, ast.Return)]
+    return bool(own) and all(_truth(r.value) for r in own)
+
+
+def _truth(node) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, bool)
+    if isinstance(node, ast.BoolOp):
+        return any(_truth(v) for v in node.values) and not any(
+            isinstance(v, ast.Constant) and not isinstance(v.value, bool) for v in node.values
+        )
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, ast.Not)
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Name) and node.func.id == "bool"
+    return isinstance(node, ast.Compare)
+
+
+def _own_nodes(fn):
+    """The nodes of ``fn``'s body outside nested definitions."""
+    todo = list(fn.body)
+    while todo:
+        n = todo.pop()
+        yield n
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(n))
 
 
 def _ops(p: Probe, where) -> list:

@@ -31,6 +31,7 @@ accelerator's own API simulates a device as well: a test that sets ``current_acc
 from __future__ import annotations
 
 import ast
+import doctest
 import functools
 
 from patches.generate.intent.nodes import called, last_name
@@ -155,12 +156,17 @@ def _is_fixture(f: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 def _replaced_by_tests(p: Probe) -> str:
     """``"<test file> replaces <name>"`` where the site calls CUDA's ``name`` in a module that
-    is not a test, and a test module of the tree imports that module and replaces ``name``."""
+    is not a test, and a test module of the tree imports that module and replaces ``name``, or a
+    doctest of the module does."""
     index, node = getattr(p.ctx, "tree_index", None), p.node
-    if index is None or is_test_file(p.ctx.path):
+    if is_test_file(p.ctx.path):
         return ""
     name = called(p.ctx, node) or ""
     if not name.startswith("torch.cuda."):
+        return ""
+    if name in _doctest_mocks(p.ctx):
+        return f"a doctest of this module replaces {name}"
+    if index is None:
         return ""
     mocks = _mocks(index)
     for key in (name, TORCH):
@@ -168,6 +174,31 @@ def _replaced_by_tests(p: Probe) -> str:
             if index.imports(test, p.ctx.path):
                 return f"{test} replaces {key} while it tests this module"
     return ""
+
+
+def _doctest_mocks(ctx) -> frozenset[str]:
+    """What the doctests in the module's docstrings replace (rfdetr's ``>>> with
+    patch("torch.cuda.device_count", return_value=4):`` over ``_cuda_training_device_indices``:
+    its pytest runs them, ``--doctest-plus``, round 42); once per file."""
+    memo = ctx.__dict__.setdefault("_doctest_mocks", {})
+    if "found" not in memo:
+        found = set()
+        docs = [
+            ast.get_docstring(n, clean=True) or ""
+            for n in ctx.nodes
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        ]
+        for doc in (d for d in docs if ">>>" in d and "torch.cuda" in d):
+            source = "\n".join(e.source for e in doctest.DocTestParser().get_examples(doc))
+            try:
+                tree = ast.parse(source)
+            except SyntaxError:
+                continue
+            found.update(
+                t for c in ast.walk(tree) if isinstance(c, ast.Call) and (t := _patched(c))
+            )
+        memo["found"] = frozenset(found)
+    return memo["found"]
 
 
 def _mocks(index) -> dict[str, list[str]]:

@@ -51,9 +51,14 @@ def _lazy_import(tree: ast.Module) -> int | None:
 
 
 def _imports_here(p: Probe) -> bool:
-    """A function holding the site imports torch itself (before the site)."""
+    """A function holding the site binds ``torch`` itself (``import torch`` before the site): the
+    rewrite names it there. A from-import (``from torch.cuda import synchronize``) binds no
+    ``torch``, and the rewrite would import it on top (a second run then found the file importing
+    torch and rewrote the sites this one left: the idempotence property, round 42)."""
     return any(
-        isinstance(n, ast.stmt) and _torch(n) and n.lineno < p.f.line
+        isinstance(n, ast.Import)
+        and any(a.name.split(".")[0] == "torch" and a.asname is None for a in n.names)
+        and n.lineno < p.f.line
         for fn in p.functions
         for n in ast.walk(fn)
     )

@@ -6,7 +6,10 @@ check asks whether that device exists. Neutral, a machine with another accelerat
 ``map_location`` mapping: it names the device the tensors were saved on. And a check whose branch
 loads a checkpoint with no ``map_location`` (restored where it was saved) while the other branch
 maps it (mmagic's DeblurGAN-v2 weights: ``torch.load(path)`` where CUDA is there, else
-``torch.load(path, map_location='cpu')``, round 33)."""
+``torch.load(path, map_location='cpu')``, round 33). And CUDA's absence beside an object off the
+CPU (``not torch.cuda.is_available() and metric.device.type != "cpu"``): the object's device is
+CUDA's, where it was saved, and the test asks that it cannot be used here (chemprop rebuilds a
+checkpoint's metrics then; neutral, a Mac loading a CUDA run would keep them on CUDA, round 42)."""
 
 from __future__ import annotations
 
@@ -26,6 +29,9 @@ def detect(p: Probe) -> list[Evidence]:
         return [Evidence(KIND, p.f.line, f"{_NAME} = None where CUDA is there")]
     if _saved_key(p):
         return [Evidence(KIND, p.f.line, f"a {_NAME} key: the device a tensor was saved on")]
+    held = _absent_beside(p)
+    if held:
+        return [Evidence(KIND, p.f.line, f"no CUDA here while {held} is off the CPU")]
     selected, other = p.arms
     load = _load(p, selected, mapped=False)
     if load is not None and _load(p, other, mapped=True) is not None:
@@ -58,6 +64,38 @@ def _saved_key(p: Probe) -> bool:
         and isinstance(parent.ctx, ast.Store)
         and _NAME in _name(parent.value)
     )
+
+
+def _absent_beside(p: Probe) -> str:
+    """The object whose device is tested off the CPU beside ``not <CUDA availability>`` in an
+    ``and`` (``x.device.type != "cpu"``, ``x.device.type == "cuda"``, ``x.is_cuda``), else ""."""
+    chain = list(p.climb())
+    for (n, parent), (_, grand) in zip(chain, chain[1:]):
+        if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+            if isinstance(grand, ast.BoolOp) and isinstance(grand.op, ast.And):
+                for v in grand.values:
+                    held = _off_cpu(v)
+                    if v is not parent and held:
+                        return held
+            return ""
+        if not isinstance(parent, ast.Call) or parent.func is not n:
+            return ""
+    return ""
+
+
+def _off_cpu(test) -> str:
+    if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
+        return ast.unparse(test.value)
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return ""
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    value = getattr(right, "value", None)
+    wanted = (isinstance(op, ast.NotEq) and value == "cpu") or (
+        isinstance(op, ast.Eq) and value == "cuda"
+    )
+    if wanted and isinstance(left, ast.Attribute) and left.attr == "type":
+        return ast.unparse(left.value)
+    return ""
 
 
 def _name(node) -> str:
