@@ -774,4 +774,121 @@ LATEST = {
         ("chemprop", "pyproject.toml"),
         held_out=True,
     ),
+    # held out (round 42, second batch): an imitation-learning library, molecular and protein
+    # models, TTS and audio codecs, time-series libraries, face restoration and a diffusion sampler
+    # library, at first contact
+    "imitation": Project(
+        "imitation",
+        "1.0.1",
+        (
+            "imitation-1.0.1.tar.gz",
+            "7b6341e41bf4c8a572b05dccd819d7a70df6244318559fe83e41c9444f00d29c",
+        ),
+        ("src/imitation=imitation", "tests", "examples", "benchmarking", "experiments", "setup.py"),
+        held_out=True,
+    ),
+    "schnetpack": Project(
+        "schnetpack",
+        "2.2.0",
+        (
+            "schnetpack-2.2.0.tar.gz",
+            "28379cc38516f5112faa1f484c9102487855bc2c4a7a03c89997c2a6145f8519",
+        ),
+        ("src/schnetpack=schnetpack", "src/scripts=scripts", "pyproject.toml"),
+        held_out=True,
+    ),
+    "fair-esm": Project(
+        "fair-esm",
+        "2.0.0",
+        (
+            "fair-esm-2.0.0.tar.gz",
+            "4ed34d4598ec75ed6550a4e581d023bf8d4a8375317ecba6269bb68135f80c85",
+        ),
+        ("esm", "setup.py"),
+        held_out=True,
+    ),
+    "parler-tts": Project(
+        "parler-tts",
+        "0.2.3",
+        (
+            "parler_tts-0.2.3.tar.gz",
+            "9fd8e33b9c23e7d79ec717cfbd11d7a45c5d76391b606fbc7011569646a2a703",
+        ),
+        ("parler_tts", "training", "setup.py"),
+        held_out=True,
+    ),
+    "descript-audio-codec": Project(
+        "descript-audio-codec",
+        "1.0.0",
+        (
+            "descript-audio-codec-1.0.0.tar.gz",
+            "56a5a541128686821570756512d405534e9d7a978b34adf2510cfe981f0b00e0",
+        ),
+        ("dac", "tests", "setup.py"),
+        held_out=True,
+    ),
+    "audiolm-pytorch": Project(
+        "audiolm-pytorch",
+        "2.4.0",
+        (
+            "audiolm_pytorch-2.4.0.tar.gz",
+            "4d7f733abf747d3b79938bf684eb18d4f02b5fcd637daf6c170b1cd603a0ba90",
+        ),
+        ("audiolm_pytorch", "setup.py"),
+        held_out=True,
+    ),
+    "tsai": Project(
+        "tsai",
+        "1.0.1",
+        ("tsai-1.0.1.tar.gz", "7ef31c7de6bf5ff551a5e3f0fbae8ee92a2cc550b1381e82485be7cd724bc012"),
+        ("tsai", "pyproject.toml"),
+        held_out=True,
+    ),
+    "timesfm": Project(
+        "timesfm",
+        "3.0.2",
+        (
+            "timesfm-3.0.2.tar.gz",
+            "a602deba10b9323132d0bc694c08e6cfaf144d7b9e4554da33155b6a9cb0ea5c",
+        ),
+        ("src/timesfm=timesfm", "src/timesfm3=timesfm3", "tests", "pyproject.toml"),
+        held_out=True,
+    ),
+    "facexlib": Project(
+        "facexlib",
+        "0.3.0",
+        (
+            "facexlib-0.3.0.tar.gz",
+            "7ae784a520eb52e05583e8bf9f68f77f45083239ac754d646d635017b49e7763",
+        ),
+        ("facexlib", "inference", "scripts", "setup.py"),
+        held_out=True,
+    ),
+    "torchmd-net": Project(
+        "torchmd-net",
+        "3.1.0",
+        (
+            "torchmd_net-3.1.0.tar.gz",
+            "8595739262b871758f743380d4736d3b4ccda21631b92089158b0d6a5e7adbcb",
+        ),
+        ("torchmdnet", "pyproject.toml"),
+        held_out=True,
+    ),
+    "gfpgan": Project(
+        "gfpgan",
+        "1.3.8",
+        ("gfpgan-1.3.8.tar.gz", "21618b06ce8ea6230448cb526b012004f23a9ab956b55c833f69b9fc8a60c4f9"),
+        ("gfpgan", "inference_gfpgan.py", "scripts", "setup.py"),
+        held_out=True,
+    ),
+    "k-diffusion": Project(
+        "k-diffusion",
+        "0.1.1.post1",
+        (
+            "k-diffusion-0.1.1.post1.tar.gz",
+            "04b66b0e95202a60c4c178a482e6d31528b81a1c97011d6023ed3ad559de7166",
+        ),
+        ("k_diffusion", "setup.py"),
+        held_out=True,
+    ),
 }

@@ -267,6 +267,11 @@ def _climb(p: Probe, sub: ast.AST, own, relay: bool = False) -> Hits:
             hits = p.remaining(span_of(parent), own)  # `s.cuda_stream` while it stays
         elif isinstance(parent, ast.For) and n is parent.iter:
             hits = p.remaining(span_of(parent.body), own)
+        elif isinstance(parent, ast.IfExp) and n is parent.test:
+            # the value picks an arm: it goes where the arms go
+            hits = p.remaining(span_of(parent.body), own) or p.remaining(
+                span_of(parent.orelse), own
+            )
         elif isinstance(parent, ast.keyword) and parent.arg and is_cuda_word(parent.arg):
             # `f(use_cuda=x)`: the callee's slot asks for CUDA by contract (as `cuda-name`)
             hits = [(parent.value.lineno, f"{parent.arg}=")]
@@ -282,11 +287,15 @@ def _in_callee(p: Probe, call: ast.Call, arg: ast.AST, own) -> Hits:
     passes ``use_cuda=use_cuda`` on to grad-cam)."""
     callee = next((c for _sp, n, c in p.index.calls if n is call), None)
     if callee is None or isinstance(callee, ast.ClassDef):
+        callee = _constructor(p, call)
+    if callee is None:
         return []
     params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
     if params and params[0] in ("self", "cls") and isinstance(call.func, ast.Attribute):
         params = params[1:]
-    kw = p.index.parents.get(arg)
+    if callee.name == "__init__" and params[:1] == ["self"]:
+        params = params[1:]
+    kw = arg if isinstance(arg, ast.keyword) else p.index.parents.get(arg)
     if isinstance(kw, ast.keyword):
         name = kw.arg
     else:
@@ -300,6 +309,26 @@ def _in_callee(p: Probe, call: ast.Call, arg: ast.AST, own) -> Hits:
             if hits:
                 return [(call.lineno, f"{callee.name}() hands it to {hits[0][1]}")]
     return []
+
+
+def _constructor(p: Probe, call: ast.Call):
+    """The ``__init__`` of the module-level class of the file that ``call`` builds (detectron2's
+    demo: ``AsyncPredictor(cfg, num_gpus=num_gpu)``, whose ``__init__`` names each worker's
+    device ``"cuda:{}".format(gpuid) if num_gpus > 0 else "cpu"``, round 42), or None."""
+    if not isinstance(call.func, ast.Name):
+        return None
+    cls = next(
+        (d for d in p.ctx.tree.body if isinstance(d, ast.ClassDef) and d.name == call.func.id),
+        None,
+    )
+    return next(
+        (
+            f
+            for f in getattr(cls, "body", ())
+            if isinstance(f, ast.FunctionDef) and f.name == "__init__"
+        ),
+        None,
+    )
 
 
 def _relayed(p: Probe, stmt: ast.Assign | ast.AnnAssign) -> Hits:
