@@ -90,8 +90,8 @@ def _caught(p: Probe) -> bool:
             names = {
                 x.id if isinstance(x, ast.Name) else getattr(x, "attr", "")
                 for h in parent.handlers
+                if h.type is not None  # a bare `except:` (below), before its type is walked
                 for x in ast.walk(h.type)
-                if h.type is not None
             }
             if any(h.type is None for h in parent.handlers) or names & _WIDER:
                 return False
