@@ -13,7 +13,10 @@ author's did.
 from __future__ import annotations
 
 import configparser
+import dataclasses
 import functools
+import io
+import tokenize
 from pathlib import Path
 
 try:
@@ -36,9 +39,27 @@ _INI_KEYS = (
 
 def style_for(root: Path, prefix: str, rel: str, original: str) -> Style:
     """The style of ``rel`` (relative to the scanned ``root``; ``prefix``: the scan's package
-    prefix) whose text before the series is ``original``."""
+    prefix) whose text before the series is ``original``, indented as the file is (a 2-space
+    file formatted at ruff's default 4 had its whole class rewritten: timesfm, round 42)."""
     if (prefix + rel).split("/", 1)[0] in PYTORCH_PACKAGES or _pytorch_checkout(str(root)):
         return PYTORCH
+    return dataclasses.replace(_style_for(root, rel, original), indent=indent_of(original))
+
+
+def indent_of(text: str) -> int:
+    """The file's indentation step: the width of its first indented block (4 where it has none,
+    or where it indents with tabs)."""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.INDENT:
+                width = len(tok.string)
+                return width if "\t" not in tok.string and 0 < width <= 8 else 4
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass
+    return 4
+
+
+def _style_for(root: Path, rel: str, original: str) -> Style:
     folder = (Path(root) / rel).parent
     configured = _configured(str(Path(root).resolve()), str(folder.resolve()))
     if configured is not None:

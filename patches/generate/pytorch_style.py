@@ -44,10 +44,14 @@ class Style:
     quotes: str
     source: str
     slack: bool = False
+    indent: int = 4  # the file's own indentation step (timesfm's 2-space classes, round 42)
 
     def args(self) -> tuple[str, ...]:
         quotes = f'format.quote-style="{self.quotes}"'
-        return ("--isolated", "--line-length", str(self.line_length), "--config", quotes)
+        width = f"indent-width={self.indent}"
+        return ("--isolated", "--line-length", str(self.line_length), "--config", quotes) + (
+            ("--config", width) if self.indent != 4 else ()
+        )
 
 
 PYTORCH = Style(LINE_LENGTH, B950_LIMIT, "double", "pytorch/pytorch's lint configuration")

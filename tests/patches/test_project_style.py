@@ -178,3 +178,41 @@ def test_a_file_in_blacks_layout_keeps_it_though_a_line_is_longer(tmp_path):
         '    "--cuda",\n    type=int,\n', '    "--cuda", type=int, dest="accel",\n'
     )
     assert style.conform("train.py", BLACKENED, joined, own) == after
+
+
+TWO_SPACE = '''import torch
+
+
+class Forecaster:
+  """A class indented two spaces (timesfm's, Google's style)."""
+
+  def __init__(self, device=None):
+    if device is not None:
+      self.device = torch.device(device)
+    else:
+      self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+  def horizon(self):
+    return (
+      8
+      * 2
+    )
+'''
+
+
+def test_a_two_space_file_keeps_its_indentation(tmp_path):
+    """The changed line is formatted at the file's own step: at ruff's default 4 the range grew
+    to the whole class and every line of it moved (round 42)."""
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 88\n")
+    after = TWO_SPACE.replace(
+        'torch.device("cuda" if torch.cuda.is_available() else "cpu")',
+        "torch.device(torch.accelerator.current_accelerator().type"
+        ' if torch.accelerator.is_available() else "cpu")',
+    )
+    chosen = project_style.style_for(tmp_path, "", "m.py", TWO_SPACE)
+    assert chosen.indent == 2
+    got = style.conform("m.py", TWO_SPACE, after, chosen)
+    moved = [n for n, (a, b) in enumerate(zip(TWO_SPACE.splitlines(), got.splitlines())) if a != b]
+    assert moved and min(moved) == 10, moved  # the changed statement, nothing before it
+    assert got.endswith(TWO_SPACE[TWO_SPACE.index("  def horizon") :]), got
+    assert all(len(line) <= 88 for line in got.splitlines())
