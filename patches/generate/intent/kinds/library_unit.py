@@ -62,16 +62,27 @@ def _class_use(p: Probe, fn) -> Evidence | None:
     """A predicate method (every ``return`` answers a truth value) of a class whose methods do
     work through the library: the predicate says when that work runs, so its device test is
     the library's (vLLM's ``FlashInferPcieIpcAllReduce.should_use``: ``inp.is_cuda and ...``
-    before ``all_reduce`` hands ``inp`` to FlashInfer, round 42)."""
+    before ``all_reduce`` hands ``inp`` to FlashInfer, round 42). The library is the module's: a
+    name the module binds, not one method's own import."""
     cls = p.index.parents.get(fn)
     if not isinstance(cls, ast.ClassDef) or not _predicate(fn):
         return None
     uses = [(sp, w) for sp, w in p.index.libraries_used_in(span_of(cls)) if _library(w, False)]
     for sp, what in uses:
         node = p.index.at.get(sp)
-        if _work(p, node) and not _optional(p, node, cls, uses):
+        if _module_bound(p, node) and _work(p, node) and not _optional(p, node, cls, uses):
             return Evidence(KIND, sp[0][0], f"its class uses {what} (line {sp[0][0]})")
     return None
+
+
+def _module_bound(p: Probe, node) -> bool:
+    """``node`` reads a name its module binds: the module is built on the library. One method's
+    own import is that method's (Lightning's ``LightningModule.to_tensorrt`` imports
+    ``torch_tensorrt``; its ``on_gpu`` is no predicate of TensorRT's)."""
+    if not isinstance(node, ast.Name):
+        return False
+    bound = p.ctx.binding(node.lineno, node.id)
+    return bound is None or bound[0] is p.ctx.module
 
 
 def _predicate(fn) -> bool:
