@@ -292,3 +292,14 @@ def param_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> d
     out = dict(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
     out.update({x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
     return out
+
+
+def own_returns(fn):
+    """The ``return`` statements of ``fn``, not of functions or classes nested in it."""
+    todo = list(fn.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Return):
+            yield n
+        elif not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo += list(ast.iter_child_nodes(n))

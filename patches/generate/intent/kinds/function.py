@@ -28,7 +28,7 @@ import ast
 
 from patches.generate.intent.data import about_cuda_summary, is_cuda_word, other_backend_only
 from patches.generate.intent.index import DEVICE_NAME
-from patches.generate.intent.nodes import span_of
+from patches.generate.intent.nodes import own_returns, span_of
 from patches.generate.intent.probe import Evidence, Probe
 
 KIND = "cuda-function"
@@ -119,7 +119,7 @@ def _decides_return(fn, stmt) -> bool:
     ``return pytest.mark.parametrize("device", devices)(func)``)."""
     if isinstance(stmt, ast.Return):
         return True
-    returned = {n.id for r in _own_returns(fn) for n in ast.walk(r) if isinstance(n, ast.Name)}
+    returned = {n.id for r in own_returns(fn) for n in ast.walk(r) if isinstance(n, ast.Name)}
     if isinstance(stmt, ast.If):
         arms = [*stmt.body, *stmt.orelse]
         return any(isinstance(s, ast.Return) or _sets(s) & returned for s in arms)
@@ -140,14 +140,3 @@ def _sets(stmt) -> set[str]:
         if call.func.attr in _ADDS and isinstance(recv, ast.Name):
             return {recv.id}
     return set()
-
-
-def _own_returns(fn):
-    """The ``return`` statements of ``fn``, not of functions or classes nested in it."""
-    todo = list(fn.body)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, ast.Return):
-            yield n
-        elif not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            todo += list(ast.iter_child_nodes(n))

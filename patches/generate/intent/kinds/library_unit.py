@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 
-from patches.generate.intent.nodes import inside, main_blocks, span_of
+from patches.generate.intent.nodes import inside, main_blocks, own_returns, span_of
 from patches.generate.intent.ops import library_op
 from patches.generate.intent.paths import is_test_file
 from patches.generate.intent.probe import Evidence, Probe
@@ -88,7 +88,7 @@ def _module_bound(p: Probe, node) -> bool:
 def _predicate(fn) -> bool:
     """Every ``return`` of ``fn`` (none nested) answers a truth value: a constant True/False, a
     comparison, ``not``, ``and``/``or`` of such, or ``bool(...)``."""
-    own = [n for n in _own_nodes(fn) if isinstance(n, ast.Return)]
+    own = list(own_returns(fn))
     return bool(own) and all(_truth(r.value) for r in own)
 
 
@@ -104,16 +104,6 @@ def _truth(node) -> bool:
     if isinstance(node, ast.Call):
         return isinstance(node.func, ast.Name) and node.func.id == "bool"
     return isinstance(node, ast.Compare)
-
-
-def _own_nodes(fn):
-    """The nodes of ``fn``'s body outside nested definitions."""
-    todo = list(fn.body)
-    while todo:
-        n = todo.pop()
-        yield n
-        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(n))
 
 
 def _ops(p: Probe, where) -> list:

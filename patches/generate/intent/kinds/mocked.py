@@ -176,29 +176,25 @@ def _replaced_by_tests(p: Probe) -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=8)
 def _doctest_mocks(ctx) -> frozenset[str]:
-    """What the doctests in the module's docstrings replace (rfdetr's ``>>> with
+    """Once per file: what the doctests in the module's docstrings replace (rfdetr's ``>>> with
     patch("torch.cuda.device_count", return_value=4):`` over ``_cuda_training_device_indices``:
-    its pytest runs them, ``--doctest-plus``, round 42); once per file."""
-    memo = ctx.__dict__.setdefault("_doctest_mocks", {})
-    if "found" not in memo:
-        found = set()
-        docs = [
-            ast.get_docstring(n, clean=True) or ""
-            for n in ctx.nodes
-            if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        ]
-        for doc in (d for d in docs if ">>>" in d and "torch.cuda" in d):
-            try:  # a docstring doctest cannot read (an option on no example, odd indents)
-                examples = doctest.DocTestParser().get_examples(doc)
-                tree = ast.parse("\n".join(e.source for e in examples))
-            except (ValueError, SyntaxError):
-                continue
-            found.update(
-                t for c in ast.walk(tree) if isinstance(c, ast.Call) and (t := _patched(c))
-            )
-        memo["found"] = frozenset(found)
-    return memo["found"]
+    its pytest runs them, ``--doctest-plus``, round 42)."""
+    found = set()
+    docs = [
+        ast.get_docstring(n, clean=True) or ""
+        for n in ctx.nodes
+        if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    ]
+    for doc in (d for d in docs if ">>>" in d and "torch.cuda" in d):
+        try:  # a docstring doctest cannot read (an option on no example, odd indents)
+            examples = doctest.DocTestParser().get_examples(doc)
+            tree = ast.parse("\n".join(e.source for e in examples))
+        except (ValueError, SyntaxError):
+            continue
+        found.update(t for c in ast.walk(tree) if isinstance(c, ast.Call) and (t := _patched(c)))
+    return frozenset(found)
 
 
 def _mocks(index) -> dict[str, list[str]]:
